@@ -1,0 +1,23 @@
+# Project-wide helpers: the private warnings target and one-line test registration.
+
+add_library(faultline_warnings INTERFACE)
+target_compile_options(faultline_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
+  -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual
+  $<$<BOOL:${FAULTLINE_WERROR}>:-Werror>)
+
+# faultline_add_test(<name> SOURCES <files...> LIBS <targets...>)
+# One GoogleTest executable per module; every TEST becomes its own ctest entry.
+function(faultline_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main faultline_warnings)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120)
+endfunction()
+
+# faultline_add_bench(<name> SOURCES <files...> LIBS <targets...>)
+function(faultline_add_bench name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} benchmark::benchmark faultline_warnings)
+endfunction()

@@ -1,0 +1,82 @@
+// What a fault does, as data: the contract between the fault kinds (which decide) and the server
+// engine in harness/ (which carries the action out on the socket). A kind never touches a socket;
+// the engine never special-cases a kind, it only knows these actions.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace faultline::faults {
+
+using duration = std::chrono::nanoseconds;
+using header_list = std::vector<std::pair<std::string, std::string>>;
+
+// Send this response instead of the service's (status faults, overload rejections).
+struct respond_action {
+    int status = 503;
+    header_list headers;  // e.g. Retry-After
+    std::string body;
+};
+
+// Wait, then handle the request normally (latency; overload queueing).
+struct delay_action {
+    duration wait{};
+};
+
+// Never send a reply. How the connection ends:
+enum class drop_mode {
+    reset,  // TCP RST (SO_LINGER 0 then close)
+    close,  // FIN (orderly shutdown) with no reply
+    hang,   // keep the connection open and silent until the client goes away or `hang_limit` passes
+};
+struct drop_action {
+    drop_mode mode = drop_mode::reset;
+    duration hang_limit{std::chrono::seconds{30}};  // then closed; bounds every hang
+};
+
+// Send the service's response, but slowly: `bytes_per_second`, in chunks of `chunk_bytes`.
+struct slow_body_action {
+    std::size_t bytes_per_second = 1024;
+    std::size_t chunk_bytes = 64;
+};
+
+// Send the service's response head with the full Content-Length, then only `body_bytes` of the
+// body, then close (FIN) — or reset (RST) when `reset` is set (the "mid-response" reset phase).
+struct truncate_action {
+    std::size_t body_bytes = 0;
+    bool reset = false;
+};
+
+// Send these bytes instead of a status line, then close.
+struct malformed_action {
+    std::string bytes;
+};
+
+using action = std::variant<respond_action, delay_action, drop_action, slow_body_action, truncate_action,
+                            malformed_action>;
+
+// The phase of a fault relative to the service's commit of the request's side effect.
+enum class commit_phase {
+    before,  // the fault fires before the service runs: no side effect is committed
+    after,   // the service commits first, then the fault replaces or damages the reply
+};
+
+// The engine's instruction for one attempt.
+struct fault_plan {
+    action what;
+    commit_phase phase = commit_phase::before;
+};
+
+// What to do with a freshly accepted connection, before any request is read.
+enum class connection_verdict {
+    accept,  // serve it
+    reset,   // RST at once (refuse window, reset before reading the request)
+    close,   // FIN at once
+};
+
+}  // namespace faultline::faults

@@ -1,0 +1,71 @@
+// One attempt as the server saw it: the unit of evidence every check works from. The journal is a
+// sequence of these; `faultline serve --journal` streams them as JSON Lines with the field names
+// given in the comments (the JSON form is the stable interface for third-party tooling).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace faultline::harness {
+
+// Where an attempt's operation identity came from (see DESIGN.md, "operation identity").
+enum class identity_source { idempotency_key, header, body_field, request_hash };
+
+// What the service did with the attempt's side effect.
+enum class effect_kind {
+    none,       // nothing committed (read, fault before commit, rejected)
+    committed,  // a new effect was committed (a charge, an increment)
+    replayed,   // idempotency layer replayed a stored response; nothing new committed
+    conflict,   // idempotency layer refused: key in flight (409) or payload mismatch (422)
+    rejected,   // idempotency layer refused: required key missing (400)
+};
+
+// How the attempt ended on the wire, from the server's side.
+enum class wire_outcome {
+    responded,  // a complete response was sent (`status`)
+    reset,      // the server reset the connection (RST) with no complete response
+    closed,     // the server closed (FIN) with no response
+    hung,       // the server never answered; the client went away or the hang limit passed
+    truncated,  // a response head was sent with fewer body bytes than promised
+    malformed,  // garbage instead of a status line
+    client_gone,// the client disconnected before the response was complete
+};
+
+std::string_view to_string(identity_source v);
+std::string_view to_string(effect_kind v);
+std::string_view to_string(wire_outcome v);
+
+struct journal_record {
+    std::uint64_t seq = 0;            // "seq": server-wide, 1-based, in order of request completion
+    std::uint64_t connection = 0;     // "conn": connection id, 1-based
+    // Monotonic ns since the run started.
+    std::int64_t accepted_ns = 0;          // "t_accept": connection accepted
+    std::int64_t request_ns = 0;           // "t_request": request fully read
+    std::int64_t response_started_ns = -1;  // "t_response": first response byte written (-1: none)
+    std::int64_t finished_ns = 0;          // "t_end": attempt over (response done, reset, closed…)
+
+    std::string method;                // "method"
+    std::string target;                // "target"
+    std::string operation;             // "op": operation identity (key value, header/field value, or hash hex)
+    identity_source identity = identity_source::request_hash;  // "op_source"
+    std::uint32_t attempt = 1;         // "attempt": n-th attempt of this operation seen by the server
+    std::string idempotency_key;       // "idempotency_key": normalised (quotes removed), "" if absent
+    // Headers as sent by the client (absent when not sent).
+    std::optional<std::string> attempt_header;     // "attempt_header": Faultline-Attempt / x-envoy-attempt-count
+    std::optional<std::string> previous_attempts;  // "grpc_previous_attempts": grpc-previous-rpc-attempts
+    std::optional<std::int64_t> deadline_ms;       // "deadline_ms": Faultline-Deadline-Ms / x-envoy-expected-rq-timeout-ms
+    std::uint64_t body_hash = 0;       // "body_hash"
+
+    std::string rule;                  // "rule": name of the fault rule applied, "" if none
+    std::string fault;                 // "fault": fault kind applied, "" if none
+    effect_kind effect = effect_kind::none;  // "effect"
+    wire_outcome outcome = wire_outcome::responded;  // "outcome"
+    int status = 0;                    // "status": status sent (0 when none)
+    std::optional<std::int64_t> retry_after_ms;  // "retry_after_ms": Retry-After sent, as a wait in ms
+    std::uint64_t bytes_in = 0;        // "bytes_in"
+    std::uint64_t bytes_out = 0;       // "bytes_out"
+};
+
+}  // namespace faultline::harness

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages faultline needs, only those missing: `apt-get update` runs once, and
+# only when something has to be installed. `--bench` adds the load tools used by bench/.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ pkg-config
+          libboost1.81-dev libboost-json1.81-dev
+          libtomlplusplus-dev libcli11-dev
+          googletest libgtest-dev libgmock-dev libbenchmark-dev)
+if [[ "${1:-}" == "--bench" ]]; then
+    packages+=(wrk nginx-light)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+done
+if ((${#missing[@]} > 0)); then
+    echo "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends "${missing[@]}"
+fi
