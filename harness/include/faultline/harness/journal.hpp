@@ -1,0 +1,100 @@
+// The journal: every attempt the server saw, in order, as `journal_record`s. Appends are cheap and
+// thread-safe (a short lock: assign the seq, move the record into a buffer). Records are kept in
+// memory up to a bound; when a file is configured, a background writer streams every record to it as
+// JSON Lines (one `to_json(record)` object per line), doing all serialisation and file I/O outside the
+// lock that appends take. Nothing is ever dropped silently:
+//   - with a file, records past the memory bound go to the file only (`memory_complete()` turns
+//     false; read the file back with read_jsonl for the full journal);
+//   - without a file, reaching the bound sets a sticky overflow error (`failed()`/`error()`) that the
+//     server and runner must report as a harness failure; records past the bound are counted in
+//     `lost()`.
+// A file write error is sticky in the same way. Destruction stops the writer after writing
+// everything appended so far.
+#pragma once
+
+#include "faultline/harness/journal_record.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace faultline::harness {
+
+struct journal_options {
+    std::size_t max_records = 1'000'000;  // in-memory bound
+    std::string path;                     // JSON Lines file ("" = memory only); truncated on open
+};
+
+// Owns its records, its file and its writer thread. Thread-safe: every member may be called from any
+// thread.
+class journal {
+public:
+    // Throws std::system_error if the file cannot be opened.
+    explicit journal(journal_options options = {});
+    ~journal();
+
+    journal(const journal&) = delete;
+    journal& operator=(const journal&) = delete;
+
+    // Reserves the next sequence number (1-based, unique for the journal's lifetime). The server may
+    // number an attempt when its request is read, use it in the ledger (service_request::seq) and pass
+    // it back in the record; `append` keeps a non-zero `record.seq`.
+    std::uint64_t next_seq();
+
+    // Records one attempt; a record with seq 0 gets the next one. Returns the record's seq. Never
+    // blocks on I/O.
+    std::uint64_t append(journal_record record);
+
+    // The records held in memory, in append order (every record unless memory_complete() is false).
+    std::vector<journal_record> snapshot() const;
+    // Writes the in-memory records as JSON Lines (the control API's journal download).
+    std::string to_jsonl() const;
+
+    // Forgets the in-memory records and clears a memory overflow; the seq keeps counting (so a file,
+    // which keeps everything, never holds two records with one seq).
+    void reset();
+    // Returns once every record appended before the call is written to the file and flushed.
+    void flush();
+
+    std::uint64_t appended() const;  // records appended since construction
+    std::size_t size() const;        // records held in memory
+    bool memory_complete() const;    // false once a record went to the file only (or was lost)
+    std::uint64_t lost() const;      // records kept nowhere (overflow without a file)
+    bool failed() const;             // sticky: overflow without a file, or a file write error
+    std::string error() const;       // why failed(), "" otherwise
+
+    const journal_options& options() const { return options_; }
+
+private:
+    void writer_loop();
+    void fail(std::string message);
+
+    const journal_options options_;
+    std::FILE* file_ = nullptr;
+
+    mutable std::mutex mutex_;  // guards everything below but the atomics
+    std::condition_variable wake_writer_;
+    std::condition_variable written_;
+    std::vector<journal_record> memory_;
+    std::vector<journal_record> pending_;  // appended, not yet handed to the writer
+    std::uint64_t enqueued_ = 0;           // records ever put in pending_
+    std::uint64_t written_count_ = 0;      // of those, written and flushed
+    bool memory_complete_ = true;
+    bool stopping_ = false;
+    std::string error_;
+
+    std::atomic<std::uint64_t> next_seq_{0};
+    std::atomic<std::uint64_t> appended_{0};
+    std::atomic<std::uint64_t> lost_{0};
+    std::atomic<bool> failed_{false};
+    std::thread writer_;
+};
+
+}  // namespace faultline::harness
