@@ -1,0 +1,117 @@
+// The fault engine: decides, for each new connection and each attempt, which rule (if any) fires
+// and what the server must do. Rules apply in order and the first that fires wins; later rules are
+// not consulted. A decision is a pure function of (seed, rule, operation identity, attempt) except
+// for the triggers that are about order or time by nature (first, every, from/for) and for
+// overload's capacity state. A cap on concurrently active faults protects the harness: when it is
+// reached, the attempt is served without a fault and counted as overflowed (Envoy's
+// faults_overflow).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/fwd.hpp>
+
+#include "faultline/faults/action.hpp"
+#include "faultline/faults/kind.hpp"
+#include "faultline/faults/request.hpp"
+#include "faultline/faults/rule.hpp"
+
+namespace faultline::faults {
+
+struct engine_limits {
+    // Attempts with a fault in progress at once (a fault is in progress while its fault_decision
+    // lives). Beyond this, attempts are served normally and counted in `overflowed`.
+    std::size_t max_active_faults = 1000;
+};
+
+// The engine's answer for one attempt. Move-only. It holds capacity (an active-fault slot, an
+// overload in-flight slot) until destroyed: the server keeps it alive until the attempt is over
+// (response sent, connection dropped, or hang ended).
+class fault_decision {
+public:
+    fault_decision() = default;
+    fault_decision(fault_decision&&) noexcept = default;
+    fault_decision& operator=(fault_decision&&) noexcept = default;
+    fault_decision(const fault_decision&) = delete;
+    fault_decision& operator=(const fault_decision&) = delete;
+    ~fault_decision() = default;
+
+    bool has_fault() const { return plan_.has_value(); }
+    const std::optional<fault_plan>& plan() const { return plan_; }
+    const std::string& rule() const { return rule_; }  // "" when no fault
+    const std::string& kind() const { return kind_; }  // "" when no fault
+    bool overflowed() const { return overflowed_; }     // a rule fired but the active cap was full
+
+private:
+    friend class fault_engine;
+    std::optional<fault_plan> plan_;
+    std::string rule_;
+    std::string kind_;
+    bool overflowed_ = false;
+    std::vector<held_slot> holds_;
+};
+
+struct connection_decision {
+    connection_verdict verdict = connection_verdict::accept;
+    std::string rule;  // "" when accepted
+    std::string kind;  // "" when accepted
+};
+
+struct engine_counters {
+    std::map<std::string, std::uint64_t> fired_by_kind;  // every registered kind, zeros included
+    std::vector<std::pair<std::string, std::uint64_t>> fired_by_rule;  // current rules, in order
+    std::uint64_t overflowed = 0;
+    std::uint64_t active = 0;  // faults in progress now
+};
+
+// Result of a runtime change; `error` says why it was refused (e.g. a duplicate name).
+struct change_result {
+    bool ok = true;
+    std::string error;
+};
+
+// Owned by the server. Thread-safe: decisions take a shared lock on the rule list, runtime changes
+// an exclusive one; counters are atomics. Decisions may outlive the engine.
+class fault_engine {
+public:
+    fault_engine(std::uint64_t seed, std::vector<rule> rules, engine_limits limits = {});
+    ~fault_engine();
+    fault_engine(const fault_engine&) = delete;
+    fault_engine& operator=(const fault_engine&) = delete;
+
+    connection_decision on_connection(const connection_context& connection);
+    fault_decision on_attempt(const attempt_context& attempt);
+
+    // Runtime control (the control API). Names stay unique; positions are 0-based, clamped to the end.
+    std::vector<rule> rules() const;
+    boost::json::array list() const;  // each rule's source, with "name" and "kind" filled in
+    change_result add(rule r, std::optional<std::size_t> position = std::nullopt);
+    bool remove(std::string_view name);
+    change_result replace(std::vector<rule> rules);
+    void clear();
+
+    engine_counters counters() const;
+    boost::json::object counters_json() const;  // {"fired_by_kind":{...},"fired_by_rule":{...},"overflowed":n,"active":n}
+    std::uint64_t seed() const { return seed_; }
+
+private:
+    struct entry;
+
+    std::uint64_t seed_;
+    capacity active_;
+    mutable std::shared_mutex mutex_;
+    std::vector<std::shared_ptr<entry>> entries_;
+    std::map<std::string, std::atomic<std::uint64_t>, std::less<>> fired_by_kind_;
+    std::atomic<std::uint64_t> overflowed_{0};
+};
+
+}  // namespace faultline::faults

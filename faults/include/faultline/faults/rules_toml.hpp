@@ -1,0 +1,47 @@
+// Reading fault rules from TOML. The format (documented in docs/scenarios.md, "Fault rules"):
+//
+//   [[fault]]
+//   name = "lose-payments"        # optional; default "<kind>-<n>" (n = 1-based index in the file)
+//   kind = "lost_response"        # a registered kind; the kind's own keys follow at this level
+//   then = "reset"
+//   [fault.match]                 # optional: method, path, headers, header_present
+//   method = "POST"               # or ["PUT", "DELETE"]
+//   path = "/payments*"
+//   [fault.when]                  # optional: probability, attempts, first, every, from, for
+//   attempts = [1]
+//
+// Every problem is reported (not just the first) as a config_error with the file:line:column of the
+// offending value, naming the key and listing the allowed keys or kinds.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/fwd.hpp>
+#include <toml++/toml.h>
+
+#include "faultline/core/config_error.hpp"
+#include "faultline/faults/rule.hpp"
+
+namespace faultline::faults {
+
+struct rules_result {
+    std::vector<rule> rules;
+    config_errors errors;  // when non-empty, `rules` holds only the rules that parsed cleanly
+
+    bool ok() const { return errors.empty(); }
+};
+
+// One [[fault]] table. `index` (1-based) makes the default name.
+rules_result parse_rule(const toml::table& table, const std::string& file, std::size_t index = 1);
+// The value of a document's `fault` key: an array of tables. Also checks that names are unique.
+rules_result parse_rules(const toml::node& fault_array, const std::string& file);
+// A whole rules file (`faultline serve --rules`): only [[fault]] tables at the top level.
+rules_result parse_rules_text(std::string_view toml_text, const std::string& file);
+rules_result load_rules_file(const std::string& path);
+// A rule posted to the control API as JSON, with the same keys as a [[fault]] table.
+rules_result parse_rule_json(const boost::json::value& json, std::size_t index = 1);
+
+}  // namespace faultline::faults
