@@ -24,8 +24,11 @@ using faultline::wall_time_point;
 // Surrounding optional whitespace (SP, HTAB) is ignored.
 std::optional<duration> parse_retry_after(std::string_view value, wall_time_point now);
 
-// An HTTP-date in any of the three forms, as a time point (seconds resolution, UTC).
-std::optional<wall_time_point> parse_http_date(std::string_view value);
+// An HTTP-date in any of the three forms, as a time point (seconds resolution, UTC). `now` resolves
+// the RFC 850 two-digit year: the year is taken in now's century, or the century before when that
+// would be more than 50 years in the future (RFC 9110 §5.6.7). The day name must be a valid one but
+// is not checked against the date. Seconds up to 60 (a leap second) are accepted.
+std::optional<wall_time_point> parse_http_date(std::string_view value, wall_time_point now);
 
 // The IMF-fixdate form of `t` (truncated to seconds), e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
 std::string format_http_date(wall_time_point t);
