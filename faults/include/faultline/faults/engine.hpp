@@ -83,6 +83,7 @@ struct change_result {
 // an exclusive one; counters are atomics. Decisions may outlive the engine.
 class fault_engine {
 public:
+    // Throws std::invalid_argument if two rules share a name (the parser never produces that).
     fault_engine(std::uint64_t seed, std::vector<rule> rules, engine_limits limits = {});
     ~fault_engine();
     fault_engine(const fault_engine&) = delete;
@@ -105,6 +106,7 @@ public:
 
 private:
     struct entry;
+    void count_fired(entry& e);
 
     std::uint64_t seed_;
     capacity active_;

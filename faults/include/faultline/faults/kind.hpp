@@ -98,8 +98,9 @@ enum class need { optional, required };
 // the key is missing). Accessors return nothing when the key is absent or invalid. Not thread-safe.
 class kind_config {
 public:
-    // `reserved` are the rule-level keys (name, kind, match, when) the rule parser reads itself.
-    kind_config(const toml::table& table, std::string file, std::string kind,
+    // `context` starts every message (e.g. `fault kind "delay"`); `reserved` are keys of the same
+    // table read by someone else (the rule-level name, kind, match, when), allowed but not read here.
+    kind_config(const toml::table& table, std::string file, std::string context,
                 std::initializer_list<std::string_view> reserved, config_errors& errors);
 
     std::optional<std::int64_t> integer(std::string_view key, need n, std::int64_t min, std::int64_t max);
@@ -113,6 +114,11 @@ public:
     std::optional<std::string> choice(std::string_view key, need n, std::initializer_list<std::string_view> allowed);
     // An inline table of string values, e.g. headers = { "X-A" = "1" }, in file order.
     std::optional<header_list> string_table(std::string_view key, need n);
+    // A string or an array of strings (a lone string is a list of one).
+    std::optional<std::vector<std::string>> string_list(std::string_view key, need n);
+    // An array of integers, each within [min, max].
+    std::optional<std::vector<std::int64_t>> integer_list(std::string_view key, need n, std::int64_t min,
+                                                          std::int64_t max);
 
     // Reports a problem with a key's value (a rule spanning several keys), at that key's position.
     void fail(std::string_view key, std::string message);
@@ -120,7 +126,7 @@ public:
     void finish();
 
     bool ok() const { return errors_.size() == errors_at_start_; }
-    const std::string& kind() const { return kind_; }
+    const std::string& context() const { return context_; }
     const std::string& file() const { return file_; }
 
 private:
@@ -130,7 +136,7 @@ private:
 
     const toml::table& table_;
     std::string file_;
-    std::string kind_;
+    std::string context_;
     std::vector<std::string> allowed_;
     config_errors& errors_;
     std::size_t errors_at_start_;

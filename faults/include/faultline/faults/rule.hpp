@@ -20,7 +20,7 @@
 namespace faultline::faults {
 
 // `*` matches any run of characters (including '/' and none), `?` exactly one; everything else
-// literally. Linear-time, no backtracking blow-up.
+// literally. Worst case O(pattern x text): only the last `*` is ever revisited.
 bool glob_match(std::string_view pattern, std::string_view text);
 
 struct header_equals {

@@ -1,0 +1,83 @@
+// delay: wait, then serve the request normally. The wait is fixed or drawn from a uniform, normal or
+// lognormal distribution (normal and lognormal are clamped to [0, max]).
+#include <algorithm>
+#include <cmath>
+
+#include "faultline/faults/kind.hpp"
+#include "../sampling.hpp"
+
+namespace faultline::faults {
+namespace {
+
+using std::chrono::nanoseconds;
+
+class delay final : public fault_kind {
+public:
+    enum class shape { fixed, uniform, normal, lognormal };
+
+    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+        auto kind = std::make_shared<delay>();
+        const auto name = config.choice("distribution", need::optional, {"fixed", "uniform", "normal", "lognormal"})
+                              .value_or("fixed");
+        if (name == "fixed") {
+            kind->shape_ = shape::fixed;
+            kind->a_ = config.duration("wait", need::required).value_or(nanoseconds{0});
+        } else if (name == "uniform") {
+            kind->shape_ = shape::uniform;
+            kind->a_ = config.duration("min", need::required).value_or(nanoseconds{0});
+            kind->b_ = config.duration("max", need::required).value_or(nanoseconds{0});
+            if (config.ok() && kind->b_ < kind->a_) {
+                config.fail("max", "must not be less than \"min\"");
+            }
+        } else if (name == "normal") {
+            kind->shape_ = shape::normal;
+            kind->a_ = config.duration("mean", need::required).value_or(nanoseconds{0});
+            kind->b_ = config.duration("stddev", need::required).value_or(nanoseconds{0});
+            kind->max_ = config.duration("max", need::optional).value_or(nanoseconds::max());
+        } else {
+            kind->shape_ = shape::lognormal;
+            kind->a_ = config.duration("median", need::required, nanoseconds{1}).value_or(nanoseconds{1});
+            kind->sigma_ = config.number("sigma", need::required, 0.0, 10.0).value_or(0.0);
+            kind->max_ = config.duration("max", need::required).value_or(nanoseconds{0});
+        }
+        return kind;
+    }
+
+    kind_outcome on_attempt(const attempt_context&, random_source& random) const override {
+        return {fault_plan{delay_action{sample(random)}, commit_phase::before}, {}};
+    }
+
+private:
+    nanoseconds sample(random_source& random) const {
+        switch (shape_) {
+        case shape::fixed: return a_;
+        case shape::uniform:
+            return a_ + nanoseconds{static_cast<nanoseconds::rep>(
+                            uniform_unit(random) * static_cast<double>((b_ - a_).count()))};
+        case shape::normal:
+            return clamp(static_cast<double>(a_.count()) +
+                         static_cast<double>(b_.count()) * detail::standard_normal(random));
+        case shape::lognormal:
+            return clamp(static_cast<double>(a_.count()) * std::exp(sigma_ * detail::standard_normal(random)));
+        }
+        return a_;
+    }
+
+    // Clamped in floating point first: a draw far in the tail must not overflow the conversion.
+    nanoseconds clamp(double ns) const {
+        const double bounded = std::clamp(ns, 0.0, static_cast<double>(max_.count()));
+        return std::min(max_, nanoseconds{static_cast<nanoseconds::rep>(bounded)});
+    }
+
+    shape shape_ = shape::fixed;
+    nanoseconds a_{0};  // fixed: wait; uniform: min; normal: mean; lognormal: median
+    nanoseconds b_{0};  // uniform: max; normal: stddev
+    double sigma_ = 0;  // lognormal: sigma of the underlying normal
+    nanoseconds max_ = nanoseconds::max();
+};
+
+const kind_registration registered{"delay", "wait (fixed, uniform, normal or lognormal), then serve normally",
+                                   &delay::make};
+
+}  // namespace
+}  // namespace faultline::faults

@@ -1,0 +1,30 @@
+// hang: read the request and never answer, until the client gives up or `limit` passes (then the
+// connection is closed). Nothing is committed.
+#include "faultline/faults/kind.hpp"
+
+namespace faultline::faults {
+namespace {
+
+class hang final : public fault_kind {
+public:
+    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+        auto kind = std::make_shared<hang>();
+        kind->drop_.mode = drop_mode::hang;
+        kind->drop_.hang_limit =
+            config.duration("limit", need::optional, std::chrono::nanoseconds{1}).value_or(kind->drop_.hang_limit);
+        return kind;
+    }
+
+    kind_outcome on_attempt(const attempt_context&, random_source&) const override {
+        return {fault_plan{drop_, commit_phase::before}, {}};
+    }
+
+private:
+    drop_action drop_;
+};
+
+const kind_registration registered{"hang", "read the request, never answer (until the client leaves or a limit)",
+                                   &hang::make};
+
+}  // namespace
+}  // namespace faultline::faults

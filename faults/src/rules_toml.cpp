@@ -1,0 +1,341 @@
+#include "faultline/faults/rules_toml.hpp"
+
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include <boost/json.hpp>
+
+#include "text.hpp"
+
+namespace faultline::faults {
+namespace {
+
+source_position position_of(const toml::node& node, const std::string& file) {
+    const auto& begin = node.source().begin;
+    return {file, begin.line, begin.column};
+}
+
+boost::json::value to_json(const toml::node& node) {
+    if (const auto* table = node.as_table()) {
+        boost::json::object out;
+        for (const auto& [key, value] : *table) {
+            out[key.str()] = to_json(value);
+        }
+        return out;
+    }
+    if (const auto* array = node.as_array()) {
+        boost::json::array out;
+        for (const toml::node& item : *array) {
+            out.push_back(to_json(item));
+        }
+        return out;
+    }
+    if (const auto* s = node.as_string()) {
+        return boost::json::string{s->get()};
+    }
+    if (const auto* i = node.as_integer()) {
+        return i->get();
+    }
+    if (const auto* f = node.as_floating_point()) {
+        return f->get();
+    }
+    if (const auto* b = node.as_boolean()) {
+        return b->get();
+    }
+    // Dates and times: no kind reads them, but a listing should still show what was written.
+    std::ostringstream text;
+    node.visit([&text](const auto& value) { text << value; });
+    return boost::json::string{text.str()};
+}
+
+// Reads [fault.match]. Returns nothing (and records errors) when it is malformed.
+std::optional<request_match> parse_match(const toml::table& rule_table, const std::string& file, config_errors& errors) {
+    const toml::node* node = rule_table.get("match");
+    if (node == nullptr) {
+        return request_match{};
+    }
+    const auto* table = node->as_table();
+    if (table == nullptr) {
+        errors.push_back({position_of(*node, file), "fault rule: key \"match\" must be a table ([fault.match])"});
+        return std::nullopt;
+    }
+    const std::size_t before = errors.size();
+    kind_config config{*table, file, "[fault.match]", {}, errors};
+    request_match match;
+    if (auto methods = config.string_list("method", need::optional)) {
+        match.methods = std::move(*methods);
+    }
+    match.path = config.string("path", need::optional);
+    if (auto headers = config.string_table("headers", need::optional)) {
+        for (auto& [name, value] : *headers) {
+            match.headers.push_back({std::move(name), std::move(value)});
+        }
+    }
+    if (auto present = config.string_list("header_present", need::optional)) {
+        match.headers_present = std::move(*present);
+    }
+    config.finish();
+    if (errors.size() != before) {
+        return std::nullopt;
+    }
+    return match;
+}
+
+// Reads [fault.when].
+std::optional<trigger> parse_when(const toml::table& rule_table, const std::string& file, config_errors& errors) {
+    const toml::node* node = rule_table.get("when");
+    if (node == nullptr) {
+        return trigger{};
+    }
+    const auto* table = node->as_table();
+    if (table == nullptr) {
+        errors.push_back({position_of(*node, file), "fault rule: key \"when\" must be a table ([fault.when])"});
+        return std::nullopt;
+    }
+    const std::size_t before = errors.size();
+    kind_config config{*table, file, "[fault.when]", {}, errors};
+    constexpr std::int64_t max_int = std::numeric_limits<std::int64_t>::max();
+    trigger when;
+    when.probability = config.number("probability", need::optional, 0.0, 1.0);
+    if (auto attempts = config.integer_list("attempts", need::optional, 1, std::numeric_limits<std::uint32_t>::max())) {
+        for (std::int64_t a : *attempts) {
+            when.attempts.push_back(static_cast<std::uint32_t>(a));
+        }
+    }
+    if (auto first = config.integer("first", need::optional, 1, max_int)) {
+        when.first = static_cast<std::uint64_t>(*first);
+    }
+    if (auto every = config.integer("every", need::optional, 1, max_int)) {
+        when.every = static_cast<std::uint64_t>(*every);
+    }
+    when.from = config.duration("from", need::optional);
+    when.for_duration = config.duration("for", need::optional, std::chrono::nanoseconds{1});
+    config.finish();
+    if (errors.size() != before) {
+        return std::nullopt;
+    }
+    return when;
+}
+
+}  // namespace
+
+rules_result parse_rule(const toml::table& table, const std::string& file, std::size_t index) {
+    rules_result result;
+    config_errors& errors = result.errors;
+
+    kind_config head{table, file, "fault rule", {}, errors};
+    const std::optional<std::string> kind_name = head.string("kind", need::required);
+    std::optional<std::string> name = head.string("name", need::optional);
+    if (name && name->empty()) {
+        head.fail("name", "must not be empty");
+    }
+
+    const kind_info* info = nullptr;
+    if (kind_name) {
+        info = kind_registry::instance().find(*kind_name);
+        if (info == nullptr) {
+            head.fail("kind", "unknown fault kind \"" + *kind_name + "\" (known: " +
+                                  detail::quoted_list(kind_registry::instance().names()) + ")");
+        }
+    }
+
+    std::optional<request_match> match = parse_match(table, file, errors);
+    std::optional<trigger> when = parse_when(table, file, errors);
+
+    std::shared_ptr<const fault_kind> fault;
+    if (info != nullptr) {
+        kind_config config{table, file, "fault kind \"" + info->name + "\"", {"name", "kind", "match", "when"}, errors};
+        fault = info->make(config);
+        config.finish();
+        if (fault && fault->level() == fault_level::connection && config.ok()) {
+            // A connection-level fault acts before any request is read, so there is nothing to match
+            // and no operation to count attempts of.
+            if (match && !match->empty()) {
+                head.fail("match", "a connection-level fault (\"" + info->name +
+                                       "\" here) acts before the request is read and cannot match on it");
+            }
+            if (when && !when->attempts.empty()) {
+                errors.push_back({position_of(*table.get("when"), file),
+                                  "[fault.when]: key \"attempts\": a connection-level fault (\"" + info->name +
+                                      "\" here) has no attempts to count"});
+            }
+        }
+    }
+
+    if (!errors.empty() || !fault || !match || !when) {
+        return result;
+    }
+    rule r;
+    r.name = name ? std::move(*name) : info->name + "-" + std::to_string(index);
+    r.kind = info->name;
+    r.match = std::move(*match);
+    r.when = *when;
+    r.level = fault->level();
+    r.fault = std::move(fault);
+    r.source = to_json(table).as_object();
+    r.source["name"] = r.name;
+    r.where = position_of(table, file);
+    result.rules.push_back(std::move(r));
+    return result;
+}
+
+rules_result parse_rules(const toml::node& fault_array, const std::string& file) {
+    rules_result result;
+    const auto* array = fault_array.as_array();
+    if (array == nullptr) {
+        result.errors.push_back({position_of(fault_array, file),
+                                 "key \"fault\" must be an array of tables, written as [[fault]] sections"});
+        return result;
+    }
+    std::map<std::string, source_position, std::less<>> seen;
+    std::size_t index = 0;
+    for (const toml::node& item : *array) {
+        ++index;
+        const auto* table = item.as_table();
+        if (table == nullptr) {
+            result.errors.push_back({position_of(item, file), "each [[fault]] entry must be a table"});
+            continue;
+        }
+        rules_result one = parse_rule(*table, file, index);
+        result.errors.insert(result.errors.end(), one.errors.begin(), one.errors.end());
+        for (rule& r : one.rules) {
+            if (const auto it = seen.find(r.name); it != seen.end()) {
+                result.errors.push_back({r.where, "duplicate fault rule name \"" + r.name +
+                                                      "\" (first defined at " +
+                                                      config_error{it->second, ""}.to_string() + ")"});
+                continue;
+            }
+            seen.emplace(r.name, r.where);
+            result.rules.push_back(std::move(r));
+        }
+    }
+    return result;
+}
+
+rules_result parse_rules_text(std::string_view toml_text, const std::string& file) {
+    rules_result result;
+    toml::table document;
+    try {
+        document = toml::parse(toml_text, file);
+    } catch (const toml::parse_error& error) {
+        const auto& begin = error.source().begin;
+        result.errors.push_back({{file, begin.line, begin.column}, std::string{error.description()}});
+        return result;
+    }
+    for (const auto& [key, value] : document) {
+        if (key.str() != "fault") {
+            const auto& begin = key.source().begin;
+            result.errors.push_back({{file, begin.line, begin.column},
+                                     "unknown top-level key \"" + std::string{key.str()} +
+                                         "\" in a rules file (allowed: \"fault\")"});
+        }
+    }
+    if (const toml::node* faults = document.get("fault")) {
+        rules_result parsed = parse_rules(*faults, file);
+        result.rules = std::move(parsed.rules);
+        result.errors.insert(result.errors.end(), parsed.errors.begin(), parsed.errors.end());
+    }
+    return result;
+}
+
+rules_result load_rules_file(const std::string& path) {
+    std::ifstream in{path, std::ios::binary};
+    if (!in) {
+        rules_result result;
+        result.errors.push_back({{path, 0, 0}, "cannot read the rules file"});
+        return result;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_rules_text(text.str(), path);
+}
+
+namespace {
+
+// JSON -> TOML, so a rule posted as JSON goes through the same validation as one read from a file.
+std::optional<toml::table> json_table(const boost::json::object& object, const std::string& where,
+                                      config_errors& errors);
+
+std::optional<toml::array> json_array(const boost::json::array& array, const std::string& where, config_errors& errors);
+
+// `put` is called with the converted node's concrete type (toml++ inserts by value type).
+template <typename Put>
+bool insert_json(const boost::json::value& value, const std::string& where, config_errors& errors, Put&& put) {
+    switch (value.kind()) {
+    case boost::json::kind::string: put(toml::value<std::string>{std::string{value.get_string()}}); return true;
+    case boost::json::kind::int64: put(toml::value<std::int64_t>{value.get_int64()}); return true;
+    case boost::json::kind::uint64:
+        if (value.get_uint64() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            errors.push_back({{}, "key \"" + where + "\": integer too large"});
+            return false;
+        }
+        put(toml::value<std::int64_t>{static_cast<std::int64_t>(value.get_uint64())});
+        return true;
+    case boost::json::kind::double_: put(toml::value<double>{value.get_double()}); return true;
+    case boost::json::kind::bool_: put(toml::value<bool>{value.get_bool()}); return true;
+    case boost::json::kind::object:
+        if (auto t = json_table(value.get_object(), where, errors)) {
+            put(std::move(*t));
+            return true;
+        }
+        return false;
+    case boost::json::kind::array:
+        if (auto a = json_array(value.get_array(), where, errors)) {
+            put(std::move(*a));
+            return true;
+        }
+        return false;
+    case boost::json::kind::null: break;
+    }
+    errors.push_back({{}, "key \"" + where + "\": null is not allowed"});
+    return false;
+}
+
+std::optional<toml::table> json_table(const boost::json::object& object, const std::string& where,
+                                      config_errors& errors) {
+    toml::table out;
+    bool good = true;
+    for (const auto& [key, value] : object) {
+        const std::string path = where.empty() ? std::string{key} : where + "." + std::string{key};
+        good = insert_json(value, path, errors, [&](auto&& node) {
+                   out.insert_or_assign(std::string_view{key}, std::forward<decltype(node)>(node));
+               }) && good;
+    }
+    if (!good) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+std::optional<toml::array> json_array(const boost::json::array& array, const std::string& where,
+                                      config_errors& errors) {
+    toml::array out;
+    bool good = true;
+    for (const boost::json::value& item : array) {
+        good = insert_json(item, where, errors, [&](auto&& node) { out.push_back(std::forward<decltype(node)>(node)); }) && good;
+    }
+    if (!good) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+}  // namespace
+
+rules_result parse_rule_json(const boost::json::value& json, std::size_t index) {
+    rules_result result;
+    const auto* object = json.if_object();
+    if (object == nullptr) {
+        result.errors.push_back({{}, "a fault rule must be a JSON object with the keys of a [[fault]] table"});
+        return result;
+    }
+    std::optional<toml::table> table = json_table(*object, "", result.errors);
+    if (!table) {
+        return result;
+    }
+    return parse_rule(*table, "", index);
+}
+
+}  // namespace faultline::faults
