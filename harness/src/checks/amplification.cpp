@@ -1,0 +1,121 @@
+// amplification: how much load retries add. Overall, attempts ÷ operations ≤ max_ratio. At the peak,
+// over every window of length `window`, attempts ÷ first attempts ≤ max_peak_ratio — the extra load
+// the service sees during an outage. Windows with fewer than `min_first_attempts` first attempts are
+// not judged (the tail of a run holds retries of operations that started earlier).
+#include <algorithm>
+
+#include "support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+class amplification final : public check {
+public:
+    amplification(double max_ratio, double max_peak_ratio, std::chrono::nanoseconds window,
+                  std::size_t min_first_attempts)
+        : max_ratio_(max_ratio), max_peak_ratio_(max_peak_ratio), window_(window.count()),
+          min_first_attempts_(min_first_attempts) {}
+
+    verdict evaluate(const run_record& run) const override {
+        verdict v;
+        const auto operations = group_operations(run.journal);
+        if (operations.empty()) {
+            v.passed = true;
+            v.summary = "no attempts";
+            return v;
+        }
+        const double ratio = static_cast<double>(run.journal.size()) / static_cast<double>(operations.size());
+        if (ratio > max_ratio_) {
+            add_evidence(v, evidence_item{"", {},
+                                          std::to_string(run.journal.size()) + " attempts for " +
+                                              std::to_string(operations.size()) + " operations = " +
+                                              format_number(ratio) + " per operation > " + format_number(max_ratio_)});
+            std::vector<const operation_attempts*> most;
+            for (const auto& op : operations) most.push_back(&op);
+            std::stable_sort(most.begin(), most.end(), [](const auto* a, const auto* b) {
+                return a->attempts.size() > b->attempts.size();
+            });
+            for (std::size_t i = 0; i < most.size() && i < 10 && most[i]->attempts.size() > 1; ++i) {
+                add_evidence(v, evidence_item{std::string(most[i]->operation), seqs_of(most[i]->attempts),
+                                              std::to_string(most[i]->attempts.size()) + " attempts, last " +
+                                                  describe_attempt(*most[i]->attempts.back())});
+            }
+        }
+        const std::string peak = check_peak(v, operations);
+        v.passed = v.evidence_total == 0;
+        v.summary = std::to_string(run.journal.size()) + " attempts for " + std::to_string(operations.size()) +
+                    " operations: " + format_number(ratio) + " per operation (max " + format_number(max_ratio_) +
+                    "); " + peak;
+        return v;
+    }
+
+private:
+    std::string check_peak(verdict& v, const std::vector<operation_attempts>& operations) const {
+        std::vector<std::int64_t> firsts;
+        std::vector<std::pair<std::int64_t, std::uint64_t>> all;
+        for (const auto& op : operations) {
+            firsts.push_back(op.attempts.front()->request_ns);
+            for (const journal_record* r : op.attempts) all.emplace_back(r->request_ns, r->seq);
+        }
+        std::sort(firsts.begin(), firsts.end());
+        std::sort(all.begin(), all.end());
+        std::vector<std::int64_t> times;
+        for (const auto& a : all) times.push_back(a.first);
+        double best = 0;
+        std::int64_t best_start = 0;
+        std::size_t best_attempts = 0;
+        std::size_t best_firsts = 0;
+        for (std::int64_t s : window_starts(times, window_)) {
+            const std::size_t f = count_in(firsts, s, s + window_);
+            if (f < min_first_attempts_) continue;
+            const std::size_t n = count_in(times, s, s + window_);
+            const double r = static_cast<double>(n) / static_cast<double>(f);
+            if (r > best) {
+                best = r;
+                best_start = s;
+                best_attempts = n;
+                best_firsts = f;
+            }
+        }
+        if (best_firsts == 0) {
+            return "peak not judged (no " + format_ms(window_) + " window with " +
+                   std::to_string(min_first_attempts_) + " first attempts)";
+        }
+        const std::string where = format_ms(best_start) + "–" + format_ms(best_start + window_);
+        if (best > max_peak_ratio_) {
+            evidence_item item;
+            for (const auto& [t, seq] : all) {
+                if (t >= best_start && t < best_start + window_ && item.seqs.size() < evidence_limit) {
+                    item.seqs.push_back(seq);
+                }
+            }
+            item.detail = "peak window " + where + ": " + std::to_string(best_attempts) + " attempts for " +
+                          std::to_string(best_firsts) + " first attempts = " + format_number(best) + " > " +
+                          format_number(max_peak_ratio_) + " (seqs: the window's first attempts)";
+            add_evidence(v, std::move(item));
+        }
+        return "peak " + format_number(best) + " in " + where + " (max " + format_number(max_peak_ratio_) + ")";
+    }
+
+    double max_ratio_;
+    double max_peak_ratio_;
+    std::int64_t window_;
+    std::size_t min_first_attempts_;
+};
+
+}  // namespace
+
+std::unique_ptr<check> make_amplification(check_params& p) {
+    const double max_ratio = p.number("max_ratio", 2, 1, 1e9);
+    const double max_peak_ratio = p.number("max_peak_ratio", 3, 1, 1e9);
+    auto window = p.duration("window", std::chrono::seconds{1});
+    if (window <= std::chrono::nanoseconds{0}) {
+        p.error("window", "must be longer than 0");
+        window = std::chrono::seconds{1};
+    }
+    const auto min_first = static_cast<std::size_t>(p.integer("min_first_attempts", 10, 1, 1'000'000'000));
+    return std::make_unique<amplification>(max_ratio, max_peak_ratio, window, min_first);
+}
+
+}  // namespace faultline::harness::checks

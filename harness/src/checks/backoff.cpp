@@ -1,0 +1,126 @@
+// backoff: every gap between consecutive attempts of an operation (previous t_end → next t_request)
+// lies inside the declared policy's envelope for its retry index k (1 for the gap before attempt 2),
+// within `tolerance`. With t = min(cap, base × multiplier^(k−1)):
+//   none [t, t] · full [0, t] · equal [t/2, t] · proportional [t(1−f), min(cap, t(1+f))] ·
+//   decorrelated [base, min(cap, 3 × previous gap)] (the previous gap starts at base).
+// Gaps after a response with Retry-After are left to the retry_after check. And no spike at the cap:
+// among gaps whose envelope reaches the cap, the share within `tolerance` of the cap must not exceed
+// max_share_at_cap (judged once there are min_samples_at_cap of them; not for jitter "none", whose
+// gaps sit at the cap by design) — clamping after jitter piles delays up there.
+#include <algorithm>
+#include <cmath>
+
+#include "support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+struct policy {
+    double base = 0;  // ns
+    double cap = 0;   // ns
+    double multiplier = 2;
+    std::string jitter;
+    double fraction = 0.2;
+    double tolerance = 0;  // ns
+    double max_share_at_cap = 0.1;
+    std::size_t min_samples_at_cap = 20;
+};
+
+class backoff final : public check {
+public:
+    explicit backoff(policy p) : p_(std::move(p)) {}
+
+    verdict evaluate(const run_record& run) const override {
+        verdict v;
+        const auto operations = group_operations(run.journal);
+        std::size_t checked = 0;
+        std::size_t outside = 0;
+        std::size_t could_reach_cap = 0;
+        std::vector<std::uint64_t> at_cap_seqs;
+        for (const auto& op : operations) {
+            double previous_gap = p_.base;
+            for (std::size_t k = 1; k < op.attempts.size(); ++k) {
+                const journal_record& prev = *op.attempts[k - 1];
+                const journal_record& next = *op.attempts[k];
+                const double gap = static_cast<double>(next.request_ns - prev.finished_ns);
+                const auto [lo, hi] = envelope(k, previous_gap);
+                previous_gap = gap;
+                if (prev.retry_after_ms) continue;
+                ++checked;
+                if (gap < lo - p_.tolerance || gap > hi + p_.tolerance) {
+                    ++outside;
+                    add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
+                                                  "retry " + std::to_string(k) + ": gap " + ms(gap) + " outside [" +
+                                                      ms(lo) + ", " + ms(hi) + "] ± " + ms(p_.tolerance) + "\n" +
+                                                      describe_attempt(prev) + "\n" + describe_attempt(next)});
+                }
+                if (p_.jitter != "none" && hi >= p_.cap) {
+                    ++could_reach_cap;
+                    if (std::abs(gap - p_.cap) <= p_.tolerance) at_cap_seqs.push_back(next.seq);
+                }
+            }
+        }
+        std::string summary = std::to_string(checked) + " gaps checked against " + p_.jitter + " jitter (base " +
+                              ms(p_.base) + ", cap " + ms(p_.cap) + ", ×" + format_number(p_.multiplier) + "): " +
+                              std::to_string(outside) + " outside the envelope";
+        const double share = could_reach_cap == 0 ? 0
+                                                  : static_cast<double>(at_cap_seqs.size()) /
+                                                        static_cast<double>(could_reach_cap);
+        if (p_.jitter == "none") {
+            summary += "; spike at the cap not judged for jitter none";
+        } else if (could_reach_cap < p_.min_samples_at_cap) {
+            summary += "; spike at the cap not judged (" + std::to_string(could_reach_cap) + " gaps could reach it, " +
+                       std::to_string(p_.min_samples_at_cap) + " needed)";
+        } else {
+            summary += "; " + std::to_string(at_cap_seqs.size()) + " of " + std::to_string(could_reach_cap) +
+                       " gaps that could reach the cap sit at it (share " + format_number(share) + ", max " +
+                       format_number(p_.max_share_at_cap) + ")";
+            if (share > p_.max_share_at_cap) {
+                if (at_cap_seqs.size() > evidence_limit) at_cap_seqs.resize(evidence_limit);
+                add_evidence(v, evidence_item{"", at_cap_seqs,
+                                              "spike at the cap: share " + format_number(share) + " of gaps within " +
+                                                  ms(p_.tolerance) + " of " + ms(p_.cap) + " > " +
+                                                  format_number(p_.max_share_at_cap) +
+                                                  " (seqs: retries that landed at the cap)"});
+            }
+        }
+        v.passed = v.evidence_total == 0;
+        v.summary = summary;
+        return v;
+    }
+
+private:
+    static std::string ms(double ns) { return format_ms(static_cast<std::int64_t>(std::llround(ns))); }
+
+    std::pair<double, double> envelope(std::size_t k, double previous_gap) const {
+        // pow may overflow to +inf for a large k; min() with the cap keeps that finite.
+        const double t = std::min(p_.cap, p_.base * std::pow(p_.multiplier, static_cast<double>(k - 1)));
+        if (p_.jitter == "none") return {t, t};
+        if (p_.jitter == "full") return {0, t};
+        if (p_.jitter == "equal") return {t / 2, t};
+        if (p_.jitter == "proportional") return {t * (1 - p_.fraction), std::min(p_.cap, t * (1 + p_.fraction))};
+        const double hi = std::min(p_.cap, 3 * std::max(previous_gap, p_.base));
+        return {p_.base, std::max(hi, p_.base)};
+    }
+
+    policy p_;
+};
+
+}  // namespace
+
+std::unique_ptr<check> make_backoff(check_params& p) {
+    policy pol;
+    pol.base = static_cast<double>(p.required_duration("base").count());
+    pol.cap = static_cast<double>(p.required_duration("cap").count());
+    pol.multiplier = p.number("multiplier", 2, 1, 1000);
+    pol.jitter = p.choice("jitter", "full", {"none", "full", "equal", "decorrelated", "proportional"});
+    pol.fraction = p.number("jitter_fraction", 0.2, 0, 1);
+    pol.tolerance = static_cast<double>(p.duration("tolerance", std::chrono::milliseconds{10}).count());
+    pol.max_share_at_cap = p.number("max_share_at_cap", 0.1, 0, 1);
+    pol.min_samples_at_cap = static_cast<std::size_t>(p.integer("min_samples_at_cap", 20, 1, 1'000'000'000));
+    if (p.has("base") && p.has("cap") && pol.cap < pol.base) p.error("cap", "must be at least base");
+    return std::make_unique<backoff>(std::move(pol));
+}
+
+}  // namespace faultline::harness::checks

@@ -1,0 +1,88 @@
+// latency: percentiles (nearest rank) of operation durations stay within limits p50/p90/p99.
+// Durations come from the client records when present (started → finished, including backoff
+// sleeps); otherwise from the journal: the first attempt's t_request to the last attempt's t_end.
+#include <algorithm>
+#include <cmath>
+
+#include "support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+struct sample {
+    std::int64_t duration;
+    std::string_view operation;
+};
+
+class latency final : public check {
+public:
+    explicit latency(std::vector<std::pair<int, std::int64_t>> limits) : limits_(std::move(limits)) {}
+
+    verdict evaluate(const run_record& run) const override {
+        verdict v;
+        const auto operations = group_operations(run.journal);
+        std::unordered_map<std::string_view, const operation_attempts*> by_name;
+        for (const auto& op : operations) by_name.emplace(op.operation, &op);
+        std::vector<sample> samples;
+        if (!run.clients.empty()) {
+            for (const auto& c : run.clients) samples.push_back(sample{c.finished_ns - c.started_ns, c.operation});
+        } else {
+            for (const auto& op : operations) {
+                samples.push_back(sample{op.attempts.back()->finished_ns - op.attempts.front()->request_ns,
+                                         op.operation});
+            }
+        }
+        std::sort(samples.begin(), samples.end(), [](const sample& a, const sample& b) {
+            return a.duration != b.duration ? a.duration > b.duration : a.operation < b.operation;
+        });
+        std::string summary;
+        std::optional<std::int64_t> lowest_broken;
+        for (const auto& [p, limit] : limits_) {
+            if (samples.empty()) break;
+            // Nearest rank over the ascending order; `samples` is descending.
+            const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(samples.size())));
+            const std::int64_t value = samples[samples.size() - std::max<std::size_t>(rank, 1)].duration;
+            summary += (summary.empty() ? "" : ", ") + ("p" + std::to_string(p) + " " + format_ms(value) + " (max " +
+                                                         format_ms(limit) + ")");
+            if (value <= limit) continue;
+            add_evidence(v, evidence_item{"", {},
+                                          "p" + std::to_string(p) + " " + format_ms(value) + " > " +
+                                              format_ms(limit) + " over " + std::to_string(samples.size()) +
+                                              " operations"});
+            lowest_broken = std::min(lowest_broken.value_or(limit), limit);
+        }
+        if (lowest_broken) {
+            for (std::size_t i = 0; i < samples.size() && i < 10 && samples[i].duration > *lowest_broken; ++i) {
+                evidence_item item{std::string(samples[i].operation), {},
+                                   "took " + format_ms(samples[i].duration)};
+                if (const auto found = by_name.find(samples[i].operation); found != by_name.end()) {
+                    item.seqs = seqs_of(found->second->attempts);
+                    item.detail += ", last " + describe_attempt(*found->second->attempts.back());
+                }
+                add_evidence(v, std::move(item));
+            }
+        }
+        v.passed = v.evidence_total == 0;
+        v.summary = samples.empty() ? "no operations"
+                                    : std::to_string(samples.size()) + " operations (from " +
+                                          (run.clients.empty() ? "the journal" : "client records") + "): " + summary;
+        return v;
+    }
+
+private:
+    std::vector<std::pair<int, std::int64_t>> limits_;  // (percentile, limit ns)
+};
+
+}  // namespace
+
+std::unique_ptr<check> make_latency(check_params& p) {
+    std::vector<std::pair<int, std::int64_t>> limits;
+    for (const auto& [name, percentile] : {std::pair{"p50", 50}, std::pair{"p90", 90}, std::pair{"p99", 99}}) {
+        if (const auto d = p.optional_duration(name)) limits.emplace_back(percentile, d->count());
+    }
+    if (!p.has("p50") && !p.has("p90") && !p.has("p99")) p.error("p99", "set at least one of p50, p90, p99");
+    return std::make_unique<latency>(std::move(limits));
+}
+
+}  // namespace faultline::harness::checks

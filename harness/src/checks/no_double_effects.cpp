@@ -1,0 +1,48 @@
+// no_double_effects: at most one committed effect per operation identity. An operation whose reply
+// was lost after the commit is indeterminate (Jepsen's :info): the client cannot know the effect
+// happened, so it is counted in the summary but is not a failure by itself — only a second commit is.
+#include "support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+class no_double_effects final : public check {
+public:
+    verdict evaluate(const run_record& run) const override {
+        verdict v;
+        const auto operations = group_operations(run.journal);
+        std::size_t committed = 0;
+        std::size_t doubled = 0;
+        std::size_t indeterminate = 0;
+        for (const auto& op : operations) {
+            std::vector<const journal_record*> effects;
+            for (const journal_record* r : op.attempts) {
+                if (r->effect == effect_kind::committed) effects.push_back(r);
+            }
+            committed += effects.size();
+            // Indeterminate: the reply of a committed attempt was lost and no later attempt told the
+            // client anything.
+            const journal_record& last = *op.attempts.back();
+            bool lost = false;
+            for (const journal_record* r : op.attempts) lost = lost || reply_lost_after_commit(*r);
+            if (lost && last.outcome != wire_outcome::responded) ++indeterminate;
+            if (effects.size() <= 1) continue;
+            ++doubled;
+            std::string detail = std::to_string(effects.size()) + " committed effects:";
+            for (const journal_record* r : effects) detail += "\n" + describe_attempt(*r);
+            add_evidence(v, evidence_item{std::string(op.operation), seqs_of(effects), detail});
+        }
+        v.passed = doubled == 0;
+        v.summary = std::to_string(operations.size()) + " operations, " + std::to_string(committed) +
+                    " committed effects, " + std::to_string(doubled) + " operations with more than one; " +
+                    std::to_string(indeterminate) + " indeterminate (reply lost after commit)";
+        return v;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<check> make_no_double_effects(check_params&) { return std::make_unique<no_double_effects>(); }
+
+}  // namespace faultline::harness::checks

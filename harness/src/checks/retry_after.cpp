@@ -1,0 +1,68 @@
+// retry_after: after a response carrying Retry-After, (1) the next attempt of the operation comes
+// no sooner than Retry-After − tolerance after that response ended, and (2) when Retry-After reaches
+// past the operation's deadline (client record, else the first attempt's deadline header), the
+// operation ends there: no further attempt.
+#include "support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+class retry_after final : public check {
+public:
+    explicit retry_after(std::chrono::nanoseconds tolerance) : tolerance_(tolerance.count()) {}
+
+    verdict evaluate(const run_record& run) const override {
+        verdict v;
+        const auto operations = group_operations(run.journal);
+        const auto clients = index_clients(run);
+        std::size_t asked = 0;
+        std::size_t too_soon = 0;
+        std::size_t past_deadline = 0;
+        for (const auto& op : operations) {
+            const auto found = clients.find(op.operation);
+            const std::optional<std::int64_t> end =
+                operation_deadline(op, found == clients.end() ? nullptr : found->second);
+            for (std::size_t i = 0; i < op.attempts.size(); ++i) {
+                const journal_record& prev = *op.attempts[i];
+                if (!prev.retry_after_ms) continue;
+                ++asked;
+                if (i + 1 == op.attempts.size()) continue;
+                const journal_record& next = *op.attempts[i + 1];
+                const std::int64_t wanted = *prev.retry_after_ms * 1'000'000;
+                const std::int64_t waited = next.request_ns - prev.finished_ns;
+                const std::string pair = "\n" + describe_attempt(prev) + "\n" + describe_attempt(next);
+                if (end && prev.finished_ns + wanted > *end) {
+                    ++past_deadline;
+                    add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
+                                                  "Retry-After " + std::to_string(*prev.retry_after_ms) +
+                                                      " ms reaches past the deadline (" +
+                                                      format_ms(*end - prev.finished_ns) +
+                                                      " left), yet the operation went on:" + pair});
+                } else if (waited < wanted - tolerance_) {
+                    ++too_soon;
+                    add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
+                                                  "waited " + format_ms(waited) + " of the " +
+                                                      std::to_string(*prev.retry_after_ms) +
+                                                      " ms Retry-After asked:" + pair});
+                }
+            }
+        }
+        v.passed = v.evidence_total == 0;
+        v.summary = std::to_string(asked) + " responses carried Retry-After; " + std::to_string(too_soon) +
+                    " retries came too soon, " + std::to_string(past_deadline) +
+                    " went on past the deadline (tolerance " + format_ms(tolerance_) + ")";
+        return v;
+    }
+
+private:
+    std::int64_t tolerance_;
+};
+
+}  // namespace
+
+std::unique_ptr<check> make_retry_after(check_params& p) {
+    return std::make_unique<retry_after>(p.duration("tolerance", std::chrono::milliseconds{10}));
+}
+
+}  // namespace faultline::harness::checks

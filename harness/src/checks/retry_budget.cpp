@@ -1,0 +1,167 @@
+// retry_budget: retries as a share of traffic. (1) A sliding-window ratio budget (Finagle, Linkerd):
+// in every window of length `window`, retries ≤ ratio × first attempts + min_per_sec × window.
+// Windows slide over the journal's request times; checking the windows that start or end at an
+// attempt covers every distinct window. (2) Optionally (max_tokens > 0) a replay of gRPC's
+// retryThrottling token bucket: it starts full; each retryable failure or missing response costs 1
+// token, each 2xx adds token_ratio; a retry may be issued only while tokens > max_tokens / 2. The
+// retry is judged when its previous attempt ended, which is when a client decides to retry (it
+// then sleeps), so the bucket is replayed in the order attempts ended.
+#include <algorithm>
+#include <cmath>
+
+#include "support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+struct window_result {
+    std::int64_t start = 0;
+    std::size_t retries = 0;
+    std::size_t firsts = 0;
+    double allowed = 0;
+};
+
+class retry_budget final : public check {
+public:
+    retry_budget(double ratio, double min_per_sec, std::chrono::nanoseconds window, double max_tokens,
+                 double token_ratio)
+        : ratio_(ratio), min_per_sec_(min_per_sec), window_(window),
+          max_milli_(std::llround(max_tokens * 1000)), ratio_milli_(std::llround(token_ratio * 1000)) {}
+
+    verdict evaluate(const run_record& run) const override {
+        verdict v;
+        const auto operations = group_operations(run.journal);
+        std::vector<std::int64_t> firsts;
+        std::vector<std::pair<std::int64_t, std::uint64_t>> retries;  // (t_request, seq)
+        for (const auto& op : operations) {
+            firsts.push_back(op.attempts.front()->request_ns);
+            for (std::size_t i = 1; i < op.attempts.size(); ++i) {
+                retries.emplace_back(op.attempts[i]->request_ns, op.attempts[i]->seq);
+            }
+        }
+        std::sort(firsts.begin(), firsts.end());
+        std::sort(retries.begin(), retries.end());
+        const std::string window_summary = check_windows(v, firsts, retries);
+        std::string summary = std::to_string(retries.size()) + " retries for " + std::to_string(firsts.size()) +
+                              " operations; " + window_summary;
+        if (max_milli_ > 0) summary += "; " + replay_tokens(v, operations);
+        v.passed = v.evidence_total == 0;
+        v.summary = summary;
+        return v;
+    }
+
+private:
+    std::string check_windows(verdict& v, const std::vector<std::int64_t>& firsts,
+                              const std::vector<std::pair<std::int64_t, std::uint64_t>>& retries) const {
+        std::vector<std::int64_t> retry_times;
+        for (const auto& r : retries) retry_times.push_back(r.first);
+        std::vector<std::int64_t> all = firsts;
+        all.insert(all.end(), retry_times.begin(), retry_times.end());
+        std::sort(all.begin(), all.end());
+        const std::int64_t width = window_.count();
+        const double floor = min_per_sec_ * std::chrono::duration<double>(window_).count();
+        std::optional<window_result> first_bad;
+        std::optional<window_result> worst;
+        double worst_excess = 0;
+        for (std::int64_t s : window_starts(all, width)) {
+            window_result w{s, count_in(retry_times, s, s + width), count_in(firsts, s, s + width), 0};
+            w.allowed = ratio_ * static_cast<double>(w.firsts) + floor;
+            const double excess = static_cast<double>(w.retries) - w.allowed;
+            if (excess <= 0) continue;
+            if (!first_bad) first_bad = w;
+            if (!worst || excess > worst_excess) {
+                worst = w;
+                worst_excess = excess;
+            }
+        }
+        const std::string limit = "retries ≤ " + format_number(ratio_) + " × first attempts + " +
+                                  format_number(min_per_sec_) + "/s × " + format_ms(window_);
+        if (!worst) return "every " + format_ms(window_) + " window within " + limit;
+        add_evidence(v, describe_window(*worst, "worst window", retries));
+        if (first_bad->start != worst->start) add_evidence(v, describe_window(*first_bad, "first window", retries));
+        return "budget exceeded: " + std::to_string(worst->retries) + " retries in the worst window, allowed " +
+               format_number(worst->allowed) + " (" + limit + ")";
+    }
+
+    evidence_item describe_window(const window_result& w, std::string_view label,
+                                  const std::vector<std::pair<std::int64_t, std::uint64_t>>& retries) const {
+        const std::int64_t end = w.start + window_.count();
+        evidence_item item;
+        for (const auto& [t, seq] : retries) {
+            if (t >= w.start && t < end && item.seqs.size() < evidence_limit) item.seqs.push_back(seq);
+        }
+        item.detail = std::string(label) + " " + format_ms(w.start) + "–" + format_ms(end) + ": " +
+                      std::to_string(w.retries) + " retries > " + format_number(ratio_) + " × " +
+                      std::to_string(w.firsts) + " first attempts + " + format_number(min_per_sec_) + "/s × " +
+                      format_ms(window_) + " = " + format_number(w.allowed) + " (seqs: the first " +
+                      std::to_string(item.seqs.size()) + " retries)";
+        return item;
+    }
+
+    std::string replay_tokens(verdict& v, const std::vector<operation_attempts>& operations) const {
+        struct end_event {
+            const journal_record* ended;
+            const journal_record* next;  // the retry decided when `ended` ended, or nullptr
+            std::string_view operation;
+        };
+        std::vector<end_event> events;
+        for (const auto& op : operations) {
+            for (std::size_t i = 0; i < op.attempts.size(); ++i) {
+                const journal_record* next = i + 1 < op.attempts.size() ? op.attempts[i + 1] : nullptr;
+                events.push_back(end_event{op.attempts[i], next, op.operation});
+            }
+        }
+        std::sort(events.begin(), events.end(), [](const end_event& a, const end_event& b) {
+            if (a.ended->finished_ns != b.ended->finished_ns) return a.ended->finished_ns < b.ended->finished_ns;
+            return a.ended->seq < b.ended->seq;
+        });
+        // Milli-tokens, as gRPC keeps them, so token_ratio 0.1 adds exactly 100.
+        std::int64_t tokens = max_milli_;
+        std::int64_t lowest = tokens;
+        std::size_t throttled = 0;
+        for (const end_event& e : events) {
+            if (is_success(*e.ended)) tokens = std::min(max_milli_, tokens + ratio_milli_);
+            else if (is_retryable_failure(*e.ended)) tokens = std::max<std::int64_t>(0, tokens - 1000);
+            lowest = std::min(lowest, tokens);
+            if (e.next == nullptr) continue;
+            // Retries are allowed only while the bucket is above half.
+            if (tokens * 2 > max_milli_) continue;
+            ++throttled;
+            add_evidence(v, evidence_item{std::string(e.operation), {e.ended->seq, e.next->seq},
+                                          "retry #" + std::to_string(e.next->seq) + " at " +
+                                              format_ms(e.next->request_ns) + " decided after " +
+                                              describe_attempt(*e.ended) + " with " +
+                                              format_number(static_cast<double>(tokens) / 1000) +
+                                              " tokens ≤ max_tokens/2 = " +
+                                              format_number(static_cast<double>(max_milli_) / 2000)});
+        }
+        return "token bucket (max " + format_number(static_cast<double>(max_milli_) / 1000) + ", ratio " +
+               format_number(static_cast<double>(ratio_milli_) / 1000) + "): " + std::to_string(throttled) +
+               " retries issued at or below half, lowest " + format_number(static_cast<double>(lowest) / 1000) +
+               " tokens";
+    }
+
+    double ratio_;
+    double min_per_sec_;
+    std::chrono::nanoseconds window_;
+    std::int64_t max_milli_;
+    std::int64_t ratio_milli_;
+};
+
+}  // namespace
+
+std::unique_ptr<check> make_retry_budget(check_params& p) {
+    const double ratio = p.number("ratio", 0.2, 0, 1000);
+    const double min_per_sec = p.number("min_per_sec", 10, 0, 1e9);
+    auto window = p.duration("window", std::chrono::seconds{10});
+    if (window <= std::chrono::nanoseconds{0}) {
+        p.error("window", "must be longer than 0");
+        window = std::chrono::seconds{10};
+    }
+    const double max_tokens = p.number("max_tokens", 0, 0, 1000);
+    const double token_ratio = p.number("token_ratio", 0.1, 0.001, 1000);
+    return std::make_unique<retry_budget>(ratio, min_per_sec, window, max_tokens, token_ratio);
+}
+
+}  // namespace faultline::harness::checks

@@ -1,0 +1,70 @@
+// success_rate: the share of operations that succeeded is at least `min`. Success comes from the
+// client records when the built-in driver kept them; otherwise from the journal: an operation
+// succeeded when its last attempt got a complete 2xx response.
+#include "support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+class success_rate final : public check {
+public:
+    explicit success_rate(double min) : min_(min) {}
+
+    verdict evaluate(const run_record& run) const override {
+        verdict v;
+        const auto operations = group_operations(run.journal);
+        std::unordered_map<std::string_view, const operation_attempts*> by_name;
+        for (const auto& op : operations) by_name.emplace(op.operation, &op);
+        std::size_t total = 0;
+        std::size_t failed = 0;
+        std::vector<evidence_item> failures;
+        if (!run.clients.empty()) {
+            for (const client_record& c : run.clients) {
+                ++total;
+                if (c.success) continue;
+                ++failed;
+                std::string outcomes;
+                for (const auto& o : c.attempt_outcomes) outcomes += (outcomes.empty() ? "" : ", ") + o;
+                evidence_item item{c.operation, {},
+                                   "client " + c.client + " " + c.method + " " + c.target + ": " + c.decision +
+                                       " after " + std::to_string(c.attempts) + " attempts (" + outcomes + ")"};
+                if (const auto found = by_name.find(c.operation); found != by_name.end()) {
+                    item.seqs = seqs_of(found->second->attempts);
+                }
+                failures.push_back(std::move(item));
+            }
+        } else {
+            for (const auto& op : operations) {
+                ++total;
+                const journal_record& last = *op.attempts.back();
+                if (is_success(last)) continue;
+                ++failed;
+                failures.push_back(evidence_item{std::string(op.operation), seqs_of(op.attempts),
+                                                 "last of " + std::to_string(op.attempts.size()) +
+                                                     " attempts: " + describe_attempt(last)});
+            }
+        }
+        const double rate =
+            total == 0 ? 1 : static_cast<double>(total - failed) / static_cast<double>(total);
+        v.passed = rate >= min_;
+        if (!v.passed) {
+            for (auto& item : failures) add_evidence(v, std::move(item));
+        }
+        v.summary = std::to_string(total - failed) + " of " + std::to_string(total) + " operations succeeded (" +
+                    format_number(rate) + ", min " + format_number(min_) + ", from " +
+                    (run.clients.empty() ? "the journal" : "client records") + ")";
+        return v;
+    }
+
+private:
+    double min_;
+};
+
+}  // namespace
+
+std::unique_ptr<check> make_success_rate(check_params& p) {
+    return std::make_unique<success_rate>(p.number("min", 0.99, 0, 1));
+}
+
+}  // namespace faultline::harness::checks

@@ -1,0 +1,98 @@
+#include "support.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace faultline::harness::checks {
+
+std::string format_ms(std::int64_t ns) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.1fms", static_cast<double>(ns) / 1e6);
+    return buf;
+}
+
+std::string format_ms(std::chrono::nanoseconds d) { return format_ms(d.count()); }
+
+std::string format_number(double value) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%g", value);
+    return buf;
+}
+
+std::string attempt_result(const journal_record& r) {
+    if (r.outcome == wire_outcome::responded) return std::to_string(r.status);
+    return std::string(to_string(r.outcome));
+}
+
+std::string describe_attempt(const journal_record& r) {
+    std::string out = "#" + std::to_string(r.seq) + " " + r.method + " " + r.target + " at " +
+                      format_ms(r.request_ns) + "→" + format_ms(r.finished_ns) + ": " + attempt_result(r);
+    if (r.effect != effect_kind::none) out += ", effect " + std::string(to_string(r.effect));
+    if (!r.fault.empty()) {
+        out += " [fault " + r.fault;
+        if (!r.rule.empty()) out += ", rule " + r.rule;
+        out += "]";
+    }
+    return out;
+}
+
+bool is_success(const journal_record& r) {
+    return r.outcome == wire_outcome::responded && r.status >= 200 && r.status < 300;
+}
+
+bool is_retryable_failure(const journal_record& r) {
+    if (r.outcome != wire_outcome::responded) return true;
+    switch (r.status) {
+        case 408: case 429: case 500: case 502: case 503: case 504: return true;
+        default: return false;
+    }
+}
+
+bool reply_lost_after_commit(const journal_record& r) {
+    return r.effect == effect_kind::committed && r.outcome != wire_outcome::responded;
+}
+
+std::vector<std::uint64_t> seqs_of(const std::vector<const journal_record*>& attempts) {
+    std::vector<std::uint64_t> out;
+    out.reserve(attempts.size());
+    for (const journal_record* r : attempts) out.push_back(r->seq);
+    return out;
+}
+
+std::unordered_map<std::string_view, const client_record*> index_clients(const run_record& run) {
+    std::unordered_map<std::string_view, const client_record*> out;
+    for (const auto& c : run.clients) out.emplace(c.operation, &c);
+    return out;
+}
+
+std::optional<std::int64_t> operation_deadline(const operation_attempts& op, const client_record* client) {
+    if (client != nullptr && client->deadline_ns) return client->deadline_ns;
+    const journal_record& first = *op.attempts.front();
+    if (first.deadline_ms) return first.request_ns + *first.deadline_ms * 1'000'000;
+    return std::nullopt;
+}
+
+std::vector<std::int64_t> window_starts(const std::vector<std::int64_t>& sorted_times, std::int64_t width) {
+    std::vector<std::int64_t> out;
+    out.reserve(sorted_times.size() * 2);
+    for (std::int64_t t : sorted_times) {
+        out.push_back(t);
+        out.push_back(t - width + 1);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+std::size_t count_in(const std::vector<std::int64_t>& sorted_times, std::int64_t from, std::int64_t to) {
+    const auto lo = std::lower_bound(sorted_times.begin(), sorted_times.end(), from);
+    const auto hi = std::lower_bound(lo, sorted_times.end(), to);
+    return static_cast<std::size_t>(hi - lo);
+}
+
+void add_evidence(verdict& v, evidence_item item) {
+    if (v.evidence.size() < evidence_limit) v.evidence.push_back(std::move(item));
+    ++v.evidence_total;
+}
+
+}  // namespace faultline::harness::checks

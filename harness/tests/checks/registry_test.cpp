@@ -1,0 +1,110 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "check_test_support.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(check_registry, lists_exactly_the_registered_checks) {
+    EXPECT_THAT(check_names(),
+                ElementsAre("amplification", "backoff", "deadline", "desynchronized", "idempotency_keys", "latency",
+                            "max_attempts", "no_double_effects", "no_retry_on_status", "retry_after", "retry_budget",
+                            "success_rate"));
+}
+
+TEST(check_registry, unknown_check_lists_the_names) {
+    const auto errors = test::parse_errors(R"(check = "max_atempts")");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].where.line, 1u);
+    EXPECT_EQ(errors[0].where.column, 9u);
+    EXPECT_THAT(errors[0].message, HasSubstr("unknown check \"max_atempts\""));
+    EXPECT_THAT(errors[0].message, HasSubstr("amplification, backoff,"));
+}
+
+TEST(check_registry, missing_check_key_is_an_error) {
+    const auto errors = test::parse_errors("max = 3");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_THAT(errors[0].to_string(), HasSubstr("scenario.toml:1:1: [[expect]] needs `check = \"NAME\"`"));
+}
+
+TEST(check_registry, unknown_key_names_file_position_and_allowed_keys) {
+    const auto errors = test::parse_errors("check = \"max_attempts\"\nmax = 3\nmaxx = 4\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].to_string(),
+              "scenario.toml:3:1: check \"max_attempts\": unknown key \"maxx\"; allowed: check, expect_failure, max");
+}
+
+TEST(check_registry, expect_failure_must_be_a_boolean) {
+    const auto errors = test::parse_errors("check = \"max_attempts\"\nexpect_failure = \"yes\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].to_string(),
+              "scenario.toml:2:18: check \"max_attempts\": expect_failure: expected a boolean, got a string");
+}
+
+TEST(check_registry, expect_failure_inverts_the_verdict) {
+    test::journal_builder j;
+    j.op("a").attempt(503).attempt(503).attempt(503).attempt(200);
+    const run_record run = j.run();
+
+    const expectation plain = test::parse_ok("check = \"max_attempts\"\nmax = 3\n");
+    const verdict failed = evaluate(plain, run);
+    EXPECT_FALSE(failed.passed);
+    EXPECT_FALSE(failed.expected_to_fail);
+    EXPECT_EQ(failed.check, "max_attempts");
+
+    const expectation inverted = test::parse_ok("check = \"max_attempts\"\nmax = 3\nexpect_failure = true\n");
+    const verdict as_expected = evaluate(inverted, run);
+    EXPECT_TRUE(as_expected.passed);
+    EXPECT_TRUE(as_expected.expected_to_fail);
+    EXPECT_THAT(as_expected.summary, HasSubstr("failed as expected: "));
+    EXPECT_EQ(as_expected.evidence.size(), 1u);
+
+    const expectation lenient = test::parse_ok("check = \"max_attempts\"\nmax = 4\nexpect_failure = true\n");
+    const verdict surprise = evaluate(lenient, run);
+    EXPECT_FALSE(surprise.passed);
+    EXPECT_THAT(surprise.summary, HasSubstr("expected to fail, but passed: "));
+}
+
+TEST(check_registry, evidence_is_capped_and_counted) {
+    test::journal_builder j;
+    for (int i = 0; i < 30; ++i) j.op("op" + std::to_string(i)).attempt(503).attempt(503);
+    const verdict v = evaluate(test::parse_ok("check = \"max_attempts\"\nmax = 1\n"), j.run());
+    EXPECT_EQ(v.evidence.size(), evidence_limit);
+    EXPECT_EQ(v.evidence_total, 30u);
+}
+
+TEST(check_durations, parse_units_and_reject_garbage) {
+    using std::chrono::nanoseconds;
+    EXPECT_EQ(parse_check_duration("250ms"), nanoseconds{250'000'000});
+    EXPECT_EQ(parse_check_duration("1.5s"), nanoseconds{1'500'000'000});
+    EXPECT_EQ(parse_check_duration("100us"), nanoseconds{100'000});
+    EXPECT_EQ(parse_check_duration("7ns"), nanoseconds{7});
+    EXPECT_EQ(parse_check_duration("2m"), nanoseconds{120'000'000'000});
+    EXPECT_EQ(parse_check_duration("1h"), nanoseconds{3'600'000'000'000});
+    EXPECT_EQ(parse_check_duration("0s"), nanoseconds{0});
+    EXPECT_FALSE(parse_check_duration("250"));
+    EXPECT_FALSE(parse_check_duration("ms"));
+    EXPECT_FALSE(parse_check_duration("-5ms"));
+    EXPECT_FALSE(parse_check_duration("5 ms"));
+    EXPECT_FALSE(parse_check_duration("1e3s"));
+    EXPECT_FALSE(parse_check_duration("99999999999h"));
+}
+
+TEST(check_params, bad_duration_names_the_key_and_the_units) {
+    const auto errors = test::parse_errors("check = \"deadline\"\ntolerance = \"10 parsecs\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].where.line, 2u);
+    EXPECT_THAT(errors[0].message, HasSubstr("tolerance: bad duration \"10 parsecs\""));
+}
+
+TEST(check_params, every_error_is_reported) {
+    const auto errors = test::parse_errors("check = \"backoff\"\nmultiplier = 0.5\njitter = \"random\"\nfoo = 1\n");
+    ASSERT_EQ(errors.size(), 5u);  // base and cap missing, multiplier range, jitter value, foo
+}
+
+}  // namespace
+}  // namespace faultline::harness
