@@ -43,6 +43,7 @@ std::string_view to_string(jitter_kind kind) {
 duration exponential_delay(const backoff_policy& policy, std::uint32_t retry_index) {
     const rep cap = std::max<rep>(policy.cap.count(), 0);
     const rep base = std::clamp<rep>(policy.base.count(), 0, cap);
+    if (retry_index == 0) return duration{base};  // exact, even where double would round
     // In double a huge power saturates to +inf, which the comparison with cap absorbs; no integer
     // multiplication that could wrap is ever made.
     const double scaled = static_cast<double>(base) * std::pow(policy.multiplier, static_cast<double>(retry_index));
