@@ -17,6 +17,11 @@ source_position position_of(const toml::node& node, const std::string& file) {
     return {file, begin.line, begin.column};
 }
 
+// "file:line:column" of a position, for messages that point at a second place.
+std::string where_text(const source_position& where) {
+    return where.file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+}
+
 boost::json::value to_json(const toml::node& node) {
     if (const auto* table = node.as_table()) {
         boost::json::object out;
@@ -204,7 +209,7 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file)
             if (const auto it = seen.find(r.name); it != seen.end()) {
                 result.errors.push_back({r.where, "duplicate fault rule name \"" + r.name +
                                                       "\" (first defined at " +
-                                                      config_error{it->second, ""}.to_string() + ")"});
+                                                      where_text(it->second) + ")"});
                 continue;
             }
             seen.emplace(r.name, r.where);

@@ -1,0 +1,357 @@
+// Each kind's action for a fixed configuration and pinned randomness, and each kind's bad-config
+// errors (missing, wrong type, out of range, unknown key) with their file:line:column.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "faultline/core/random.hpp"
+#include "test_support.hpp"
+
+namespace faultline::faults {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::attempt_builder;
+using testing::one_error;
+using testing::one_rule;
+
+fault_plan plan_of(const rule& r, random_source& random, const attempt_builder& attempt) {
+    kind_outcome outcome = r.fault->on_attempt(attempt.build(), random);
+    EXPECT_TRUE(outcome.plan.has_value()) << r.name;
+    return outcome.plan.value_or(fault_plan{});
+}
+
+fault_plan plan_of(std::string_view toml, random_source& random) {
+    const attempt_builder attempt;
+    return plan_of(one_rule(toml), random, attempt);
+}
+
+fault_plan plan_of(std::string_view toml) {
+    sequence_random random = sequence_random::of_units({0.5});
+    return plan_of(toml, random);
+}
+
+std::chrono::nanoseconds delay_of(std::string_view toml, std::initializer_list<double> units) {
+    sequence_random random = sequence_random::of_units(units);
+    const fault_plan plan = plan_of(toml, random);
+    EXPECT_EQ(plan.phase, commit_phase::before);
+    return std::get<delay_action>(plan.what).wait;
+}
+
+double ms(std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e6; }
+
+// ---- delay ----
+
+TEST(delay_kind, fixed_wait) {
+    EXPECT_EQ(delay_of("[[fault]]\nkind = \"delay\"\nwait = \"250ms\"\n", {0.9}), 250ms);
+    EXPECT_EQ(delay_of("[[fault]]\nkind = \"delay\"\ndistribution = \"fixed\"\nwait = \"2s\"\n", {0.1}), 2s);
+}
+
+TEST(delay_kind, uniform_between_min_and_max) {
+    const char* toml = "[[fault]]\nkind = \"delay\"\ndistribution = \"uniform\"\nmin = \"100ms\"\nmax = \"200ms\"\n";
+    EXPECT_EQ(delay_of(toml, {0.25}), 125ms);
+    EXPECT_EQ(delay_of(toml, {0.0}), 100ms);
+    EXPECT_EQ(delay_of(toml, {0.5}), 150ms);
+}
+
+TEST(delay_kind, normal_by_box_muller_and_clamped) {
+    const char* toml = "[[fault]]\nkind = \"delay\"\ndistribution = \"normal\"\nmean = \"100ms\"\nstddev = \"10ms\"\n";
+    // u1 = 0.5, u2 = 0: z = sqrt(-2 ln 0.5) = 1.17741...
+    EXPECT_NEAR(ms(delay_of(toml, {0.5, 0.0})), 100.0 + 10.0 * std::sqrt(2.0 * std::log(2.0)), 1e-6);
+    // u2 = 0.5: cos(pi) = -1.
+    EXPECT_NEAR(ms(delay_of(toml, {0.5, 0.5})), 100.0 - 10.0 * std::sqrt(2.0 * std::log(2.0)), 1e-6);
+    // A deep negative tail clamps at zero, never a negative wait.
+    const char* wide = "[[fault]]\nkind = \"delay\"\ndistribution = \"normal\"\nmean = \"10ms\"\nstddev = \"100ms\"\n";
+    EXPECT_EQ(delay_of(wide, {0.5, 0.5}), 0ns);
+    const char* capped =
+        "[[fault]]\nkind = \"delay\"\ndistribution = \"normal\"\nmean = \"100ms\"\nstddev = \"10ms\"\nmax = \"105ms\"\n";
+    EXPECT_EQ(delay_of(capped, {0.5, 0.0}), 105ms);
+}
+
+TEST(delay_kind, lognormal_around_the_median_with_a_max) {
+    const char* toml =
+        "[[fault]]\nkind = \"delay\"\ndistribution = \"lognormal\"\nmedian = \"100ms\"\nsigma = 0.5\nmax = \"1s\"\n";
+    // u2 = 0.25: cos(pi/2) = 0, so the draw is the median.
+    EXPECT_NEAR(ms(delay_of(toml, {0.5, 0.25})), 100.0, 1e-6);
+    EXPECT_NEAR(ms(delay_of(toml, {0.5, 0.0})), 100.0 * std::exp(0.5 * std::sqrt(2.0 * std::log(2.0))), 1e-6);
+    const char* heavy =
+        "[[fault]]\nkind = \"delay\"\ndistribution = \"lognormal\"\nmedian = \"100ms\"\nsigma = 10\nmax = \"1s\"\n";
+    EXPECT_EQ(delay_of(heavy, {0.5, 0.0}), 1s);
+}
+
+TEST(delay_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\n"),
+              "rules.toml:1:1: fault kind \"delay\": missing required key \"wait\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = 5\n"),
+              "rules.toml:3:8: fault kind \"delay\": key \"wait\": must be a duration string such as \"250ms\" or "
+              "\"2s\", not an integer");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = \"5\"\n"),
+              "rules.toml:3:8: fault kind \"delay\": key \"wait\": bad duration \"5\": missing unit (ns, us, ms, s, m, h)");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = \"1s\"\nwiat = \"2s\"\n"),
+              "rules.toml:4:1: fault kind \"delay\": unknown key \"wiat\" (allowed: \"name\", \"kind\", \"match\", "
+              "\"when\", \"distribution\", \"wait\")");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"uniform\"\nmin = \"2s\"\nmax = \"1s\"\n"),
+              "rules.toml:5:7: fault kind \"delay\": key \"max\": must not be less than \"min\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"lognormal\"\nmedian = \"1s\"\nsigma = 20\n"
+                        "max = \"5s\"\n"),
+              "rules.toml:5:9: fault kind \"delay\": key \"sigma\": must be between 0 and 10 (got 20)");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"pareto\"\nwait = \"1s\"\n"),
+              "rules.toml:3:16: fault kind \"delay\": key \"distribution\": \"pareto\" is not one of \"fixed\", "
+              "\"uniform\", \"normal\", \"lognormal\"");
+}
+
+// ---- status ----
+
+TEST(status_kind, responds_with_status_body_headers_and_retry_after_seconds) {
+    const fault_plan plan = plan_of(
+        "[[fault]]\nkind = \"status\"\nstatus = 429\nbody = \"slow down\"\nheaders = { \"X-Why\" = \"test\" }\n"
+        "retry_after = \"2s\"\n");
+    EXPECT_EQ(plan.phase, commit_phase::before);
+    const auto& response = std::get<respond_action>(plan.what);
+    EXPECT_EQ(response.status, 429);
+    EXPECT_EQ(response.body, "slow down");
+    EXPECT_EQ(response.headers, (header_list{{"X-Why", "test"}, {"Retry-After", "2"}}));
+}
+
+TEST(status_kind, defaults_to_503_without_retry_after) {
+    const auto response = std::get<respond_action>(plan_of("[[fault]]\nkind = \"status\"\n").what);
+    EXPECT_EQ(response.status, 503);
+    EXPECT_TRUE(response.headers.empty());
+    EXPECT_TRUE(response.body.empty());
+}
+
+TEST(status_kind, retry_after_as_http_date_rounds_up_to_the_second) {
+    const rule r = one_rule(
+        "[[fault]]\nkind = \"status\"\nretry_after = \"3s\"\nretry_after_format = \"http_date\"\nphase = \"after\"\n");
+    attempt_builder attempt;
+    // 1700000000 is Tue, 14 Nov 2023 22:13:20 UTC; 300 ms later rounds up to :21, plus 3 s.
+    attempt.wall_now = std::chrono::system_clock::time_point{std::chrono::seconds{1'700'000'000} + 300ms};
+    sequence_random random = sequence_random::of_units({0.5});
+    const fault_plan plan = plan_of(r, random, attempt);
+    EXPECT_EQ(plan.phase, commit_phase::after);
+    EXPECT_EQ(std::get<respond_action>(plan.what).headers,
+              (header_list{{"Retry-After", "Tue, 14 Nov 2023 22:13:24 GMT"}}));
+}
+
+TEST(status_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nstatus = 700\n"),
+              "rules.toml:3:10: fault kind \"status\": key \"status\": must be between 100 and 599 (got 700)");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nstatus = \"503\"\n"),
+              "rules.toml:3:10: fault kind \"status\": key \"status\": must be an integer, not a string");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nretry_after = \"1500ms\"\n"),
+              "rules.toml:3:15: fault kind \"status\": key \"retry_after\": must be whole seconds (Retry-After "
+              "carries seconds)");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nheaders = { \"X-A\" = 1 }\n"),
+              "rules.toml:3:21: fault kind \"status\": key \"headers.X-A\": must be a string, not an integer");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nretry_after_format = \"http_date\"\n"),
+              "rules.toml:3:1: fault kind \"status\": unknown key \"retry_after_format\" (allowed: \"name\", \"kind\", "
+              "\"match\", \"when\", \"status\", \"body\", \"headers\", \"retry_after\", \"phase\")");
+}
+
+// ---- reset ----
+
+TEST(reset_kind, after_read_resets_without_commit) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"reset\"\n");
+    EXPECT_EQ(plan.phase, commit_phase::before);
+    EXPECT_EQ(std::get<drop_action>(plan.what).mode, drop_mode::reset);
+}
+
+TEST(reset_kind, mid_response_commits_then_resets_after_some_body_bytes) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"reset\"\nphase = \"mid_response\"\nbody_bytes = 10\n");
+    EXPECT_EQ(plan.phase, commit_phase::after);
+    const auto& truncate = std::get<truncate_action>(plan.what);
+    EXPECT_EQ(truncate.body_bytes, 10U);
+    EXPECT_TRUE(truncate.reset);
+}
+
+TEST(reset_kind, before_read_is_a_connection_verdict) {
+    const rule r = one_rule("[[fault]]\nkind = \"reset\"\nphase = \"before_read\"\n");
+    EXPECT_EQ(r.level, fault_level::connection);
+    EXPECT_EQ(r.fault->on_connection({}), connection_verdict::reset);
+}
+
+TEST(reset_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"reset\"\nphase = \"sideways\"\n"),
+              "rules.toml:3:9: fault kind \"reset\": key \"phase\": \"sideways\" is not one of \"before_read\", "
+              "\"after_read\", \"mid_response\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"reset\"\nbody_bytes = 3\n"),
+              "rules.toml:3:1: fault kind \"reset\": unknown key \"body_bytes\" (allowed: \"name\", \"kind\", "
+              "\"match\", \"when\", \"phase\")");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"reset\"\nphase = \"mid_response\"\nbody_bytes = -1\n"),
+              "rules.toml:4:14: fault kind \"reset\": key \"body_bytes\": must be between 0 and 1099511627776 (got -1)");
+}
+
+// ---- close ----
+
+TEST(close_kind, after_read_closes_without_reply) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"close\"\n");
+    EXPECT_EQ(plan.phase, commit_phase::before);
+    EXPECT_EQ(std::get<drop_action>(plan.what).mode, drop_mode::close);
+}
+
+TEST(close_kind, before_read_is_a_connection_verdict) {
+    const rule r = one_rule("[[fault]]\nkind = \"close\"\nphase = \"before_read\"\n");
+    EXPECT_EQ(r.level, fault_level::connection);
+    EXPECT_EQ(r.fault->on_connection({}), connection_verdict::close);
+}
+
+TEST(close_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"close\"\nphase = \"mid_response\"\n"),
+              "rules.toml:3:9: fault kind \"close\": key \"phase\": \"mid_response\" is not one of \"before_read\", "
+              "\"after_read\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"close\"\nphase = 1\n"),
+              "rules.toml:3:9: fault kind \"close\": key \"phase\": must be one of \"before_read\", \"after_read\", "
+              "not an integer");
+}
+
+// ---- lost_response ----
+
+TEST(lost_response_kind, commits_then_drops) {
+    const fault_plan reset = plan_of("[[fault]]\nkind = \"lost_response\"\n");
+    EXPECT_EQ(reset.phase, commit_phase::after);
+    EXPECT_EQ(std::get<drop_action>(reset.what).mode, drop_mode::reset);
+
+    const fault_plan close = plan_of("[[fault]]\nkind = \"lost_response\"\nthen = \"close\"\n");
+    EXPECT_EQ(close.phase, commit_phase::after);
+    EXPECT_EQ(std::get<drop_action>(close.what).mode, drop_mode::close);
+
+    const fault_plan hang = plan_of("[[fault]]\nkind = \"lost_response\"\nthen = \"hang\"\nhang_limit = \"5s\"\n");
+    EXPECT_EQ(hang.phase, commit_phase::after);
+    EXPECT_EQ(std::get<drop_action>(hang.what).mode, drop_mode::hang);
+    EXPECT_EQ(std::get<drop_action>(hang.what).hang_limit, 5s);
+}
+
+TEST(lost_response_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nthen = \"explode\"\n"),
+              "rules.toml:3:8: fault kind \"lost_response\": key \"then\": \"explode\" is not one of \"reset\", "
+              "\"close\", \"hang\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nhang_limit = \"5s\"\n"),
+              "rules.toml:3:1: fault kind \"lost_response\": unknown key \"hang_limit\" (allowed: \"name\", \"kind\", "
+              "\"match\", \"when\", \"then\")");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nthen = \"hang\"\nhang_limit = \"0s\"\n"),
+              "rules.toml:4:14: fault kind \"lost_response\": key \"hang_limit\": must be at least 1ns (got \"0s\")");
+}
+
+// ---- hang ----
+
+TEST(hang_kind, never_answers_until_the_limit) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"hang\"\nlimit = \"10s\"\n");
+    EXPECT_EQ(plan.phase, commit_phase::before);
+    EXPECT_EQ(std::get<drop_action>(plan.what).mode, drop_mode::hang);
+    EXPECT_EQ(std::get<drop_action>(plan.what).hang_limit, 10s);
+    EXPECT_EQ(std::get<drop_action>(plan_of("[[fault]]\nkind = \"hang\"\n").what).hang_limit, 30s);
+}
+
+TEST(hang_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"hang\"\nlimit = \"abc\"\n"),
+              "rules.toml:3:9: fault kind \"hang\": key \"limit\": bad duration \"abc\": expected digits then a unit "
+              "(ns, us, ms, s, m, h)");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"hang\"\nlimit = \"-1s\"\n"),
+              "rules.toml:3:9: fault kind \"hang\": key \"limit\": bad duration \"-1s\": expected digits then a unit "
+              "(ns, us, ms, s, m, h)");
+}
+
+// ---- slow_body ----
+
+TEST(slow_body_kind, dribbles_the_committed_response) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"slow_body\"\nbytes_per_second = 100\nchunk_bytes = 10\n");
+    EXPECT_EQ(plan.phase, commit_phase::after);
+    EXPECT_EQ(std::get<slow_body_action>(plan.what).bytes_per_second, 100U);
+    EXPECT_EQ(std::get<slow_body_action>(plan.what).chunk_bytes, 10U);
+}
+
+TEST(slow_body_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"slow_body\"\n"),
+              "rules.toml:1:1: fault kind \"slow_body\": missing required key \"bytes_per_second\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"slow_body\"\nbytes_per_second = 0\n"),
+              "rules.toml:3:20: fault kind \"slow_body\": key \"bytes_per_second\": must be between 1 and "
+              "1099511627776 (got 0)");
+}
+
+// ---- truncate ----
+
+TEST(truncate_kind, sends_fewer_body_bytes_than_promised) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"truncate\"\nbody_bytes = 5\n");
+    EXPECT_EQ(plan.phase, commit_phase::after);
+    EXPECT_EQ(std::get<truncate_action>(plan.what).body_bytes, 5U);
+    EXPECT_FALSE(std::get<truncate_action>(plan.what).reset);
+}
+
+TEST(truncate_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"truncate\"\nbody_bytes = 1.5\n"),
+              "rules.toml:3:14: fault kind \"truncate\": key \"body_bytes\": must be an integer, not a float");
+}
+
+// ---- malformed ----
+
+TEST(malformed_kind, sends_garbage_instead_of_a_status_line) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"malformed\"\nbytes = \"HTTP/9 ???\"\n");
+    EXPECT_EQ(plan.phase, commit_phase::before);
+    EXPECT_EQ(std::get<malformed_action>(plan.what).bytes, "HTTP/9 ???");
+    const fault_plan after = plan_of("[[fault]]\nkind = \"malformed\"\nphase = \"after\"\n");
+    EXPECT_EQ(after.phase, commit_phase::after);
+    EXPECT_FALSE(std::get<malformed_action>(after.what).bytes.empty());
+}
+
+TEST(malformed_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"malformed\"\nbytes = \"\"\n"),
+              "rules.toml:3:9: fault kind \"malformed\": key \"bytes\": must not be empty");
+}
+
+// ---- refuse ----
+
+TEST(refuse_kind, resets_connections_on_accept) {
+    const rule r = one_rule("[[fault]]\nkind = \"refuse\"\n[fault.when]\nfrom = \"1s\"\nfor = \"2s\"\n");
+    EXPECT_EQ(r.level, fault_level::connection);
+    EXPECT_EQ(r.fault->on_connection({}), connection_verdict::reset);
+}
+
+TEST(refuse_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nmode = \"drop\"\n"),
+              "rules.toml:3:1: fault kind \"refuse\": unknown key \"mode\" (allowed: \"name\", \"kind\", \"match\", "
+              "\"when\")");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\n[fault.match]\npath = \"/x\"\n"),
+              "rules.toml:3:1: fault rule: key \"match\": a connection-level fault (\"refuse\" here) acts before the "
+              "request is read and cannot match on it");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\n[fault.when]\nattempts = [1]\n"),
+              "rules.toml:3:1: [fault.when]: key \"attempts\": a connection-level fault (\"refuse\" here) has no "
+              "attempts to count");
+}
+
+// ---- overload ----
+
+TEST(overload_kind, admits_within_in_flight_capacity_and_rejects_beyond) {
+    const rule r = one_rule("[[fault]]\nkind = \"overload\"\nmax_in_flight = 1\nretry_after = \"2s\"\n");
+    const attempt_builder attempt;
+    sequence_random random = sequence_random::of_units({0.5});
+    kind_outcome first = r.fault->on_attempt(attempt.build(), random);
+    EXPECT_FALSE(first.plan);
+    EXPECT_TRUE(first.hold.holds());
+
+    const kind_outcome second = r.fault->on_attempt(attempt.build(), random);
+    ASSERT_TRUE(second.plan);
+    EXPECT_EQ(second.plan->phase, commit_phase::before);
+    const auto& response = std::get<respond_action>(second.plan->what);
+    EXPECT_EQ(response.status, 503);
+    EXPECT_EQ(response.headers, (header_list{{"Retry-After", "2"}}));
+    EXPECT_FALSE(second.hold.holds());
+
+    first = kind_outcome{};  // the first attempt ends and frees its slot
+    EXPECT_FALSE(r.fault->on_attempt(attempt.build(), random).plan);
+}
+
+TEST(overload_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\n"),
+              "rules.toml:1:1: fault kind \"overload\": key \"max_in_flight\": an overload needs \"max_in_flight\", "
+              "\"rate\", or both");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 0\n"),
+              "rules.toml:3:8: fault kind \"overload\": key \"rate\": must be between 0.000001 and 1000000000 (got 0)");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 10\nexcess = \"drop\"\n"),
+              "rules.toml:4:10: fault kind \"overload\": key \"excess\": \"drop\" is not one of \"reject\", \"queue\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 10\nmax_queue_wait = \"1s\"\n"),
+              "rules.toml:4:1: fault kind \"overload\": unknown key \"max_queue_wait\" (allowed: \"name\", \"kind\", "
+              "\"match\", \"when\", \"max_in_flight\", \"rate\", \"burst\", \"excess\", \"status\", \"retry_after\")");
+}
+
+}  // namespace
+}  // namespace faultline::faults
