@@ -9,9 +9,12 @@ namespace faultline::retry {
 namespace {
 
 std::optional<time_point> combine_deadline(std::optional<time_point> explicit_deadline,
-                                           std::optional<duration> overall_timeout, time_point now) {
-    if (!overall_timeout) return explicit_deadline;
-    const time_point from_timeout = now + *overall_timeout;
+                                           std::optional<duration> overall_timeout, clock& clk) {
+    if (!overall_timeout) return explicit_deadline;  // no clock read needed
+    const time_point now = clk.now();
+    // Saturate: a huge timeout must not wrap the time point into the past.
+    const time_point from_timeout =
+        *overall_timeout >= time_point::max() - now ? time_point::max() : now + *overall_timeout;
     return explicit_deadline ? std::min(*explicit_deadline, from_timeout) : from_timeout;
 }
 
@@ -35,7 +38,7 @@ retry_state::retry_state(const retry_policy& policy, clock& clk, random_source& 
       clock_{clk},
       random_{random},
       safety_{safety},
-      deadline_{combine_deadline(deadline, policy.overall_timeout, clk.now())},
+      deadline_{combine_deadline(deadline, policy.overall_timeout, clk)},
       key_{key},
       backoff_{policy.backoff} {
     if (!key_ && safety_ == request_safety::unsafe && policy_.keys.auto_add) key_ = idempotency_key::generate(random_);
@@ -48,6 +51,13 @@ retry_state::retry_state(const retry_policy& policy, clock& clk, random_source& 
 attempt_plan retry_state::before_attempt() {
     attempt_plan plan;
     plan.attempt = attempts_ + 1;
+    // The clock is read only when something needs the time: the bare success path stays cheap.
+    if (!deadline_ && !policy_.breaker && !policy_.budget) {
+        attempts_ = plan.attempt;
+        plan.timeout = policy_.per_attempt_timeout;
+        plan.idempotency_key = header_.view();
+        return plan;
+    }
     const time_point now = clock_.now();
     if (deadline_ && now >= *deadline_) {
         plan.stop = decision::deadline_exceeded;
@@ -69,10 +79,12 @@ attempt_plan retry_state::before_attempt() {
 
 step retry_state::after_attempt(const attempt_outcome& outcome) {
     step s;
-    const time_point now = clock_.now();
     s.cls = policy_.classify.classify(outcome, safety_);
+    // Read the clock only when the breaker or a retry needs it (not on the bare success path).
+    std::optional<time_point> read_now;
+    const auto now = [&] { return read_now ? *read_now : *(read_now = clock_.now()); };
     if (in_flight_) {
-        policy_.breaker->record(now, breaker_result(s.cls));
+        policy_.breaker->record(now(), breaker_result(s.cls));
         in_flight_ = false;
     }
     if (policy_.budget) {
@@ -100,18 +112,18 @@ step retry_state::after_attempt(const attempt_outcome& outcome) {
         delay = std::max(delay, *outcome.retry_after);
     }
     // No sleep may end at or past the deadline: there would be no time left for the attempt.
-    if (deadline_ && delay >= remaining(*deadline_, now)) {
+    if (deadline_ && delay >= remaining(*deadline_, now())) {
         s.verdict = decision::deadline_exceeded;
         return s;
     }
     // Last, so that retries refused for any other reason never consume the budget.
-    if (policy_.budget && !policy_.budget->try_withdraw_retry(now)) {
+    if (policy_.budget && !policy_.budget->try_withdraw_retry(now())) {
         s.verdict = decision::budget_exhausted;
         return s;
     }
     s.verdict = decision::retry;
     s.delay = delay;
-    s.resume_at = now + delay;
+    s.resume_at = now() + delay;
     return s;
 }
 
