@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 namespace faultline::retry {
 namespace {
 
@@ -98,6 +101,33 @@ TEST(CircuitBreaker, ClosingStartsWithAnEmptyWindow) {
     ASSERT_EQ(b.state(t0 + 5s), breaker_state::closed);
     for (int i = 0; i < 3; ++i) call(b, t0 + 5s, call_result::failure);
     EXPECT_EQ(b.state(t0 + 5s), breaker_state::closed);  // 3 results < minimum_calls
+}
+
+}  // namespace
+}  // namespace faultline::retry
+
+namespace faultline::retry {
+namespace {
+
+TEST(CircuitBreakerThreads, CountsStayConsistentUnderTwoThreads) {
+    circuit_breaker b{circuit_breaker_options{}.with_window_size(10).with_minimum_calls(10).with_open_duration(1ms)};
+    std::atomic<long> admitted{0};
+    auto work = [&](call_result r) {
+        for (int i = 0; i < 20'000; ++i) {
+            const time_point now = t0 + std::chrono::microseconds{i * 10};
+            if (b.try_acquire(now)) {
+                admitted.fetch_add(1);
+                b.record(now, r);
+            }
+        }
+    };
+    std::thread a{work, call_result::failure};
+    std::thread c{work, call_result::success};
+    a.join();
+    c.join();
+    EXPECT_EQ(admitted.load() + static_cast<long>(b.rejected()), 40'000);
+    EXPECT_GE(b.times_opened(), 1U);
+    EXPECT_LE(b.times_half_opened(), b.times_opened());
 }
 
 }  // namespace
