@@ -55,6 +55,7 @@
 #include "faultline/core/clock.hpp"
 #include "faultline/core/random.hpp"
 #include "faultline/retry/async_execute.hpp"
+#include "faultline/retry/deadline.hpp"
 #include "faultline/retry/execute.hpp"
 #include "faultline/retry/outcome.hpp"
 #include "faultline/retry/policy.hpp"
