@@ -74,26 +74,25 @@ public:
 
 private:
     void writer_loop();
-    void fail(std::string message);
 
     const journal_options options_;
-    std::FILE* file_ = nullptr;
+    std::FILE* file_ = nullptr;  // null without a path
 
-    mutable std::mutex mutex_;  // guards everything below but the atomics
+    mutable std::mutex mutex_;  // guards everything below but the atomics; never held during I/O
     std::condition_variable wake_writer_;
     std::condition_variable written_;
-    std::vector<journal_record> memory_;
-    std::vector<journal_record> pending_;  // appended, not yet handed to the writer
+    std::deque<journal_record> memory_;    // a deque: growing it never moves a million records under the lock
+    std::vector<journal_record> pending_;  // appended, not yet taken by the writer
     std::uint64_t enqueued_ = 0;           // records ever put in pending_
-    std::uint64_t written_count_ = 0;      // of those, written and flushed
+    std::uint64_t written_count_ = 0;      // of those, written (or failed to write) and flushed
     bool memory_complete_ = true;
+    bool overflowed_ = false;
+    std::uint64_t lost_ = 0;
+    std::string write_error_;
     bool stopping_ = false;
-    std::string error_;
 
     std::atomic<std::uint64_t> next_seq_{0};
     std::atomic<std::uint64_t> appended_{0};
-    std::atomic<std::uint64_t> lost_{0};
-    std::atomic<bool> failed_{false};
     std::thread writer_;
 };
 

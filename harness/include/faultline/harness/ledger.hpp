@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace faultline::harness {
@@ -67,7 +66,8 @@ public:
     std::size_t size() const;
     void reset();
 
-    // {"entries":[{...}], "double_effects":[{"op":..., "commits":N}]} — field names as in entry_to_json.
+    // {"entries":[{...}], "double_effects":[{"op":..., "commits":N, "seqs":[...]}]}: entries as in
+    // entry_to_json, double effects in the default (non-idempotent) scope.
     boost::json::value to_json() const;
 
 private:

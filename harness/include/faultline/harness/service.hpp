@@ -23,7 +23,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace faultline::harness {
@@ -57,6 +56,9 @@ struct service_response {
     friend bool operator==(const service_response&, const service_response&) = default;
 };
 
+// A problem+json (RFC 9457) reply with type "about:blank": the service's and the layers' errors.
+service_response problem(int status, std::string_view title, std::string_view detail);
+
 // An endpoint declared in configuration. Path patterns are matched segment by segment: a literal
 // segment matches itself, `{name}` matches any one non-empty segment, and a final `*` matches the rest.
 struct endpoint_config {
@@ -64,7 +66,7 @@ struct endpoint_config {
     std::string path;     // "/orders/{id}/pay"
     effect_semantics effect = effect_semantics::non_idempotent;
     int status = 200;     // status returned when it commits
-    std::string body;     // returned as is; "{n}" is replaced by the endpoint's commit count
+    std::string body;     // returned as is, but "{n}" becomes how many times the endpoint ran (this one included)
     std::string content_type = "application/json";
 };
 
@@ -114,17 +116,19 @@ private:
         std::string id;
         std::int64_t amount = 0;
     };
+    enum class route_kind;
     struct route;
 
-    service_response commit(const service_request& request, const route& r);
+    route find_route(std::string_view method, std::string_view target) const;
 
     const service_config config_;
     ledger& ledger_;
-    mutable std::mutex mutex_;
-    std::vector<charge> charges_;
+    mutable std::mutex mutex_;  // guards the domain below; the ledger is written while holding it
+    std::vector<charge> charges_;  // charge "ch_N" is charges_[N - 1]
     std::map<std::string, std::string, std::less<>> kv_;
     std::map<std::string, std::int64_t, std::less<>> counters_;
-    std::vector<std::uint64_t> endpoint_commits_;  // one per config_.endpoints entry
+    std::vector<std::uint64_t> endpoint_runs_;  // one per config_.endpoints entry
+    std::uint64_t catch_all_runs_ = 0;
 };
 
 }  // namespace faultline::harness
