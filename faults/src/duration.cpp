@@ -72,8 +72,9 @@ std::string format_duration(std::chrono::nanoseconds d) {
     // Unsigned magnitude: negating INT64_MIN would overflow.
     const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
     const std::string sign = ns < 0 ? "-" : "";
-    // Largest unit that divides exactly, so the text reads back to the same value.
-    for (auto it = units.rbegin(); it != units.rend(); ++it) {
+    // Largest unit that divides exactly, so the text reads back to the same value; every
+    // count of nanoseconds is exact in "ns", the fallback.
+    for (auto it = units.rbegin(); it + 1 != units.rend(); ++it) {
         const auto per = static_cast<std::uint64_t>(it->nanoseconds);
         if (magnitude % per == 0) {
             return sign + std::to_string(magnitude / per) + std::string{it->suffix};
