@@ -98,8 +98,9 @@ std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, comma
 // What the CLI can override in the [client] table.
 struct client_overrides {
     // `faultline run FILE -- cmd args…`: when non-empty the client is this command, whatever
-    // `driver` says; command keys of the table (mode, operations, concurrency, …) still apply and
-    // the table's own `command` is ignored.
+    // `driver` says. With driver = "command" the table's other keys (mode, operations, concurrency, …)
+    // still apply and its own `command` is ignored; a builtin table is still validated, then replaced
+    // by this command run once.
     std::vector<std::string> command;
 };
 
