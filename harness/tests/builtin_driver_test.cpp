@@ -419,5 +419,45 @@ budget = { kind = "token_bucket", max_tokens = 4, token_ratio = 0.1 }
     EXPECT_EQ(server.requests().size(), 11u);
 }
 
+TEST(BuiltinDriver, TwoThreadsRunTheSameWorkload) {
+    test_server server{[](const seen_request& s) { return s.attempt == 1 ? reply{reply::kind::respond, 502, ""} : reply{}; }};
+    const auto config = parse_builtin(std::string("[client]\nclients = 8\noperations = 5\nthreads = 2\n") +
+                                      std::string(fast_backoff));
+    const auto r = run_against(server, config);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    ASSERT_EQ(r.clients.size(), 40u);
+    std::set<std::string> identities;
+    for (const auto& rec : r.clients) {
+        EXPECT_TRUE(rec.success);
+        EXPECT_THAT(rec.attempt_outcomes, ::testing::ElementsAre("502", "200"));
+        identities.insert(rec.operation);
+    }
+    EXPECT_EQ(identities.size(), 40u);
+    EXPECT_EQ(server.requests().size(), 80u);
+}
+
+TEST(BuiltinDriver, SharesOneCircuitBreaker) {
+    test_server server{[](const seen_request&) { return reply{reply::kind::respond, 503, ""}; }};
+    const auto config = parse_builtin(R"(
+[client]
+operations = 5
+[client.policy]
+max_attempts = 1
+circuit_breaker = { window_size = 2, minimum_calls = 2, failure_ratio = 0.5, open_duration = "1h" }
+)");
+    builtin_stats stats;
+    const auto r = run_against(server, config, 1, 20s, &stats);
+    ASSERT_EQ(r.clients.size(), 5u);
+    EXPECT_EQ(r.clients[0].decision, "attempts_exhausted");
+    EXPECT_EQ(r.clients[1].decision, "attempts_exhausted");
+    for (std::size_t i = 2; i < 5; ++i) {
+        EXPECT_EQ(r.clients[i].decision, "circuit_open");
+        EXPECT_EQ(r.clients[i].attempts, 0u);
+        EXPECT_TRUE(r.clients[i].attempt_outcomes.empty());
+    }
+    EXPECT_EQ(stats.breaker_opened, 1u);
+    EXPECT_EQ(server.requests().size(), 2u);
+}
+
 }  // namespace
 }  // namespace faultline::harness
