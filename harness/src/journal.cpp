@@ -52,10 +52,11 @@ std::uint64_t journal::append(journal_record record) {
             }
         }
         if (to_file) {
-            // The writer sleeps only while pending_ is empty, so only the first record wakes it.
-            wake = pending_.empty();
             pending_.push_back(std::move(record));
             ++enqueued_;
+            // The writer also wakes on its own every writer_interval; waking it per record would cost
+            // a futex call on the hot path, so only a full batch does.
+            wake = pending_.size() == writer_batch;
         }
     }
     if (wake) wake_writer_.notify_one();
@@ -69,12 +70,17 @@ void journal::writer_loop() {
     for (;;) {
         {
             std::unique_lock lock{mutex_};
-            wake_writer_.wait(lock, [&] { return !pending_.empty() || stopping_; });
-            if (pending_.empty()) return;
+            wake_writer_.wait_for(lock, writer_interval,
+                                  [&] { return pending_.size() >= writer_batch || flush_requested_ || stopping_; });
+            flush_requested_ = false;
+            if (pending_.empty()) {
+                if (stopping_) return;
+                continue;
+            }
             batch.swap(pending_);
         }
         buffer.clear();
-        for (const auto& r : batch) buffer += to_jsonl_line(r);
+        for (const auto& r : batch) append_jsonl_line(buffer, r);
         const bool ok = std::fwrite(buffer.data(), 1, buffer.size(), file_) == buffer.size() && std::fflush(file_) == 0;
         const int err = errno;
         {
@@ -96,7 +102,7 @@ std::vector<journal_record> journal::snapshot() const {
 
 std::string journal::to_jsonl() const {
     std::string out;
-    for (const auto& r : snapshot()) out += to_jsonl_line(r);
+    for (const auto& r : snapshot()) append_jsonl_line(out, r);
     return out;
 }
 
@@ -112,6 +118,9 @@ void journal::flush() {
     if (file_ == nullptr) return;
     std::unique_lock lock{mutex_};
     const auto target = enqueued_;
+    if (written_count_ >= target) return;
+    flush_requested_ = true;
+    wake_writer_.notify_one();
     written_.wait(lock, [&] { return written_count_ >= target; });
 }
 

@@ -2,6 +2,7 @@
 #include "faultline/harness/journal_json.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -191,6 +192,24 @@ TEST(journal_json, field_names_are_the_documented_ones) {
     EXPECT_FALSE(plain.contains("attempt_header"));
     EXPECT_FALSE(plain.contains("deadline_ms"));
     EXPECT_FALSE(plain.contains("retry_after_ms"));
+}
+
+TEST(journal_json, the_line_writer_matches_the_object_form) {
+    for (std::uint64_t n = 0; n < 12; ++n) {
+        auto r = sample(n);
+        r.target = "/p?q=\"x\"\\\n\t\x01\x1f/\u00e9\u2603";
+        r.rule = "r\b\f\r";
+        EXPECT_EQ(to_jsonl_line(r), boost::json::serialize(to_json(r)) + "\n") << n;
+    }
+}
+
+TEST(journal_json, bytes_that_are_not_utf8_survive_the_round_trip) {
+    auto r = sample(1);
+    r.target = "/p/\xff\xfe";
+    std::istringstream in{to_jsonl_line(r)};
+    const auto read = read_jsonl(in, "j.jsonl");
+    ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+    EXPECT_EQ(read.records.at(0).target, r.target);
 }
 
 TEST(journal_json, bad_lines_are_reported_with_their_numbers) {

@@ -2,7 +2,8 @@
 // thread-safe (a short lock: assign the seq, move the record into a buffer). Records are kept in
 // memory up to a bound; when a file is configured, a background writer streams every record to it as
 // JSON Lines (one `to_json(record)` object per line), doing all serialisation and file I/O outside the
-// lock that appends take. Nothing is ever dropped silently:
+// lock that appends take (it wakes every few milliseconds or per full batch, so appends make no
+// system call). Nothing is ever dropped silently:
 //   - with a file, records past the memory bound go to the file only (`memory_complete()` turns
 //     false; read the file back with read_jsonl for the full journal);
 //   - without a file, reaching the bound sets a sticky overflow error (`failed()`/`error()`) that the
@@ -15,6 +16,7 @@
 #include "faultline/harness/journal_record.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -75,6 +77,11 @@ public:
 private:
     void writer_loop();
 
+    // The writer takes whatever is pending at least this often, and at once when a batch is full or
+    // someone flushes.
+    static constexpr std::chrono::milliseconds writer_interval{5};
+    static constexpr std::size_t writer_batch = 4096;
+
     const journal_options options_;
     std::FILE* file_ = nullptr;  // null without a path
 
@@ -89,6 +96,7 @@ private:
     bool overflowed_ = false;
     std::uint64_t lost_ = 0;
     std::string write_error_;
+    bool flush_requested_ = false;
     bool stopping_ = false;
 
     std::atomic<std::uint64_t> next_seq_{0};

@@ -24,8 +24,11 @@ std::optional<effect_kind> effect_kind_from_string(std::string_view s);
 std::optional<wire_outcome> wire_outcome_from_string(std::string_view s);
 
 boost::json::object to_json(const journal_record& record);
-// One line of JSON Lines: the serialised object and a '\n'.
+// One line of JSON Lines: serialize(to_json(record)) and a '\n', written without building the object.
+// Strings are written byte for byte (escaping only what JSON requires), so a target that is not
+// valid UTF-8 stays as it came off the wire; read_jsonl accepts such lines.
 std::string to_jsonl_line(const journal_record& record);
+void append_jsonl_line(std::string& out, const journal_record& record);
 
 // Parses one record. Every non-optional field is required; unknown fields are ignored (newer
 // writers may add some). On failure returns nullopt and sets `error` (naming the field).
