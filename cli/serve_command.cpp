@@ -1,0 +1,118 @@
+// `faultline serve`: the fault-injecting server for any client in any language. Loads the rules
+// file, starts the server on 127.0.0.1, prints its URL, and runs until SIGINT or SIGTERM, then stops
+// cleanly and flushes the journal.
+#include "commands.hpp"
+
+#include "faultline/harness/serve_config.hpp"
+#include "faultline/harness/server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <csignal>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <system_error>
+
+namespace faultline::cli {
+
+namespace {
+
+struct serve_args {
+    std::string rules;
+    std::optional<std::uint16_t> port;
+    std::optional<std::uint16_t> control_port;
+    std::optional<std::uint64_t> seed;
+    std::optional<std::size_t> threads;
+    std::string journal;
+};
+
+[[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
+
+std::uint64_t fresh_seed() {
+    std::random_device device;
+    return (std::uint64_t{device()} << 32U) ^ device();
+}
+
+void run_serve(const serve_args& args) {
+    auto loaded = harness::load_serve_config(args.rules);
+    if (!loaded.ok()) {
+        for (const auto& e : loaded.errors) std::cerr << e.to_string() << '\n';
+        fail(exit_bad_input);
+    }
+    harness::serve_config& config = *loaded.config;
+
+    harness::server_options options;
+    faults::engine_limits limits;
+    config.settings.apply(options, limits);
+    if (args.port) options.port = *args.port;
+    if (args.control_port) options.control_port = *args.control_port;
+    if (args.threads) options.threads = *args.threads;
+    const std::uint64_t seed = args.seed ? *args.seed : config.settings.seed ? *config.settings.seed : fresh_seed();
+
+    harness::journal_options journal;
+    journal.max_records = config.model.journal_max_records;
+    journal.path = args.journal;
+
+    std::unique_ptr<harness::server_context> context;
+    try {
+        context = std::make_unique<harness::server_context>(config.model, std::move(config.rules), seed, journal, limits);
+    } catch (const std::system_error& e) {
+        std::cerr << args.journal << ": cannot open the journal file: " << e.what() << '\n';
+        fail(exit_bad_input);
+    }
+
+    // The signal handlers go in before any server thread exists, so no signal can find them missing.
+    boost::asio::io_context signals_io;
+    boost::asio::signal_set signals{signals_io, SIGINT, SIGTERM};
+    int received = 0;
+    signals.async_wait([&received](const boost::system::error_code& ec, int signal) {
+        if (!ec) received = signal;
+    });
+
+    harness::server server{*context, options};
+    if (const auto ec = server.start()) {
+        std::cerr << "faultline serve: cannot listen on " << options.address << ':' << options.port << ": "
+                  << ec.message() << '\n';
+        fail(exit_harness_error);
+    }
+    std::cout << "faultline serving on " << server.url() << " (seed " << seed << ")\n"
+              << "control API: " << server.control_url() << '\n'
+              << std::flush;
+
+    signals_io.run();
+    server.stop();
+
+    const auto counters = server.counters();
+    std::cerr << "faultline serve: stopped by signal " << received << " after " << counters.attempts
+              << " attempts on " << counters.connections << " connections";
+    if (!args.journal.empty()) std::cerr << "; journal: " << args.journal;
+    std::cerr << '\n';
+    if (context->records.failed()) {
+        std::cerr << "faultline serve: the journal failed: " << context->records.error() << '\n';
+        fail(exit_harness_error);
+    }
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+    auto args = std::make_shared<serve_args>();
+    CLI::App* cmd = app.add_subcommand(
+        "serve", "Run the fault-injecting server on 127.0.0.1 for any client; stop with SIGINT or SIGTERM");
+    cmd->add_option("--rules", args->rules, "TOML file with [[fault]] rules and an optional [server] table")
+        ->required();
+    cmd->add_option("--port", args->port, "Port to listen on (default: [server] port, else ephemeral)");
+    cmd->add_option("--control-port", args->control_port, "Also serve the control API alone on this port");
+    cmd->add_option("--seed", args->seed, "Seed of the fault decisions (default: [server] seed, else random)");
+    cmd->add_option("--journal", args->journal, "Stream the journal to this file as JSON Lines");
+    cmd->add_option("--threads", args->threads, "Worker threads (default: [server] threads, else 1)")
+        ->check(CLI::Range(1, 256));
+    cmd->callback([args] { run_serve(*args); });
+}
+
+}  // namespace faultline::cli

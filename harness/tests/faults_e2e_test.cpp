@@ -1,0 +1,277 @@
+// Every fault kind observed through real sockets by a raw client, and its journal record.
+#include "server_fixture.hpp"
+#include "test_client.hpp"
+
+#include <boost/asio/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace faultline::harness::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+std::string rule(std::string_view kind_and_keys, std::string_view path = "/*") {
+    return "[[fault]]\nname = \"r\"\n" + std::string{kind_and_keys} + "\n[fault.match]\npath = \"" +
+           std::string{path} + "\"\n";
+}
+
+// The one record of a journal (a copy: journals are usually temporaries here).
+journal_record only(const std::vector<journal_record>& journal) {
+    EXPECT_EQ(journal.size(), 1U);
+    return journal.empty() ? journal_record{} : journal.front();
+}
+
+TEST(faults_e2e, reset_after_read_is_a_connection_reset_and_commits_nothing) {
+    test_server s{rule("kind = \"reset\"")};
+    const auto reply = exchange(s.port(), make_request("POST", "/payments", "{}"));
+    EXPECT_EQ(reply.read_error, asio::error::connection_reset);
+    EXPECT_TRUE(reply.bytes.empty());
+    const auto journal = s.journal();
+    const auto r = only(journal);
+    EXPECT_EQ(r.outcome, wire_outcome::reset);
+    EXPECT_EQ(r.rule, "r");
+    EXPECT_EQ(r.fault, "reset");
+    EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.response_started_ns, -1);
+    EXPECT_EQ(s.context().effects.size(), 0U);
+}
+
+TEST(faults_e2e, close_is_eof_with_no_response) {
+    test_server s{rule("kind = \"close\"")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    EXPECT_EQ(reply.read_error, asio::error::eof);
+    EXPECT_TRUE(reply.bytes.empty());
+    EXPECT_EQ(only(s.journal()).outcome, wire_outcome::closed);
+}
+
+TEST(faults_e2e, lost_response_commits_then_the_reply_never_arrives) {
+    test_server s{rule("kind = \"lost_response\"\nthen = \"reset\"", "/payments")};
+    const auto reply = exchange(s.port(), make_request("POST", "/payments", R"({"amount":5})"));
+    EXPECT_EQ(reply.read_error, asio::error::connection_reset);
+    EXPECT_TRUE(reply.bytes.empty());
+    // The effect is in the ledger although the client saw nothing.
+    EXPECT_EQ(s.context().effects.size(), 1U);
+    const auto r = only(s.journal());
+    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.outcome, wire_outcome::reset);
+    EXPECT_EQ(s.context().effects.commits_for(r.operation), 1U);
+}
+
+TEST(faults_e2e, lost_response_then_retry_with_the_same_key_is_replayed_not_recommitted) {
+    std::string rules{"[server]\nidempotency = \"keys\"\n"};
+    rules += rule("kind = \"lost_response\"\nthen = \"close\"\n[fault.when]\nattempts = [1]", "/payments");
+    test_server s{rules};
+    const std::string req = make_request("POST", "/payments", R"({"amount":5})", {{"Idempotency-Key", "pay-1"}});
+    const auto lost = exchange(s.port(), req);
+    EXPECT_EQ(lost.read_error, asio::error::eof);
+    EXPECT_TRUE(lost.bytes.empty());
+
+    const auto retry = exchange(s.port(), req);
+    const auto again = exchange(s.port(), req);
+    ASSERT_TRUE(retry.parsed()) << retry.bytes;
+    ASSERT_TRUE(again.parsed());
+    EXPECT_EQ(retry.parsed()->result_int(), 201);
+    EXPECT_EQ(retry.parsed()->body(), again.parsed()->body());
+    EXPECT_NE(retry.parsed()->body().find("ch_1"), std::string::npos);
+
+    EXPECT_EQ(s.context().effects.commits_for("pay-1"), 1U);
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 3U);
+    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].outcome, wire_outcome::closed);
+    EXPECT_EQ(journal[1].effect, effect_kind::replayed);
+    EXPECT_EQ(journal[1].attempt, 2U);
+    EXPECT_EQ(journal[2].effect, effect_kind::replayed);
+}
+
+TEST(faults_e2e, status_with_retry_after_in_seconds_is_sent_and_journaled) {
+    test_server s{rule("kind = \"status\"\nstatus = 503\nretry_after = \"2s\"\nbody = \"busy\"")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    const auto res = reply.parsed();
+    ASSERT_TRUE(res) << reply.bytes;
+    EXPECT_EQ(res->result_int(), 503);
+    EXPECT_EQ((*res)[http::field::retry_after], "2");
+    EXPECT_EQ(res->body(), "busy");
+    const auto r = only(s.journal());
+    EXPECT_EQ(r.status, 503);
+    EXPECT_EQ(r.retry_after_ms, 2000);
+    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    EXPECT_EQ(r.fault, "status");
+}
+
+TEST(faults_e2e, status_with_retry_after_as_http_date) {
+    test_server s{rule("kind = \"status\"\nstatus = 429\nretry_after = \"3s\"\nretry_after_format = \"http_date\"")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    const auto res = reply.parsed();
+    ASSERT_TRUE(res) << reply.bytes;
+    EXPECT_EQ(res->result_int(), 429);
+    EXPECT_NE(std::string{(*res)[http::field::retry_after]}.find("GMT"), std::string::npos);
+    const auto r = only(s.journal());
+    ASSERT_TRUE(r.retry_after_ms);
+    // An HTTP-date has whole seconds: the kind counts 3 s from the next whole second.
+    EXPECT_GE(*r.retry_after_ms, 3000);
+    EXPECT_LE(*r.retry_after_ms, 4000);
+}
+
+TEST(faults_e2e, status_after_commit_commits_then_answers_the_error) {
+    test_server s{rule("kind = \"status\"\nstatus = 500\nphase = \"after\"", "/payments")};
+    const auto reply = exchange(s.port(), make_request("POST", "/payments", "{}"));
+    ASSERT_TRUE(reply.parsed());
+    EXPECT_EQ(reply.parsed()->result_int(), 500);
+    EXPECT_EQ(s.context().effects.size(), 1U);
+    EXPECT_EQ(only(s.journal()).effect, effect_kind::committed);
+}
+
+TEST(faults_e2e, hang_outlasts_the_client_which_times_out) {
+    test_server s{rule("kind = \"hang\"\nlimit = \"30s\"")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"), 200ms);
+    EXPECT_TRUE(reply.timed_out);
+    EXPECT_TRUE(reply.bytes.empty());
+    // The client has closed; stopping the server ends the attempt either way.
+    const auto r = only(s.journal());
+    EXPECT_EQ(r.outcome, wire_outcome::hung);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.response_started_ns, -1);
+}
+
+TEST(faults_e2e, hang_ends_at_its_limit_with_a_close) {
+    test_server s{rule("kind = \"hang\"\nlimit = \"20ms\"")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    EXPECT_FALSE(reply.timed_out);
+    EXPECT_EQ(reply.read_error, asio::error::eof);
+    EXPECT_TRUE(reply.bytes.empty());
+    const auto r = only(s.journal());
+    EXPECT_EQ(r.outcome, wire_outcome::hung);
+    EXPECT_GE(r.finished_ns - r.request_ns, std::chrono::nanoseconds{20ms}.count());
+}
+
+TEST(faults_e2e, slow_body_arrives_whole_but_paced) {
+    test_server s{rule("kind = \"slow_body\"\nbytes_per_second = 2000\nchunk_bytes = 20")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    const auto res = reply.parsed();
+    ASSERT_TRUE(res) << reply.bytes;
+    EXPECT_EQ(res->result_int(), 200);
+    EXPECT_EQ(res->body(), "ok");
+    const auto r = only(s.journal());
+    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    EXPECT_EQ(r.bytes_out, reply.bytes.size());
+    // ceil(bytes / 20) chunks, 10 ms apart: the timer never fires early.
+    const auto chunks = static_cast<std::int64_t>((reply.bytes.size() + 19) / 20);
+    EXPECT_GE(r.finished_ns - r.response_started_ns, (chunks - 1) * std::chrono::nanoseconds{10ms}.count());
+}
+
+TEST(faults_e2e, truncate_promises_more_than_it_sends) {
+    test_server s{"[[fault]]\nkind = \"truncate\"\nbody_bytes = 3\n[fault.match]\nmethod = \"GET\"\n"};
+    ASSERT_TRUE(exchange(s.port(), make_request("PUT", "/kv/k", "0123456789")).parsed());
+    const auto reply = exchange(s.port(), make_request("GET", "/kv/k"));
+    EXPECT_EQ(reply.read_error, asio::error::eof);
+    EXPECT_FALSE(reply.parsed());
+    const auto head_end = reply.bytes.find("\r\n\r\n");
+    ASSERT_NE(head_end, std::string::npos) << reply.bytes;
+    EXPECT_NE(reply.bytes.find("Content-Length: 10"), std::string::npos) << reply.bytes;
+    EXPECT_EQ(reply.bytes.substr(head_end + 4), "012");
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    EXPECT_EQ(journal[1].outcome, wire_outcome::truncated);
+    EXPECT_EQ(journal[1].status, 200);
+    EXPECT_EQ(journal[1].bytes_out, reply.bytes.size());
+}
+
+TEST(faults_e2e, reset_mid_response_cuts_the_body_with_an_rst) {
+    test_server s{rule("kind = \"reset\"\nphase = \"mid_response\"\nbody_bytes = 1")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    EXPECT_FALSE(reply.parsed());
+    EXPECT_TRUE(reply.read_error == asio::error::connection_reset || reply.read_error == asio::error::eof)
+        << reply.read_error.message();
+    EXPECT_EQ(only(s.journal()).outcome, wire_outcome::truncated);
+}
+
+TEST(faults_e2e, malformed_sends_garbage_instead_of_a_status_line) {
+    test_server s{rule("kind = \"malformed\"\nbytes = \"NOT-HTTP\\r\\n\"")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    EXPECT_EQ(reply.bytes, "NOT-HTTP\r\n");
+    EXPECT_FALSE(reply.parsed());
+    const auto r = only(s.journal());
+    EXPECT_EQ(r.outcome, wire_outcome::malformed);
+    EXPECT_EQ(r.bytes_out, 10U);
+}
+
+TEST(faults_e2e, refuse_resets_the_connection_on_accept) {
+    test_server s{"[[fault]]\nkind = \"refuse\"\n[fault.when]\nfirst = 1\n"};
+    const auto refused = exchange(s.port(), make_request("GET", "/x"));
+    EXPECT_FALSE(refused.connect_error);
+    EXPECT_EQ(refused.read_error, asio::error::connection_reset);
+    EXPECT_TRUE(refused.bytes.empty());
+    // Only the first connection: the next one is served.
+    const auto served = exchange(s.port(), make_request("GET", "/x"));
+    ASSERT_TRUE(served.parsed());
+    EXPECT_EQ(s.engine().counters().refused, 1U);
+    EXPECT_EQ(s.journal().size(), 1U);  // a refused connection carries no attempt
+}
+
+TEST(faults_e2e, close_before_read_is_a_fin_on_accept) {
+    test_server s{"[[fault]]\nkind = \"close\"\nphase = \"before_read\"\n"};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    EXPECT_EQ(reply.read_error, asio::error::eof);
+    EXPECT_TRUE(reply.bytes.empty());
+    EXPECT_TRUE(s.journal().empty());
+}
+
+TEST(faults_e2e, overload_refuses_beyond_capacity) {
+    // Two attempts fit; the admitted ones then hang (the next rule), holding their slots.
+    const std::string rules = R"(
+[[fault]]
+name = "capacity"
+kind = "overload"
+max_in_flight = 2
+retry_after = "1s"
+
+[[fault]]
+name = "stall"
+kind = "hang"
+limit = "30s"
+)";
+    server_options options;
+    options.threads = 2;
+    test_server s{rules, 7, options};
+    std::vector<std::string> requests;
+    for (int i = 0; i < 10; ++i) requests.push_back(make_request("GET", "/work/" + std::to_string(i)));
+    const auto replies = exchange_concurrently(s.port(), requests, 500ms);
+    int rejected = 0;
+    int timed_out = 0;
+    for (const auto& reply : replies) {
+        if (reply.timed_out) {
+            ++timed_out;
+            continue;
+        }
+        const auto res = reply.parsed();
+        ASSERT_TRUE(res) << reply.bytes;
+        EXPECT_EQ(res->result_int(), 503);
+        EXPECT_EQ((*res)[http::field::retry_after], "1");
+        ++rejected;
+    }
+    EXPECT_EQ(timed_out, 2);
+    EXPECT_EQ(rejected, 8);
+    const auto journal = s.journal();
+    EXPECT_EQ(std::count_if(journal.begin(), journal.end(), [](const auto& r) { return r.fault == "overload"; }), 8);
+    EXPECT_EQ(std::count_if(journal.begin(), journal.end(), [](const auto& r) { return r.outcome == wire_outcome::hung; }),
+              2);
+}
+
+TEST(faults_e2e, delay_shows_in_the_journal_times) {
+    test_server s{rule("kind = \"delay\"\nwait = \"30ms\"")};
+    const auto reply = exchange(s.port(), make_request("GET", "/x"));
+    ASSERT_TRUE(reply.parsed());
+    const auto r = only(s.journal());
+    EXPECT_EQ(r.fault, "delay");
+    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    EXPECT_GE(r.response_started_ns - r.request_ns, std::chrono::nanoseconds{30ms}.count());
+}
+
+}  // namespace
+}  // namespace faultline::harness::testing

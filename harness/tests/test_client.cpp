@@ -1,0 +1,184 @@
+#include "test_client.hpp"
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include <array>
+#include <memory>
+
+namespace faultline::harness::testing {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+// Length of the first complete response at the start of `bytes`, or 0 when there is none yet.
+std::size_t complete_response_length(std::string_view bytes, response* out = nullptr) {
+    http::response_parser<http::string_body> parser;
+    parser.eager(true);
+    parser.body_limit(boost::none);
+    std::size_t used = 0;
+    // Each put consumes at least one byte or stops, so this ends within bytes.size() rounds.
+    while (used < bytes.size() && !parser.is_done()) {
+        error_code ec;
+        const std::size_t n = parser.put(asio::buffer(bytes.data() + used, bytes.size() - used), ec);
+        used += n;
+        if (ec || n == 0) break;
+    }
+    if (!parser.is_done()) return 0;
+    if (out != nullptr) *out = parser.release();
+    return used;
+}
+
+tcp::endpoint loopback(std::uint16_t port) { return {asio::ip::make_address_v4("127.0.0.1"), port}; }
+
+// One request (or none) then one response, on an already connected socket, bounded by a timer.
+class round_trip_op : public std::enable_shared_from_this<round_trip_op> {
+public:
+    round_trip_op(tcp::socket& socket, std::string request, std::string& pending, raw_reply& out,
+                  std::chrono::milliseconds timeout)
+        : socket_{socket}, timer_{socket.get_executor()}, request_{std::move(request)}, pending_{pending},
+          out_{out}, timeout_{timeout} {}
+
+    void start(bool connect_first, std::uint16_t port) {
+        timer_.expires_after(timeout_);
+        timer_.async_wait([self = shared_from_this()](error_code ec) {
+            if (ec) return;
+            self->out_.timed_out = true;
+            error_code ignored;
+            self->socket_.cancel(ignored);
+        });
+        if (!connect_first) return send();
+        socket_.async_connect(loopback(port), [self = shared_from_this()](error_code ec) {
+            if (ec) {
+                self->out_.connect_error = ec;
+                return self->finish();
+            }
+            self->send();
+        });
+    }
+
+private:
+    void send() {
+        if (request_.empty()) return read();
+        asio::async_write(socket_, asio::buffer(request_), [self = shared_from_this()](error_code ec, std::size_t) {
+            // A write error (the server reset early) still leaves bytes or an error to read.
+            (void)ec;
+            self->read();
+        });
+    }
+
+    void read() {
+        if (take_complete_response()) return finish();
+        socket_.async_read_some(asio::buffer(chunk_), [self = shared_from_this()](error_code ec, std::size_t n) {
+            self->pending_.append(self->chunk_.data(), n);
+            if (ec) {
+                self->out_.read_error = ec;
+                self->out_.bytes += self->pending_;
+                self->pending_.clear();
+                return self->finish();
+            }
+            self->read();
+        });
+    }
+
+    bool take_complete_response() {
+        const std::size_t n = complete_response_length(pending_);
+        if (n == 0) return false;
+        out_.bytes.append(pending_, 0, n);
+        pending_.erase(0, n);
+        return true;
+    }
+
+    void finish() { timer_.cancel(); }
+
+    tcp::socket& socket_;
+    asio::steady_timer timer_;
+    std::string request_;
+    std::string& pending_;
+    raw_reply& out_;
+    std::chrono::milliseconds timeout_;
+    std::array<char, 4096> chunk_{};
+};
+
+// Runs `io` until it has no more work, bounded by `bound`.
+void run_bounded(asio::io_context& io, std::chrono::milliseconds bound) {
+    io.restart();
+    io.run_for(bound + std::chrono::seconds{1});
+}
+
+}  // namespace
+
+std::optional<response> raw_reply::parsed() const { return parse_response(bytes); }
+
+std::optional<response> parse_response(std::string_view bytes) {
+    response out;
+    if (complete_response_length(bytes, &out) == 0) return std::nullopt;
+    return out;
+}
+
+std::string make_request(std::string_view method, std::string_view target, std::string_view body,
+                         const header_pairs& headers, bool keep_alive) {
+    std::string out;
+    out.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    for (const auto& [name, value] : headers) out.append(name).append(": ").append(value).append("\r\n");
+    if (!body.empty() || method == "POST" || method == "PUT") {
+        out.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
+    }
+    if (!keep_alive) out.append("Connection: close\r\n");
+    out.append("\r\n").append(body);
+    return out;
+}
+
+raw_reply exchange(std::uint16_t port, std::string request, std::chrono::milliseconds timeout) {
+    return exchange_concurrently(port, {std::move(request)}, timeout).front();
+}
+
+std::vector<raw_reply> exchange_concurrently(std::uint16_t port, const std::vector<std::string>& requests,
+                                             std::chrono::milliseconds timeout) {
+    asio::io_context io;
+    std::vector<raw_reply> replies(requests.size());
+    std::vector<std::unique_ptr<tcp::socket>> sockets;
+    std::vector<std::string> pending(requests.size());
+    sockets.reserve(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        sockets.push_back(std::make_unique<tcp::socket>(io));
+        std::make_shared<round_trip_op>(*sockets.back(), requests[i], pending[i], replies[i], timeout)
+            ->start(true, port);
+    }
+    run_bounded(io, timeout);
+    return replies;
+}
+
+connection::connection(std::uint16_t port, std::chrono::milliseconds connect_timeout) : socket_{io_} {
+    socket_.async_connect(loopback(port), [this](error_code ec) { connect_error_ = ec; });
+    run_bounded(io_, connect_timeout);
+}
+
+raw_reply connection::round_trip(const std::string& request, std::chrono::milliseconds timeout) {
+    raw_reply out;
+    if (!connected()) {
+        out.connect_error = connect_error_;
+        return out;
+    }
+    std::make_shared<round_trip_op>(socket_, request, pending_, out, timeout)->start(false, 0);
+    run_bounded(io_, timeout);
+    return out;
+}
+
+raw_reply connection::read_response(std::chrono::milliseconds timeout) { return round_trip({}, timeout); }
+
+void connection::close() {
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    socket_.close(ignored);
+}
+
+}  // namespace faultline::harness::testing

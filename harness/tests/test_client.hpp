@@ -1,0 +1,79 @@
+// Raw HTTP/1.1 clients for the server's integration tests. They speak to 127.0.0.1 through real
+// sockets, keep every byte the server sent (so truncated bodies and garbage status lines can be
+// inspected), and are bounded by their own timers: every exchange runs its io_context with
+// `run_for`, so a silent server makes a test time out, never hang. Not thread-safe; each test
+// owns its clients.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace faultline::harness::testing {
+
+namespace http = boost::beast::http;
+using response = http::response<http::string_body>;
+using header_pairs = std::vector<std::pair<std::string, std::string>>;
+
+inline constexpr std::chrono::milliseconds default_timeout{5000};
+
+// How one exchange ended, from the client's side.
+struct raw_reply {
+    boost::system::error_code connect_error;
+    // The error that ended reading: `eof`, `connection_reset`, or none when a complete response
+    // arrived. A timeout is reported by `timed_out` (the read was cancelled by the client's timer).
+    boost::system::error_code read_error;
+    bool timed_out = false;
+    std::string bytes;  // everything the server sent, raw
+
+    // The response parsed from `bytes`, when they hold a complete one.
+    std::optional<response> parsed() const;
+};
+
+// The bytes of a request. `Content-Length` is added when `body` is non-empty.
+std::string make_request(std::string_view method, std::string_view target, std::string_view body = {},
+                         const header_pairs& headers = {}, bool keep_alive = false);
+
+// A response parsed from raw bytes, if they hold a complete one.
+std::optional<response> parse_response(std::string_view bytes);
+
+// Opens a connection, sends `request` (nothing when empty), and reads until a complete response,
+// EOF, an error, or `timeout`; then closes.
+raw_reply exchange(std::uint16_t port, std::string request, std::chrono::milliseconds timeout = default_timeout);
+
+// The same for many requests at once, each on its own connection, all started before any
+// completes; replies come back in the order of `requests`.
+std::vector<raw_reply> exchange_concurrently(std::uint16_t port, const std::vector<std::string>& requests,
+                                             std::chrono::milliseconds timeout = default_timeout);
+
+// One kept-alive connection for several requests in turn.
+class connection {
+public:
+    explicit connection(std::uint16_t port, std::chrono::milliseconds connect_timeout = default_timeout);
+
+    bool connected() const { return !connect_error_; }
+    // Sends `request` and reads one response (or the end of the connection) within `timeout`.
+    raw_reply round_trip(const std::string& request, std::chrono::milliseconds timeout = default_timeout);
+    // Reads one response (or the end of the connection) within `timeout`, sending nothing.
+    raw_reply read_response(std::chrono::milliseconds timeout = default_timeout);
+    // Closes the client's end (FIN).
+    void close();
+
+private:
+    boost::asio::io_context io_;
+    boost::asio::ip::tcp::socket socket_;
+    boost::system::error_code connect_error_;
+    std::string pending_;  // bytes received past the last complete response
+};
+
+}  // namespace faultline::harness::testing
