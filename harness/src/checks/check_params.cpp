@@ -1,7 +1,6 @@
-#include <charconv>
-#include <cmath>
 #include <limits>
 
+#include "faultline/faults/duration.hpp"
 #include "faultline/harness/check.hpp"
 #include "support.hpp"
 
@@ -34,28 +33,6 @@ std::string join(const std::set<std::string, std::less<>>& names) {
 }
 
 }  // namespace
-
-std::optional<std::chrono::nanoseconds> parse_check_duration(std::string_view text) {
-    std::size_t unit_at = 0;
-    while (unit_at < text.size() && ((text[unit_at] >= '0' && text[unit_at] <= '9') || text[unit_at] == '.')) ++unit_at;
-    if (unit_at == 0) return std::nullopt;
-    double value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + unit_at, value);
-    if (ec != std::errc{} || end != text.data() + unit_at) return std::nullopt;
-    const std::string_view unit = text.substr(unit_at);
-    double ns_per_unit = 0;
-    if (unit == "ns") ns_per_unit = 1;
-    else if (unit == "us") ns_per_unit = 1e3;
-    else if (unit == "ms") ns_per_unit = 1e6;
-    else if (unit == "s") ns_per_unit = 1e9;
-    else if (unit == "m") ns_per_unit = 60e9;
-    else if (unit == "h") ns_per_unit = 3600e9;
-    else return std::nullopt;
-    const double ns = std::round(value * ns_per_unit);
-    // Reject what would not fit in int64 nanoseconds (about 292 years).
-    if (!(ns < 9.2e18)) return std::nullopt;
-    return std::chrono::nanoseconds{static_cast<std::int64_t>(ns)};
-}
 
 check_params::check_params(const toml::table& table, std::string check_name, std::string file, config_errors& errors)
     : table_(table), check_name_(std::move(check_name)), file_(std::move(file)), errors_(errors) {}
@@ -135,11 +112,9 @@ std::optional<std::chrono::nanoseconds> check_params::optional_duration(std::str
         type_error(key, *node, "a duration string with a unit (\"250ms\", \"2s\")");
         return std::nullopt;
     }
-    auto d = parse_check_duration(s->get());
-    if (!d) {
-        error(key, "bad duration \"" + s->get() + "\"; use a number with a unit ns, us, ms, s, m or h (\"250ms\")");
-    }
-    return d;
+    faults::parsed_duration d = faults::parse_duration(s->get());
+    if (!d) error(key, "bad duration \"" + s->get() + "\": " + d.error);
+    return d.value;
 }
 
 std::chrono::nanoseconds check_params::duration(std::string_view key, std::chrono::nanoseconds fallback) {

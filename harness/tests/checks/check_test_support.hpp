@@ -66,7 +66,10 @@ public:
         last().response_started_ns = -1;
         return *this;
     }
-    journal_builder& committed() { return set([](journal_record& r) { r.effect = effect_kind::committed; }); }
+    journal_builder& committed() { return effect(effect_kind::committed); }
+    journal_builder& effect(effect_kind kind) {
+        return set([&](journal_record& r) { r.effect = kind; });
+    }
     journal_builder& key(std::string k) {
         return set([&](journal_record& r) { r.idempotency_key = std::move(k); });
     }

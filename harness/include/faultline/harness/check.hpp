@@ -48,7 +48,7 @@ public:
     std::int64_t integer(std::string_view key, std::int64_t fallback, std::int64_t min, std::int64_t max);
     // Integers are accepted where a number is expected.
     double number(std::string_view key, double fallback, double min, double max);
-    // Durations are strings with units: "250ms", "1.5s", "100us", "2m".
+    // Durations are strings with units, read by faults::parse_duration: "250ms", "2s", "100us".
     std::chrono::nanoseconds duration(std::string_view key, std::chrono::nanoseconds fallback);
     std::optional<std::chrono::nanoseconds> optional_duration(std::string_view key);
     std::chrono::nanoseconds required_duration(std::string_view key);
@@ -93,8 +93,5 @@ std::optional<expectation> parse_expectation(const toml::table& table, std::stri
 
 // Runs the check and applies `expect_failure`: the only place that inverts a result.
 verdict evaluate(const expectation& e, const run_record& run);
-
-// Parses a duration string with a unit (ns, us, ms, s, m, h; decimals allowed, e.g. "1.5s").
-std::optional<std::chrono::nanoseconds> parse_check_duration(std::string_view text);
 
 }  // namespace faultline::harness

@@ -1,0 +1,60 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "check_test_support.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(amplification, every_operation_retrying_to_the_limit_fails_overall) {
+    test::journal_builder j;
+    for (int i = 0; i < 10; ++i) {
+        j.op("op" + std::to_string(i)).at(i).attempt(503).attempt(503).attempt(503).attempt(503).attempt(503);
+    }
+    const verdict v = test::run_check(R"(check = "amplification")", j.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_GE(v.evidence.size(), 2u);
+    EXPECT_EQ(v.evidence[0].operation, "");
+    EXPECT_EQ(v.evidence[0].detail, "50 attempts for 10 operations = 5 per operation > 2");
+    EXPECT_EQ(v.evidence[1].operation, "op0");
+    EXPECT_THAT(v.evidence[1].seqs, ElementsAre(1u, 2u, 3u, 4u, 5u));
+    EXPECT_THAT(v.summary, HasSubstr("50 attempts for 10 operations: 5 per operation (max 2)"));
+}
+
+TEST(amplification, a_burst_of_retries_breaks_the_peak_ratio) {
+    test::journal_builder j;
+    for (int i = 0; i < 10; ++i) j.op("quiet" + std::to_string(i)).at(i * 10).attempt(200);
+    for (int i = 0; i < 10; ++i) {
+        j.op("storm" + std::to_string(i)).at(1000 + i).attempt(503).wait(1).attempt(503).wait(1).attempt(200);
+    }
+    const verdict v = test::run_check(
+        "check = \"amplification\"\nmax_ratio = 10\nmax_peak_ratio = 1.5\nwindow = \"100ms\"\n",
+        j.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "");
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("30 attempts for 10 first attempts = 3 > 1.5"));
+    EXPECT_EQ(v.evidence[0].seqs.size(), 20u);
+    EXPECT_EQ(v.evidence[0].seqs[0], 11u);
+}
+
+TEST(amplification, single_attempts_pass) {
+    test::journal_builder j;
+    for (int i = 0; i < 20; ++i) j.op("op" + std::to_string(i)).at(i * 10).attempt(200);
+    const verdict v = test::run_check(R"(check = "amplification")", j.run());
+    EXPECT_TRUE(v.passed) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("1 per operation (max 2); peak 1 in"));
+}
+
+TEST(amplification, bad_config) {
+    const auto errors = test::parse_errors("check = \"amplification\"\nmax_ratio = 0.5\nwindow = \"1 s\"\n");
+    ASSERT_EQ(errors.size(), 2u);
+    EXPECT_THAT(errors[0].message, HasSubstr("max_ratio: must be in [1, 1e+09], got 0.5"));
+    EXPECT_THAT(errors[1].message, HasSubstr("window: bad duration \"1 s\""));
+}
+
+}  // namespace
+}  // namespace faultline::harness

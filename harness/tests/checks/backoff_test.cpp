@@ -1,0 +1,94 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "check_test_support.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr std::string_view equal_policy =
+    "check = \"backoff\"\nbase = \"100ms\"\ncap = \"1s\"\njitter = \"equal\"\n";
+
+TEST(backoff, immediate_retries_fall_below_the_envelope) {
+    test::journal_builder j;
+    j.op("a").attempt(503).attempt(503).attempt(200);
+    const verdict v = test::run_check(equal_policy, j.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 2u);
+    EXPECT_EQ(v.evidence[0].operation, "a");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 1: gap 0.0ms outside [50.0ms, 100.0ms] ± 10.0ms"));
+    EXPECT_THAT(v.evidence[1].seqs, ElementsAre(2u, 3u));
+    EXPECT_THAT(v.evidence[1].detail, HasSubstr("retry 2: gap 0.0ms outside [100.0ms, 200.0ms]"));
+    EXPECT_THAT(v.summary, HasSubstr("2 gaps checked against equal jitter (base 100.0ms, cap 1000.0ms, ×2): 2 outside"));
+}
+
+TEST(backoff, gaps_inside_the_equal_jitter_envelope_pass) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(60).attempt(503).wait(190).attempt(200);
+    const verdict v = test::run_check(equal_policy, j.run());
+    EXPECT_TRUE(v.passed) << v.summary;
+}
+
+TEST(backoff, decorrelated_envelope_follows_the_previous_gap) {
+    constexpr std::string_view policy =
+        "check = \"backoff\"\nbase = \"100ms\"\ncap = \"1s\"\njitter = \"decorrelated\"\n";
+    test::journal_builder good;
+    good.op("a").attempt(503).wait(250).attempt(503).wait(600).attempt(200);
+    EXPECT_TRUE(test::run_check(policy, good.run()).passed);
+
+    test::journal_builder bad;
+    bad.op("a").attempt(503).wait(250).attempt(503).wait(900).attempt(200);
+    const verdict v = test::run_check(policy, bad.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 3u));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 2: gap 900.0ms outside [100.0ms, 750.0ms]"));
+}
+
+TEST(backoff, gaps_after_retry_after_are_left_to_that_check) {
+    test::journal_builder j;
+    j.op("a").attempt(503).retry_after(2000).wait(2000).attempt(200);
+    EXPECT_TRUE(test::run_check(equal_policy, j.run()).passed);
+}
+
+TEST(backoff, clamping_after_jitter_piles_gaps_at_the_cap) {
+    constexpr std::string_view policy =
+        "check = \"backoff\"\nbase = \"100ms\"\ncap = \"200ms\"\njitter = \"full\"\nmin_samples_at_cap = 5\n";
+    test::journal_builder spiky;
+    for (int i = 0; i < 10; ++i) {
+        spiky.op("op" + std::to_string(i)).at(i * 1000).attempt(503).wait(50).attempt(503).wait(200).attempt(200);
+    }
+    const verdict v = test::run_check(policy, spiky.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(3u, 6u, 9u, 12u, 15u, 18u, 21u, 24u, 27u, 30u));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("spike at the cap: share 1 of gaps within 10.0ms of 200.0ms > 0.1"));
+
+    test::journal_builder spread;
+    for (int i = 0; i < 10; ++i) {
+        spread.op("op" + std::to_string(i)).at(i * 1000).attempt(503).wait(50).attempt(503).wait(15 * i).attempt(200);
+    }
+    const verdict ok = test::run_check(policy, spread.run());
+    EXPECT_TRUE(ok.passed) << ok.summary;
+    EXPECT_THAT(ok.summary, HasSubstr("0 of 10 gaps that could reach the cap sit at it"));
+}
+
+TEST(backoff, bad_config) {
+    auto errors = test::parse_errors("check = \"backoff\"\njitter = \"random\"\n");
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_THAT(errors[0].message, HasSubstr("base: required"));
+    EXPECT_THAT(errors[1].message, HasSubstr("cap: required"));
+    EXPECT_THAT(errors[2].message,
+                HasSubstr("jitter: unknown value \"random\"; allowed: none, full, equal, decorrelated, proportional"));
+    errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\ncap = \"100ms\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].to_string(), "scenario.toml:3:7: check \"backoff\": cap: must be at least base");
+}
+
+}  // namespace
+}  // namespace faultline::harness

@@ -1,0 +1,43 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "check_test_support.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(no_double_effects, a_resend_without_a_key_after_a_lost_reply_commits_twice) {
+    test::journal_builder j;
+    j.op("a").lost(wire_outcome::reset).committed().fault("lost_response").wait(5).attempt(200).committed();
+    j.op("b").at(1).attempt(200).committed();
+    const verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
+    EXPECT_FALSE(v.passed);
+    EXPECT_THAT(v.summary, HasSubstr("3 committed effects, 1 operations with more than one"));
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "a");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("#1 POST /charge at 0.0ms→1.0ms: reset, effect committed [fault lost_response"));
+}
+
+TEST(no_double_effects, replays_pass_and_lost_replies_are_indeterminate) {
+    test::journal_builder j;
+    j.op("a").lost(wire_outcome::reset).committed().wait(5).attempt(200).effect(effect_kind::replayed);
+    j.op("c").at(2).lost(wire_outcome::closed).committed();
+    const verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
+    EXPECT_TRUE(v.passed);
+    EXPECT_THAT(v.summary, HasSubstr("2 committed effects, 0 operations with more than one; 1 indeterminate"));
+    EXPECT_TRUE(v.evidence.empty());
+}
+
+TEST(no_double_effects, takes_no_parameters) {
+    const auto errors = test::parse_errors("check = \"no_double_effects\"\nmax = 1\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].to_string(),
+              "scenario.toml:2:1: check \"no_double_effects\": unknown key \"max\"; allowed: check, expect_failure");
+}
+
+}  // namespace
+}  // namespace faultline::harness

@@ -1,0 +1,82 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "check_test_support.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Ten operations starting 1 ms apart, each retrying three times 10 ms after a failure.
+run_record retry_storm() {
+    test::journal_builder j;
+    for (int i = 0; i < 10; ++i) {
+        j.op("op" + std::to_string(i)).at(i);
+        j.attempt(503).wait(10).attempt(503).wait(10).attempt(503).wait(10).attempt(200);
+    }
+    return j.run();
+}
+
+TEST(retry_budget, retries_over_the_window_budget_fail_with_the_worst_window) {
+    const verdict v =
+        test::run_check("check = \"retry_budget\"\nratio = 0.2\nmin_per_sec = 0\nwindow = \"1s\"\n", retry_storm());
+    EXPECT_FALSE(v.passed);
+    EXPECT_THAT(v.summary, HasSubstr("30 retries for 10 operations; budget exceeded: 30 retries in the worst window, allowed 0"));
+    ASSERT_EQ(v.evidence.size(), 2u);
+    EXPECT_EQ(v.evidence[0].operation, "");
+    // A window holding only retries is the worst: nothing earns them.
+    EXPECT_THAT(v.evidence[0].detail,
+                StartsWith("worst window 11.0ms–1011.0ms: 30 retries > 0.2 × 0 first attempts + 0/s × 1000.0ms = 0"));
+    // The first 20 retries in time order: every first retry (seq 4i+2), then the second ones.
+    ASSERT_EQ(v.evidence[0].seqs.size(), 20u);
+    EXPECT_EQ(v.evidence[0].seqs[0], 2u);
+    EXPECT_EQ(v.evidence[0].seqs[9], 38u);
+    EXPECT_EQ(v.evidence[0].seqs[10], 3u);
+    // The first window to break the budget ends at the third retry (13 ms).
+    EXPECT_THAT(v.evidence[1].detail, HasSubstr("first window"));
+    EXPECT_THAT(v.evidence[1].seqs, ElementsAre(2u, 6u, 10u));
+}
+
+TEST(retry_budget, the_min_per_second_floor_covers_a_few_retries) {
+    const verdict v = test::run_check("check = \"retry_budget\"\n", retry_storm());
+    EXPECT_TRUE(v.passed) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("every 10000.0ms window within"));
+}
+
+TEST(retry_budget, token_bucket_replay_flags_retries_at_or_below_half) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(5).attempt(503).wait(5).attempt(200);
+    const verdict v =
+        test::run_check("check = \"retry_budget\"\nratio = 1000\nmax_tokens = 3\ntoken_ratio = 0.5\n", j.run());
+    EXPECT_FALSE(v.passed);
+    // 3 → 2 after the first failure (retry allowed: 2 > 1.5), 2 → 1 after the second (retry not allowed).
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "a");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 3u));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry #3 at 12.0ms decided after #2"));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("with 1 tokens ≤ max_tokens/2 = 1.5"));
+    EXPECT_THAT(v.summary, HasSubstr("token bucket (max 3, ratio 0.5): 1 retries issued at or below half, lowest 1 tokens"));
+}
+
+TEST(retry_budget, token_bucket_refills_on_success) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(5).attempt(200);
+    j.op("b").at(20).attempt(200);
+    j.op("c").at(30).attempt(503).wait(5).attempt(200);
+    const verdict v = test::run_check("check = \"retry_budget\"\nmax_tokens = 3\ntoken_ratio = 1\n", j.run());
+    EXPECT_TRUE(v.passed) << v.summary;
+}
+
+TEST(retry_budget, bad_config) {
+    auto errors = test::parse_errors("check = \"retry_budget\"\nwindow = \"0s\"\nratio = -1\ntoken_ratio = \"x\"\n");
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_THAT(errors[0].message, HasSubstr("ratio: must be in [0, 1000], got -1"));
+    EXPECT_THAT(errors[1].message, HasSubstr("window: must be longer than 0"));
+    EXPECT_THAT(errors[2].message, HasSubstr("token_ratio: expected a number, got a string"));
+}
+
+}  // namespace
+}  // namespace faultline::harness
