@@ -18,7 +18,7 @@
 //   path = "/orders/{id}/pay"        # `{name}` = one segment, final `*` = the rest
 //   effect = "non_idempotent"        # | "idempotent_write" | "read" | "none"
 //   status = 201                     # 100..599, default 200
-//   body = '{"paid":{n}}'            # "{n}" = this endpoint's commit count
+//   body = '{"paid":{n}}'            # "{n}" = how many times this endpoint ran
 //   content_type = "application/json"
 #pragma once
 
