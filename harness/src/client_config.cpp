@@ -166,7 +166,7 @@ public:
         for (const toml::node& item : *a) {
             const auto s = item.value_exact<std::string>();
             if (!s) {
-                fail_at(item, key, "expected an array of strings, got an element that is " +
+                fail(item, key, "expected an array of strings, got an element that is " +
                                        std::string(type_name(item.type())));
                 return std::nullopt;
             }
@@ -184,7 +184,7 @@ public:
         for (const toml::node& item : *a) {
             const auto s = item.value_exact<std::int64_t>();
             if (!s || *s < 100 || *s > 599) {
-                fail_at(item, key, "expected HTTP status codes (integers in [100, 599])");
+                fail(item, key, "expected HTTP status codes (integers in [100, 599])");
                 return std::nullopt;
             }
             out.push_back(static_cast<int>(*s));
@@ -275,7 +275,6 @@ private:
     void fail(const toml::node& n, std::string_view key, std::string message) {
         errors_.push_back(config_error{position(n), context_ + " " + std::string(key) + ": " + std::move(message)});
     }
-    void fail_at(const toml::node& n, std::string_view key, std::string message) { fail(n, key, std::move(message)); }
 
     const toml::table& table_;
     const std::string& file_;

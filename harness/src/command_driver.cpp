@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <system_error>
 #include <utility>
+#include <variant>
 
 #include "faultline/harness/client_config.hpp"
 
@@ -71,6 +72,11 @@ struct bounded_text {
         text.append(bytes.substr(0, keep));
         dropped += bytes.size() - keep;
     }
+    // Appends another process's output; what it already dropped stays counted.
+    void append(const bounded_text& other, std::size_t limit) {
+        append(other.text, limit);
+        dropped += other.dropped;
+    }
     std::string finish() && {
         if (dropped > 0) text += "\n[faultline: " + std::to_string(dropped) + " more bytes not kept]\n";
         return std::move(text);
@@ -83,8 +89,8 @@ struct child {
     fd_owner out;
     fd_owner err;
     fd_owner pidfd;  // not open when pidfd_open is unavailable
-    std::string out_text;
-    std::string err_text;
+    bounded_text out_text;
+    bounded_text err_text;
     bool signalled = false;  // SIGTERM sent at the time limit
     bool hard_killed = false;
 };
@@ -102,17 +108,13 @@ int open_pidfd(pid_t pid) {
 #endif
 }
 
-void read_available(fd_owner& fd, std::string& into, bounded_text& overflow_counter, std::size_t limit) {
+void read_available(fd_owner& fd, bounded_text& into, std::size_t limit) {
     std::array<char, read_chunk> buffer{};
     // Bounded: each pass reads one chunk; a pipe holds a finite amount, and we stop at EAGAIN.
     for (int pass = 0; pass < 64 && fd.open(); ++pass) {
         const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
         if (n > 0) {
-            const std::string_view bytes{buffer.data(), static_cast<std::size_t>(n)};
-            const std::size_t room = limit > into.size() ? limit - into.size() : 0;
-            const std::size_t keep = std::min(room, bytes.size());
-            into.append(bytes.substr(0, keep));
-            overflow_counter.dropped += bytes.size() - keep;
+            into.append(std::string_view{buffer.data(), static_cast<std::size_t>(n)}, limit);
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -345,8 +347,8 @@ driver_result command_driver::run(const driver_context& ctx) {
         }
 
         for (auto& c : running) {
-            read_available(c.out, c.out_text, out_all, options_.output_limit);
-            read_available(c.err, c.err_text, err_all, options_.output_limit);
+            read_available(c.out, c.out_text, options_.output_limit);
+            read_available(c.err, c.err_text, options_.output_limit);
         }
         for (auto it = running.begin(); it != running.end();) {
             if (!has_exited(*it)) {
@@ -355,8 +357,8 @@ driver_result command_driver::run(const driver_context& ctx) {
             }
             // The leader is a zombie: its group id cannot be reused yet, so this reaches only what it left.
             ::kill(-it->pid, SIGKILL);
-            read_available(it->out, it->out_text, out_all, options_.output_limit);
-            read_available(it->err, it->err_text, err_all, options_.output_limit);
+            read_available(it->out, it->out_text, options_.output_limit);
+            read_available(it->err, it->err_text, options_.output_limit);
             const int status = reap(it->pid);
             ++stats_.finished;
             statuses[it->op] = status;
