@@ -72,7 +72,7 @@ void BM_execute_success_keyed(benchmark::State& state) {
     const retry_policy policy;
     const long before = allocations.load();
     for (auto _ : state) {
-        auto r = execute(policy, succeed, execution_env{nullptr, nullptr, request_safety::unsafe, std::nullopt});
+        auto r = execute(policy, succeed, execution_env{nullptr, nullptr, request_safety::unsafe, std::nullopt, std::nullopt});
         benchmark::DoNotOptimize(r);
     }
     report_allocations(state, before);

@@ -229,7 +229,7 @@ asio::awaitable<http_result> http_client_state::run(http_request request, reques
         if (key) request.headers.erase(idempotency_key_header);
     }
     const std::string method{http::to_string(request.method)};
-    execution_env env{&clock_, &random_, safety_of(method, has_key), options.deadline};
+    execution_env env{&clock_, &random_, safety_of(method, has_key), options.deadline, key};
 
     http::response<http::string_body> response;
     bool have_response = false;
@@ -251,7 +251,7 @@ asio::awaitable<http_result> http_client_state::run(http_request request, reques
         }
         if (options.on_decision) options.on_decision(event);
     };
-    const execution_result loop = co_await async_detail::retry_loop(policy_, op, env, hook, key);
+    const execution_result loop = co_await async_detail::retry_loop(policy_, op, env, hook);
 
     result.final_decision = loop.final_decision;
     result.attempts = loop.attempts;

@@ -66,7 +66,7 @@ TEST(async_execute, use_awaitable_retries_until_success_and_reports_delays) {
         io,
         [&]() -> asio::awaitable<void> {
             result = co_await async_execute(io.get_executor(), small_policy(4), op,
-                                            execution_env{&clk, nullptr, request_safety::idempotent, {}},
+                                            execution_env{&clk, nullptr, request_safety::idempotent, {}, {}},
                                             recording_hook{&events}, asio::use_awaitable);
         },
         asio::detached);
@@ -126,7 +126,7 @@ TEST(async_execute, gives_up_at_once_when_the_backoff_would_pass_the_deadline) {
                             .with_overall_timeout(200ms)
                             .with_backoff(backoff_policy{}.with_base(500ms).with_jitter(jitter_kind::none));
     async_execute(io.get_executor(), policy, scripted_op{{503}, &seen},
-                  execution_env{&clk, nullptr, request_safety::idempotent, {}}, recording_hook{&events},
+                  execution_env{&clk, nullptr, request_safety::idempotent, {}, {}}, recording_hook{&events},
                   [&](execution_result r) { result = r; });
     io.run_for(run_bound);
     ASSERT_TRUE(result.has_value());

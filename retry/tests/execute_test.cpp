@@ -55,7 +55,7 @@ protected:
 
     execution_env env(request_safety safety = request_safety::idempotent,
                       std::optional<time_point> deadline = std::nullopt) {
-        return execution_env{&clock, &random, safety, deadline};
+        return execution_env{&clock, &random, safety, deadline, std::nullopt};
     }
     recording_hook hook() { return recording_hook{&events}; }
 };
@@ -347,7 +347,7 @@ TEST(ExecuteDefaults, SuccessPathAllocatesNothing) {
     int ok = 0;
     for (int i = 0; i < 1000; ++i) {
         ok += execute(policy, op).final_decision == decision::success ? 1 : 0;
-        ok += execute(policy, op, execution_env{nullptr, nullptr, request_safety::unsafe, std::nullopt}).final_decision ==
+        ok += execute(policy, op, execution_env{nullptr, nullptr, request_safety::unsafe, std::nullopt, std::nullopt}).final_decision ==
                       decision::success
                   ? 1
                   : 0;

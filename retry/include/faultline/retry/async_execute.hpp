@@ -78,11 +78,9 @@ asio::awaitable<attempt_outcome> run_attempt(Op& op, const attempt_context& ctx)
     }
 }
 
-// The loop itself, awaitable from another coroutine on the same executor. `key` replaces the
-// generated idempotency key (a caller-supplied Idempotency-Key).
+// The loop itself, awaitable from another coroutine on the same executor.
 template <class Op, class Hook>
-asio::awaitable<execution_result> retry_loop(retry_policy policy, Op op, execution_env env, Hook hook,
-                                             std::optional<idempotency_key> key = std::nullopt) {
+asio::awaitable<execution_result> retry_loop(retry_policy policy, Op op, execution_env env, Hook hook) {
     // Cancellation is checked explicitly below; an exception would lose the decision.
     co_await asio::this_coro::throw_if_cancelled(false);
     // Accept every cancellation type, not only terminal (co_spawn's default filter).
@@ -92,7 +90,7 @@ asio::awaitable<execution_result> retry_loop(retry_policy policy, Op op, executi
     std::optional<seeded_random> own_random;
     if (env.random == nullptr) own_random.emplace(default_random().next());
     random_source& random = env.random != nullptr ? *env.random : *own_random;
-    retry_state state{policy, clk, random, env.safety, env.deadline, key};
+    retry_state state{policy, clk, random, env.safety, env.deadline, env.key};
     asio::steady_timer timer{co_await asio::this_coro::executor};
     execution_result result;
     const auto finish_cancelled = [&] {

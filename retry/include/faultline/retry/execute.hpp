@@ -53,6 +53,7 @@ struct execution_env {
     random_source* random = nullptr;
     request_safety safety = request_safety::idempotent;
     std::optional<time_point> deadline;  // absolute; combined with policy.overall_timeout
+    std::optional<idempotency_key> key;  // a caller-supplied key, used instead of a generated one
 };
 
 struct execution_result {
@@ -73,7 +74,7 @@ execution_result execute(const retry_policy& policy, Op&& op, execution_env env 
                   "the operation must be callable as attempt_outcome(const attempt_context&)");
     clock& clk = env.clk != nullptr ? *env.clk : steady_clock_source::instance();
     random_source& random = env.random != nullptr ? *env.random : default_random();
-    retry_state state{policy, clk, random, env.safety, env.deadline};
+    retry_state state{policy, clk, random, env.safety, env.deadline, env.key};
     execution_result result;
     // Bounded: every pass either returns or starts one more attempt, and retry_state stops at
     // max_attempts.
