@@ -23,7 +23,7 @@ std::vector<operation_attempts> group_operations(const std::vector<journal_recor
     return out;
 }
 
-std::vector<const journal_record*> ledger(const std::vector<journal_record>& journal) {
+std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal) {
     std::vector<const journal_record*> out;
     for (const auto& r : journal) {
         if (r.effect == effect_kind::committed) out.push_back(&r);

@@ -69,7 +69,7 @@ struct operation_attempts {
 std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal);
 
 // The ledger: records whose effect was committed, in journal order.
-std::vector<const journal_record*> ledger(const std::vector<journal_record>& journal);
+std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal);
 
 bool all_checks_passed(const run_record& run);
 
