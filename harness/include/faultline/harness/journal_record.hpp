@@ -38,7 +38,7 @@ std::string_view to_string(effect_kind v);
 std::string_view to_string(wire_outcome v);
 
 struct journal_record {
-    std::uint64_t seq = 0;            // "seq": server-wide, 1-based, in order of request completion
+    std::uint64_t seq = 0;            // "seq": server-wide, 1-based, assigned when the request is read
     std::uint64_t connection = 0;     // "conn": connection id, 1-based
     // Monotonic ns since the run started.
     std::int64_t accepted_ns = 0;          // "t_accept": connection accepted
