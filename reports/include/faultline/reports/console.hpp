@@ -1,0 +1,24 @@
+// The console report: what a person reads after `faultline run`. One line per scenario, one line per
+// check (✔ passed, ✘ failed) with its summary, the evidence of failed checks indented under it, the
+// client command's result when there was one, and how to replay the run with the same seed
+// (`faultline run FILE --seed N`). A pure function of the run record.
+#pragma once
+
+#include <string>
+
+#include "faultline/harness/run_record.hpp"
+
+namespace faultline::reports {
+
+struct console_options {
+    bool color = false;        // ANSI colours for ✔/✘ and PASS/FAIL (for a terminal)
+    bool show_passed = true;   // list passed checks too, not only failed ones
+};
+
+std::string console_report(const harness::run_record& run, const console_options& options = {});
+
+// The shell command that replays a run: `faultline run FILE --seed N` (FILE quoted when needed; the
+// scenario name when the record has no file).
+std::string replay_command(const harness::run_record& run);
+
+}  // namespace faultline::reports

@@ -1,0 +1,83 @@
+#include "faultline/reports/console.hpp"
+
+#include "text.hpp"
+
+namespace faultline::reports {
+
+namespace {
+
+constexpr std::string_view green = "\x1b[32m";
+constexpr std::string_view red = "\x1b[31m";
+constexpr std::string_view reset = "\x1b[0m";
+
+// Quotes a shell word unless it is made only of characters every shell leaves alone.
+std::string shell_word(std::string_view word) {
+    bool plain = !word.empty();
+    for (char c : word) {
+        const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                          c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '=' || c == ',';
+        plain = plain && safe;
+    }
+    if (plain) return std::string(word);
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// The last `n` lines of a text, for a short look at a command's output.
+std::string tail_lines(std::string_view text, std::size_t n) {
+    while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    std::size_t start = text.size();
+    for (std::size_t seen = 0; start > 0; --start) {
+        if (text[start - 1] == '\n' && ++seen == n) break;
+    }
+    return std::string(text.substr(start));
+}
+
+}  // namespace
+
+std::string replay_command(const harness::run_record& run) {
+    return "faultline run " + shell_word(run.scenario_file.empty() ? run.scenario : run.scenario_file) + " --seed " +
+           std::to_string(run.seed);
+}
+
+std::string console_report(const harness::run_record& run, const console_options& options) {
+    const auto paint = [&](std::string_view colour, std::string_view text) {
+        return options.color ? std::string(colour) + std::string(text) + std::string(reset) : std::string(text);
+    };
+    const detail::run_counts counts = detail::count(run);
+    const bool passed = harness::all_checks_passed(run);
+    std::string out = paint(passed ? green : red, passed ? "PASS" : "FAIL") + " " + detail::printable(run.scenario) +
+                      "  seed " + std::to_string(run.seed) + "  " + detail::seconds(run.duration) + "s  " +
+                      std::to_string(counts.operations) + " operations, " + std::to_string(counts.attempts) +
+                      " attempts, " + std::to_string(counts.effects) + " effects\n";
+    for (const harness::verdict& v : run.verdicts) {
+        if (v.passed && !options.show_passed) continue;
+        out += "  " + paint(v.passed ? green : red, v.passed ? "✔" : "✘") + " " + detail::printable(v.check) + ": " +
+               detail::printable(v.summary) + "\n";
+        if (!v.passed) out += detail::printable(detail::evidence_text(v, "      "));
+    }
+    if (run.command) {
+        const harness::command_result& c = *run.command;
+        out += "  command: exit status " + std::to_string(c.exit_status) +
+               (c.killed ? " (killed at the time limit)" : "") + "\n";
+        for (const auto& [name, text] : {std::pair{"stdout", &c.stdout_text}, std::pair{"stderr", &c.stderr_text}}) {
+            const std::string tail = tail_lines(*text, 5);
+            if (tail.empty()) continue;
+            out += std::string("    ") + name + " (last lines):\n";
+            std::size_t start = 0;
+            while (start <= tail.size()) {
+                const std::size_t end = tail.find('\n', start);
+                out += "      " + detail::printable(tail.substr(start, end == std::string::npos ? end : end - start)) +
+                       "\n";
+                if (end == std::string::npos) break;
+                start = end + 1;
+            }
+        }
+    }
+    if (!run.harness_error.empty()) out += "  " + paint(red, "harness error: ") + detail::printable(run.harness_error) + "\n";
+    out += "  replay: " + detail::printable(replay_command(run)) + "\n";
+    return out;
+}
+
+}  // namespace faultline::reports

@@ -1,0 +1,140 @@
+#include "faultline/reports/json.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include "faultline/reports/console.hpp"
+#include "text.hpp"
+
+namespace faultline::reports {
+
+namespace {
+
+boost::json::value text_or_null(const std::string& text) {
+    if (text.empty()) return nullptr;
+    return boost::json::string(detail::valid_utf8(text));
+}
+
+bool is_scalar(const boost::json::value& v) { return !v.is_object() && !v.is_array(); }
+
+// Two-space indentation; arrays of scalars (sequence numbers) stay on one line.
+void write_pretty(std::string& out, const boost::json::value& v, std::size_t depth) {
+    const std::string pad(2 * (depth + 1), ' ');
+    const std::string close_pad(2 * depth, ' ');
+    if (v.is_object()) {
+        const auto& o = v.get_object();
+        if (o.empty()) {
+            out += "{}";
+            return;
+        }
+        out += "{\n";
+        bool first = true;
+        for (const auto& kv : o) {
+            if (!first) out += ",\n";
+            first = false;
+            out += pad + boost::json::serialize(boost::json::string(kv.key())) + ": ";
+            write_pretty(out, kv.value(), depth + 1);
+        }
+        out += "\n" + close_pad + "}";
+    } else if (v.is_array()) {
+        const auto& a = v.get_array();
+        bool scalars = true;
+        for (const auto& e : a) scalars = scalars && is_scalar(e);
+        if (a.empty() || scalars) {
+            out += "[";
+            for (std::size_t i = 0; i < a.size(); ++i) out += (i ? ", " : "") + boost::json::serialize(a[i]);
+            out += "]";
+            return;
+        }
+        out += "[\n";
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            if (i) out += ",\n";
+            out += pad;
+            write_pretty(out, a[i], depth + 1);
+        }
+        out += "\n" + close_pad + "]";
+    } else {
+        out += boost::json::serialize(v);
+    }
+}
+
+}  // namespace
+
+boost::json::object to_json(const harness::run_record& run) {
+    const detail::run_counts counts = detail::count(run);
+    boost::json::object o;
+    o["scenario"] = detail::valid_utf8(run.scenario);
+    o["file"] = text_or_null(run.scenario_file);
+    o["description"] = text_or_null(run.description);
+    o["seed"] = run.seed;
+    o["passed"] = harness::all_checks_passed(run);
+    o["started_at"] = detail::iso8601(run.started_at, true);
+    o["duration_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(run.duration).count();
+    o["replay"] = replay_command(run);
+
+    std::size_t client_successes = 0;
+    for (const auto& c : run.clients) client_successes += c.success ? 1 : 0;
+    boost::json::object c;
+    c["operations"] = counts.operations;
+    c["attempts"] = counts.attempts;
+    c["effects"] = counts.effects;
+    c["client_operations"] = run.clients.size();
+    c["client_successes"] = client_successes;
+    c["checks"] = counts.checks;
+    c["checks_failed"] = counts.checks_failed;
+    o["counts"] = std::move(c);
+
+    if (run.command) {
+        boost::json::object cmd;
+        cmd["exit_status"] = run.command->exit_status;
+        cmd["killed"] = run.command->killed;
+        cmd["stdout"] = detail::valid_utf8(run.command->stdout_text);
+        cmd["stderr"] = detail::valid_utf8(run.command->stderr_text);
+        o["command"] = std::move(cmd);
+    } else {
+        o["command"] = nullptr;
+    }
+    o["harness_error"] = text_or_null(run.harness_error);
+
+    boost::json::array verdicts;
+    for (const harness::verdict& v : run.verdicts) {
+        boost::json::object vo;
+        vo["check"] = v.check;
+        vo["passed"] = v.passed;
+        vo["expected_to_fail"] = v.expected_to_fail;
+        vo["summary"] = detail::valid_utf8(v.summary);
+        vo["evidence_total"] = v.evidence_total;
+        boost::json::array evidence;
+        for (const harness::evidence_item& e : v.evidence) {
+            boost::json::object eo;
+            eo["operation"] = detail::valid_utf8(e.operation);
+            boost::json::array seqs;
+            for (std::uint64_t s : e.seqs) seqs.push_back(s);
+            eo["seqs"] = std::move(seqs);
+            eo["detail"] = detail::valid_utf8(e.detail);
+            evidence.push_back(std::move(eo));
+        }
+        vo["evidence"] = std::move(evidence);
+        verdicts.push_back(std::move(vo));
+    }
+    o["verdicts"] = std::move(verdicts);
+    return o;
+}
+
+std::string json_report(const std::vector<harness::run_record>& runs) {
+    bool passed = true;
+    boost::json::array scenarios;
+    for (const auto& run : runs) {
+        passed = passed && harness::all_checks_passed(run);
+        scenarios.push_back(to_json(run));
+    }
+    boost::json::object doc;
+    doc["passed"] = passed;
+    doc["scenarios"] = std::move(scenarios);
+    std::string out;
+    write_pretty(out, doc, 0);
+    return out + "\n";
+}
+
+}  // namespace faultline::reports

@@ -1,0 +1,82 @@
+#include "faultline/reports/junit.hpp"
+
+#include <chrono>
+
+#include "faultline/reports/console.hpp"
+#include "text.hpp"
+
+namespace faultline::reports {
+
+namespace {
+
+using detail::xml_escape;
+
+std::string attr(std::string_view name, std::string_view value) {
+    return " " + std::string(name) + "=\"" + xml_escape(value, true) + "\"";
+}
+
+}  // namespace
+
+std::string junit_report(const std::vector<harness::run_record>& runs) {
+    std::size_t tests = 0;
+    std::size_t failures = 0;
+    std::size_t errors = 0;
+    std::chrono::nanoseconds total{0};
+    std::string suites;
+    for (const harness::run_record& run : runs) {
+        const detail::run_counts counts = detail::count(run);
+        const std::size_t run_errors = run.harness_error.empty() ? 0 : 1;
+        const std::size_t run_tests = counts.checks + run_errors;
+        tests += run_tests;
+        failures += counts.checks_failed;
+        errors += run_errors;
+        total += run.duration;
+        const std::string classname = "faultline." + run.scenario;
+
+        suites += "  <testsuite" + attr("name", run.scenario) + attr("tests", std::to_string(run_tests)) +
+                  attr("failures", std::to_string(counts.checks_failed)) + attr("errors", std::to_string(run_errors)) +
+                  attr("skipped", "0") + attr("time", detail::seconds(run.duration)) +
+                  attr("timestamp", detail::iso8601(run.started_at, false)) + ">\n";
+        suites += "    <properties>\n";
+        suites += "      <property" + attr("name", "seed") + attr("value", std::to_string(run.seed)) + "/>\n";
+        if (!run.scenario_file.empty()) {
+            suites += "      <property" + attr("name", "file") + attr("value", run.scenario_file) + "/>\n";
+        }
+        suites += "      <property" + attr("name", "replay") + attr("value", replay_command(run)) + "/>\n";
+        suites += "      <property" + attr("name", "operations") + attr("value", std::to_string(counts.operations)) + "/>\n";
+        suites += "      <property" + attr("name", "attempts") + attr("value", std::to_string(counts.attempts)) + "/>\n";
+        suites += "      <property" + attr("name", "effects") + attr("value", std::to_string(counts.effects)) + "/>\n";
+        suites += "    </properties>\n";
+        if (!run.harness_error.empty()) {
+            suites += "    <testcase" + attr("name", "run") + attr("classname", classname) + attr("time", "0") + ">\n";
+            suites += "      <error" + attr("message", run.harness_error) + attr("type", "harness_error") + "/>\n";
+            suites += "    </testcase>\n";
+        }
+        for (const harness::verdict& v : run.verdicts) {
+            suites += "    <testcase" + attr("name", v.check) + attr("classname", classname) + attr("time", "0") + ">\n";
+            if (v.passed) {
+                suites += "      <system-out>" + xml_escape(v.summary, false) + "</system-out>\n";
+            } else {
+                suites += "      <failure" + attr("message", v.summary) + attr("type", "check_failed") + ">" +
+                          xml_escape(detail::evidence_text(v, ""), false) + "</failure>\n";
+            }
+            suites += "    </testcase>\n";
+        }
+        if (run.command) {
+            const harness::command_result& c = *run.command;
+            suites += "    <system-out>" +
+                      xml_escape("exit status " + std::to_string(c.exit_status) +
+                                     (c.killed ? " (killed at the time limit)" : "") + "\n" + c.stdout_text,
+                                 false) +
+                      "</system-out>\n";
+            suites += "    <system-err>" + xml_escape(c.stderr_text, false) + "</system-err>\n";
+        }
+        suites += "  </testsuite>\n";
+    }
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites" + attr("name", "faultline") +
+           attr("tests", std::to_string(tests)) + attr("failures", std::to_string(failures)) +
+           attr("errors", std::to_string(errors)) + attr("time", detail::seconds(total)) + ">\n" + suites +
+           "</testsuites>\n";
+}
+
+}  // namespace faultline::reports

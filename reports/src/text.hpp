@@ -1,0 +1,41 @@
+// Formatting shared by the report writers (internal to reports/src): evidence as indented text,
+// UTF-8 repair, XML escaping, timestamps and counts.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "faultline/harness/run_record.hpp"
+
+namespace faultline::reports::detail {
+
+// Replaces invalid UTF-8 sequences with U+FFFD so every writer emits valid text.
+std::string valid_utf8(std::string_view text);
+// For a terminal: valid UTF-8 with control characters other than newline and tab (an ANSI escape
+// from a client's output, a bell) replaced with U+FFFD.
+std::string printable(std::string_view text);
+// XML character data / attribute value: escapes markup, replaces characters XML 1.0 cannot carry
+// (and invalid UTF-8) with U+FFFD; in attributes newlines and tabs become character references.
+std::string xml_escape(std::string_view text, bool attribute);
+
+// "2023-11-14T22:13:20Z" (or without the "Z" for JUnit's timestamp attribute).
+std::string iso8601(std::chrono::system_clock::time_point t, bool zone_suffix);
+// Seconds with millisecond precision: "1.234".
+std::string seconds(std::chrono::nanoseconds d);
+
+// The evidence of a verdict, one item per paragraph, each line prefixed with `indent`, ending with
+// "… and N more" when the evidence was capped. Empty when there is none.
+std::string evidence_text(const harness::verdict& v, std::string_view indent);
+
+struct run_counts {
+    std::size_t operations = 0;
+    std::size_t attempts = 0;
+    std::size_t effects = 0;
+    std::size_t checks = 0;
+    std::size_t checks_failed = 0;
+};
+run_counts count(const harness::run_record& run);
+
+}  // namespace faultline::reports::detail

@@ -1,0 +1,155 @@
+// The report writers against golden files. Set FAULTLINE_UPDATE_GOLDEN=1 to rewrite the files after
+// an intended change, then review the diff.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <boost/json/parse.hpp>
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "faultline/reports/console.hpp"
+#include "faultline/reports/json.hpp"
+#include "faultline/reports/junit.hpp"
+
+namespace faultline::reports {
+namespace {
+
+using ::testing::HasSubstr;
+using harness::journal_record;
+
+journal_record attempt(std::uint64_t seq, std::string op, std::int64_t at_ms, int status,
+                       harness::effect_kind effect = harness::effect_kind::none) {
+    journal_record r;
+    r.seq = seq;
+    r.connection = seq;
+    r.request_ns = at_ms * 1'000'000;
+    r.finished_ns = r.request_ns + 1'000'000;
+    r.method = "POST";
+    r.target = "/charge";
+    r.operation = std::move(op);
+    r.status = status;
+    r.effect = effect;
+    return r;
+}
+
+// A passing scenario with a built-in client.
+harness::run_record passing_run() {
+    harness::run_record run;
+    run.scenario = "lost_response_with_keys";
+    run.scenario_file = "suites/lost_response_with_keys.toml";
+    run.description = "a reply lost after commit; keys make the resend safe";
+    run.seed = 42;
+    run.started_at = std::chrono::system_clock::time_point{std::chrono::seconds{1'700'000'000}};
+    run.duration = std::chrono::milliseconds{1234};
+    run.journal = {attempt(1, "a", 0, 0, harness::effect_kind::committed), attempt(2, "a", 50, 200, harness::effect_kind::replayed)};
+    run.journal[0].outcome = harness::wire_outcome::reset;
+    harness::client_record c;
+    c.operation = "a";
+    c.client = "c1";
+    c.success = true;
+    c.attempts = 2;
+    c.decision = "success";
+    run.clients = {c};
+    run.verdicts = {harness::verdict{"no_double_effects", true, false,
+                                     "1 operations, 1 committed effects, 0 operations with more than one; 0 indeterminate",
+                                     {}, 0},
+                    harness::verdict{"max_attempts", true, true,
+                                     "failed as expected: 1 of 1 operations made more than 1 attempts (most: 2)",
+                                     {harness::evidence_item{"a", {1, 2}, "2 attempts on the wire > max 1"}}, 1}};
+    return run;
+}
+
+// A failing scenario with a third-party command whose output needs escaping and repair.
+harness::run_record failing_run() {
+    harness::run_record run;
+    run.scenario = "curl <naive> & \"friends\"";
+    run.scenario_file = "suites/my scenario's.toml";
+    run.seed = 7;
+    run.started_at = std::chrono::system_clock::time_point{std::chrono::seconds{1'700'000'100}};
+    run.duration = std::chrono::milliseconds{2500};
+    run.journal = {attempt(1, "h1", 0, 0, harness::effect_kind::committed), attempt(2, "h1", 3, 200, harness::effect_kind::committed),
+                   attempt(3, "h2", 10, 404), attempt(4, "h2", 11, 404)};
+    run.command = harness::command_result{1, "line 1\nline 2 <ok> & \"done\"\n", std::string("bad byte \xff and bell \x07\n"), true};
+    harness::verdict doubled{"no_double_effects", false, false,
+                             "2 operations, 2 committed effects, 1 operations with more than one; 0 indeterminate", {}, 3};
+    doubled.evidence = {harness::evidence_item{"h1", {1, 2},
+                                               "2 committed effects:\n#1 POST /charge at 0.0ms→1.0ms: reset, effect "
+                                               "committed\n#2 POST /charge at 3.0ms→4.0ms: 200, effect committed"},
+                        harness::evidence_item{"", {}, "run-wide <note> & 'quote'"}};
+    run.verdicts = {doubled, harness::verdict{"no_retry_on_status", true, false, "nothing retried after 4xx", {}, 0}};
+    run.harness_error = "server stopped: port <gone>";
+    return run;
+}
+
+std::string golden_path(std::string_view name) { return std::string(FAULTLINE_REPORTS_GOLDEN_DIR) + "/" + std::string(name); }
+
+void expect_golden(std::string_view name, const std::string& actual) {
+    const std::string path = golden_path(name);
+    if (std::getenv("FAULTLINE_UPDATE_GOLDEN") != nullptr) {
+        std::ofstream(path, std::ios::binary) << actual;
+        return;
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << "missing golden file " << path << " (run with FAULTLINE_UPDATE_GOLDEN=1)";
+    std::stringstream expected;
+    expected << in.rdbuf();
+    EXPECT_EQ(actual, expected.str()) << "differs from " << path;
+}
+
+TEST(console_report, matches_golden) {
+    expect_golden("console.txt", console_report(passing_run()) + console_report(failing_run()));
+}
+
+TEST(console_report, colour_and_failed_only) {
+    const std::string out = console_report(failing_run(), {.color = true, .show_passed = false});
+    EXPECT_THAT(out, HasSubstr("\x1b[31mFAIL\x1b[0m curl"));
+    EXPECT_THAT(out, HasSubstr("\x1b[31m✘\x1b[0m no_double_effects"));
+    EXPECT_THAT(out, ::testing::Not(HasSubstr("no_retry_on_status")));
+    // A client's control characters never reach the terminal.
+    EXPECT_THAT(out, ::testing::Not(HasSubstr("\x07")));
+    EXPECT_THAT(out, HasSubstr("bad byte \xEF\xBF\xBD and bell \xEF\xBF\xBD"));
+}
+
+TEST(console_report, replay_command_quotes_odd_paths) {
+    EXPECT_EQ(replay_command(passing_run()), "faultline run suites/lost_response_with_keys.toml --seed 42");
+    EXPECT_EQ(replay_command(failing_run()), "faultline run 'suites/my scenario'\\''s.toml' --seed 7");
+}
+
+TEST(json_report, matches_golden_and_parses) {
+    const std::string out = json_report({passing_run(), failing_run()});
+    expect_golden("report.json", out);
+    const boost::json::value doc = boost::json::parse(out);
+    EXPECT_FALSE(doc.at("passed").as_bool());
+    const auto& scenarios = doc.at("scenarios").as_array();
+    ASSERT_EQ(scenarios.size(), 2u);
+    EXPECT_EQ(scenarios[0].at("seed").to_number<std::uint64_t>(), 42u);
+    EXPECT_TRUE(scenarios[0].at("passed").as_bool());
+    EXPECT_EQ(scenarios[1].at("verdicts").at(0).at("evidence").at(0).at("seqs").as_array().size(), 2u);
+    EXPECT_EQ(scenarios[1].at("command").at("stderr").as_string(), "bad byte \xEF\xBF\xBD and bell \x07\n");
+}
+
+TEST(junit_report, matches_golden_and_is_well_formed) {
+    const std::string out = junit_report({passing_run(), failing_run()});
+    expect_golden("junit.xml", out);
+    std::istringstream in(out);
+    boost::property_tree::ptree tree;
+    ASSERT_NO_THROW(boost::property_tree::read_xml(in, tree));
+    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.tests"), "5");
+    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.failures"), "1");
+    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.errors"), "1");
+    EXPECT_THAT(out, ::testing::Not(HasSubstr("\x07")));
+    EXPECT_THAT(out, ::testing::Not(HasSubstr("\xff")));
+}
+
+TEST(junit_report, no_runs_is_an_empty_document) {
+    EXPECT_EQ(junit_report({}),
+              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+              "<testsuites name=\"faultline\" tests=\"0\" failures=\"0\" errors=\"0\" time=\"0.000\">\n"
+              "</testsuites>\n");
+}
+
+}  // namespace
+}  // namespace faultline::reports
