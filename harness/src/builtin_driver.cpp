@@ -188,22 +188,11 @@ private:
         client_policy.breaker = breaker_;
         // The deadline is computed per operation (so it can be recorded) and passed explicitly.
         client_policy.overall_timeout.reset();
-        if (config_.policy.assume_idempotent) {
-            // The retry loop runs here (see send_assuming_idempotent); the client makes one attempt.
-            outer_policy_ = client_policy;
-            client_policy = retry::retry_policy{};
-            client_policy.max_attempts = 1;
-            client_policy.per_attempt_timeout = declared.per_attempt_timeout;
-            client_policy.keys.auto_add = false;
-            client_policy.honour_retry_after = false;
-        }
         const std::uint32_t n = config_.load.clients;
         randoms_.reserve(n);
         clients_.reserve(n);
-        loop_randoms_.reserve(n);
         for (std::uint32_t c = 0; c < n; ++c) {
             randoms_.push_back(std::make_unique<seeded_random>(mix64(ctx_.seed ^ client_stream, c)));
-            loop_randoms_.push_back(std::make_unique<seeded_random>(mix64(ctx_.seed ^ client_stream ^ 1, c)));
             retry::http_client_options options;
             options.clk = &ctx_.clk;
             options.random = randoms_.back().get();
@@ -364,13 +353,10 @@ private:
         retry::request_options options;
         if (config_.policy.enforce_deadline) options.deadline = deadline;
 
-        retry::http_result result;
-        if (config_.policy.assume_idempotent) {
-            result = co_await send_assuming_idempotent(client, std::move(request), options);
-        } else {
-            result = co_await clients_[client]->async_request(std::move(request), std::move(options),
-                                                              asio::use_awaitable);
-        }
+        // The deliberately unsafe presets re-send a POST without a key after a reset or a timeout.
+        if (config_.policy.assume_idempotent) options.safety = retry::request_safety::idempotent;
+        const retry::http_result result =
+            co_await clients_[client]->async_request(std::move(request), std::move(options), asio::use_awaitable);
 
         client_record& r = records_[index];
         r.finished_ns = since(ctx_.run_start, ctx_.clk.now());
@@ -379,43 +365,6 @@ private:
         r.success = result.succeeded();
         for (const auto& a : result.history) r.attempt_outcomes.push_back(outcome_text(a.outcome));
         ++finished_;
-    }
-
-    // The misbehaviour retry/ has no option for: every request is treated as idempotent, so a POST
-    // without a key is re-sent after a reset or a timeout. The retry loop runs here with that safety;
-    // each attempt is one single-attempt call of the retry client (which then sends
-    // Faultline-Attempt: 1 on every attempt, as a client with no retry support of its own would).
-    asio::awaitable<retry::http_result> send_assuming_idempotent(std::uint64_t client, retry::http_request request,
-                                                                 retry::request_options options) {
-        retry::http_result result;
-        retry::http_client& http = *clients_[client];
-        // The client bounds the attempt by min(its per-attempt timeout, the time left to this deadline)
-        // and propagates that deadline, exactly as its own loop would.
-        const std::optional<time_point> deadline = options.deadline;
-        auto attempt = [&http, &request, deadline](const retry::attempt_context&) -> asio::awaitable<retry::attempt_outcome> {
-            return [](retry::http_client& h, retry::http_request req,
-                      std::optional<time_point> d) -> asio::awaitable<retry::attempt_outcome> {
-                retry::request_options o;
-                o.deadline = d;
-                const retry::http_result one = co_await h.async_request(std::move(req), std::move(o), asio::use_awaitable);
-                co_return one.last_outcome;
-            }(http, request, deadline);
-        };
-        auto hook = [&](const retry::decision_event& e) {
-            if (e.outcome != nullptr) result.history.push_back(retry::attempt_record{e.attempt, *e.outcome, e.verdict, e.delay});
-        };
-        retry::execution_env env;
-        env.clk = &ctx_.clk;
-        env.random = loop_randoms_[client].get();
-        env.safety = retry::request_safety::idempotent;
-        env.deadline = options.deadline;
-        const retry::execution_result loop =
-            co_await retry::async_execute(strand_, outer_policy_, attempt, env, hook, asio::use_awaitable);
-        result.final_decision = loop.final_decision;
-        result.attempts = loop.attempts;
-        result.last_outcome = loop.last_outcome;
-        result.status = loop.last_outcome.kind == retry::outcome_kind::response ? loop.last_outcome.status : 0;
-        co_return result;
     }
 
     const builtin_config& config_;
@@ -430,9 +379,7 @@ private:
     std::uint64_t total_weight_ = 0;
     std::shared_ptr<retry::retry_budget> budget_;
     std::shared_ptr<retry::circuit_breaker> breaker_;
-    retry::retry_policy outer_policy_;
     std::vector<std::unique_ptr<seeded_random>> randoms_;
-    std::vector<std::unique_ptr<seeded_random>> loop_randoms_;
     std::vector<std::unique_ptr<retry::http_client>> clients_;
     std::list<asio::cancellation_signal> signals_;
     std::deque<client_record> records_;

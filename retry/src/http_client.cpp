@@ -229,7 +229,7 @@ asio::awaitable<http_result> http_client_state::run(http_request request, reques
         if (key) request.headers.erase(idempotency_key_header);
     }
     const std::string method{http::to_string(request.method)};
-    execution_env env{&clock_, &random_, safety_of(method, has_key), options.deadline, key};
+    execution_env env{&clock_, &random_, options.safety.value_or(safety_of(method, has_key)), options.deadline, key};
 
     http::response<http::string_body> response;
     bool have_response = false;

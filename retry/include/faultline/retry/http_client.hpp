@@ -79,6 +79,9 @@ struct http_request {
 struct request_options {
     std::optional<time_point> deadline;                  // absolute; combined with policy.overall_timeout
     std::function<void(const decision_event&)> on_decision;  // called for every decision, on the strand
+    // Overrides the safety derived from the method and key. Treating an unkeyed POST as safe to
+    // repeat is wrong for real clients; it exists so test clients can be deliberately unsafe.
+    std::optional<request_safety> safety;
 };
 
 // One attempt as the client saw it, for logging.
