@@ -10,6 +10,10 @@ int main(int argc, char** argv) {
     CLI::App app{"faultline: a chaos / fault-injection harness for retry behaviour"};
     app.require_subcommand(1);
     faultline::cli::add_serve_command(app);
+    faultline::cli::add_run_command(app);
+    faultline::cli::add_validate_command(app);
+    faultline::cli::add_check_command(app);
+    faultline::cli::add_list_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,73 @@
+// `faultline check JOURNAL.jsonl --expect FILE.toml`: evaluates the `[[expect]]` checks of FILE
+// against a journal recorded by `faultline serve --journal` (any client, any language), prints the
+// console report and exits 0 when every check passed (expected failures inverted), 1 when one
+// failed, 2 when the journal or the expectations file is bad. Checks work from the journal alone
+// here: there are no client-side records.
+#include "commands.hpp"
+
+#include "faultline/harness/journal_json.hpp"
+#include "faultline/harness/run_record.hpp"
+#include "faultline/harness/runner.hpp"
+#include "faultline/harness/scenario.hpp"
+#include "faultline/reports/console.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+
+namespace faultline::cli {
+
+namespace {
+
+struct check_args {
+    std::string journal;
+    std::string expect;
+};
+
+void run_check(const check_args& args) {
+    harness::jsonl_read_result journal = harness::read_jsonl(args.journal);
+    const harness::expectations_result expected = harness::load_expectations_file(args.expect);
+    if (!journal.ok() || !expected.ok()) {
+        for (const auto& e : journal.errors) std::cerr << e.to_string() << '\n';
+        for (const auto& e : expected.errors) std::cerr << e.to_string() << '\n';
+        throw CLI::RuntimeError(exit_bad_input);
+    }
+
+    harness::run_record run;
+    run.scenario = args.journal;
+    run.description = "journal " + args.journal + " checked against " + args.expect;
+    run.journal = std::move(journal.records);
+    std::sort(run.journal.begin(), run.journal.end(),
+              [](const harness::journal_record& a, const harness::journal_record& b) { return a.seq < b.seq; });
+    if (!run.journal.empty()) {
+        run.duration = std::chrono::nanoseconds{
+            std::max_element(run.journal.begin(), run.journal.end(), [](const auto& a, const auto& b) {
+                return a.finished_ns < b.finished_ns;
+            })->finished_ns};
+    }
+    harness::evaluate_checks(expected.expectations, run);
+
+    reports::console_options console;
+    console.color = ::isatty(STDOUT_FILENO) != 0;
+    std::cout << reports::console_report(run, console);
+    const harness::exit_code code = harness::exit_code_of(run);
+    if (code != harness::exit_code::passed) throw CLI::RuntimeError(harness::to_int(code));
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app) {
+    auto args = std::make_shared<check_args>();
+    CLI::App* cmd = app.add_subcommand("check", "Evaluate [[expect]] checks against a journal from `faultline serve`");
+    cmd->add_option("journal", args->journal, "Journal file (JSON Lines) written by `faultline serve --journal`")
+        ->required();
+    cmd->add_option("--expect", args->expect, "TOML file with [[expect]] tables (a scenario file works too)")
+        ->required();
+    cmd->callback([args] { run_check(*args); });
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,172 @@
+// `faultline run PATH... [--seed N] [--only NAME] [-j N] [--report-dir DIR] [-- cmd args…]`: loads
+// every scenario (folders are searched for *.toml, sorted) strictly — any error is printed and
+// nothing runs (exit 2) — then runs them, each with its own server, printing the console report as
+// each finishes; optionally writes one JSON report per scenario and one JUnit XML file. Exit 0 when
+// every scenario passed, 1 when a check failed, 3 when the harness itself failed.
+#include "commands.hpp"
+
+#include "faultline/faults/rule.hpp"
+#include "faultline/harness/runner.hpp"
+#include "faultline/harness/scenario.hpp"
+#include "faultline/reports/console.hpp"
+#include "faultline/reports/json.hpp"
+#include "faultline/reports/junit.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace faultline::cli {
+
+namespace {
+
+struct run_args {
+    std::vector<std::string> paths;
+    std::vector<std::string> command;  // after `--`
+    std::optional<std::uint64_t> seed;
+    std::vector<std::string> only;
+    std::size_t jobs = 1;
+    std::string report_dir;
+};
+
+[[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
+
+bool selected(const harness::scenario& s, const std::vector<std::string>& only) {
+    if (only.empty()) return true;
+    return std::any_of(only.begin(), only.end(),
+                       [&](const std::string& pattern) { return faults::glob_match(pattern, s.name); });
+}
+
+// A file name for a scenario's JSON report: its name with anything but [A-Za-z0-9._-] replaced.
+std::string report_file_name(const std::string& scenario) {
+    std::string out;
+    for (const char c : scenario) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                           c == '_' || c == '-';
+        out += plain ? c : '_';
+    }
+    return out + ".json";
+}
+
+bool write_file(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+        std::cerr << "faultline: cannot write " << path.string() << '\n';
+        return false;
+    }
+    return true;
+}
+
+bool write_reports(const std::string& dir, const std::vector<harness::run_record>& runs) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+        std::cerr << "faultline: cannot create " << dir << ": " << ec.message() << '\n';
+        return false;
+    }
+    bool ok = true;
+    for (const harness::run_record& run : runs) {
+        ok = write_file(std::filesystem::path(dir) / report_file_name(run.scenario), reports::json_report({run})) && ok;
+    }
+    ok = write_file(std::filesystem::path(dir) / "junit.xml", reports::junit_report(runs)) && ok;
+    return ok;
+}
+
+std::vector<harness::scenario> load_all(const run_args& args) {
+    const harness::scenario_files found = harness::collect_scenario_files(args.paths);
+    config_errors errors = found.errors;
+    harness::scenario_options options;
+    options.client.command = args.command;
+    std::vector<harness::scenario> scenarios;
+    for (const std::string& file : found.files) {
+        harness::scenario_result loaded = harness::load_scenario_file(file, options);
+        errors.insert(errors.end(), loaded.errors.begin(), loaded.errors.end());
+        if (loaded.value && selected(*loaded.value, args.only)) scenarios.push_back(std::move(*loaded.value));
+    }
+    if (!errors.empty()) {
+        for (const auto& e : errors) std::cerr << e.to_string() << '\n';
+        std::cerr << "faultline: " << errors.size() << " error(s); nothing was run\n";
+        fail(exit_bad_input);
+    }
+    if (scenarios.empty()) {
+        std::cerr << "faultline: no scenario matches --only";
+        for (const auto& o : args.only) std::cerr << " \"" << o << '"';
+        std::cerr << '\n';
+        fail(exit_bad_input);
+    }
+    return scenarios;
+}
+
+void run_run(const run_args& args) {
+    const std::vector<harness::scenario> scenarios = load_all(args);
+    harness::run_options options;
+    options.seed = args.seed;
+
+    reports::console_options console;
+    console.color = ::isatty(STDOUT_FILENO) != 0;
+    std::cout << "running " << scenarios.size() << " scenario(s), " << std::max<std::size_t>(1, args.jobs)
+              << " at a time\n"
+              << std::flush;
+    const std::vector<harness::run_record> runs =
+        harness::run_scenarios(scenarios, options, args.jobs, [&](std::size_t, const harness::run_record& run) {
+            std::cout << reports::console_report(run, console) << std::flush;
+        });
+
+    const auto passed = std::count_if(runs.begin(), runs.end(), [](const harness::run_record& run) {
+        return harness::exit_code_of(run) == harness::exit_code::passed;
+    });
+    harness::exit_code code = harness::exit_code_of(runs);
+    std::cout << passed << " of " << runs.size() << " scenario(s) passed\n";
+
+    if (!args.report_dir.empty()) {
+        if (write_reports(args.report_dir, runs)) {
+            std::cout << "reports written to " << args.report_dir << '\n';
+        } else {
+            code = harness::worst(code, harness::exit_code::harness_error);
+        }
+    }
+    if (code != harness::exit_code::passed) fail(harness::to_int(code));
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+    auto args = std::make_shared<run_args>();
+    CLI::App* cmd = app.add_subcommand("run", "Run scenario files (or folders of them) and check the results");
+    // Everything after `--` is the client command. CLI11 records the `--` it sees and then hands the
+    // remaining words to the positionals in order: the paths accept a word only until the `--` was
+    // seen, so the rest fall through to the command.
+    cmd->validate_positionals();
+    cmd->add_option("paths", args->paths, "Scenario files or folders of *.toml files (searched recursively)")
+        ->required()
+        ->check(CLI::Validator(
+            [cmd](const std::string&) {
+                const auto seen = cmd->remaining();
+                return std::find(seen.begin(), seen.end(), "--") == seen.end() ? std::string{}
+                                                                                : std::string{"after --"};
+            },
+            "", "before --"));
+    cmd->add_option("command", args->command,
+                    "After `--`: a client command to run instead of each scenario's [client] "
+                    "(gets FAULTLINE_URL; placeholders {url} {op} {client})")
+        ->expected(1, -1);
+    cmd->add_option("--seed", args->seed, "Seed for every scenario (replays a run)");
+    cmd->add_option("--only", args->only, "Run only scenarios whose name matches (glob, repeatable)");
+    cmd->add_option("-j,--jobs", args->jobs, "Scenarios to run in parallel, each with its own server")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+    cmd->add_option("--report-dir", args->report_dir, "Write <scenario>.json per scenario and junit.xml here");
+    cmd->callback([args] { run_run(*args); });
+}
+
+}  // namespace faultline::cli
