@@ -50,7 +50,7 @@ struct run_record {
     std::chrono::system_clock::time_point started_at;  // wall clock, for reports only
     std::chrono::nanoseconds duration{0};              // monotonic run length
 
-    std::vector<journal_record> journal;   // every attempt the server saw, in `seq` order
+    std::vector<journal_record> journal;   // every attempt the server saw (checks do not rely on the order)
     std::vector<client_record> clients;    // empty for `command` clients
     std::optional<command_result> command;
 
