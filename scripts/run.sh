@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds (Release), runs the shipped chaos suites against
-# faultline's own retry client and writes the reports to reports-out/ (console, JSON, JUnit XML).
+# The main job: installs what is missing, builds the `faultline` executable (Release), runs every
+# shipped chaos scenario in suites/ two at a time, and writes the reports to reports-out/: the console
+# report (console.txt, also printed), one JSON report per scenario and junit.xml. The exit code is
+# faultline's: 0 every scenario passed, 1 a check failed, 2 bad input, 3 harness error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake --preset release
-cmake --build --preset release
+cmake --build --preset release --target faultline
+rm -rf reports-out
 mkdir -p reports-out
-build/release/examples/retry_demo | tee reports-out/retry_demo.txt
+set +e
+build/release/cli/faultline run suites/ -j2 --report-dir reports-out | tee reports-out/console.txt
+status=${PIPESTATUS[0]}
+set -e
+echo "faultline run: exit code ${status} (0 all passed, 1 a check failed, 2 bad input, 3 harness error)"
+exit "${status}"
