@@ -145,27 +145,33 @@ void add_run_command(CLI::App& app) {
     auto args = std::make_shared<run_args>();
     CLI::App* cmd = app.add_subcommand("run", "Run scenario files (or folders of them) and check the results");
     // Everything after `--` is the client command. CLI11 records the `--` it sees and then hands the
-    // remaining words to the positionals in order: the paths accept a word only until the `--` was
-    // seen, so the rest fall through to the command.
+    // remaining words to the positionals, trying them in declaration order: `command` comes first
+    // but accepts a word only once the `--` was seen, so words before it fall through to `paths`.
     cmd->validate_positionals();
-    cmd->add_option("paths", args->paths, "Scenario files or folders of *.toml files (searched recursively)")
-        ->required()
-        ->check(CLI::Validator(
-            [cmd](const std::string&) {
-                const auto seen = cmd->remaining();
-                return std::find(seen.begin(), seen.end(), "--") == seen.end() ? std::string{}
-                                                                                : std::string{"after --"};
-            },
-            "", "before --"));
     cmd->add_option("command", args->command,
                     "After `--`: a client command to run instead of each scenario's [client] "
                     "(gets FAULTLINE_URL; placeholders {url} {op} {client})")
-        ->expected(1, -1);
+        ->expected(1, -1)
+        ->check(CLI::Validator(
+            [cmd](const std::string&) {
+                const auto seen = cmd->remaining();
+                return std::find(seen.begin(), seen.end(), "--") != seen.end() ? std::string{}
+                                                                                : std::string{"before --"};
+            },
+            "", "after --"));
+    cmd->add_option("paths", args->paths, "Scenario files or folders of *.toml files (searched recursively)")
+        ->required();
     cmd->add_option("--seed", args->seed, "Seed for every scenario (replays a run)");
-    cmd->add_option("--only", args->only, "Run only scenarios whose name matches (glob, repeatable)");
+    cmd->add_option("--only", args->only, "Run only scenarios whose name matches (glob, repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("-j,--jobs", args->jobs, "Scenarios to run in parallel, each with its own server")
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
     cmd->add_option("--report-dir", args->report_dir, "Write <scenario>.json per scenario and junit.xml here");
+    cmd->footer(
+        "Examples:\n  faultline run suites/ -j2 --report-dir reports-out\n"
+        "  faultline run suites/overload.good.toml --seed 7\n"
+        "  faultline run scenario.toml -- curl -s -X POST {url}/payments");
     cmd->callback([args] { run_run(*args); });
 }
 
