@@ -86,6 +86,14 @@ control_api::control_api(server_context& context, std::function<server_counters(
     : context_{context}, counters_{std::move(counters)} {}
 
 control_api::response control_api::handle(const request& req) const {
+    try {
+        return route(req);
+    } catch (const std::exception& e) {
+        return error_response(req, http::status::internal_server_error, std::string{"control API failure: "} + e.what());
+    }
+}
+
+control_api::response control_api::route(const request& req) const {
     const std::string_view target{req.target().data(), req.target().size()};
     if (!is_control_target(target)) return error_response(req, http::status::not_found, "not a control API path");
     std::string_view path = target.substr(control_prefix.size());

@@ -4,20 +4,19 @@
 #include "faultline/harness/control_api.hpp"
 #include "faultline/retry/retry_after.hpp"
 
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include <algorithm>
 #include <array>
@@ -36,6 +35,15 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
+
+// Each worker thread runs its own io_context and owns the connections accepted onto it, so a
+// connection's handlers never hop threads and need no strand; the I/O objects name the concrete
+// executor type, which spares the hot path any_io_executor's type erasure.
+using executor_t = asio::io_context::executor_type;
+using socket_t = asio::basic_stream_socket<tcp, executor_t>;
+using acceptor_t = asio::basic_socket_acceptor<tcp, executor_t>;
+using timer_t = asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                                           executor_t>;
 
 server_context::server_context(const model_config& model_cfg, std::vector<faults::rule> rules,
                                std::uint64_t seed, journal_options journal_cfg, faults::engine_limits limits)
@@ -60,6 +68,10 @@ class session;
 // How long a closing connection waits for the client's FIN after ours, so that unread client bytes
 // do not turn our FIN into an RST. Bounds every close.
 constexpr std::chrono::seconds linger_limit{2};
+// Pipelined requests served in a row before yielding to the scheduler.
+constexpr std::size_t max_inline_requests = 8;
+// Bytes asked for per read: one typical request, or a large body in few reads.
+constexpr std::size_t read_chunk = 16 * 1024;
 // Pause before accepting again after an accept error (e.g. out of descriptors), so the loop cannot spin.
 constexpr std::chrono::milliseconds accept_retry{50};
 
@@ -109,12 +121,17 @@ const std::string& date_header(wall_time_point now) {
     return cached;
 }
 
-// The bytes of a response head (status line, fields, blank line).
-std::string serialize_head(const http::response<http::string_body>& res) {
+// The bytes of a response head (status line, fields, blank line), into `out`.
+void serialize_head(const http::response<http::string_body>& res, std::string& out) {
     http::fields::writer writer{res.base(), res.version(), res.result_int()};
     const auto buffers = writer.get();
-    std::string out(asio::buffer_size(buffers), '\0');
+    out.resize(asio::buffer_size(buffers));
     asio::buffer_copy(asio::buffer(out), buffers);
+}
+
+std::string serialize_head(const http::response<http::string_body>& res) {
+    std::string out;
+    serialize_head(res, out);
     return out;
 }
 
@@ -138,8 +155,20 @@ struct server::core : std::enable_shared_from_this<server::core> {
           options{std::move(opts)},
           time{clk},
           run_start{clk.now()},
-          acceptor{asio::make_strand(io)},
-          control_acceptor{acceptor.get_executor()} {}
+          ios{make_contexts(options.threads)},
+          acceptor{ios.front()->get_executor()},
+          control_acceptor{ios.front()->get_executor()} {}
+
+    static std::vector<std::unique_ptr<asio::io_context>> make_contexts(std::size_t threads) {
+        std::vector<std::unique_ptr<asio::io_context>> out;
+        for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i) {
+            out.push_back(std::make_unique<asio::io_context>(1));
+        }
+        return out;
+    }
+
+    // Connections are spread over the threads' contexts round-robin.
+    asio::io_context& next_context() { return *ios[next_context_index++ % ios.size()]; }
 
     std::int64_t since_start_ns() const { return (time.now() - run_start).count(); }
 
@@ -147,8 +176,8 @@ struct server::core : std::enable_shared_from_this<server::core> {
         return {connections.load(), refused.load(), attempts.load(), control_requests.load(), bad_requests.load()};
     }
 
-    void do_accept(tcp::acceptor& from, bool control_only);
-    void on_accept(tcp::socket socket, bool control_only);
+    void do_accept(acceptor_t& from, bool control_only);
+    void on_accept(socket_t socket, bool control_only);
     void register_session(std::uint64_t id, const std::shared_ptr<server_detail::session>& s);
     void unregister_session(std::uint64_t id);
     template <class F>
@@ -160,10 +189,11 @@ struct server::core : std::enable_shared_from_this<server::core> {
     const faultline::time_point run_start;
     control_api control{context, [this] { return read_counters(); }};
 
-    asio::io_context io;
-    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-    tcp::acceptor acceptor;
-    tcp::acceptor control_acceptor;  // open only with options.control_port
+    std::vector<std::unique_ptr<asio::io_context>> ios;  // one per worker thread
+    std::size_t next_context_index = 0;                  // used by the accepting thread only
+    std::vector<asio::executor_work_guard<executor_t>> work;
+    acceptor_t acceptor;          // on ios[0]
+    acceptor_t control_acceptor;  // on ios[0]; open only with options.control_port
     std::vector<std::thread> workers;
     std::uint16_t port = 0;
     std::optional<std::uint16_t> control_port;
@@ -196,7 +226,7 @@ using response_t = http::response<http::string_body>;
 // on the connection's strand (the socket's executor), as a do_x / on_x pair bound to shared_from_this.
 class session : public std::enable_shared_from_this<session> {
 public:
-    session(std::shared_ptr<server::core> core, tcp::socket socket, std::uint64_t id, std::int64_t accepted_ns,
+    session(std::shared_ptr<server::core> core, socket_t socket, std::uint64_t id, std::int64_t accepted_ns,
             bool control_only)
         : core_{std::move(core)},
           socket_{std::move(socket)},
@@ -216,6 +246,8 @@ public:
 
     void start() {
         core_->register_session(id_, shared_from_this());
+        error_code ignored;
+        socket_.non_blocking(true, ignored);
         asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
     }
 
@@ -247,16 +279,47 @@ private:
 
     // ---- reading a request ----
 
+    // Reads one request: Beast's parser fed from our own buffer and read loop (what http::async_read
+    // does, minus its composed-operation layers, which cost more than the parsing on this path).
     void do_read() {
-        if (stopping_) return close_now();
+        if (stopping_ || core_->stopping) return close_now();
         state_ = state::idle;
         parser_.emplace();
         parser_->body_limit(core_->options.body_limit);
-        http::async_read(socket_, buffer_, *parser_,
-                         [self = shared_from_this()](error_code ec, std::size_t n) { self->on_read(ec, n); });
+        parser_->eager(true);
+        bytes_in_ = 0;
+        parse_buffered();
     }
 
-    void on_read(error_code ec, std::size_t bytes) {
+    void parse_buffered() {
+        // Each put consumes bytes or asks for more, so this ends within buffer_.size() rounds.
+        while (buffer_.size() > 0 && !parser_->is_done()) {
+            error_code ec;
+            const std::size_t used = parser_->put(buffer_.data(), ec);
+            buffer_.consume(used);
+            bytes_in_ += used;
+            if (ec == http::error::need_more) break;
+            if (ec) return on_read(ec);
+            if (used == 0) break;
+        }
+        if (parser_->is_done()) return on_read({});
+        inline_requests_ = 0;
+        socket_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
+            self->buffer_.commit(n);
+            if (ec == asio::error::eof) return self->on_eof();
+            if (ec) return self->on_read(ec);
+            self->parse_buffered();
+        });
+    }
+
+    void on_eof() {
+        if (!parser_->got_some()) return on_read(http::error::end_of_stream);
+        error_code ec;
+        parser_->put_eof(ec);
+        on_read(ec ? ec : error_code{http::error::partial_message});
+    }
+
+    void on_read(error_code ec) {
         if (ec == http::error::end_of_stream) return do_graceful_close();
         if (ec == asio::error::operation_aborted) return close_now();
         if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
@@ -267,7 +330,7 @@ private:
         state_ = state::busy;
         request_ = parser_->release();
         if (control_only_ || is_control_target(to_std(request_.target()))) return serve_control();
-        begin_attempt(bytes);
+        begin_attempt(bytes_in_);
     }
 
     // Unparseable HTTP: 400 (413 / 431 for the limits) and close. Not an attempt: not journaled.
@@ -320,11 +383,11 @@ private:
         record_.body_hash = hash_bytes(request_.body());
 
         identity_ = identify(ctx.identity, request_);
-        record_.operation = identity_.value;
-        record_.identity = identity_.source;
-        record_.idempotency_key = identity_.idempotency_key;
         record_.attempt = ctx.attempts.next(identity_);
         record_.seq = ctx.records.next_seq();
+        record_.operation = std::move(identity_.value);
+        record_.identity = identity_.source;
+        record_.idempotency_key = identity_.idempotency_key;
 
         wall_now_ = core_->time.wall_now();
         const fields_source headers{fields};
@@ -358,8 +421,9 @@ private:
             record_.effect = begun.response.effect;
             return std::move(begun.response);
         }
-        service_request call{record_.method, record_.target, body, record_.operation, record_.attempt,
-                             record_.seq, id_, core_->since_start_ns()};
+        // The body is not read again once the service has it.
+        service_request call{record_.method,  record_.target, std::move(request_.body()), record_.operation,
+                             record_.attempt, record_.seq,    id_,                       core_->since_start_ns()};
         service_response reply = ctx.model.handle(call);
         ctx.idempotency.complete(identity_.idempotency_key, reply);
         record_.effect = reply.effect;
@@ -368,27 +432,34 @@ private:
 
     template <class Headers>
     void set_reply(int status, const Headers& headers, std::string body) {
+        // A fresh message: fields are inserted, not set (no lookups), and framed by hand the way
+        // prepare_payload would (no Content-Length where a body is not allowed).
         response_ = {};
         response_.version(request_.version());
         response_.result(static_cast<unsigned>(std::clamp(status, 100, 999)));
-        response_.set(http::field::server, server_name);
-        response_.set(http::field::date, date_header(wall_now_));
-        for (const auto& h : headers) {
-            if constexpr (requires { h.name; }) {
-                response_.insert(beast::string_view{h.name}, beast::string_view{h.value});
-            } else {
-                response_.insert(beast::string_view{h.first}, beast::string_view{h.second});
-            }
-        }
-        response_.body() = std::move(body);
-        response_.keep_alive(request_.keep_alive());
-        response_.prepare_payload();
+        response_.insert(http::field::server, server_name);
+        response_.insert(http::field::date, date_header(wall_now_));
         record_.status = status;
-        if (const auto it = response_.find(http::field::retry_after); it != response_.end()) {
-            if (const auto wait = retry::parse_retry_after(to_std(it->value()), wall_now_)) {
-                record_.retry_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wait).count();
+        for (const auto& h : headers) {
+            const auto& [name, value] = header_pair(h);
+            response_.insert(beast::string_view{name}, beast::string_view{value});
+            if (beast::iequals(beast::string_view{name}, "Retry-After")) {
+                if (const auto wait = retry::parse_retry_after(value, wall_now_)) {
+                    record_.retry_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wait).count();
+                }
             }
         }
+        const bool bodiless = status < 200 || status == 204 || status == 304;
+        if (!bodiless) response_.content_length(body.size());
+        response_.body() = bodiless ? std::string{} : std::move(body);
+        const bool keep_alive = request_.keep_alive();
+        if (!keep_alive && response_.version() >= 11) response_.insert(http::field::connection, "close");
+        if (keep_alive && response_.version() < 11) response_.insert(http::field::connection, "keep-alive");
+    }
+
+    static std::pair<const std::string&, const std::string&> header_pair(const http_header& h) { return {h.name, h.value}; }
+    static std::pair<const std::string&, const std::string&> header_pair(const std::pair<std::string, std::string>& h) {
+        return {h.first, h.second};
     }
 
     void set_reply(service_response reply) { set_reply(reply.status, reply.headers, std::move(reply.body)); }
@@ -450,10 +521,23 @@ private:
         if (!response_started()) record_.response_started_ns = core_->since_start_ns();
     }
 
+    // The head comes from Beast's field writer; head and body then go out in one gathered write. The
+    // write is tried at once on the non-blocking socket: a small response almost always fits the
+    // socket buffer, and finishing inline spares a trip through the scheduler (a reactor poll, a
+    // syscall that dominates on loopback). Only what does not fit waits for the reactor.
     void send_response() {
         if (attempt_open_) mark_response_started();
-        http::async_write(socket_, response_, [self = shared_from_this()](error_code ec, std::size_t n) {
-            self->on_write(ec, n);
+        serialize_head(response_, head_);
+        const std::array<asio::const_buffer, 2> buffers{asio::buffer(head_), asio::buffer(response_.body())};
+        const std::size_t total = asio::buffer_size(buffers);
+        error_code ec;
+        const std::size_t sent = socket_.write_some(buffers, ec);
+        if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return on_write(ec, sent);
+        if (sent == total) return on_write({}, sent);
+        beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest{buffers};
+        rest.consume(sent);
+        asio::async_write(socket_, rest, [self = shared_from_this(), sent](error_code ec2, std::size_t n) {
+            self->on_write(ec2, sent + n);
         });
     }
 
@@ -464,7 +548,11 @@ private:
         }
         if (ec) return close_now();
         if (!response_.keep_alive()) return do_graceful_close();
-        do_read();
+        // Pipelined requests may already be buffered: after a few served inline, go through the
+        // scheduler so the stack stays bounded and other connections get their turn.
+        if (++inline_requests_ < max_inline_requests) return do_read();
+        inline_requests_ = 0;
+        asio::post(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
     }
 
     template <class Next>
@@ -589,7 +677,7 @@ private:
     void do_graceful_close() {
         state_ = state::closing;
         error_code ignored;
-        socket_.shutdown(tcp::socket::shutdown_send, ignored);
+        socket_.shutdown(socket_t::shutdown_send, ignored);
         if (stopping_) return close_now();
         timer_.expires_after(linger_limit);
         timer_.async_wait([self = shared_from_this()](error_code ec) {
@@ -621,8 +709,8 @@ private:
     }
 
     std::shared_ptr<server::core> core_;
-    tcp::socket socket_;
-    asio::steady_timer timer_;
+    socket_t socket_;
+    timer_t timer_;
     const std::uint64_t id_;
     const std::int64_t accepted_ns_;
     const bool control_only_;
@@ -631,8 +719,11 @@ private:
 
     beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::string_body>> parser_;
+    std::size_t bytes_in_ = 0;  // request bytes the parser consumed
     request_t request_;
     response_t response_;
+    std::string head_;  // the serialized head of response_
+    std::size_t inline_requests_ = 0;  // requests served in a row without returning to the scheduler
 
     bool attempt_open_ = false;
     journal_record record_;
@@ -672,11 +763,11 @@ void server::core::for_each_session(F f) {
     for (const auto& s : live) f(*s);
 }
 
-void server::core::do_accept(tcp::acceptor& from, bool control_only) {
-    from.async_accept(asio::make_strand(io), [this, &from, control_only](error_code ec, tcp::socket socket) {
+void server::core::do_accept(acceptor_t& from, bool control_only) {
+    from.async_accept(next_context(), [this, &from, control_only](error_code ec, socket_t socket) {
         if (stopping || !from.is_open()) return;
         if (ec) {
-            auto retry_timer = std::make_shared<asio::steady_timer>(from.get_executor(), server_detail::accept_retry);
+            auto retry_timer = std::make_shared<timer_t>(from.get_executor(), server_detail::accept_retry);
             retry_timer->async_wait([this, &from, control_only, retry_timer](error_code) {
                 if (!stopping && from.is_open()) do_accept(from, control_only);
             });
@@ -687,7 +778,7 @@ void server::core::do_accept(tcp::acceptor& from, bool control_only) {
     });
 }
 
-void server::core::on_accept(tcp::socket socket, bool control_only) {
+void server::core::on_accept(socket_t socket, bool control_only) {
     const std::uint64_t id = ++next_connection;
     const std::int64_t accepted_ns = since_start_ns();
     ++connections;
@@ -728,7 +819,7 @@ namespace {
 
 bool is_loopback(const asio::ip::address& a) { return a.is_loopback(); }
 
-error_code open_acceptor(tcp::acceptor& acceptor, const asio::ip::address& address, std::uint16_t port) {
+error_code open_acceptor(acceptor_t& acceptor, const asio::ip::address& address, std::uint16_t port) {
     error_code ec;
     const tcp::endpoint endpoint{address, port};
     acceptor.open(endpoint.protocol(), ec);
@@ -763,13 +854,12 @@ error_code server::start() {
         c.control_port = c.control_acceptor.local_endpoint().port();
     }
     c.started = true;
-    c.work.emplace(c.io.get_executor());
+    for (auto& io : c.ios) c.work.emplace_back(io->get_executor());
     c.do_accept(c.acceptor, false);
     if (c.control_port) c.do_accept(c.control_acceptor, true);
-    const std::size_t threads = std::max<std::size_t>(c.options.threads, 1);
-    c.workers.reserve(threads);
-    for (std::size_t i = 0; i < threads; ++i) {
-        c.workers.emplace_back([&io = c.io] { io.run(); });
+    c.workers.reserve(c.ios.size());
+    for (auto& io : c.ios) {
+        c.workers.emplace_back([&context = *io] { context.run(); });
     }
     return {};
 }
@@ -803,7 +893,7 @@ void server::stop() {
         sessions_lock.unlock();
         if (!drained) c.for_each_session([](server_detail::session& s) { s.force_close(); });
     }
-    c.work.reset();
+    c.work.clear();
     for (auto& worker : c.workers) {
         if (worker.joinable()) worker.join();
     }

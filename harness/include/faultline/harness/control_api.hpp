@@ -40,10 +40,13 @@ public:
 
     explicit control_api(server_context& context, std::function<server_counters()> counters = {});
 
-    // Never throws; the response carries the request's HTTP version and keep-alive.
+    // Never throws (an unexpected failure is a 500 naming it); the response carries the request's HTTP
+    // version and keep-alive.
     response handle(const request& req) const;
 
 private:
+    response route(const request& req) const;
+
     server_context& context_;
     std::function<server_counters()> counters_;
 };
