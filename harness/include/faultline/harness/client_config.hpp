@@ -3,7 +3,7 @@
 // presets) and the command to run. These are plain values; `parse_client_config` reads and strictly
 // validates the TOML (unknown keys, wrong types, out-of-range values, bad durations, each reported as
 // file:line:column), and `parse_client` (driver.hpp) turns the result into a driver. The reference,
-// with every key and each preset's exact policy, is docs/scenarios-client.md.
+// with every key and each preset's exact policy, is docs/scenarios.md ("[client]").
 #pragma once
 
 #include <chrono>
@@ -69,7 +69,7 @@ struct client_policy {
     bool enforce_deadline = true;
 };
 
-// The exact policy of each preset (documented in docs/scenarios-client.md).
+// The exact policy of each preset (documented in docs/scenarios.md ("[client]")).
 client_policy preset_policy(client_preset preset);
 
 // One request template. Placeholders {op}, {client} and {n} in `path`, `body` and header values are

@@ -16,7 +16,7 @@
 // client_record::operation hold the same string for every operation.
 //
 // The `[client]` table of a scenario is turned into a driver by `parse_client`; the full reference
-// is docs/scenarios-client.md.
+// is docs/scenarios.md ("[client]").
 #pragma once
 
 #include <chrono>
