@@ -1,5 +1,8 @@
 #include "faultline/retry/http_client.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
@@ -91,7 +94,9 @@ private:
     asio::awaitable<error_code> resolve();
     std::unique_ptr<connection> take_idle();
     void put_idle(std::unique_ptr<connection> c);
-    http::request<http::string_body> build(const http_request& request, const attempt_context& ctx) const;
+    // `deadline_ms` is the Faultline-Deadline-Ms value as of the moment the request is written.
+    http::request<http::string_body> build(const http_request& request, const attempt_context& ctx,
+                                           std::optional<std::int64_t> deadline_ms) const;
     attempt_outcome from_response(const http::response<http::string_body>& response) const;
 
     asio::any_io_executor strand_;
@@ -131,12 +136,13 @@ void http_client_state::put_idle(std::unique_ptr<connection> c) {
 }
 
 http::request<http::string_body> http_client_state::build(const http_request& request,
-                                                          const attempt_context& ctx) const {
+                                                          const attempt_context& ctx,
+                                                          std::optional<std::int64_t> deadline_ms) const {
     http::request<http::string_body> message{request.method, request.target, 11};
     for (const auto& field : request.headers) message.insert(field.name_string(), field.value());
     if (message.find(http::field::host) == message.end()) message.set(http::field::host, host_);
     message.set(attempt_header, std::to_string(ctx.attempt));
-    if (ctx.deadline_ms) message.set(deadline_header, std::to_string(*ctx.deadline_ms));
+    if (deadline_ms) message.set(deadline_header, std::to_string(*deadline_ms));
     if (!ctx.idempotency_key.empty()) message.set(idempotency_key_header, ctx.idempotency_key);
     message.keep_alive(true);
     message.body() = request.body;
@@ -160,6 +166,7 @@ attempt_outcome http_client_state::from_response(const http::response<http::stri
 asio::awaitable<attempt_outcome> http_client_state::attempt(const http_request& request, const attempt_context& ctx,
                                                             http::response<http::string_body>& response) {
     const asio::cancellation_state cancel = co_await asio::this_coro::cancellation_state;
+    const time_point planned_at = clock_.now();
     // One expiry covers the whole attempt (connect, write and read together, as Beast applies it to
     // every operation until it is set again); on expiry Beast closes the socket, so a timed-out
     // connection is never reused.
@@ -184,7 +191,14 @@ asio::awaitable<attempt_outcome> http_client_state::attempt(const http_request& 
         opened_.fetch_add(1, std::memory_order_relaxed);
     }
 
-    http::request<http::string_body> message = build(request, ctx);
+    // The plan's deadline value was computed before connecting; the budget left when the request
+    // goes out is smaller by the time that took, and the server must not be promised more.
+    std::optional<std::int64_t> deadline_ms = ctx.deadline_ms;
+    if (deadline_ms) {
+        const auto spent = std::chrono::ceil<std::chrono::milliseconds>(clock_.now() - planned_at).count();
+        deadline_ms = std::max<std::int64_t>(1, *deadline_ms - spent);
+    }
+    http::request<http::string_body> message = build(request, ctx, deadline_ms);
     auto [write_ec, written] = co_await http::async_write(c->stream, message, asio::as_tuple(asio::use_awaitable));
     if (write_ec) {
         if (is_cancelled(cancel)) co_return transport(outcome_kind::cancelled);

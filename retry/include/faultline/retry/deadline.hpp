@@ -5,7 +5,7 @@
 //
 // Headers sent on every attempt by faultline's clients (and recognised by the harness):
 //   Faultline-Attempt: <n>          1-based attempt number within the operation ("1" on the first)
-//   Faultline-Deadline-Ms: <ms>     remaining overall budget when the attempt starts, in whole
+//   Faultline-Deadline-Ms: <ms>     remaining overall budget when the request is sent, in whole
 //                                   milliseconds rounded UP, at least 1 (never 0); absent without a
 //                                   deadline
 //   Idempotency-Key: <key>          see idempotency.hpp (quoted by default)
