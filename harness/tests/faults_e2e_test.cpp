@@ -241,7 +241,7 @@ limit = "30s"
     test_server s{rules, 7, options};
     std::vector<std::string> requests;
     for (int i = 0; i < 10; ++i) requests.push_back(make_request("GET", "/work/" + std::to_string(i)));
-    const auto replies = exchange_concurrently(s.port(), requests, 500ms);
+    const auto replies = exchange_concurrently(s.port(), requests, 1500ms);
     int rejected = 0;
     int timed_out = 0;
     for (const auto& reply : replies) {
