@@ -42,23 +42,23 @@ std::optional<held_slot> capacity::try_acquire() {
     return std::nullopt;
 }
 
-namespace {
-
-std::string type_name(const toml::node& node) {
+std::string_view toml_type_name(const toml::node& node) {
     switch (node.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date:
-    case toml::node_type::time:
-    case toml::node_type::date_time: return "a date/time";
-    case toml::node_type::none: break;
+        case toml::node_type::table: return "a table";
+        case toml::node_type::array: return "an array";
+        case toml::node_type::string: return "a string";
+        case toml::node_type::integer: return "an integer";
+        case toml::node_type::floating_point: return "a float";
+        case toml::node_type::boolean: return "a boolean";
+        case toml::node_type::date: return "a date";
+        case toml::node_type::time: return "a time";
+        case toml::node_type::date_time: return "a date-time";
+        case toml::node_type::none: break;
     }
     return "nothing";
 }
+
+namespace {
 
 std::string format_number(double v) {
     std::string text = std::to_string(v);
@@ -116,7 +116,7 @@ std::optional<std::int64_t> kind_config::integer(std::string_view key, need n, s
     }
     const auto* value = node->as_integer();
     if (value == nullptr) {
-        fail(key, "must be an integer, not " + type_name(*node));
+        fail(key, "must be an integer, not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
     const std::int64_t v = value->get();
@@ -139,7 +139,7 @@ std::optional<double> kind_config::number(std::string_view key, need n, double m
     } else if (const auto* i = node->as_integer()) {
         v = static_cast<double>(i->get());
     } else {
-        fail(key, "must be a number, not " + type_name(*node));
+        fail(key, "must be a number, not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
     // Written so that NaN fails too.
@@ -158,7 +158,7 @@ std::optional<std::string> kind_config::string(std::string_view key, need n) {
     }
     const auto* value = node->as_string();
     if (value == nullptr) {
-        fail(key, "must be a string, not " + type_name(*node));
+        fail(key, "must be a string, not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
     return value->get();
@@ -172,7 +172,7 @@ std::optional<std::chrono::nanoseconds> kind_config::duration(std::string_view k
     }
     const auto* value = node->as_string();
     if (value == nullptr) {
-        fail(key, "must be a duration string such as \"250ms\" or \"2s\", not " + type_name(*node));
+        fail(key, "must be a duration string such as \"250ms\" or \"2s\", not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
     const parsed_duration parsed = parse_duration(value->get());
@@ -200,7 +200,7 @@ std::optional<std::string> kind_config::choice(std::string_view key, need n,
     std::vector<std::string> names(allowed.begin(), allowed.end());
     const auto* value = node->as_string();
     if (value == nullptr) {
-        fail(key, "must be one of " + detail::quoted_list(names) + ", not " + type_name(*node));
+        fail(key, "must be one of " + detail::quoted_list(names) + ", not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
     if (std::find(names.begin(), names.end(), value->get()) == names.end()) {
@@ -217,7 +217,7 @@ std::optional<header_list> kind_config::string_table(std::string_view key, need 
     }
     const auto* table = node->as_table();
     if (table == nullptr) {
-        fail(key, "must be a table of strings such as { \"X-A\" = \"1\" }, not " + type_name(*node));
+        fail(key, "must be a table of strings such as { \"X-A\" = \"1\" }, not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
     header_list out;
@@ -228,7 +228,7 @@ std::optional<header_list> kind_config::string_table(std::string_view key, need 
         } else {
             add_error(position_of(value), context_ + ": key \"" + std::string{key} + "." +
                                               std::string{name.str()} + "\": must be a string, not " +
-                                              type_name(value));
+                                              std::string(toml_type_name(value)));
             good = false;
         }
     }
@@ -248,7 +248,7 @@ std::optional<std::vector<std::string>> kind_config::string_list(std::string_vie
     }
     const auto* array = node->as_array();
     if (array == nullptr) {
-        fail(key, "must be a string or an array of strings, not " + type_name(*node));
+        fail(key, "must be a string or an array of strings, not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
     std::vector<std::string> out;
@@ -256,7 +256,7 @@ std::optional<std::vector<std::string>> kind_config::string_list(std::string_vie
         const auto* text = item.as_string();
         if (text == nullptr) {
             add_error(position_of(item), context_ + ": key \"" + std::string{key} +
-                                             "\": every item must be a string, not " + type_name(item));
+                                             "\": every item must be a string, not " + std::string(toml_type_name(item)));
             return std::nullopt;
         }
         out.push_back(text->get());
@@ -272,7 +272,7 @@ std::optional<std::vector<std::int64_t>> kind_config::integer_list(std::string_v
     }
     const auto* array = node->as_array();
     if (array == nullptr) {
-        fail(key, "must be an array of integers such as [1, 2], not " + type_name(*node));
+        fail(key, "must be an array of integers such as [1, 2], not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
     std::vector<std::int64_t> out;

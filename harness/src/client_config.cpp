@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "faultline/faults/duration.hpp"
+#include "faultline/faults/kind.hpp"
 #include "faultline/harness/builtin_driver.hpp"
 #include "faultline/harness/command_driver.hpp"
 
@@ -20,22 +21,6 @@ constexpr std::uint32_t max_clients = 1000;
 constexpr std::uint64_t max_total_operations = 1'000'000;
 constexpr std::uint32_t max_command_concurrency = 64;
 constexpr double max_rate = 100'000.0;
-
-std::string_view type_name(toml::node_type t) {
-    switch (t) {
-        case toml::node_type::none: return "nothing";
-        case toml::node_type::table: return "a table";
-        case toml::node_type::array: return "an array";
-        case toml::node_type::string: return "a string";
-        case toml::node_type::integer: return "an integer";
-        case toml::node_type::floating_point: return "a float";
-        case toml::node_type::boolean: return "a boolean";
-        case toml::node_type::date: return "a date";
-        case toml::node_type::time: return "a time";
-        case toml::node_type::date_time: return "a date-time";
-    }
-    return "a value";
-}
 
 std::string format_double(double v) {
     std::ostringstream out;
@@ -167,7 +152,7 @@ public:
             const auto s = item.value_exact<std::string>();
             if (!s) {
                 fail(item, key, "expected an array of strings, got an element that is " +
-                                       std::string(type_name(item.type())));
+                                       std::string(faults::toml_type_name(item)));
                 return std::nullopt;
             }
             out.push_back(*s);
@@ -268,7 +253,7 @@ private:
     source_position position(const toml::node& n) const { return position(n.source()); }
 
     std::nullopt_t wrong_type(const toml::node& n, std::string_view key, std::string_view expected) {
-        fail(n, key, "expected " + std::string(expected) + ", got " + std::string(type_name(n.type())));
+        fail(n, key, "expected " + std::string(expected) + ", got " + std::string(faults::toml_type_name(n)));
         return std::nullopt;
     }
 

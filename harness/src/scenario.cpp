@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "faultline/faults/duration.hpp"
+#include "faultline/faults/kind.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
 namespace faultline::harness {
@@ -17,22 +18,6 @@ namespace {
 source_position position_of(const toml::node& node, const std::string& file) {
     const auto& begin = node.source().begin;
     return {file, begin.line, begin.column};
-}
-
-std::string_view type_name(const toml::node& node) {
-    switch (node.type()) {
-        case toml::node_type::table: return "a table";
-        case toml::node_type::array: return "an array";
-        case toml::node_type::string: return "a string";
-        case toml::node_type::integer: return "an integer";
-        case toml::node_type::floating_point: return "a float";
-        case toml::node_type::boolean: return "a boolean";
-        case toml::node_type::date: return "a date";
-        case toml::node_type::time: return "a time";
-        case toml::node_type::date_time: return "a date-time";
-        case toml::node_type::none: break;
-    }
-    return "nothing";
 }
 
 template <typename Names>
@@ -88,7 +73,7 @@ private:
 
     void wrong_type(const toml::node& node, std::string_view key, std::string_view expected) {
         error_at(node, "`" + std::string(key) + "` must be " + std::string(expected) + ", not " +
-                           std::string(type_name(node)));
+                           std::string(faults::toml_type_name(node)));
     }
 
     void reject_unknown_keys() {

@@ -96,6 +96,9 @@ enum class need { optional, required };
 // allowed; `finish` (called by the rule parser) then reports each key nobody asked for, listing the
 // allowed ones. Errors name the key and carry file:line:column of the value (or of the table when
 // the key is missing). Accessors return nothing when the key is absent or invalid. Not thread-safe.
+// How an error message names a TOML value's type ("a string", "an array", …).
+std::string_view toml_type_name(const toml::node& node);
+
 class kind_config {
 public:
     // `context` starts every message (e.g. `fault kind "delay"`); `reserved` are keys of the same
