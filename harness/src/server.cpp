@@ -121,17 +121,12 @@ const std::string& date_header(wall_time_point now) {
     return cached;
 }
 
-// The bytes of a response head (status line, fields, blank line), into `out`.
-void serialize_head(const http::response<http::string_body>& res, std::string& out) {
+// The bytes of a Beast response's head (status line, fields, blank line).
+std::string serialize_head(const http::response<http::string_body>& res) {
     http::fields::writer writer{res.base(), res.version(), res.result_int()};
     const auto buffers = writer.get();
-    out.resize(asio::buffer_size(buffers));
+    std::string out(asio::buffer_size(buffers), '\0');
     asio::buffer_copy(asio::buffer(out), buffers);
-}
-
-std::string serialize_head(const http::response<http::string_body>& res) {
-    std::string out;
-    serialize_head(res, out);
     return out;
 }
 
@@ -340,25 +335,27 @@ private:
         http::status status = http::status::bad_request;
         if (ec == http::error::body_limit) status = http::status::payload_too_large;
         if (ec == http::error::header_limit) status = http::status::request_header_fields_too_large;
-        response_ = {status, 11};
-        response_.set(http::field::server, server_name);
-        response_.set(http::field::content_type, "application/json");
-        response_.body() = error_json("bad request: " + ec.message());
-        response_.keep_alive(false);
-        response_.prepare_payload();
+        response_t res{status, 11};
+        res.set(http::field::server, server_name);
+        res.set(http::field::content_type, "application/json");
+        res.body() = error_json("bad request: " + ec.message());
+        res.keep_alive(false);
+        res.prepare_payload();
+        set_reply(std::move(res));
         send_response();
     }
 
     void serve_control() {
         ++core_->control_requests;
-        response_ = core_->control.handle(request_);
+        response_t res = core_->control.handle(request_);
         if (control_only_ && !is_control_target(to_std(request_.target()))) {
-            response_ = {http::status::not_found, request_.version()};
-            response_.set(http::field::content_type, "application/json");
-            response_.body() = error_json("this port serves only the control API under /__faultline/");
-            response_.keep_alive(request_.keep_alive());
-            response_.prepare_payload();
+            res = {http::status::not_found, request_.version()};
+            res.set(http::field::content_type, "application/json");
+            res.body() = error_json("this port serves only the control API under /__faultline/");
+            res.keep_alive(request_.keep_alive());
+            res.prepare_payload();
         }
+        set_reply(std::move(res));
         send_response();
     }
 
@@ -421,28 +418,40 @@ private:
             record_.effect = begun.response.effect;
             return std::move(begun.response);
         }
-        // The body is not read again once the service has it.
-        service_request call{record_.method,  record_.target, std::move(request_.body()), record_.operation,
-                             record_.attempt, record_.seq,    id_,                       core_->since_start_ns()};
+        // The body is not read again once the service has it; the operation is lent and taken back.
+        service_request call{record_.method,
+                             record_.target,
+                             std::move(request_.body()),
+                             std::move(record_.operation),
+                             record_.attempt,
+                             record_.seq,
+                             id_,
+                             core_->since_start_ns()};
         service_response reply = ctx.model.handle(call);
+        record_.operation = std::move(call.operation);
         ctx.idempotency.complete(identity_.idempotency_key, reply);
         record_.effect = reply.effect;
         return reply;
     }
 
+    // The reply's head is written here directly (status line, Server, Date, the reply's own headers,
+    // Content-Length, Connection): building a Beast fields container for it cost more than the rest
+    // of a small request's handling. `content_length` overrides the body's size (a truncated reply's
+    // promise). No Content-Length and no body where HTTP allows none (1xx, 204, 304).
     template <class Headers>
-    void set_reply(int status, const Headers& headers, std::string body) {
-        // A fresh message: fields are inserted, not set (no lookups), and framed by hand the way
-        // prepare_payload would (no Content-Length where a body is not allowed).
-        response_ = {};
-        response_.version(request_.version());
-        response_.result(static_cast<unsigned>(std::clamp(status, 100, 999)));
-        response_.insert(http::field::server, server_name);
-        response_.insert(http::field::date, date_header(wall_now_));
+    void set_reply(int status, const Headers& headers, std::string body,
+                   std::optional<std::size_t> content_length = std::nullopt) {
+        status = std::clamp(status, 100, 999);
         record_.status = status;
+        std::string& head = reply_.head;
+        head.assign(request_.version() >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ");
+        head.append(std::to_string(status)).push_back(' ');
+        const auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
+        head.append(reason.data(), reason.size()).append("\r\nServer: ").append(server_name);
+        head.append("\r\nDate: ").append(date_header(wall_now_)).append("\r\n");
         for (const auto& h : headers) {
             const auto& [name, value] = header_pair(h);
-            response_.insert(beast::string_view{name}, beast::string_view{value});
+            head.append(name).append(": ").append(value).append("\r\n");
             if (beast::iequals(beast::string_view{name}, "Retry-After")) {
                 if (const auto wait = retry::parse_retry_after(value, wall_now_)) {
                     record_.retry_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wait).count();
@@ -450,11 +459,21 @@ private:
             }
         }
         const bool bodiless = status < 200 || status == 204 || status == 304;
-        if (!bodiless) response_.content_length(body.size());
-        response_.body() = bodiless ? std::string{} : std::move(body);
-        const bool keep_alive = request_.keep_alive();
-        if (!keep_alive && response_.version() >= 11) response_.insert(http::field::connection, "close");
-        if (keep_alive && response_.version() < 11) response_.insert(http::field::connection, "keep-alive");
+        if (bodiless) body.clear();
+        if (!bodiless) head.append("Content-Length: ").append(std::to_string(content_length.value_or(body.size())));
+        if (!bodiless) head.append("\r\n");
+        reply_.keep_alive = request_.keep_alive();
+        if (!reply_.keep_alive && request_.version() >= 11) head.append("Connection: close\r\n");
+        if (reply_.keep_alive && request_.version() < 11) head.append("Connection: keep-alive\r\n");
+        head.append("\r\n");
+        reply_.body = std::move(body);
+    }
+
+    // A reply built as a Beast message (the control API, bad requests).
+    void set_reply(response_t res) {
+        reply_.head = serialize_head(res);
+        reply_.keep_alive = res.keep_alive();
+        reply_.body = std::move(res.body());
     }
 
     static std::pair<const std::string&, const std::string&> header_pair(const http_header& h) { return {h.name, h.value}; }
@@ -487,11 +506,14 @@ private:
                 } else if constexpr (std::is_same_v<A, faults::slow_body_action>) {
                     set_reply(run_service());
                     dribble_ = action;
-                    raw_ = serialize_head(response_) + response_.body();
+                    raw_ = reply_.head + reply_.body;
                     raw_sent_ = 0;
                     do_dribble();
                 } else if constexpr (std::is_same_v<A, faults::truncate_action>) {
-                    set_reply(run_service());
+                    service_response reply = run_service();
+                    // An empty body cannot be cut short: the head then promises one byte that never comes.
+                    const std::size_t promised = std::max<std::size_t>(reply.body.size(), 1);
+                    set_reply(reply.status, reply.headers, std::move(reply.body), promised);
                     truncate(action);
                 } else if constexpr (std::is_same_v<A, faults::malformed_action>) {
                     if (after) run_service();
@@ -527,8 +549,7 @@ private:
     // syscall that dominates on loopback). Only what does not fit waits for the reactor.
     void send_response() {
         if (attempt_open_) mark_response_started();
-        serialize_head(response_, head_);
-        const std::array<asio::const_buffer, 2> buffers{asio::buffer(head_), asio::buffer(response_.body())};
+        const std::array<asio::const_buffer, 2> buffers{asio::buffer(reply_.head), asio::buffer(reply_.body)};
         const std::size_t total = asio::buffer_size(buffers);
         error_code ec;
         const std::size_t sent = socket_.write_some(buffers, ec);
@@ -547,7 +568,7 @@ private:
             finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
         }
         if (ec) return close_now();
-        if (!response_.keep_alive()) return do_graceful_close();
+        if (!reply_.keep_alive) return do_graceful_close();
         // Pipelined requests may already be buffered: after a few served inline, go through the
         // scheduler so the stack stays bounded and other connections get their turn.
         if (++inline_requests_ < max_inline_requests) return do_read();
@@ -587,7 +608,7 @@ private:
         }
         if (raw_sent_ >= raw_.size()) {
             finish_attempt(wire_outcome::responded);
-            if (!response_.keep_alive()) return do_graceful_close();
+            if (!reply_.keep_alive) return do_graceful_close();
             return do_read();
         }
         // One chunk per chunk_bytes / bytes_per_second; a zero rate is treated as one byte per second.
@@ -598,14 +619,12 @@ private:
         wait_then(interval, [](session& s) { s.do_dribble(); });
     }
 
-    // The head promises the whole body; fewer bytes follow. An empty body cannot be cut short, so
-    // then the head promises one byte that never comes.
+    // The head promises the whole body; fewer bytes follow.
     void truncate(const faults::truncate_action& action) {
-        std::string& body = response_.body();
+        const std::string& body = reply_.body;
         std::size_t keep = std::min(action.body_bytes, body.size());
         if (!body.empty() && keep == body.size()) keep = body.size() - 1;
-        if (body.empty()) response_.content_length(1);
-        raw_ = serialize_head(response_);
+        raw_ = reply_.head;
         raw_.append(body, 0, keep);
         const bool reset = action.reset;
         write_raw_then([reset](session& s) {
@@ -721,8 +740,12 @@ private:
     std::optional<http::request_parser<http::string_body>> parser_;
     std::size_t bytes_in_ = 0;  // request bytes the parser consumed
     request_t request_;
-    response_t response_;
-    std::string head_;  // the serialized head of response_
+    struct outgoing {
+        std::string head;  // status line and fields, serialized, ending in the blank line
+        std::string body;
+        bool keep_alive = true;
+    };
+    outgoing reply_;  // what the attempt (or control request) sends
     std::size_t inline_requests_ = 0;  // requests served in a row without returning to the scheduler
 
     bool attempt_open_ = false;
