@@ -17,6 +17,8 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <array>
@@ -131,13 +133,7 @@ std::string serialize_head(const http::response<http::string_body>& res) {
 }
 
 std::string error_json(std::string_view message) {
-    std::string out = R"({"error":")";
-    for (const char c : message) {
-        if (c == '"' || c == '\\') out.push_back('\\');
-        out.push_back(c);
-    }
-    out += "\"}";
-    return out;
+    return boost::json::serialize(boost::json::object{{"error", message}});
 }
 
 }  // namespace server_detail

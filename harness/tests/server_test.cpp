@@ -78,6 +78,28 @@ TEST(server, keep_alive_counts_attempts_of_one_operation) {
     EXPECT_EQ(s.context().effects.double_effects().size(), 1U);
 }
 
+TEST(server, answers_pipelined_requests_in_order) {
+    test_server s{""};
+    connection c{s.port()};
+    ASSERT_TRUE(c.connected());
+    // More than the server serves inline before yielding, all in one write.
+    constexpr int count = 12;
+    std::string burst;
+    for (int i = 0; i < count; ++i) burst += make_request("PUT", "/kv/k" + std::to_string(i), std::to_string(i), {}, true);
+    auto reply = c.round_trip(burst);
+    for (int i = 0; i < count; ++i) {
+        const auto res = reply.parsed();
+        ASSERT_TRUE(res) << "response " << i << ": " << reply.bytes;
+        EXPECT_EQ(res->result_int(), 200);
+        EXPECT_NE(res->body().find("\"k" + std::to_string(i) + "\""), std::string::npos) << res->body();
+        if (i + 1 < count) reply = c.read_response();
+    }
+    c.close();
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) EXPECT_EQ(journal[static_cast<std::size_t>(i)].target, "/kv/k" + std::to_string(i));
+}
+
 TEST(server, records_attempt_and_deadline_headers_as_sent) {
     test_server s{""};
     exchange(s.port(), make_request("GET", "/a", "", {{"Faultline-Attempt", "3"}, {"Faultline-Deadline-Ms", "250"}}));

@@ -4,9 +4,15 @@
 // its operation identity and attempt number, and the engine's plan is executed on the socket:
 // respond (instead of, or after, the service's commit), delay, drop (reset / close / hang),
 // slow body, truncated body, or malformed bytes. The service commits exactly when the plan's
-// commit phase says (phase `after`: commit, then damage or drop the reply — the lost response).
-// Every attempt ends in exactly one journal record. Requests under `/__faultline/` go to the control
+// commit phase says (phase `after`: commit, then damage or drop the reply — the lost response);
+// delay, slow_body and truncate deliver the service's own reply, so they run it in either phase.
+// The engine's decision is kept until the attempt ends (it holds the active-fault and overload
+// slots), and every attempt ends in exactly one journal record, even one cut short by stop(). Requests under `/__faultline/` go to the control
 // API (control_api.hpp): never faulted, never journaled.
+//
+// Threads: each worker runs its own io_context; connections are spread over them round-robin and
+// never change thread, so a connection needs no strand. Malformed HTTP from a client gets 400 (413
+// for a body over the limit, 431 for oversized headers) and a close; it is not an attempt.
 //
 // The server owns only its sockets and threads; what it works on is a `server_context`, which owns
 // the engine, service, ledger, idempotency layer, attempt counter and journal, so the caller can
