@@ -121,6 +121,13 @@ std::chrono::nanoseconds check_params::duration(std::string_view key, std::chron
     return optional_duration(key).value_or(fallback);
 }
 
+std::chrono::nanoseconds check_params::positive_duration(std::string_view key, std::chrono::nanoseconds fallback) {
+    const std::chrono::nanoseconds value = duration(key, fallback);
+    if (value > std::chrono::nanoseconds{0}) return value;
+    error(key, "must be longer than 0");
+    return fallback;
+}
+
 std::chrono::nanoseconds check_params::required_duration(std::string_view key) {
     if (!has(key)) {
         allow(key);

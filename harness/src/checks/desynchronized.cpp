@@ -103,11 +103,7 @@ private:
 }  // namespace
 
 std::unique_ptr<check> make_desynchronized(check_params& p) {
-    auto bucket = p.duration("bucket", std::chrono::milliseconds{10});
-    if (bucket <= std::chrono::nanoseconds{0}) {
-        p.error("bucket", "must be longer than 0");
-        bucket = std::chrono::milliseconds{10};
-    }
+    const auto bucket = p.positive_duration("bucket", std::chrono::milliseconds{10});
     const double factor = p.number("k", 3, 1, 1e6);
     const auto min_retries = static_cast<std::size_t>(p.integer("min_retries", 20, 1, 1'000'000'000));
     const auto min_window = p.duration("min_window", std::chrono::milliseconds{100});

@@ -50,6 +50,8 @@ public:
     double number(std::string_view key, double fallback, double min, double max);
     // Durations are strings with units, read by faults::parse_duration: "250ms", "2s", "100us".
     std::chrono::nanoseconds duration(std::string_view key, std::chrono::nanoseconds fallback);
+    // As `duration`, but 0 is an error ("must be longer than 0") and `fallback` is used instead.
+    std::chrono::nanoseconds positive_duration(std::string_view key, std::chrono::nanoseconds fallback);
     std::optional<std::chrono::nanoseconds> optional_duration(std::string_view key);
     std::chrono::nanoseconds required_duration(std::string_view key);
     std::string choice(std::string_view key, std::string_view fallback, std::initializer_list<std::string_view> allowed);
