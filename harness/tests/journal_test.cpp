@@ -163,6 +163,63 @@ TEST(journal, concurrent_appends_all_reach_the_file_with_unique_seqs) {
     std::filesystem::remove(path);
 }
 
+TEST(journal, many_chunks_keep_append_order_in_memory_and_file) {
+    // 50,000 records span several of the journal's storage chunks (about 20,000 records each).
+    const auto path = temp_path("chunks");
+    constexpr std::uint64_t count = 50'000;
+    {
+        journal j{journal_options{count, path}};
+        for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n));
+        const auto snap = j.snapshot();
+        ASSERT_EQ(snap.size(), count);
+        for (std::uint64_t n = 0; n < count; ++n) ASSERT_EQ(snap[n].seq, n + 1) << n;
+        EXPECT_EQ(snap[count - 1].target, "/payments?n=" + std::to_string(count - 1));
+    }
+    const auto read = read_jsonl(path);
+    ASSERT_TRUE(read.ok());
+    ASSERT_EQ(read.records.size(), count);
+    for (std::uint64_t n = 0; n < count; ++n) ASSERT_EQ(read.records[n].seq, n + 1) << n;
+    std::filesystem::remove(path);
+}
+
+TEST(journal, reset_with_a_file_forgets_memory_but_the_file_keeps_every_record_in_order) {
+    const auto path = temp_path("reset_file");
+    constexpr std::uint64_t before = 45'000;  // past two chunks: reset frees what the writer is done with
+    constexpr std::uint64_t after = 30'000;
+    {
+        journal j{journal_options{40'000, path}};
+        for (std::uint64_t n = 0; n < before; ++n) j.append(sample(n));
+        EXPECT_FALSE(j.memory_complete());
+        j.reset();
+        EXPECT_TRUE(j.memory_complete());
+        EXPECT_EQ(j.size(), 0U);
+        for (std::uint64_t n = before; n < before + after; ++n) j.append(sample(n));
+        const auto snap = j.snapshot();
+        ASSERT_EQ(snap.size(), after);
+        EXPECT_EQ(snap.front().seq, before + 1);
+        EXPECT_EQ(snap.back().seq, before + after);
+        j.flush();
+        EXPECT_FALSE(j.failed());
+    }
+    const auto read = read_jsonl(path);
+    ASSERT_TRUE(read.ok());
+    ASSERT_EQ(read.records.size(), before + after);
+    for (std::uint64_t n = 0; n < before + after; ++n) ASSERT_EQ(read.records[n].seq, n + 1) << n;
+    std::filesystem::remove(path);
+}
+
+TEST(journal, memory_window_after_reset_without_a_file_holds_only_new_records) {
+    journal j{journal_options{25'000, ""}};
+    for (std::uint64_t n = 0; n < 25'000; ++n) j.append(sample(n));
+    j.reset();
+    for (std::uint64_t n = 0; n < 25'001; ++n) j.append(sample(n));
+    EXPECT_EQ(j.size(), 25'000U);
+    EXPECT_EQ(j.lost(), 1U);
+    const auto snap = j.snapshot();
+    EXPECT_EQ(snap.front().seq, 25'001U);
+    EXPECT_EQ(snap.back().seq, 50'000U);
+}
+
 TEST(journal, unopenable_file_throws) {
     EXPECT_THROW(journal(journal_options{10, "/nonexistent-dir-h1/x.jsonl"}), std::system_error);
 }
