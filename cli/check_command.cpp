@@ -53,6 +53,7 @@ void run_check(const check_args& args) {
 
     reports::console_options console;
     console.color = ::isatty(STDOUT_FILENO) != 0;
+    console.show_replay = false;
     std::cout << reports::console_report(run, console);
     const harness::exit_code code = harness::exit_code_of(run);
     if (code != harness::exit_code::passed) throw CLI::RuntimeError(harness::to_int(code));

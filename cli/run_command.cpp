@@ -1,11 +1,13 @@
 // `faultline run PATH... [--seed N] [--only NAME] [-j N] [--report-dir DIR] [-- cmd args…]`: loads
 // every scenario (folders are searched for *.toml, sorted) strictly — any error is printed and
 // nothing runs (exit 2) — then runs them, each with its own server, printing the console report as
-// each finishes; optionally writes one JSON report per scenario and one JUnit XML file. Exit 0 when
+// each finishes; optionally writes one JSON report and one JSON Lines journal per scenario and one
+// JUnit XML file. Exit 0 when
 // every scenario passed, 1 when a check failed, 3 when the harness itself failed.
 #include "commands.hpp"
 
 #include "faultline/faults/rule.hpp"
+#include "faultline/harness/journal_json.hpp"
 #include "faultline/harness/runner.hpp"
 #include "faultline/harness/scenario.hpp"
 #include "faultline/reports/console.hpp"
@@ -46,15 +48,15 @@ bool selected(const harness::scenario& s, const std::vector<std::string>& only) 
                        [&](const std::string& pattern) { return faults::glob_match(pattern, s.name); });
 }
 
-// A file name for a scenario's JSON report: its name with anything but [A-Za-z0-9._-] replaced.
-std::string report_file_name(const std::string& scenario) {
+// A file name stem for a scenario's reports: its name with anything but [A-Za-z0-9._-] replaced.
+std::string report_file_stem(const std::string& scenario) {
     std::string out;
     for (const char c : scenario) {
         const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
                            c == '_' || c == '-';
         out += plain ? c : '_';
     }
-    return out + ".json";
+    return out;
 }
 
 bool write_file(const std::filesystem::path& path, const std::string& text) {
@@ -77,7 +79,12 @@ bool write_reports(const std::string& dir, const std::vector<harness::run_record
     }
     bool ok = true;
     for (const harness::run_record& run : runs) {
-        ok = write_file(std::filesystem::path(dir) / report_file_name(run.scenario), reports::json_report({run})) && ok;
+        const std::filesystem::path stem = std::filesystem::path(dir) / report_file_stem(run.scenario);
+        ok = write_file(stem.string() + ".json", reports::json_report({run})) && ok;
+        // The evidence itself, for `faultline check` or a closer look at a failure.
+        std::string journal;
+        for (const auto& record : run.journal) harness::append_jsonl_line(journal, record);
+        ok = write_file(stem.string() + ".journal.jsonl", journal) && ok;
     }
     ok = write_file(std::filesystem::path(dir) / "junit.xml", reports::junit_report(runs)) && ok;
     return ok;

@@ -76,7 +76,7 @@ std::string console_report(const harness::run_record& run, const console_options
         }
     }
     if (!run.harness_error.empty()) out += "  " + paint(red, "harness error: ") + detail::printable(run.harness_error) + "\n";
-    out += "  replay: " + detail::printable(replay_command(run)) + "\n";
+    if (options.show_replay) out += "  replay: " + detail::printable(replay_command(run)) + "\n";
     return out;
 }
 

@@ -113,6 +113,11 @@ TEST(console_report, colour_and_failed_only) {
     EXPECT_THAT(out, HasSubstr("bad byte \xEF\xBF\xBD and bell \xEF\xBF\xBD"));
 }
 
+TEST(console_report, replay_line_can_be_left_out) {
+    EXPECT_THAT(console_report(passing_run()), HasSubstr("  replay: faultline run"));
+    EXPECT_THAT(console_report(passing_run(), {.show_replay = false}), ::testing::Not(HasSubstr("replay:")));
+}
+
 TEST(console_report, replay_command_quotes_odd_paths) {
     EXPECT_EQ(replay_command(passing_run()), "faultline run suites/lost_response_with_keys.toml --seed 42");
     EXPECT_EQ(replay_command(failing_run()), "faultline run 'suites/my scenario'\\''s.toml' --seed 7");

@@ -13,6 +13,7 @@ namespace faultline::reports {
 struct console_options {
     bool color = false;        // ANSI colours for ✔/✘ and PASS/FAIL (for a terminal)
     bool show_passed = true;   // list passed checks too, not only failed ones
+    bool show_replay = true;   // the replay line (off for `faultline check`: a journal alone replays nothing)
 };
 
 std::string console_report(const harness::run_record& run, const console_options& options = {});
