@@ -171,6 +171,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--seed", args->seed, "Seed for every scenario (replays a run)");
     cmd->add_option("--only", args->only, "Run only scenarios whose name matches (glob, repeatable)")
         ->expected(1)
+        ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("-j,--jobs", args->jobs, "Scenarios to run in parallel, each with its own server")
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}));

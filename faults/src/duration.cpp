@@ -25,7 +25,10 @@ constexpr std::array<unit, 6> units{{
 }  // namespace
 
 parsed_duration parse_duration(std::string_view text) {
-    const std::string quoted = "\"" + std::string{text} + "\"";
+    // Built by appending: GCC 12 at -O3 reports a false -Wrestrict on `"\"" + std::string{text}`.
+    std::string quoted;
+    quoted.reserve(text.size() + 2);
+    quoted.append(1, '"').append(text).append(1, '"');
     if (text.empty()) {
         return {std::nullopt, "empty duration (write e.g. \"250ms\" or \"2s\")"};
     }
