@@ -6,7 +6,6 @@
 #include "faultline/harness/check.hpp"
 
 #include <algorithm>
-#include <array>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -16,30 +15,6 @@
 namespace faultline::cli {
 
 namespace {
-
-// One line per check. The registry (check.hpp) holds names only; a registered check missing here is
-// still listed, so the list never hides one.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 12> check_summaries{{
-    {"amplification", "attempts per operation, overall and at the peak of any window"},
-    {"backoff", "every gap between attempts lies inside the declared backoff envelope; no spike at the cap"},
-    {"deadline", "no attempt starts after the operation's deadline; the client finishes by deadline + tolerance"},
-    {"desynchronized", "after a synchronised failure no time bucket holds more than k x a uniform spread of retries"},
-    {"idempotency_keys", "non-idempotent operations carry one stable key across attempts, distinct between operations"},
-    {"latency", "operation latency percentiles (p50, p90, p99) stay under limits"},
-    {"max_attempts", "no operation makes more than `max` attempts"},
-    {"no_double_effects", "at most one committed effect per operation identity"},
-    {"no_retry_on_status", "statuses that are not transient (default 400, 401, 403, 404, 422, 501) are never retried"},
-    {"retry_after", "the next attempt waits for Retry-After; one longer than the deadline ends the operation"},
-    {"retry_budget", "retries stay within a sliding-window ratio and a replayed gRPC token bucket"},
-    {"success_rate", "the share of operations that succeed is at least `min`"},
-}};
-
-std::string_view check_summary(std::string_view name) {
-    for (const auto& [n, summary] : check_summaries) {
-        if (n == name) return summary;
-    }
-    return "(no description)";
-}
 
 void print_row(std::string_view name, std::string_view summary, std::size_t width) {
     std::cout << name << std::string(width - name.size() + 2, ' ') << summary << '\n';
@@ -56,7 +31,7 @@ void list_checks() {
     const auto names = harness::check_names();
     std::size_t width = 0;
     for (const auto name : names) width = std::max(width, name.size());
-    for (const auto name : names) print_row(name, check_summary(name), width);
+    for (const auto name : names) print_row(name, harness::check_summary(name), width);
 }
 
 }  // namespace

@@ -16,6 +16,12 @@ TEST(check_registry, lists_exactly_the_registered_checks) {
                             "success_rate"));
 }
 
+TEST(check_registry, every_check_has_a_summary) {
+    for (const auto name : check_names()) EXPECT_FALSE(check_summary(name).empty()) << name;
+    EXPECT_EQ(check_summary("no_double_effects"), "at most one committed effect per operation identity");
+    EXPECT_EQ(check_summary("no_such_check"), "");
+}
+
 TEST(check_registry, unknown_check_lists_the_names) {
     const auto errors = test::parse_errors(R"(check = "max_atempts")");
     ASSERT_EQ(errors.size(), 1u);

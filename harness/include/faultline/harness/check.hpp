@@ -89,6 +89,8 @@ struct expectation {
 
 // Registered check names, in alphabetical order.
 std::vector<std::string_view> check_names();
+// One line on what the named check proves ("" for an unknown name): `faultline list checks`.
+std::string_view check_summary(std::string_view name);
 
 // Parses one `[[expect]]` table; on any error appends to `errors` and returns nothing.
 std::optional<expectation> parse_expectation(const toml::table& table, std::string_view file, config_errors& errors);
