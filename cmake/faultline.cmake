@@ -5,6 +5,12 @@ target_compile_options(faultline_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
   -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual
   $<$<BOOL:${FAULTLINE_WERROR}>:-Werror>)
+# GCC 12 at -O3 inlines std::string's operator+ and aggregate copies into false -Wrestrict and
+# -Wmaybe-uninitialized reports (GCC bug 105329 and kin): still shown, not fatal, in Release only.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(faultline_warnings INTERFACE
+    $<$<AND:$<BOOL:${FAULTLINE_WERROR}>,$<CONFIG:Release>>:-Wno-error=restrict -Wno-error=maybe-uninitialized>)
+endif()
 
 # faultline_add_test(<name> SOURCES <files...> LIBS <targets...>)
 # One GoogleTest executable per module; every TEST becomes its own ctest entry.

@@ -19,16 +19,12 @@ namespace faultline::harness {
 // the writer may read a record while later ones are appended.
 class journal::chunk {
 public:
-    // `now` touches every page at construction (the preparer's way, so that appends never fault);
-    // `on_use` leaves the pages to fault in one by one as records land on them.
-    enum class fault_in { now, on_use };
-
     static constexpr std::size_t small_page = 4096;
     static constexpr std::size_t huge_page = std::size_t{2} << 20;
     static constexpr std::size_t bytes = 4 * huge_page;
     static constexpr std::size_t capacity = bytes / sizeof(journal_record);
 
-    explicit chunk(fault_in when) {
+    chunk() {
         // Map one huge page more than needed, then trim both ends to a huge-page boundary.
         const std::size_t mapped = bytes + huge_page;
         void* raw = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -39,11 +35,19 @@ public:
         const std::size_t tail = start + mapped - (aligned + bytes);
         if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + bytes), tail);
         ::madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
-        if (when == fault_in::now) {
-            auto* const pages = reinterpret_cast<volatile char*>(aligned);
-            for (std::size_t offset = 0; offset < bytes; offset += small_page) pages[offset] = 0;
-        }
         records_ = reinterpret_cast<journal_record*>(aligned);
+    }
+
+    // Touches every page so that appends never fault (left undone, pages fault in one by one as
+    // records land on them). Gives up, returning false, once `stop` is set: a starved idle-class
+    // thread must not hold up the journal's destruction.
+    bool fault_in(const std::atomic<bool>& stop) {
+        auto* const pages = reinterpret_cast<volatile char*>(records_);
+        for (std::size_t offset = 0; offset < bytes; offset += small_page) {
+            if (offset % (64 * small_page) == 0 && stop.load(std::memory_order_relaxed)) return false;
+            pages[offset] = 0;
+        }
+        return true;
     }
 
     ~chunk() {
@@ -88,6 +92,7 @@ journal::~journal() {
         std::lock_guard lock{mutex_};
         stopping_ = true;
     }
+    preparer_stop_ = true;
     wake_preparer_.notify_one();
     preparer_.join();
     if (file_ == nullptr) return;
@@ -99,18 +104,19 @@ journal::~journal() {
 void journal::preparer_loop() {
     // An idle-class thread runs only on an otherwise idle core: faulting in 8 MiB at normal priority
     // took the core from the server's threads for milliseconds at a time (wrk -c1's p99 rose from
-    // 150 us to 900 us). Without the privilege to switch, it runs at normal priority.
+    // 150 us to 900 us). Should the switch fail, it runs at normal priority.
     const sched_param idle{};
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
     std::unique_lock lock{mutex_};
     for (;;) {
-        wake_preparer_.wait(lock, [&] { return spare_wanted_ || stopping_; });
+        wake_preparer_.wait(lock, [&] { return (spare_wanted_ && !spare_) || stopping_; });
         if (stopping_) return;
         spare_wanted_ = false;
         lock.unlock();
         std::unique_ptr<chunk> fresh;
         try {
-            fresh = std::make_unique<chunk>(chunk::fault_in::now);
+            fresh = std::make_unique<chunk>();
+            if (!fresh->fault_in(preparer_stop_)) return;
         } catch (const std::bad_alloc&) {
             // store() then maps its own chunk, and reports the failure where it can be handled.
         }
@@ -127,13 +133,19 @@ void journal::store(journal_record&& record) {
     if (end_ / chunk::capacity - first_chunk_ == chunks_.size()) {
         std::unique_ptr<chunk> next = std::move(spare_);
         // A busy machine may leave the idle-class preparer behind: pages then fault in as records land.
-        if (!next) next = std::make_unique<chunk>(chunk::fault_in::on_use);
+        if (!next) next = std::make_unique<chunk>();
         chunks_.push_back(std::move(next));
-        spare_wanted_ = true;
-        wake_preparer_.notify_one();
     }
     chunk_at(end_).push(std::move(record));
     ++end_;
+    // Halfway through a chunk, have the next one prepared if anything will land in it: most runs
+    // never fill their first chunk, and a memory-only journal stops at its bound.
+    const std::uint64_t next_chunk_begin = (end_ / chunk::capacity + 1) * chunk::capacity;
+    if (end_ % chunk::capacity == chunk::capacity / 2 && !spare_ &&
+        (file_ != nullptr || next_chunk_begin < memory_limit_)) {
+        spare_wanted_ = true;
+        wake_preparer_.notify_one();
+    }
 }
 
 std::uint64_t journal::append(journal_record record) {

@@ -112,7 +112,7 @@ private:
     std::deque<std::unique_ptr<chunk>> chunks_;
     std::uint64_t first_chunk_ = 0;
     std::unique_ptr<chunk> spare_;     // the next chunk, ready to fill
-    bool spare_wanted_ = true;
+    bool spare_wanted_ = true;         // the first chunk at once, later ones when one is half full
     std::uint64_t end_ = 0;            // positions stored so far
     std::uint64_t memory_begin_ = 0;   // the memory window starts here (moved by reset)
     std::uint64_t memory_limit_;       // ... and ends at most here (memory_begin_ + max_records)
@@ -128,6 +128,7 @@ private:
     std::atomic<std::uint64_t> appended_{0};
     std::thread writer_;
     std::thread preparer_;
+    std::atomic<bool> preparer_stop_{false};  // set by the destructor; read while faulting pages in
 };
 
 }  // namespace faultline::harness
