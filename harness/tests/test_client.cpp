@@ -69,8 +69,8 @@ private:
     void send() {
         if (request_.empty()) return read();
         asio::async_write(socket_, asio::buffer(request_), [self = shared_from_this()](error_code ec, std::size_t) {
-            // A write error (the server reset early) still leaves bytes or an error to read.
-            (void)ec;
+            // A write error (the server reset early) may still leave bytes to read.
+            self->out_.write_error = ec;
             self->read();
         });
     }
@@ -117,6 +117,13 @@ void run_bounded(asio::io_context& io, std::chrono::milliseconds bound) {
 }  // namespace
 
 std::optional<response> raw_reply::parsed() const { return parse_response(bytes); }
+
+bool raw_reply::was_reset() const {
+    const auto reset = [](error_code ec) {
+        return ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
+    };
+    return reset(connect_error) || reset(write_error) || reset(read_error);
+}
 
 std::optional<response> parse_response(std::string_view bytes) {
     response out;

@@ -33,11 +33,16 @@ struct raw_reply {
     // The error that ended reading: `eof`, `connection_reset`, or none when a complete response
     // arrived. A timeout is reported by `timed_out` (the read was cancelled by the client's timer).
     boost::system::error_code read_error;
+    boost::system::error_code write_error;  // sending the request failed (the server reset first)
     bool timed_out = false;
     std::string bytes;  // everything the server sent, raw
 
     // The response parsed from `bytes`, when they hold a complete one.
     std::optional<response> parsed() const;
+    // The server reset the connection. Where the client notices depends on timing: a reset right
+    // after accept may fail the connect itself (Asio reads SO_ERROR once the socket is writable) or
+    // the request's write, and then the read sees only EOF.
+    bool was_reset() const;
 };
 
 // The bytes of a request. `Content-Length` is added when `body` is non-empty.
