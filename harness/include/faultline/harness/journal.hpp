@@ -1,8 +1,9 @@
 // The journal: every attempt the server saw, in order, as `journal_record`s. Appends are cheap and
 // thread-safe (a short lock: move the record into place). Records live in large chunks that never
-// move once written; a background thread maps and faults in the next chunk (on huge pages where the
-// system offers them) before it is needed, so appends take no page faults: faulting in fresh pages
-// on the server's threads cost a fifth of its throughput and put millisecond stalls into its timing. Records are kept in
+// move once written; an idle-class background thread maps and faults in the next chunk (on huge pages
+// where the system offers them) before it is needed, so appends normally take no page fault:
+// faulting fresh pages in on the server's threads cost a fifth of its throughput and put
+// millisecond stalls into its timing (docs/benchmarks.md). Records are kept in
 // memory up to a bound; when a file is configured, a background writer streams every record to it as
 // JSON Lines (one `to_json(record)` object per line), reading the chunks directly and doing all
 // serialisation and file I/O outside the lock that appends take (it wakes every few milliseconds or
@@ -107,7 +108,7 @@ private:
     std::condition_variable written_cv_;
     std::condition_variable wake_preparer_;
     // Records are numbered by position: the n-th record stored is at position n, for the journal's
-    // lifetime. chunks_[i] holds positions from (first_chunk_ + i) * records_per_chunk; a released
+    // lifetime. chunks_[i] holds positions from (first_chunk_ + i) * chunk capacity; a released
     // chunk leaves a null behind until it reaches the front.
     std::deque<std::unique_ptr<chunk>> chunks_;
     std::uint64_t first_chunk_ = 0;
