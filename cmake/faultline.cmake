@@ -6,10 +6,11 @@ target_compile_options(faultline_warnings INTERFACE
   -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual
   $<$<BOOL:${FAULTLINE_WERROR}>:-Werror>)
 # GCC 12 at -O3 inlines std::string's operator+ and aggregate copies into false -Wrestrict and
-# -Wmaybe-uninitialized reports (GCC bug 105329 and kin): still shown, not fatal, in Release only.
+# -Wmaybe-uninitialized reports (GCC bug 105329 and kin). Off in Release only: the default preset
+# (-O2, -Werror, run by CI) still reports both.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
   target_compile_options(faultline_warnings INTERFACE
-    $<$<AND:$<BOOL:${FAULTLINE_WERROR}>,$<CONFIG:Release>>:-Wno-error=restrict -Wno-error=maybe-uninitialized>)
+    $<$<CONFIG:Release>:-Wno-restrict -Wno-maybe-uninitialized>)
 endif()
 
 # faultline_add_test(<name> SOURCES <files...> LIBS <targets...>)
