@@ -2,8 +2,8 @@
 // every scenario (folders are searched for *.toml, sorted) strictly — any error is printed and
 // nothing runs (exit 2) — then runs them, each with its own server, printing the console report as
 // each finishes; optionally writes one JSON report and one JSON Lines journal per scenario and one
-// JUnit XML file. Exit 0 when
-// every scenario passed, 1 when a check failed, 3 when the harness itself failed.
+// JUnit XML file. Exit 0 when every scenario passed, 1 when a check failed, 3 when the harness itself
+// failed.
 #include "commands.hpp"
 
 #include "faultline/faults/rule.hpp"
@@ -175,7 +175,8 @@ void add_run_command(CLI::App& app) {
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("-j,--jobs", args->jobs, "Scenarios to run in parallel, each with its own server")
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-    cmd->add_option("--report-dir", args->report_dir, "Write <scenario>.json per scenario and junit.xml here");
+    cmd->add_option("--report-dir", args->report_dir,
+                    "Write <scenario>.json and <scenario>.journal.jsonl per scenario and junit.xml here");
     cmd->footer(
         "Examples:\n  faultline run suites/ -j2 --report-dir reports-out\n"
         "  faultline run suites/overload.good.toml --seed 7\n"
