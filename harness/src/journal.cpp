@@ -223,7 +223,7 @@ void journal::writer_loop() {
         }
         const bool ok = std::fwrite(buffer.data(), 1, buffer.size(), file_) == buffer.size() && std::fflush(file_) == 0;
         const int err = errno;
-        std::vector<std::unique_ptr<chunk>> unreadable;
+        std::vector<std::unique_ptr<chunk>> unreadable;  // unmapped at the end of the pass, unlocked
         {
             std::lock_guard lock{mutex_};
             if (!ok && write_error_.empty()) {
@@ -233,7 +233,7 @@ void journal::writer_loop() {
             unreadable = take_unreadable_chunks();
         }
         written_cv_.notify_all();
-    }  // chunks nobody can read are unmapped here, outside the lock
+    }
 }
 
 std::vector<journal_record> journal::snapshot() const {
