@@ -82,9 +82,7 @@ bool write_reports(const std::string& dir, const std::vector<harness::run_record
         const std::filesystem::path stem = std::filesystem::path(dir) / report_file_stem(run.scenario);
         ok = write_file(stem.string() + ".json", reports::json_report({run})) && ok;
         // The evidence itself, for `faultline check` or a closer look at a failure.
-        std::string journal;
-        for (const auto& record : run.journal) harness::append_jsonl_line(journal, record);
-        ok = write_file(stem.string() + ".journal.jsonl", journal) && ok;
+        ok = write_file(stem.string() + ".journal.jsonl", harness::to_jsonl(run.journal)) && ok;
     }
     ok = write_file(std::filesystem::path(dir) / "junit.xml", reports::junit_report(runs)) && ok;
     return ok;

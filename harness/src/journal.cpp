@@ -140,9 +140,9 @@ void journal::store(journal_record&& record) {
     ++end_;
     // Halfway through a chunk, have the next one prepared if anything will land in it: most runs
     // never fill their first chunk, and a memory-only journal stops at its bound.
+    if (end_ % chunk::capacity != chunk::capacity / 2 || spare_) return;
     const std::uint64_t next_chunk_begin = (end_ / chunk::capacity + 1) * chunk::capacity;
-    if (end_ % chunk::capacity == chunk::capacity / 2 && !spare_ &&
-        (file_ != nullptr || next_chunk_begin < memory_limit_)) {
+    if (file_ != nullptr || next_chunk_begin < memory_limit_) {
         spare_wanted_ = true;
         wake_preparer_.notify_one();
     }
@@ -155,13 +155,10 @@ std::uint64_t journal::append(journal_record record) {
     bool wake = false;
     {
         std::lock_guard lock{mutex_};
-        if (end_ >= memory_limit_) {
-            memory_complete_ = false;
-            if (file_ == nullptr) {
-                ++lost_;
-                overflowed_ = true;
-                return seq;
-            }
+        // Past the memory bound a record goes to the file only, or without a file is lost.
+        if (end_ >= memory_limit_ && file_ == nullptr) {
+            ++lost_;
+            return seq;
         }
         store(std::move(record));
         // The writer also wakes on its own every writer_interval; waking it per record would cost a
@@ -244,19 +241,13 @@ std::vector<journal_record> journal::snapshot() const {
     return out;
 }
 
-std::string journal::to_jsonl() const {
-    std::string out;
-    for (const auto& r : snapshot()) append_jsonl_line(out, r);
-    return out;
-}
+std::string journal::to_jsonl() const { return harness::to_jsonl(snapshot()); }
 
 void journal::reset() {
     std::vector<std::unique_ptr<chunk>> unreadable;
     std::lock_guard lock{mutex_};
     memory_begin_ = end_;
     memory_limit_ = end_ + options_.max_records;
-    memory_complete_ = true;
-    overflowed_ = false;
     lost_ = 0;
     unreadable = take_unreadable_chunks();
 }
@@ -280,7 +271,7 @@ std::size_t journal::size() const {
 
 bool journal::memory_complete() const {
     std::lock_guard lock{mutex_};
-    return memory_complete_;
+    return end_ <= memory_limit_ && lost_ == 0;
 }
 
 std::uint64_t journal::lost() const {
@@ -290,13 +281,13 @@ std::uint64_t journal::lost() const {
 
 bool journal::failed() const {
     std::lock_guard lock{mutex_};
-    return overflowed_ || !write_error_.empty();
+    return lost_ > 0 || !write_error_.empty();
 }
 
 std::string journal::error() const {
     std::lock_guard lock{mutex_};
     std::string message;
-    if (overflowed_) {
+    if (lost_ > 0) {
         message = "journal: in-memory bound of " + std::to_string(options_.max_records) +
                   " records reached with no journal file; " + std::to_string(lost_) +
                   " records were not kept (raise journal_max_records or record to a file)";

@@ -154,6 +154,12 @@ void append_jsonl_line(std::string& out, const journal_record& r) {
     w.end();
 }
 
+std::string to_jsonl(const std::vector<journal_record>& records) {
+    std::string out;
+    for (const auto& r : records) append_jsonl_line(out, r);
+    return out;
+}
+
 std::string to_jsonl_line(const journal_record& record) {
     std::string line;
     append_jsonl_line(line, record);

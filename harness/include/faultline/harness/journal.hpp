@@ -118,9 +118,7 @@ private:
     std::uint64_t memory_begin_ = 0;   // the memory window starts here (moved by reset)
     std::uint64_t memory_limit_;       // ... and ends at most here (memory_begin_ + max_records)
     std::uint64_t written_ = 0;        // with a file: positions below this are written and flushed
-    bool memory_complete_ = true;
-    bool overflowed_ = false;
-    std::uint64_t lost_ = 0;
+    std::uint64_t lost_ = 0;           // memory-only: records past the bound (a sticky failure until reset)
     std::string write_error_;
     bool flush_requested_ = false;
     bool stopping_ = false;

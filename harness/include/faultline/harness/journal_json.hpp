@@ -29,6 +29,8 @@ boost::json::object to_json(const journal_record& record);
 // valid UTF-8 stays as it came off the wire; read_jsonl accepts such lines.
 std::string to_jsonl_line(const journal_record& record);
 void append_jsonl_line(std::string& out, const journal_record& record);
+// A whole journal as JSON Lines.
+std::string to_jsonl(const std::vector<journal_record>& records);
 
 // Parses one record. Every non-optional field is required; unknown fields are ignored (newer
 // writers may add some). On failure returns nullopt and sets `error` (naming the field).
