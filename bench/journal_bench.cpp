@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/journal.hpp"
-#include "faultline/harness/journal_json.hpp"
+#include "faultline/server/journal.hpp"
+#include "faultline/record/journal_json.hpp"
 
 namespace {
 

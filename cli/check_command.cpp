@@ -5,10 +5,10 @@
 // here: there are no client-side records.
 #include "commands.hpp"
 
-#include "faultline/harness/journal_json.hpp"
-#include "faultline/harness/run_record.hpp"
-#include "faultline/harness/runner.hpp"
-#include "faultline/harness/scenario.hpp"
+#include "faultline/record/journal_json.hpp"
+#include "faultline/record/run_record.hpp"
+#include "faultline/runner/runner.hpp"
+#include "faultline/runner/scenario.hpp"
 #include "faultline/reports/console.hpp"
 
 #include <unistd.h>

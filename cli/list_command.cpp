@@ -3,7 +3,7 @@
 #include "commands.hpp"
 
 #include "faultline/faults/kind.hpp"
-#include "faultline/harness/check.hpp"
+#include "faultline/checks/check.hpp"
 
 #include <algorithm>
 #include <iostream>

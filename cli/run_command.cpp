@@ -7,9 +7,9 @@
 #include "commands.hpp"
 
 #include "faultline/faults/rule.hpp"
-#include "faultline/harness/journal_json.hpp"
-#include "faultline/harness/runner.hpp"
-#include "faultline/harness/scenario.hpp"
+#include "faultline/record/journal_json.hpp"
+#include "faultline/runner/runner.hpp"
+#include "faultline/runner/scenario.hpp"
 #include "faultline/reports/console.hpp"
 #include "faultline/reports/json.hpp"
 #include "faultline/reports/junit.hpp"

@@ -3,8 +3,8 @@
 // cleanly and flushes the journal.
 #include "commands.hpp"
 
-#include "faultline/harness/serve_config.hpp"
-#include "faultline/harness/server.hpp"
+#include "faultline/server/serve_config.hpp"
+#include "faultline/server/server.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>

@@ -3,7 +3,7 @@
 // Exit 0 when every file is valid, 2 otherwise.
 #include "commands.hpp"
 
-#include "faultline/harness/scenario.hpp"
+#include "faultline/runner/scenario.hpp"
 
 #include <iostream>
 #include <memory>

@@ -2,7 +2,7 @@
 // SIGTERM with exit 0 and leaves the journal file behind; a bad rules file exits 2 with positions.
 #include "test_client.hpp"
 
-#include "faultline/harness/journal_json.hpp"
+#include "faultline/record/journal_json.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "faultline/faults/duration.hpp"
+#include "faultline/config/duration.hpp"
 #include "text.hpp"
 
 namespace faultline::faults {
@@ -175,15 +175,15 @@ std::optional<std::chrono::nanoseconds> kind_config::duration(std::string_view k
         fail(key, "must be a duration string such as \"250ms\" or \"2s\", not " + std::string(toml_type_name(*node)));
         return std::nullopt;
     }
-    const parsed_duration parsed = parse_duration(value->get());
+    const config::parsed_duration parsed = config::parse_duration(value->get());
     if (!parsed) {
         fail(key, parsed.error);
         return std::nullopt;
     }
     if (*parsed.value < min || *parsed.value > max) {
-        std::string range = "at least " + format_duration(min);
+        std::string range = "at least " + config::format_duration(min);
         if (max != std::chrono::nanoseconds::max()) {
-            range += " and at most " + format_duration(max);
+            range += " and at most " + config::format_duration(max);
         }
         fail(key, "must be " + range + " (got \"" + value->get() + "\")");
         return std::nullopt;

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "faultline/harness/run_record.hpp"
+#include "faultline/record/run_record.hpp"
 
 namespace faultline::reports::detail {
 

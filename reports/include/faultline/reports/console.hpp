@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "faultline/harness/run_record.hpp"
+#include "faultline/record/run_record.hpp"
 
 namespace faultline::reports {
 

@@ -10,7 +10,7 @@
 
 #include <boost/json/object.hpp>
 
-#include "faultline/harness/run_record.hpp"
+#include "faultline/record/run_record.hpp"
 
 namespace faultline::reports {
 

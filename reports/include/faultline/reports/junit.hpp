@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/run_record.hpp"
+#include "faultline/record/run_record.hpp"
 
 namespace faultline::reports {
 

@@ -1,0 +1,70 @@
+// Helpers shared by the check implementations (internal to harness/src/checks): how attempts and
+// times are written in evidence, which outcomes count as success or retryable failure, the
+// operation deadline, sliding windows, and the factory declarations the registry table lists.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "faultline/checks/check.hpp"
+#include "faultline/record/run_record.hpp"
+
+namespace faultline::harness::checks {
+
+// "12.3ms": times in evidence are ms since run start with 0.1 ms resolution.
+std::string format_ms(std::int64_t ns);
+std::string format_ms(std::chrono::nanoseconds d);
+// Shortest readable form of a parameter value ("0.2", "3", "1e+06").
+std::string format_number(double value);
+
+// "200", "503", or the wire outcome when no complete response was sent ("reset", "hung", …).
+std::string attempt_result(const journal_record& r);
+// "#12 POST /charge at 105.2ms→106.0ms: 503 [fault status, rule r1]".
+std::string describe_attempt(const journal_record& r);
+
+bool is_success(const journal_record& r);  // a complete 2xx response
+// gRPC retryThrottling's notion of a failure: a retryable status (408, 429, 500, 502, 503, 504) or no
+// complete response.
+bool is_retryable_failure(const journal_record& r);
+// The server committed the effect but the client never got the complete reply.
+bool reply_lost_after_commit(const journal_record& r);
+
+std::vector<std::uint64_t> seqs_of(const std::vector<const journal_record*>& attempts);
+
+// Client records by operation identity (empty for `command` clients).
+std::unordered_map<std::string_view, const client_record*> index_clients(const run_record& run);
+
+// The operation's overall deadline (ns since run start): from its client record when present,
+// else from the first attempt's propagated deadline header (first t_request + deadline_ms).
+std::optional<std::int64_t> operation_deadline(const operation_attempts& op, const client_record* client);
+
+// Candidate starts of windows [s, s + width) that cover every distinct way a window of that width
+// can intersect the sorted event times: windows starting at an event and windows ending at one.
+std::vector<std::int64_t> window_starts(const std::vector<std::int64_t>& sorted_times, std::int64_t width);
+// Number of sorted times in [from, to).
+std::size_t count_in(const std::vector<std::int64_t>& sorted_times, std::int64_t from, std::int64_t to);
+
+// Appends evidence up to `evidence_limit`, counting all of it.
+void add_evidence(verdict& v, evidence_item item);
+
+// Factories listed by the registry table (registry.cpp), one per check file.
+using check_factory = std::unique_ptr<check> (*)(check_params&);
+std::unique_ptr<check> make_amplification(check_params& p);
+std::unique_ptr<check> make_backoff(check_params& p);
+std::unique_ptr<check> make_deadline(check_params& p);
+std::unique_ptr<check> make_desynchronized(check_params& p);
+std::unique_ptr<check> make_idempotency_keys(check_params& p);
+std::unique_ptr<check> make_latency(check_params& p);
+std::unique_ptr<check> make_max_attempts(check_params& p);
+std::unique_ptr<check> make_no_double_effects(check_params& p);
+std::unique_ptr<check> make_no_retry_on_status(check_params& p);
+std::unique_ptr<check> make_retry_after(check_params& p);
+std::unique_ptr<check> make_retry_budget(check_params& p);
+std::unique_ptr<check> make_success_rate(check_params& p);
+
+}  // namespace faultline::harness::checks

@@ -1,0 +1,154 @@
+// Test helpers for the checks: a builder for synthetic journals (one operation at a time, times in
+// ms since run start) and one-liners that parse an `[[expect]]` table from TOML text.
+#pragma once
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <toml++/toml.h>
+
+#include "faultline/checks/check.hpp"
+#include "faultline/record/run_record.hpp"
+
+namespace faultline::harness::test {
+
+inline std::int64_t ms(double value) { return static_cast<std::int64_t>(std::llround(value * 1e6)); }
+
+// Builds a journal attempt by attempt. `op(name)` selects (or starts) an operation; `attempt(...)`
+// appends one at that operation's cursor, lasting `took` (1 ms by default); `wait(ms)` moves the
+// cursor on. Modifiers (`key`, `deadline`, …) change the attempt just added. Sequence numbers are
+// given in call order, starting at 1.
+class journal_builder {
+public:
+    journal_builder& op(const std::string& name, std::string method = "POST", std::string target = "/charge") {
+        current_ = name;
+        auto& s = ops_[name];
+        if (s.method.empty()) {
+            s.method = std::move(method);
+            s.target = std::move(target);
+        }
+        return *this;
+    }
+    journal_builder& at(double t_ms) {
+        ops_[current_].cursor = ms(t_ms);
+        return *this;
+    }
+    journal_builder& wait(double gap_ms) {
+        ops_[current_].cursor += ms(gap_ms);
+        return *this;
+    }
+    journal_builder& attempt(int status, double took_ms = 1) {
+        auto& s = ops_[current_];
+        journal_record r;
+        r.seq = run_.journal.size() + 1;
+        r.connection = r.seq;
+        r.accepted_ns = s.cursor;
+        r.request_ns = s.cursor;
+        r.response_started_ns = s.cursor + ms(took_ms);
+        r.finished_ns = s.cursor + ms(took_ms);
+        r.method = s.method;
+        r.target = s.target;
+        r.operation = current_;
+        r.identity = identity_source::header;
+        r.attempt = ++s.attempts;
+        r.status = status;
+        s.cursor = r.finished_ns;
+        run_.journal.push_back(std::move(r));
+        return *this;
+    }
+    // An attempt that ended without a complete response.
+    journal_builder& lost(wire_outcome outcome, double took_ms = 1) {
+        attempt(0, took_ms);
+        last().outcome = outcome;
+        last().response_started_ns = -1;
+        return *this;
+    }
+    journal_builder& committed() { return effect(effect_kind::committed); }
+    journal_builder& effect(effect_kind kind) {
+        return set([&](journal_record& r) { r.effect = kind; });
+    }
+    journal_builder& key(std::string k) {
+        return set([&](journal_record& r) { r.idempotency_key = std::move(k); });
+    }
+    journal_builder& keyed_identity() {
+        return set([](journal_record& r) { r.identity = identity_source::idempotency_key; });
+    }
+    journal_builder& attempt_header(std::string value) {
+        return set([&](journal_record& r) { r.attempt_header = std::move(value); });
+    }
+    journal_builder& deadline(std::int64_t remaining_ms) {
+        return set([&](journal_record& r) { r.deadline_ms = remaining_ms; });
+    }
+    journal_builder& retry_after(std::int64_t wait_ms) {
+        return set([&](journal_record& r) { r.retry_after_ms = wait_ms; });
+    }
+    journal_builder& fault(std::string kind, std::string rule = "r1") {
+        return set([&](journal_record& r) {
+            r.fault = std::move(kind);
+            r.rule = std::move(rule);
+        });
+    }
+    journal_builder& client(client_record c) {
+        run_.clients.push_back(std::move(c));
+        return *this;
+    }
+
+    journal_record& last() { return run_.journal.back(); }
+    run_record run() const { return run_; }
+
+private:
+    struct op_state {
+        std::string method;
+        std::string target;
+        std::int64_t cursor = 0;
+        std::uint32_t attempts = 0;
+    };
+    template <class F>
+    journal_builder& set(F&& f) {
+        f(last());
+        return *this;
+    }
+
+    run_record run_;
+    std::map<std::string, op_state> ops_;
+    std::string current_;
+};
+
+inline client_record client_op(std::string op, double started_ms, double finished_ms, bool success,
+                               std::uint32_t attempts = 1, std::optional<double> deadline_ms = std::nullopt) {
+    client_record c;
+    c.operation = std::move(op);
+    c.client = "c1";
+    c.method = "POST";
+    c.target = "/charge";
+    c.started_ns = ms(started_ms);
+    c.finished_ns = ms(finished_ms);
+    if (deadline_ms) c.deadline_ns = ms(*deadline_ms);
+    c.attempts = attempts;
+    c.decision = success ? "success" : "attempts_exhausted";
+    c.success = success;
+    return c;
+}
+
+inline config_errors parse_errors(std::string_view text) {
+    config_errors errors;
+    const toml::table table = toml::parse(text, std::string_view{"scenario.toml"});
+    auto e = parse_expectation(table, "scenario.toml", errors);
+    if (e && !errors.empty()) throw std::logic_error("expectation returned despite errors");
+    return errors;
+}
+
+inline expectation parse_ok(std::string_view text) {
+    config_errors errors;
+    const toml::table table = toml::parse(text, std::string_view{"scenario.toml"});
+    auto e = parse_expectation(table, "scenario.toml", errors);
+    if (!e) throw std::invalid_argument("bad test expectation: " + errors.front().to_string());
+    return *e;
+}
+
+inline verdict run_check(std::string_view text, const run_record& run) { return evaluate(parse_ok(text), run); }
+
+}  // namespace faultline::harness::test

@@ -1,0 +1,386 @@
+#include "faultline/drivers/command_driver.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+#include <variant>
+
+#include "faultline/drivers/client_config.hpp"
+
+extern char** environ;
+
+namespace faultline::harness {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Without a pidfd (old kernels) a process's exit is noticed by looking at it this often.
+constexpr auto exit_poll_interval = 10ms;
+constexpr std::size_t read_chunk = 64 * 1024;
+
+// A file descriptor we own; closed exactly once.
+class fd_owner {
+public:
+    fd_owner() = default;
+    explicit fd_owner(int fd) : fd_{fd} {}
+    fd_owner(fd_owner&& other) noexcept : fd_{std::exchange(other.fd_, -1)} {}
+    fd_owner& operator=(fd_owner&& other) noexcept {
+        if (this != &other) {
+            reset();
+            fd_ = std::exchange(other.fd_, -1);
+        }
+        return *this;
+    }
+    fd_owner(const fd_owner&) = delete;
+    fd_owner& operator=(const fd_owner&) = delete;
+    ~fd_owner() { reset(); }
+
+    int get() const { return fd_; }
+    bool open() const { return fd_ >= 0; }
+    void reset() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_ = -1;
+};
+
+// Output kept up to a limit; what is beyond it is counted, not stored.
+struct bounded_text {
+    std::string text;
+    std::size_t dropped = 0;
+
+    void append(std::string_view bytes, std::size_t limit) {
+        const std::size_t room = limit > text.size() ? limit - text.size() : 0;
+        const std::size_t keep = std::min(room, bytes.size());
+        text.append(bytes.substr(0, keep));
+        dropped += bytes.size() - keep;
+    }
+    // Appends another process's output; what it already dropped stays counted.
+    void append(const bounded_text& other, std::size_t limit) {
+        append(other.text, limit);
+        dropped += other.dropped;
+    }
+    std::string finish() && {
+        if (dropped > 0) text += "\n[faultline: " + std::to_string(dropped) + " more bytes not kept]\n";
+        return std::move(text);
+    }
+};
+
+struct child {
+    std::uint64_t op = 0;
+    pid_t pid = -1;  // also the process group id
+    fd_owner out;
+    fd_owner err;
+    fd_owner pidfd;  // not open when pidfd_open is unavailable
+    bounded_text out_text;
+    bounded_text err_text;
+    bool signalled = false;  // SIGTERM sent at the time limit
+    bool hard_killed = false;
+};
+
+std::string errno_text(int code) { return std::generic_category().message(code); }
+
+// A descriptor that becomes readable when the process exits; -1 where the kernel has none (then
+// exits are noticed by polling). Called through syscall(2): glibc 2.36's <sys/pidfd.h> lacks C linkage.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+void read_available(fd_owner& fd, bounded_text& into, std::size_t limit) {
+    std::array<char, read_chunk> buffer{};
+    // Bounded: each pass reads one chunk; a pipe holds a finite amount, and we stop at EAGAIN.
+    for (int pass = 0; pass < 64 && fd.open(); ++pass) {
+        const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+        if (n > 0) {
+            into.append(std::string_view{buffer.data(), static_cast<std::size_t>(n)}, limit);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        fd.reset();  // EOF or a read error: nothing more will come
+    }
+}
+
+// The process has exited (not yet reaped)? Uses WNOWAIT so the zombie keeps its pid — and with it
+// the process group id — reserved until we have signalled the group.
+bool has_exited(const child& c) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(c.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return errno == ECHILD;
+    return info.si_pid == c.pid;
+}
+
+int reap(pid_t pid) {
+    int status = 0;
+    pid_t r = -1;
+    // Bounded: EINTR is the only reason to repeat.
+    for (int tries = 0; tries < 100; ++tries) {
+        r = ::waitpid(pid, &status, 0);
+        if (r >= 0 || errno != EINTR) break;
+    }
+    if (r < 0) return 128;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return 128;
+}
+
+class spawn_resources {
+public:
+    spawn_resources() {
+        ::posix_spawn_file_actions_init(&actions_);
+        ::posix_spawnattr_init(&attr_);
+    }
+    ~spawn_resources() {
+        ::posix_spawn_file_actions_destroy(&actions_);
+        ::posix_spawnattr_destroy(&attr_);
+    }
+    spawn_resources(const spawn_resources&) = delete;
+    spawn_resources& operator=(const spawn_resources&) = delete;
+
+    posix_spawn_file_actions_t* actions() { return &actions_; }
+    posix_spawnattr_t* attr() { return &attr_; }
+
+private:
+    posix_spawn_file_actions_t actions_{};
+    posix_spawnattr_t attr_{};
+};
+
+// Starts one process; returns the child or an error message.
+std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_template, const std::string& url,
+                                           std::uint64_t op, std::uint64_t client, std::uint64_t n, bool per_operation) {
+    const placeholder_values values{op, client, n, std::string_view{url}};
+    std::vector<std::string> args;
+    args.reserve(argv_template.size());
+    for (const auto& a : argv_template) args.push_back(substitute(a, values));
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    std::vector<std::string> env_strings;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        const std::string_view entry{*e};
+        if (entry.starts_with("FAULTLINE_URL=") || entry.starts_with("FAULTLINE_OP=") ||
+            entry.starts_with("FAULTLINE_CLIENT=")) {
+            continue;
+        }
+        env_strings.emplace_back(entry);
+    }
+    env_strings.push_back("FAULTLINE_URL=" + url);
+    if (per_operation) {
+        env_strings.push_back("FAULTLINE_OP=" + std::to_string(op));
+        env_strings.push_back("FAULTLINE_CLIENT=" + std::to_string(client));
+    }
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    std::array<int, 2> out_pipe{-1, -1};
+    std::array<int, 2> err_pipe{-1, -1};
+    if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0) return "pipe: " + errno_text(errno);
+    fd_owner out_read{out_pipe[0]};
+    fd_owner out_write{out_pipe[1]};
+    if (::pipe2(err_pipe.data(), O_CLOEXEC) != 0) return "pipe: " + errno_text(errno);
+    fd_owner err_read{err_pipe[0]};
+    fd_owner err_write{err_pipe[1]};
+
+    spawn_resources res;
+    ::posix_spawn_file_actions_addopen(res.actions(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_adddup2(res.actions(), out_write.get(), STDOUT_FILENO);
+    ::posix_spawn_file_actions_adddup2(res.actions(), err_write.get(), STDERR_FILENO);
+    // No descriptor of ours (server sockets, other children's pipes) leaks into the client.
+    ::posix_spawn_file_actions_addclosefrom_np(res.actions(), 3);
+    // A process group of its own, so the time limit reaches everything it forks; default signal
+    // handling and an empty mask, whatever this process has set up.
+    sigset_t defaults;
+    ::sigemptyset(&defaults);
+    for (const int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD}) ::sigaddset(&defaults, s);
+    sigset_t empty;
+    ::sigemptyset(&empty);
+    ::posix_spawnattr_setpgroup(res.attr(), 0);
+    ::posix_spawnattr_setsigdefault(res.attr(), &defaults);
+    ::posix_spawnattr_setsigmask(res.attr(), &empty);
+    ::posix_spawnattr_setflags(res.attr(), static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                                                POSIX_SPAWN_SETSIGMASK));
+
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, argv[0], res.actions(), res.attr(), argv.data(), envp.data());
+    if (rc != 0) return "cannot start \"" + args.front() + "\": " + errno_text(rc);
+
+    child c;
+    c.op = op;
+    c.pid = pid;
+    out_write.reset();
+    err_write.reset();
+    ::fcntl(out_read.get(), F_SETFL, ::fcntl(out_read.get(), F_GETFL) | O_NONBLOCK);
+    ::fcntl(err_read.get(), F_SETFL, ::fcntl(err_read.get(), F_GETFL) | O_NONBLOCK);
+    c.out = std::move(out_read);
+    c.err = std::move(err_read);
+    c.pidfd = fd_owner{open_pidfd(pid)};
+    return c;
+}
+
+int poll_timeout_ms(time_point now, std::optional<time_point> until, bool need_exit_polling) {
+    duration wait = until ? std::max(duration{0}, *until - now) : duration{std::chrono::hours{1}};
+    if (need_exit_polling) wait = std::min<duration>(wait, exit_poll_interval);
+    // Round up so we never wake just before the moment we wait for.
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
+    return static_cast<int>(std::clamp<std::int64_t>(ms, 0, 3'600'000));
+}
+
+}  // namespace
+
+std::string_view to_string(command_mode mode) { return mode == command_mode::per_operation ? "per_operation" : "once"; }
+
+std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options) {
+    return std::make_unique<command_driver>(std::move(argv), options);
+}
+
+command_driver::command_driver(std::vector<std::string> argv, command_options options)
+    : argv_{std::move(argv)}, options_{options} {
+    if (argv_.empty() || argv_.front().empty()) throw std::invalid_argument("command driver: empty command");
+}
+
+driver_result command_driver::run(const driver_context& ctx) {
+    stats_ = {};
+    driver_result result;
+    const bool per_operation = options_.mode == command_mode::per_operation;
+    const std::uint64_t total = per_operation ? options_.operations : 1;
+    const std::uint64_t lanes = per_operation ? std::max<std::uint32_t>(options_.concurrency, 1) : 1;
+    const time_point limit = ctx.run_start + ctx.time_limit;
+
+    std::vector<child> running;
+    std::map<std::uint64_t, int> statuses;  // op -> exit status, for "first non-zero in operation order"
+    bounded_text out_all;
+    bounded_text err_all;
+    bool any_killed = false;
+    bool stopping = false;
+    bool kill_pending = false;  // SIGKILL is due at kill_at
+    time_point kill_at{};
+    std::uint64_t next_op = 0;
+
+    const auto signal_all = [&](int sig) {
+        for (auto& c : running) {
+            ::kill(-c.pid, sig);
+            if (sig == SIGTERM && !c.signalled) {
+                c.signalled = true;
+                ++stats_.killed;
+            }
+            if (sig == SIGKILL) c.hard_killed = true;
+        }
+    };
+    const auto stop_now = [&](time_point now) {
+        if (stopping) return;
+        stopping = true;
+        signal_all(SIGTERM);
+        kill_at = now + options_.kill_grace;
+        kill_pending = true;
+    };
+
+    // Bounded: processes start at most `total` times, and once stopping, every process gets SIGKILL
+    // after the grace period, after which it exits and is reaped.
+    while ((!stopping && next_op < total) || !running.empty()) {
+        time_point now = ctx.clk.now();
+        if (!stopping && now >= limit) {
+            result.timed_out = true;
+            stop_now(now);
+        }
+        if (kill_pending && now >= kill_at) {
+            signal_all(SIGKILL);
+            kill_pending = false;
+        }
+        while (!stopping && running.size() < lanes && next_op < total) {
+            const std::uint64_t op = next_op++;
+            auto spawned = spawn_one(argv_, ctx.base_url, op, op % lanes, op / lanes, per_operation);
+            if (auto* message = std::get_if<std::string>(&spawned)) {
+                result.error = "command driver: " + *message;
+                stop_now(now);
+                break;
+            }
+            running.push_back(std::move(std::get<child>(spawned)));
+            ++stats_.started;
+            stats_.peak_running = std::max(stats_.peak_running, static_cast<std::uint32_t>(running.size()));
+        }
+        if (running.empty()) continue;
+
+        std::vector<pollfd> fds;
+        bool need_exit_polling = false;
+        for (const auto& c : running) {
+            if (c.out.open()) fds.push_back(pollfd{c.out.get(), POLLIN, 0});
+            if (c.err.open()) fds.push_back(pollfd{c.err.get(), POLLIN, 0});
+            if (c.pidfd.open()) {
+                fds.push_back(pollfd{c.pidfd.get(), POLLIN, 0});
+            } else {
+                need_exit_polling = true;
+            }
+        }
+        std::optional<time_point> wake;
+        if (!stopping) wake = limit;
+        if (kill_pending) wake = kill_at;
+        // Reaped children leave no descriptors to wait on; exit polling covers them.
+        if (fds.empty()) need_exit_polling = true;
+        const int timeout = poll_timeout_ms(now, wake, need_exit_polling);
+        const int ready = ::poll(fds.data(), fds.size(), timeout);
+        if (ready < 0 && errno != EINTR) {
+            result.error = "command driver: poll: " + errno_text(errno);
+            stop_now(ctx.clk.now());
+        }
+
+        for (auto& c : running) {
+            read_available(c.out, c.out_text, options_.output_limit);
+            read_available(c.err, c.err_text, options_.output_limit);
+        }
+        for (auto it = running.begin(); it != running.end();) {
+            if (!has_exited(*it)) {
+                ++it;
+                continue;
+            }
+            // The leader is a zombie: its group id cannot be reused yet, so this reaches only what it left.
+            ::kill(-it->pid, SIGKILL);
+            read_available(it->out, it->out_text, options_.output_limit);
+            read_available(it->err, it->err_text, options_.output_limit);
+            const int status = reap(it->pid);
+            ++stats_.finished;
+            statuses[it->op] = status;
+            any_killed = any_killed || it->signalled;
+            out_all.append(it->out_text, options_.output_limit);
+            err_all.append(it->err_text, options_.output_limit);
+            it = running.erase(it);
+        }
+    }
+
+    command_result cr;
+    for (const auto& [op, status] : statuses) {
+        if (status != 0) {
+            cr.exit_status = status;
+            break;
+        }
+    }
+    cr.stdout_text = std::move(out_all).finish();
+    cr.stderr_text = std::move(err_all).finish();
+    cr.killed = any_killed;
+    result.command = std::move(cr);
+    return result;
+}
+
+}  // namespace faultline::harness

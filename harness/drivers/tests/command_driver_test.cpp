@@ -1,0 +1,155 @@
+#include "faultline/drivers/command_driver.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace faultline::harness {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+// Generous: these bound a hung test, they are not timing assertions.
+constexpr auto long_limit = 20s;
+
+driver_context context(duration limit = long_limit) {
+    clock& clk = steady_clock_source::instance();
+    return driver_context{"127.0.0.1", 12345, "http://127.0.0.1:12345", 7, clk, clk.now(), limit};
+}
+
+driver_result run(std::vector<std::string> argv, command_options options = {}, duration limit = long_limit) {
+    command_driver d{std::move(argv), options};
+    return d.run(context(limit));
+}
+
+TEST(CommandDriver, KeepsExitStatusAndOutput) {
+    const auto r = run({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"});
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_TRUE(r.clients.empty());
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->exit_status, 3);
+    EXPECT_EQ(r.command->stdout_text, "out\n");
+    EXPECT_EQ(r.command->stderr_text, "err\n");
+    EXPECT_FALSE(r.command->killed);
+}
+
+TEST(CommandDriver, SeesTheServerUrlInItsEnvironment) {
+    const auto r = run({"/bin/sh", "-c", "echo \"$FAULTLINE_URL [$FAULTLINE_OP] [$FAULTLINE_CLIENT]\""});
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->exit_status, 0);
+    // Run once: no operation variables.
+    EXPECT_EQ(r.command->stdout_text, "http://127.0.0.1:12345 [] []\n");
+}
+
+TEST(CommandDriver, SubstitutesPlaceholdersInArguments) {
+    const auto r = run({"/bin/echo", "{url}/payments/{op}", "c{client}", "{unknown}"});
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->stdout_text, "http://127.0.0.1:12345/payments/0 c0 {unknown}\n");
+}
+
+TEST(CommandDriver, KillsAHangingCommandAtTheTimeLimit) {
+    command_options o;
+    o.kill_grace = 100ms;
+    const auto r = run({"/bin/sh", "-c", "echo started; sleep 1000"}, o, 200ms);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_TRUE(r.timed_out);
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_TRUE(r.command->killed);
+    EXPECT_EQ(r.command->exit_status, 128 + SIGTERM);
+    EXPECT_EQ(r.command->stdout_text, "started\n");
+}
+
+TEST(CommandDriver, KillsACommandThatIgnoresSigterm) {
+    command_options o;
+    o.kill_grace = 100ms;
+    command_driver d{{"/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"}, o};
+    const auto r = d.run(context(200ms));
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_TRUE(r.command->killed);
+    EXPECT_EQ(r.command->exit_status, 128 + SIGKILL);
+    EXPECT_EQ(d.last_stats().killed, 1u);
+    EXPECT_EQ(d.last_stats().finished, 1u);
+}
+
+TEST(CommandDriver, PerOperationRunsEveryOperationWithBoundedConcurrency) {
+    command_options o;
+    o.mode = command_mode::per_operation;
+    o.operations = 7;
+    o.concurrency = 3;
+    command_driver d{{"/bin/sh", "-c", "echo \"$FAULTLINE_OP $FAULTLINE_CLIENT {op} {client} {n}\""}, o};
+    const auto r = d.run(context());
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->exit_status, 0);
+    EXPECT_EQ(d.last_stats().started, 7u);
+    EXPECT_EQ(d.last_stats().finished, 7u);
+    EXPECT_GE(d.last_stats().peak_running, 1u);
+    EXPECT_LE(d.last_stats().peak_running, 3u);
+
+    std::set<std::string> lines;
+    std::istringstream in{r.command->stdout_text};
+    for (std::string line; std::getline(in, line);) lines.insert(line);
+    std::set<std::string> expected;
+    for (int op = 0; op < 7; ++op) {
+        const int client = op % 3;
+        const int n = op / 3;
+        expected.insert(std::to_string(op) + " " + std::to_string(client) + " " + std::to_string(op) + " " +
+                        std::to_string(client) + " " + std::to_string(n));
+    }
+    EXPECT_EQ(lines, expected);
+}
+
+TEST(CommandDriver, PerOperationReportsTheFirstFailureInOperationOrder) {
+    command_options o;
+    o.mode = command_mode::per_operation;
+    o.operations = 4;
+    o.concurrency = 2;
+    const auto r = run({"/bin/sh", "-c", "exit $((10 + $FAULTLINE_OP % 2))"}, o);
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->exit_status, 10);
+}
+
+TEST(CommandDriver, LargeOutputOnBothStreamsNeitherBlocksNorGrowsUnbounded) {
+    command_options o;
+    o.output_limit = 1000;
+    const auto r = run({"/bin/sh", "-c",
+                        "head -c 2000000 /dev/zero | tr '\\0' b >&2; head -c 2000000 /dev/zero | tr '\\0' a; echo done >&2"},
+                       o);
+    EXPECT_FALSE(r.timed_out);
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->exit_status, 0);
+    EXPECT_EQ(r.command->stdout_text, std::string(1000, 'a') + "\n[faultline: 1999000 more bytes not kept]\n");
+    EXPECT_EQ(r.command->stderr_text, std::string(1000, 'b') + "\n[faultline: 1999005 more bytes not kept]\n");
+}
+
+TEST(CommandDriver, AProcessLeftBehindDoesNotHoldTheRun) {
+    // The background sleep keeps stdout open after the shell exits; the driver must not wait for it.
+    const auto r = run({"/bin/sh", "-c", "sleep 1000 & echo started"});
+    EXPECT_FALSE(r.timed_out);
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->exit_status, 0);
+    EXPECT_EQ(r.command->stdout_text, "started\n");
+    EXPECT_FALSE(r.command->killed);
+}
+
+TEST(CommandDriver, AMissingProgramIsAHarnessError) {
+    const auto r = run({"/nonexistent/faultline-client"});
+    EXPECT_THAT(r.error, HasSubstr("cannot start \"/nonexistent/faultline-client\""));
+}
+
+TEST(CommandDriver, RejectsAnEmptyCommand) {
+    EXPECT_THROW(command_driver({}, {}), std::invalid_argument);
+    EXPECT_THROW(make_command_driver({""}), std::invalid_argument);
+    EXPECT_EQ(make_command_driver({"true"})->name(), "command");
+    EXPECT_EQ(to_string(command_mode::per_operation), "per_operation");
+}
+
+}  // namespace
+}  // namespace faultline::harness

@@ -1,0 +1,49 @@
+// The journal's JSON form — the stable interface for checks and third-party tooling. One record is one
+// JSON object with exactly the field names given in journal_record.hpp; optional fields are omitted
+// when absent; enums are their to_string names. A journal file is JSON Lines: one object per line.
+// `faultline check JOURNAL.jsonl` reads files back with `read_jsonl`; every bad line is reported with
+// its line number.
+#pragma once
+
+#include "faultline/core/config_error.hpp"
+#include "faultline/record/journal_record.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <istream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace faultline::harness {
+
+std::optional<identity_source> identity_source_from_string(std::string_view s);
+std::optional<effect_kind> effect_kind_from_string(std::string_view s);
+std::optional<wire_outcome> wire_outcome_from_string(std::string_view s);
+
+boost::json::object to_json(const journal_record& record);
+// One line of JSON Lines: serialize(to_json(record)) and a '\n', written without building the object.
+// Strings are written byte for byte (escaping only what JSON requires), so a target that is not
+// valid UTF-8 stays as it came off the wire; read_jsonl accepts such lines.
+std::string to_jsonl_line(const journal_record& record);
+void append_jsonl_line(std::string& out, const journal_record& record);
+// A whole journal as JSON Lines.
+std::string to_jsonl(const std::vector<journal_record>& records);
+
+// Parses one record. Every non-optional field is required; unknown fields are ignored (newer
+// writers may add some). On failure returns nullopt and sets `error` (naming the field).
+std::optional<journal_record> record_from_json(const boost::json::value& v, std::string& error);
+
+struct jsonl_read_result {
+    std::vector<journal_record> records;  // the lines that parsed, in file order
+    config_errors errors;                 // one per bad line: {file, line, 0}, "bad journal record: …"
+    bool ok() const { return errors.empty(); }
+};
+
+// Blank lines are skipped. A file that cannot be opened gives one error with line 0.
+jsonl_read_result read_jsonl(const std::string& path);
+jsonl_read_result read_jsonl(std::istream& in, std::string_view name);
+
+}  // namespace faultline::harness

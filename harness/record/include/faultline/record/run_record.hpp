@@ -1,0 +1,76 @@
+// The run record: everything one scenario run produced — the server's journal (one record per
+// attempt), the client-side outcomes the built-in driver kept, an external client command's result,
+// timings, the seed, and the verdicts once the checks ran. It is a plain value: checks read it and
+// report writers are pure functions of it. The helpers below give the views every check needs
+// (operations with their attempts in order, the ledger of committed effects) so that all checks
+// group attempts the same way.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "faultline/record/journal_record.hpp"
+#include "faultline/record/verdict.hpp"
+
+namespace faultline::harness {
+
+// One operation as the built-in driver's client saw it. Third-party `command` clients leave these
+// empty, so every check also works from the journal alone.
+struct client_record {
+    std::string operation;  // identity, the same string the server puts in journal_record::operation
+    std::string client;     // virtual client id
+    std::string method;
+    std::string target;
+    std::int64_t started_ns = 0;   // ns since run start: the caller asked for the operation
+    std::int64_t finished_ns = 0;  // ns since run start: the caller got the final result
+    std::optional<std::int64_t> deadline_ns;  // absolute overall deadline, ns since run start
+    std::uint32_t attempts = 0;    // attempts the client made (including ones that never reached the server)
+    std::string decision;          // final retry decision (retry::to_string(decision)), e.g. "success"
+    bool success = false;
+    std::vector<std::string> attempt_outcomes;  // one per attempt: "200", "503", "reset_after_write", …
+};
+
+// What an external client command did (the `command` driver).
+struct command_result {
+    int exit_status = 0;
+    std::string stdout_text;
+    std::string stderr_text;
+    bool killed = false;  // killed at the scenario's time limit
+};
+
+struct run_record {
+    std::string scenario;       // scenario name
+    std::string scenario_file;  // path it was loaded from ("" when built in code); used in the replay hint
+    std::string description;
+    std::uint64_t seed = 0;
+    std::chrono::system_clock::time_point started_at;  // wall clock, for reports only
+    std::chrono::nanoseconds duration{0};              // monotonic run length
+
+    std::vector<journal_record> journal;   // every attempt the server saw (checks do not rely on the order)
+    std::vector<client_record> clients;    // empty for `command` clients
+    std::optional<command_result> command;
+
+    std::string harness_error;  // non-empty when the run itself failed (exit code 3); checks may be missing
+    std::vector<verdict> verdicts;  // filled after the checks ran
+};
+
+// All attempts of one operation, ordered by the time the server read each request (`request_ns`,
+// then `seq`). The pointers point into the run record's journal and live as long as it does.
+struct operation_attempts {
+    std::string_view operation;
+    std::vector<const journal_record*> attempts;  // never empty
+};
+
+// Operations in the order their first attempt arrived.
+std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal);
+
+// The ledger: records whose effect was committed, in journal order.
+std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal);
+
+bool all_checks_passed(const run_record& run);
+
+}  // namespace faultline::harness

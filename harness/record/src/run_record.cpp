@@ -1,0 +1,39 @@
+#include "faultline/record/run_record.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace faultline::harness {
+
+std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal) {
+    std::vector<const journal_record*> ordered;
+    ordered.reserve(journal.size());
+    for (const auto& r : journal) ordered.push_back(&r);
+    std::stable_sort(ordered.begin(), ordered.end(), [](const journal_record* a, const journal_record* b) {
+        if (a->request_ns != b->request_ns) return a->request_ns < b->request_ns;
+        return a->seq < b->seq;
+    });
+    std::vector<operation_attempts> out;
+    std::unordered_map<std::string_view, std::size_t> index;
+    for (const journal_record* r : ordered) {
+        auto [it, inserted] = index.try_emplace(r->operation, out.size());
+        if (inserted) out.push_back(operation_attempts{r->operation, {}});
+        out[it->second].attempts.push_back(r);
+    }
+    return out;
+}
+
+std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal) {
+    std::vector<const journal_record*> out;
+    for (const auto& r : journal) {
+        if (r.effect == effect_kind::committed) out.push_back(&r);
+    }
+    return out;
+}
+
+bool all_checks_passed(const run_record& run) {
+    return run.harness_error.empty() &&
+           std::all_of(run.verdicts.begin(), run.verdicts.end(), [](const verdict& v) { return v.passed; });
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,65 @@
+// The runner: executes loaded scenarios and turns what happened into a run record with verdicts.
+// For one scenario it starts a fault server on 127.0.0.1 (ephemeral port) with the scenario's
+// service, rules and seed; runs the client under test against it (FAULTLINE_URL for commands) until
+// the workload is done or the time limit is reached; stops everything; then builds the run record
+// (journal in seq order, client records, command result, seed, timings) and evaluates the
+// `[[expect]]` checks. A scenario passes iff every check passes, expected failures inverted. Several
+// scenarios may run in parallel, each with its own server and port.
+//
+// Also here: the process exit codes every `faultline` command shares, and how run results map to them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "faultline/record/run_record.hpp"
+#include "faultline/runner/scenario.hpp"
+
+namespace faultline::harness {
+
+// The exit codes of the `faultline` executable.
+enum class exit_code : int {
+    passed = 0,         // every check of every scenario passed (expected failures inverted)
+    check_failed = 1,   // a check failed
+    bad_input = 2,      // a bad scenario, journal or command line: nothing was run
+    harness_error = 3,  // the harness itself failed: server did not start, journal overflow, driver error
+};
+
+constexpr int to_int(exit_code code) { return static_cast<int>(code); }
+std::string_view to_string(exit_code code);
+
+// The more serious of two codes, for combining results: passed < check_failed < harness_error <
+// bad_input (bad input means nothing could run at all).
+exit_code worst(exit_code a, exit_code b);
+
+// One run's code: harness_error when `harness_error` is set, else check_failed unless every verdict
+// passed.
+exit_code exit_code_of(const run_record& run);
+// All runs' code (passed for none).
+exit_code exit_code_of(const std::vector<run_record>& runs);
+
+struct run_options {
+    std::optional<std::uint64_t> seed;  // replaces every scenario's seed (`--seed N`)
+    std::size_t server_threads = 2;     // worker threads of each scenario's fault server
+};
+
+// Runs one scenario to completion. Never throws: a failure of the harness itself is reported in
+// `run_record::harness_error` (and the checks are not evaluated). Thread-safe for distinct
+// scenarios; one scenario (its driver) must not be run twice at once.
+run_record run_scenario(const scenario& s, const run_options& options = {});
+
+// Evaluates a scenario's checks against a record, replacing its verdicts.
+void evaluate_checks(const std::vector<expectation>& expectations, run_record& run);
+
+// Runs scenarios with at most `jobs` at a time (at least one). `on_finished` (optional) is called
+// once per scenario as it finishes, with its index, serialised so output does not interleave.
+// Returns the records in the order of `scenarios`.
+std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
+                                      std::size_t jobs,
+                                      const std::function<void(std::size_t, const run_record&)>& on_finished = {});
+
+}  // namespace faultline::harness

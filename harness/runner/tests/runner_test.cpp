@@ -1,0 +1,171 @@
+#include "faultline/runner/runner.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::SizeIs;
+
+std::string error_text(const config_errors& errors) {
+    std::string out;
+    for (const auto& e : errors) out += e.to_string() + "\n";
+    return out;
+}
+
+run_record with_verdicts(std::vector<bool> passed) {
+    run_record run;
+    for (const bool p : passed) {
+        verdict v;
+        v.check = "success_rate";
+        v.passed = p;
+        run.verdicts.push_back(v);
+    }
+    return run;
+}
+
+TEST(exit_codes, values_are_the_documented_ones) {
+    EXPECT_EQ(to_int(exit_code::passed), 0);
+    EXPECT_EQ(to_int(exit_code::check_failed), 1);
+    EXPECT_EQ(to_int(exit_code::bad_input), 2);
+    EXPECT_EQ(to_int(exit_code::harness_error), 3);
+    EXPECT_EQ(to_string(exit_code::harness_error), "harness error");
+}
+
+TEST(exit_codes, a_run_maps_to_its_code) {
+    EXPECT_EQ(exit_code_of(with_verdicts({true, true})), exit_code::passed);
+    EXPECT_EQ(exit_code_of(with_verdicts({true, false})), exit_code::check_failed);
+    run_record broken = with_verdicts({true});
+    broken.harness_error = "the fault server failed to start";
+    EXPECT_EQ(exit_code_of(broken), exit_code::harness_error);
+}
+
+TEST(exit_codes, the_worst_code_wins) {
+    EXPECT_EQ(worst(exit_code::passed, exit_code::check_failed), exit_code::check_failed);
+    EXPECT_EQ(worst(exit_code::harness_error, exit_code::check_failed), exit_code::harness_error);
+    EXPECT_EQ(worst(exit_code::harness_error, exit_code::bad_input), exit_code::bad_input);
+    EXPECT_EQ(worst(exit_code::passed, exit_code::passed), exit_code::passed);
+
+    run_record broken = with_verdicts({true});
+    broken.harness_error = "driver";
+    EXPECT_EQ(exit_code_of(std::vector<run_record>{}), exit_code::passed);
+    EXPECT_EQ(exit_code_of(std::vector<run_record>{with_verdicts({true}), with_verdicts({false})}),
+              exit_code::check_failed);
+    EXPECT_EQ(exit_code_of(std::vector<run_record>{with_verdicts({false}), broken}), exit_code::harness_error);
+}
+
+// A tiny scenario through real sockets: every operation's first attempt gets a 503, the builtin
+// client retries once and succeeds.
+constexpr const char* tiny = R"(name = "tiny"
+seed = 7
+time_limit = "10s"
+
+[[fault]]
+kind = "status"
+status = 503
+[fault.when]
+attempts = [1]
+
+[client]
+clients = 2
+operations = 3
+[client.policy]
+max_attempts = 3
+[client.policy.backoff]
+base = "1ms"
+cap = "5ms"
+
+[[expect]]
+check = "success_rate"
+min = 1.0
+
+[[expect]]
+check = "max_attempts"
+max = 2
+)";
+
+scenario load(const std::string& text) {
+    scenario_result loaded = parse_scenario(text, "tiny.toml");
+    EXPECT_TRUE(loaded.ok()) << error_text(loaded.errors);
+    return std::move(*loaded.value);
+}
+
+TEST(runner, runs_a_tiny_scenario_end_to_end) {
+    const scenario s = load(tiny);
+    const run_record run = run_scenario(s);
+    ASSERT_EQ(run.harness_error, "");
+    EXPECT_EQ(run.scenario, "tiny");
+    EXPECT_EQ(run.scenario_file, "tiny.toml");
+    EXPECT_EQ(run.seed, 7U);
+    EXPECT_THAT(run.clients, SizeIs(6));
+    // Six operations, each a 503 and then a success.
+    ASSERT_THAT(run.journal, SizeIs(12));
+    EXPECT_TRUE(std::is_sorted(run.journal.begin(), run.journal.end(),
+                               [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; }));
+    EXPECT_EQ(std::count_if(run.journal.begin(), run.journal.end(),
+                            [](const journal_record& r) { return r.status == 503 && r.fault == "status"; }),
+              6);
+    ASSERT_THAT(run.verdicts, SizeIs(2));
+    EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
+    EXPECT_TRUE(run.verdicts[1].passed) << run.verdicts[1].summary;
+    EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
+TEST(runner, seed_override_and_failing_checks) {
+    std::string text = tiny;
+    text.replace(text.find("max = 2"), 7, "max = 1");
+    const scenario s = load(text);
+    run_options options;
+    options.seed = 99;
+    const run_record run = run_scenario(s, options);
+    ASSERT_EQ(run.harness_error, "");
+    EXPECT_EQ(run.seed, 99U);
+    ASSERT_THAT(run.verdicts, SizeIs(2));
+    EXPECT_FALSE(run.verdicts[1].passed);
+    EXPECT_FALSE(run.verdicts[1].evidence.empty());
+    EXPECT_EQ(exit_code_of(run), exit_code::check_failed);
+}
+
+TEST(runner, an_expected_failure_makes_the_scenario_pass) {
+    std::string text = tiny;
+    text.replace(text.find("max = 2"), 7, "max = 1\nexpect_failure = true");
+    const run_record run = run_scenario(load(text));
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_THAT(run.verdicts, SizeIs(2));
+    EXPECT_TRUE(run.verdicts[1].passed) << run.verdicts[1].summary;
+    EXPECT_TRUE(run.verdicts[1].expected_to_fail);
+    EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
+TEST(runner, parallel_scenarios_get_their_own_servers) {
+    std::vector<scenario> scenarios;
+    for (int i = 0; i < 3; ++i) scenarios.push_back(load(tiny));
+    std::vector<std::size_t> finished;
+    const std::vector<run_record> runs =
+        run_scenarios(scenarios, {}, 2, [&](std::size_t index, const run_record&) { finished.push_back(index); });
+    ASSERT_THAT(runs, SizeIs(3));
+    for (const run_record& run : runs) {
+        EXPECT_EQ(run.harness_error, "");
+        EXPECT_THAT(run.journal, SizeIs(12));
+    }
+    std::sort(finished.begin(), finished.end());
+    EXPECT_EQ(finished, (std::vector<std::size_t>{0, 1, 2}));
+    EXPECT_EQ(exit_code_of(runs), exit_code::passed);
+}
+
+TEST(runner, a_journal_overflow_is_a_harness_error) {
+    std::string text = tiny;
+    text.replace(text.find("[[fault]]"), 0, "[server]\njournal_max_records = 3\n\n");
+    const run_record run = run_scenario(load(text));
+    EXPECT_NE(run.harness_error, "");
+    EXPECT_TRUE(run.verdicts.empty());
+    EXPECT_EQ(exit_code_of(run), exit_code::harness_error);
+}
+
+}  // namespace
+}  // namespace faultline::harness

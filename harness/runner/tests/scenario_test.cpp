@@ -1,0 +1,257 @@
+#include "faultline/runner/scenario.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace faultline::harness {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+std::string error_text(const scenario_result& r) {
+    std::string out;
+    for (const auto& e : r.errors) out += e.to_string() + "\n";
+    return out;
+}
+
+TEST(scenario_loader, reads_every_top_level_key) {
+    const scenario_result r = parse_scenario(R"(name = "lost-response"
+description = "a reply is lost after the commit"
+seed = 42
+time_limit = "5s"
+
+[server]
+idempotency = "keys"
+
+[[fault]]
+kind = "lost_response"
+[fault.match]
+method = "POST"
+
+[[fault]]
+name = "slow"
+kind = "delay"
+wait = "10ms"
+
+[client]
+
+[[expect]]
+check = "no_double_effects"
+
+[[expect]]
+check = "max_attempts"
+max = 4
+expect_failure = true
+)",
+                                             "suites/lost.toml");
+    ASSERT_TRUE(r.ok()) << error_text(r);
+    const scenario& s = *r.value;
+    EXPECT_EQ(s.name, "lost-response");
+    EXPECT_EQ(s.description, "a reply is lost after the commit");
+    EXPECT_EQ(s.file, "suites/lost.toml");
+    EXPECT_EQ(s.seed, 42U);
+    EXPECT_EQ(s.time_limit, 5s);
+    EXPECT_EQ(s.server.idempotency.mode, idempotency_mode::keys);
+    ASSERT_THAT(s.faults, SizeIs(2));
+    EXPECT_EQ(s.faults[0].kind, "lost_response");
+    EXPECT_EQ(s.faults[1].name, "slow");
+    ASSERT_NE(s.client, nullptr);
+    EXPECT_EQ(s.client->name(), "builtin");
+    ASSERT_THAT(s.expectations, SizeIs(2));
+    EXPECT_EQ(s.expectations[0].check_name, "no_double_effects");
+    EXPECT_FALSE(s.expectations[0].expect_failure);
+    EXPECT_EQ(s.expectations[1].check_name, "max_attempts");
+    EXPECT_TRUE(s.expectations[1].expect_failure);
+}
+
+TEST(scenario_loader, defaults_name_seed_time_limit_and_client) {
+    const scenario_result r = parse_scenario("[[expect]]\ncheck = \"success_rate\"\n", "suites/dir/retry-after.toml");
+    ASSERT_TRUE(r.ok()) << error_text(r);
+    EXPECT_EQ(r.value->name, "retry-after");
+    EXPECT_EQ(r.value->seed, default_seed);
+    EXPECT_EQ(r.value->time_limit, default_time_limit);
+    EXPECT_TRUE(r.value->faults.empty());
+    ASSERT_NE(r.value->client, nullptr);
+    EXPECT_EQ(r.value->client->name(), "builtin");
+}
+
+TEST(scenario_loader, command_line_command_replaces_the_client) {
+    scenario_options options;
+    options.client.command = {"true"};
+    const scenario_result r = parse_scenario("[[expect]]\ncheck = \"success_rate\"\n", "s.toml", options);
+    ASSERT_TRUE(r.ok()) << error_text(r);
+    EXPECT_EQ(r.value->client->name(), "command");
+}
+
+TEST(scenario_loader, unknown_top_level_key_lists_the_allowed_keys) {
+    const scenario_result r = parse_scenario("name = \"x\"\nnmae = \"y\"\n[[expect]]\ncheck = \"success_rate\"\n", "s.toml");
+    ASSERT_FALSE(r.ok());
+    EXPECT_FALSE(r.value.has_value());
+    ASSERT_THAT(r.errors, SizeIs(1));
+    EXPECT_EQ(r.errors[0].to_string(),
+              "s.toml:2:1: unknown key `nmae` in a scenario; allowed keys: name, description, seed, time_limit, "
+              "server, fault, client, expect");
+}
+
+TEST(scenario_loader, wrong_types_are_positioned) {
+    const scenario_result r = parse_scenario(
+        "name = 3\nseed = \"seven\"\nserver = 1\n[[expect]]\ncheck = \"success_rate\"\n", "s.toml");
+    ASSERT_THAT(r.errors, SizeIs(3));
+    EXPECT_EQ(r.errors[0].to_string(), "s.toml:1:8: `name` must be a string, not an integer");
+    EXPECT_THAT(r.errors[1].to_string(), HasSubstr("s.toml:2:8: `seed` must be an integer"));
+    EXPECT_THAT(r.errors[1].to_string(), HasSubstr("not a string"));
+    EXPECT_EQ(r.errors[2].to_string(), "s.toml:3:10: `server` must be a table ([server]), not an integer");
+}
+
+TEST(scenario_loader, negative_seed_is_an_error) {
+    const scenario_result r = parse_scenario("seed = -1\n[[expect]]\ncheck = \"success_rate\"\n", "s.toml");
+    ASSERT_THAT(r.errors, SizeIs(1));
+    EXPECT_EQ(r.errors[0].to_string(), "s.toml:1:8: `seed` must not be negative");
+}
+
+TEST(scenario_loader, bad_durations_name_the_key) {
+    const scenario_result unitless = parse_scenario("time_limit = \"30\"\n[[expect]]\ncheck = \"success_rate\"\n", "s.toml");
+    ASSERT_THAT(unitless.errors, SizeIs(1));
+    EXPECT_THAT(unitless.errors[0].to_string(), HasSubstr("s.toml:1:14: `time_limit`: "));
+
+    const scenario_result zero = parse_scenario("time_limit = \"0s\"\n[[expect]]\ncheck = \"success_rate\"\n", "s.toml");
+    ASSERT_THAT(zero.errors, SizeIs(1));
+    EXPECT_EQ(zero.errors[0].to_string(), "s.toml:1:14: `time_limit` must be greater than 0");
+
+    const scenario_result in_fault =
+        parse_scenario("[[fault]]\nkind = \"delay\"\nwait = \"ten\"\n[[expect]]\ncheck = \"success_rate\"\n", "s.toml");
+    ASSERT_THAT(in_fault.errors, SizeIs(1));
+    EXPECT_THAT(in_fault.errors[0].to_string(), HasSubstr("s.toml:3:8:"));
+    EXPECT_THAT(in_fault.errors[0].to_string(), HasSubstr("wait"));
+}
+
+TEST(scenario_loader, unknown_fault_kind_lists_the_kinds) {
+    const scenario_result r =
+        parse_scenario("[[fault]]\nkind = \"explode\"\n[[expect]]\ncheck = \"success_rate\"\n", "s.toml");
+    ASSERT_THAT(r.errors, SizeIs(1));
+    const std::string text = r.errors[0].to_string();
+    EXPECT_THAT(text, HasSubstr("s.toml:2:"));
+    EXPECT_THAT(text, HasSubstr("explode"));
+    EXPECT_THAT(text, HasSubstr("lost_response"));
+    EXPECT_THAT(text, HasSubstr("status"));
+}
+
+TEST(scenario_loader, unknown_check_lists_the_checks) {
+    const scenario_result r = parse_scenario("[[expect]]\ncheck = \"no_doubles\"\n", "s.toml");
+    ASSERT_THAT(r.errors, SizeIs(1));
+    const std::string text = r.errors[0].to_string();
+    EXPECT_THAT(text, HasSubstr("s.toml:2:9: unknown check \"no_doubles\""));
+    EXPECT_THAT(text, HasSubstr("no_double_effects"));
+    EXPECT_THAT(text, HasSubstr("retry_budget"));
+}
+
+TEST(scenario_loader, unknown_key_in_server_and_check_tables) {
+    const scenario_result r = parse_scenario(
+        "[server]\nidempotence = \"keys\"\n[[expect]]\ncheck = \"max_attempts\"\nmaximum = 3\n", "s.toml");
+    ASSERT_THAT(r.errors, SizeIs(2));
+    EXPECT_THAT(r.errors[0].to_string(), HasSubstr("s.toml:2:"));
+    EXPECT_THAT(r.errors[0].to_string(), HasSubstr("idempotence"));
+    EXPECT_THAT(r.errors[0].to_string(), HasSubstr("idempotency"));
+    EXPECT_THAT(r.errors[1].to_string(), HasSubstr("s.toml:5:"));
+    EXPECT_THAT(r.errors[1].to_string(), HasSubstr("maximum"));
+    EXPECT_THAT(r.errors[1].to_string(), HasSubstr("max"));
+}
+
+TEST(scenario_loader, collects_every_error_in_file_order) {
+    const scenario_result r = parse_scenario(R"(seed = "x"
+bogus = 1
+[[fault]]
+kind = "explode"
+[[expect]]
+check = "nope"
+)",
+                                             "s.toml");
+    ASSERT_THAT(r.errors, SizeIs(4)) << error_text(r);
+    EXPECT_EQ(r.errors[0].where.line, 1U);
+    EXPECT_EQ(r.errors[1].where.line, 2U);
+    EXPECT_EQ(r.errors[2].where.line, 4U);
+    EXPECT_EQ(r.errors[3].where.line, 6U);
+}
+
+TEST(scenario_loader, a_scenario_needs_an_expectation) {
+    const scenario_result r = parse_scenario("name = \"x\"\n", "s.toml");
+    ASSERT_THAT(r.errors, SizeIs(1));
+    EXPECT_THAT(r.errors[0].to_string(), HasSubstr("s.toml:1:1: a scenario needs at least one [[expect]] table"));
+    EXPECT_THAT(r.errors[0].to_string(), HasSubstr("success_rate"));
+
+    const scenario_result wrong = parse_scenario("expect = 3\n", "s.toml");
+    ASSERT_THAT(wrong.errors, SizeIs(1));
+    EXPECT_EQ(wrong.errors[0].to_string(), "s.toml:1:10: `expect` must be an array of tables ([[expect]]), not an integer");
+}
+
+TEST(scenario_loader, syntax_errors_are_positioned) {
+    const scenario_result r = parse_scenario("name = \"x\"\nseed = = 3\n", "s.toml");
+    ASSERT_THAT(r.errors, SizeIs(1));
+    EXPECT_EQ(r.errors[0].where.file, "s.toml");
+    EXPECT_EQ(r.errors[0].where.line, 2U);
+    EXPECT_GT(r.errors[0].where.column, 0U);
+    EXPECT_THAT(r.errors[0].message, HasSubstr("TOML syntax error"));
+}
+
+TEST(scenario_loader, unreadable_file_is_one_error) {
+    const scenario_result r = load_scenario_file("/nonexistent/faultline/s.toml");
+    ASSERT_THAT(r.errors, SizeIs(1));
+    EXPECT_EQ(r.errors[0].to_string(), "/nonexistent/faultline/s.toml: cannot read the scenario file");
+}
+
+class scenario_files_test : public ::testing::Test {
+protected:
+    void SetUp() override {
+        root_ = std::filesystem::temp_directory_path() /
+                ("faultline-scenarios-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::remove_all(root_);
+        std::filesystem::create_directories(root_ / "b");
+        std::filesystem::create_directories(root_ / "empty");
+        write("b/c.toml", "[[expect]]\ncheck = \"success_rate\"\n");
+        write("a.toml", "[[expect]]\ncheck = \"success_rate\"\n");
+        write("notes.txt", "not a scenario");
+    }
+    void TearDown() override { std::filesystem::remove_all(root_); }
+
+    void write(const std::string& name, const std::string& text) {
+        std::ofstream out(root_ / name);
+        out << text;
+    }
+    std::string path(const std::string& name) const { return (root_ / name).string(); }
+
+    std::filesystem::path root_;
+};
+
+TEST_F(scenario_files_test, folders_are_searched_recursively_and_sorted) {
+    const scenario_files found = collect_scenario_files({root_.string(), path("a.toml")});
+    ASSERT_TRUE(found.ok());
+    ASSERT_THAT(found.files, SizeIs(2));
+    EXPECT_EQ(found.files[0], path("a.toml"));
+    EXPECT_EQ(found.files[1], path("b/c.toml"));
+}
+
+TEST_F(scenario_files_test, missing_paths_and_empty_folders_are_errors) {
+    const scenario_files found = collect_scenario_files({path("missing.toml"), path("empty")});
+    ASSERT_THAT(found.errors, SizeIs(2));
+    EXPECT_EQ(found.errors[0].to_string(), path("missing.toml") + ": no such file or folder");
+    EXPECT_EQ(found.errors[1].to_string(), path("empty") + ": no scenario files (*.toml) in this folder");
+}
+
+TEST_F(scenario_files_test, expectations_file_may_hold_only_expect_tables) {
+    write("expect.toml", "[[expect]]\ncheck = \"max_attempts\"\nmax = 2\n");
+    const expectations_result r = load_expectations_file(path("expect.toml"));
+    ASSERT_TRUE(r.ok());
+    ASSERT_THAT(r.expectations, SizeIs(1));
+    EXPECT_EQ(r.expectations[0].check_name, "max_attempts");
+}
+
+}  // namespace
+}  // namespace faultline::harness

@@ -1,0 +1,133 @@
+// The journal: every attempt the server saw, in order, as `journal_record`s. Appends are cheap and
+// thread-safe (a short lock: move the record into place). Records live in large chunks that never
+// move once written; an idle-class background thread maps and faults in the next chunk (on huge pages
+// where the system offers them) before it is needed, so appends normally take no page fault:
+// faulting fresh pages in on the server's threads cost a fifth of its throughput and put
+// millisecond stalls into its timing (docs/benchmarks.md). Records are kept in
+// memory up to a bound; when a file is configured, a background writer streams every record to it as
+// JSON Lines (one `to_json(record)` object per line), reading the chunks directly and doing all
+// serialisation and file I/O outside the lock that appends take (it wakes every few milliseconds or
+// per full batch, so appends make no system call). Nothing is ever dropped silently:
+//   - with a file, records past the memory bound go to the file only (`memory_complete()` turns
+//     false; read the file back with read_jsonl for the full journal);
+//   - without a file, reaching the bound sets a sticky overflow error (`failed()`/`error()`) that the
+//     server and runner must report as a harness failure; records past the bound are counted in
+//     `lost()`.
+// A file write error is sticky in the same way. Destruction stops the writer after writing
+// everything appended so far.
+#pragma once
+
+#include "faultline/record/journal_record.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace faultline::harness {
+
+struct journal_options {
+    std::size_t max_records = 1'000'000;  // in-memory bound
+    std::string path;                     // JSON Lines file ("" = memory only); truncated on open
+};
+
+// Owns its records, its file and its two threads (writer, chunk preparer). Thread-safe: every member may be called from any
+// thread.
+class journal {
+public:
+    // Throws std::system_error if the file cannot be opened.
+    explicit journal(journal_options options = {});
+    ~journal();
+
+    journal(const journal&) = delete;
+    journal& operator=(const journal&) = delete;
+
+    // Reserves the next sequence number (1-based, unique for the journal's lifetime). The server may
+    // number an attempt when its request is read, use it in the ledger (service_request::seq) and pass
+    // it back in the record; `append` keeps a non-zero `record.seq`.
+    std::uint64_t next_seq();
+
+    // Records one attempt; a record with seq 0 gets the next one. Returns the record's seq. Never
+    // blocks on I/O.
+    std::uint64_t append(journal_record record);
+
+    // The records held in memory, in append order (every record unless memory_complete() is false).
+    std::vector<journal_record> snapshot() const;
+    // Writes the in-memory records as JSON Lines (the control API's journal download).
+    std::string to_jsonl() const;
+
+    // Forgets the in-memory records and clears a memory overflow; the seq keeps counting (so a file,
+    // which keeps everything, never holds two records with one seq).
+    void reset();
+    // Returns once every record appended before the call is written to the file and flushed.
+    void flush();
+
+    std::uint64_t appended() const;  // records appended since construction
+    std::size_t size() const;        // records held in memory
+    bool memory_complete() const;    // false once a record went to the file only (or was lost)
+    std::uint64_t lost() const;      // records kept nowhere (overflow without a file)
+    bool failed() const;             // sticky: overflow without a file, or a file write error
+    std::string error() const;       // why failed(), "" otherwise
+
+    const journal_options& options() const { return options_; }
+
+private:
+    class chunk;  // a fixed run of records, allocated once, never moved
+
+    void writer_loop();
+    // Keeps one spare chunk mapped and faulted in, off the appending threads.
+    void preparer_loop();
+    // Stores `record` at position end_ (the caller holds the lock).
+    void store(journal_record&& record);
+    // The chunk holding position `pos` (the caller holds the lock; the chunk exists).
+    chunk& chunk_at(std::uint64_t pos) const;
+    // Detaches the chunks nobody can read any more (full, outside the memory window and, with a file,
+    // written) so the caller frees them after unlocking (the caller holds the lock).
+    std::vector<std::unique_ptr<chunk>> take_unreadable_chunks();
+    std::uint64_t memory_end() const { return std::min(end_, memory_limit_); }
+
+    // The writer takes whatever is pending at least this often, and at once when a batch is full or
+    // someone flushes.
+    static constexpr std::chrono::milliseconds writer_interval{5};
+    static constexpr std::uint64_t writer_batch = 4096;
+
+    const journal_options options_;
+    std::FILE* file_ = nullptr;  // null without a path
+
+    mutable std::mutex mutex_;  // guards everything below but the atomics; never held during I/O
+    std::condition_variable wake_writer_;
+    std::condition_variable written_cv_;
+    std::condition_variable wake_preparer_;
+    // Records are numbered by position: the n-th record stored is at position n, for the journal's
+    // lifetime. chunks_[i] holds positions from (first_chunk_ + i) * chunk capacity; a released
+    // chunk leaves a null behind until it reaches the front.
+    std::deque<std::unique_ptr<chunk>> chunks_;
+    std::uint64_t first_chunk_ = 0;
+    std::unique_ptr<chunk> spare_;     // the next chunk, ready to fill
+    bool spare_wanted_ = true;         // the first chunk at once, later ones when one is half full
+    std::uint64_t end_ = 0;            // positions stored so far
+    std::uint64_t memory_begin_ = 0;   // the memory window starts here (moved by reset)
+    std::uint64_t memory_limit_;       // ... and ends at most here (memory_begin_ + max_records)
+    std::uint64_t written_ = 0;        // with a file: positions below this are written and flushed
+    std::uint64_t lost_ = 0;           // memory-only: records past the bound (a sticky failure until reset)
+    std::string write_error_;
+    bool flush_requested_ = false;
+    bool stopping_ = false;
+
+    std::atomic<std::uint64_t> next_seq_{0};
+    std::atomic<std::uint64_t> appended_{0};
+    std::thread writer_;
+    std::thread preparer_;
+    std::atomic<bool> preparer_stop_{false};  // set by the destructor; read while faulting pages in
+};
+
+}  // namespace faultline::harness

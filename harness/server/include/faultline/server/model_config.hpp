@@ -1,0 +1,52 @@
+// The `[server]` table of a scenario or rules file: which service the server plays, how it finds
+// operation identities, its idempotency mode and its journal bound. Validation is strict: unknown
+// keys, wrong types and bad values are reported as `file:line:column: message`, listing the allowed
+// keys or values. Other parts of the server may own further keys of the same table; they pass them
+// as `extra_keys` so they are not reported as unknown (and parse them themselves).
+//
+//   [server]
+//   service = "default"              # "default" (built-in endpoints) | "empty" (declared ones only)
+//   idempotency = "keys"             # "off" (default) | "keys"
+//   idempotency_required = false     # keys mode: refuse non-idempotent requests without a key (400)
+//   identity_header = "X-Request-Id" # operation identity from this header when no Idempotency-Key
+//   identity_field = "order_id"      # else from this top-level JSON body field
+//   catch_all = "none"               # "none" (200 ok, no effect) | "by_method"
+//   journal_max_records = 1000000    # in-memory journal bound (> 0)
+//
+//   [[server.endpoint]]              # matched before the built-in ones, in order
+//   method = "POST"                  # or "*"
+//   path = "/orders/{id}/pay"        # `{name}` = one segment, final `*` = the rest
+//   effect = "non_idempotent"        # | "idempotent_write" | "read" | "none"
+//   status = 201                     # 100..599, default 200
+//   body = '{"paid":{n}}'            # "{n}" = how many times this endpoint ran
+//   content_type = "application/json"
+#pragma once
+
+#include "faultline/core/config_error.hpp"
+#include "faultline/server/identity.hpp"
+#include "faultline/server/idempotency.hpp"
+#include "faultline/server/service.hpp"
+
+#include <toml++/toml.h>
+
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+
+namespace faultline::harness {
+
+struct model_config {
+    service_config service;
+    identity_config identity;
+    idempotency_config idempotency;
+    std::size_t journal_max_records = 1'000'000;
+};
+
+// Parses `table` (the value of `[server]`). `file` names the source in errors when toml++ does not
+// know it. Returns nullopt and appends to `errors` if anything is wrong (all problems are reported).
+std::optional<model_config> parse_model_config(const toml::table& table, std::string_view file,
+                                               config_errors& errors,
+                                               std::initializer_list<std::string_view> extra_keys = {});
+
+}  // namespace faultline::harness

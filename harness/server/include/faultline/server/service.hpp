@@ -1,0 +1,134 @@
+// The service the fault-injecting server plays: endpoints with declared effect semantics and a small
+// in-memory domain (charges, a key-value store, counters) whose commits are written to the ledger.
+// The server engine decides whether an attempt reaches the service at all (a fault with commit phase
+// `before` never calls `handle`; one with phase `after` calls it, then damages or drops the reply);
+// `handle` is the commit point. The default service is:
+//   POST   /payments                   non-idempotent: creates charge "ch_N"; 201 {"id":"ch_N","amount":A}
+//   GET    /payments/{id}              read: 200 with the charge, or 404
+//   PUT    /kv/{key}                   idempotent write: stores the body; 200 {"key":K,"value":V}
+//   GET    /kv/{key}                   read: 200 with the stored body as is, or 404
+//   DELETE /kv/{key}                   idempotent write: 204 if it existed, 404 otherwise
+//   POST   /counters/{name}/increment  non-idempotent: 200 {"name":N,"value":V} (the new value)
+//   GET    /counters/{name}            read: 200 {"name":N,"value":V} (0 when never incremented)
+//   anything else                      catch-all: 200 "ok", no effect (configurable)
+// Endpoints declared in the `[server]` table (see model_config.hpp) are matched before these.
+#pragma once
+
+#include "faultline/record/journal_record.hpp"
+#include "faultline/server/ledger.hpp"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace faultline::harness {
+
+struct http_header {
+    std::string name;
+    std::string value;
+    friend bool operator==(const http_header&, const http_header&) = default;
+};
+using header_list = std::vector<http_header>;
+
+// One attempt as handed to the service. `operation`, `attempt`, `seq`, `connection` and `time_ns` are
+// copied into the ledger entry when the attempt commits.
+struct service_request {
+    std::string method;  // "POST"
+    std::string target;  // "/payments?x=1" (the query is ignored for routing)
+    std::string body;
+    std::string operation;      // operation identity (identity.hpp)
+    std::uint32_t attempt = 1;  // n-th attempt of the operation (attempt_counter)
+    std::uint64_t seq = 0;      // the attempt's request number (journal::next_seq), 0 if unknown
+    std::uint64_t connection = 0;
+    std::int64_t time_ns = 0;  // ns since run start, monotonic: when the commit happens
+};
+
+// The service's reply. The server adds framing headers (Content-Length, Date, Server) itself.
+struct service_response {
+    int status = 200;
+    header_list headers;  // e.g. Content-Type
+    std::string body;
+    effect_kind effect = effect_kind::none;  // committed when the domain changed (or an idempotent write ran)
+    friend bool operator==(const service_response&, const service_response&) = default;
+};
+
+// A problem+json (RFC 9457) reply with type "about:blank": the service's and the layers' errors.
+service_response problem(int status, std::string_view title, std::string_view detail);
+
+// An endpoint declared in configuration. Path patterns are matched segment by segment: a literal
+// segment matches itself, `{name}` matches any one non-empty segment, and a final `*` matches the rest.
+struct endpoint_config {
+    std::string method;   // "POST"; "*" matches any method
+    std::string path;     // "/orders/{id}/pay"
+    effect_semantics effect = effect_semantics::non_idempotent;
+    int status = 200;     // status returned when it commits
+    std::string body;     // returned as is, but "{n}" becomes how many times the endpoint ran (this one included)
+    std::string content_type = "application/json";
+};
+
+// How the catch-all treats requests no endpoint matched.
+enum class catch_all_effect {
+    none,       // 200 "ok", no effect (default)
+    by_method,  // POST/PATCH non-idempotent, PUT/DELETE idempotent write, others no effect
+};
+
+struct service_config {
+    bool builtin_endpoints = true;          // the default service's endpoints (`service = "default"`)
+    std::vector<endpoint_config> endpoints;  // matched first, in order
+    catch_all_effect catch_all = catch_all_effect::none;
+};
+
+// The service. Owns its domain state; writes commits to a ledger it does not own (the ledger must
+// outlive it). Thread-safe: `handle` and the accessors may be called from any thread; the domain is
+// guarded by one short-held mutex (the ledger has its own).
+class service {
+public:
+    service(service_config config, ledger& effects);
+
+    service(const service&) = delete;
+    service& operator=(const service&) = delete;
+
+    // The semantics of the endpoint a request would reach, without running it: the idempotency layer
+    // uses it to decide whether a key is required, the server to describe the attempt.
+    effect_semantics classify(std::string_view method, std::string_view target) const;
+
+    // Runs the request: commits its effect (if any), records the commit in the ledger, and returns the
+    // reply. Never throws for a bad request: it answers 400/404/405 with a problem+json body.
+    service_response handle(const service_request& request);
+
+    // Domain state, for tests and the control API.
+    std::uint64_t charge_count() const;
+    std::optional<std::string> kv_get(std::string_view key) const;
+    std::int64_t counter_value(std::string_view name) const;
+
+    // Forgets all domain state (charges, keys, counters, endpoint commit counts). The ledger is reset
+    // separately.
+    void reset();
+
+    const service_config& config() const { return config_; }
+
+private:
+    struct charge {
+        std::string id;
+        std::int64_t amount = 0;
+    };
+    enum class route_kind;
+    struct route;
+
+    route find_route(std::string_view method, std::string_view target) const;
+
+    const service_config config_;
+    ledger& ledger_;
+    mutable std::mutex mutex_;  // guards the domain below; the ledger is written while holding it
+    std::vector<charge> charges_;  // charge "ch_N" is charges_[N - 1]
+    std::map<std::string, std::string, std::less<>> kv_;
+    std::map<std::string, std::int64_t, std::less<>> counters_;
+    std::vector<std::uint64_t> endpoint_runs_;  // one per config_.endpoints entry
+    std::uint64_t catch_all_runs_ = 0;
+};
+
+}  // namespace faultline::harness

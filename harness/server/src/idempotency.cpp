@@ -1,0 +1,120 @@
+#include "faultline/server/idempotency.hpp"
+
+#include "faultline/server/identity.hpp"
+
+#include "faultline/core/random.hpp"
+
+namespace faultline::harness {
+
+std::string_view to_string(idempotency_mode v) {
+    switch (v) {
+        case idempotency_mode::off: return "off";
+        case idempotency_mode::keys: return "keys";
+    }
+    return "unknown";
+}
+
+std::optional<idempotency_mode> idempotency_mode_from_string(std::string_view s) {
+    if (s == "off") return idempotency_mode::off;
+    if (s == "keys") return idempotency_mode::keys;
+    return std::nullopt;
+}
+
+std::string_view to_string(idempotency_decision v) {
+    switch (v) {
+        case idempotency_decision::proceed: return "proceed";
+        case idempotency_decision::replay: return "replay";
+        case idempotency_decision::in_flight: return "in_flight";
+        case idempotency_decision::payload_mismatch: return "payload_mismatch";
+        case idempotency_decision::missing_key: return "missing_key";
+    }
+    return "unknown";
+}
+
+std::uint64_t request_fingerprint(std::string_view method, std::string_view target, std::string_view body) {
+    return request_hash(method, target, body);
+}
+
+namespace {
+
+idempotency_begin refuse(idempotency_decision decision, int status, std::string_view title, std::string_view detail,
+                         effect_kind effect) {
+    auto response = problem(status, title, detail);
+    response.effect = effect;
+    return idempotency_begin{decision, std::move(response)};
+}
+
+}  // namespace
+
+std::size_t idempotency_layer::string_hash::operator()(std::string_view s) const noexcept {
+    return static_cast<std::size_t>(hash_bytes(s));
+}
+
+idempotency_layer::idempotency_layer(idempotency_config config) : config_{config} {}
+
+idempotency_begin idempotency_layer::begin(std::string_view key, effect_semantics semantics,
+                                           std::uint64_t fingerprint) {
+    if (config_.mode == idempotency_mode::off || semantics == effect_semantics::read) return {};
+    if (key.empty()) {
+        if (config_.required && semantics == effect_semantics::non_idempotent) {
+            return refuse(idempotency_decision::missing_key, 400, "Bad Request",
+                          "this operation requires an Idempotency-Key header", effect_kind::rejected);
+        }
+        return {};
+    }
+    std::lock_guard lock{mutex_};
+    auto [it, inserted] = slots_.try_emplace(std::string{key}, slot{fingerprint, std::nullopt});
+    if (inserted) return {};
+    const auto& s = it->second;
+    // A different request under a used key is a client bug whether or not the first is finished.
+    if (s.fingerprint != fingerprint) {
+        return refuse(idempotency_decision::payload_mismatch, 422, "Unprocessable Content",
+                      "this Idempotency-Key was used with a different request", effect_kind::conflict);
+    }
+    if (!s.response) {
+        auto refused = refuse(idempotency_decision::in_flight, 409, "Conflict",
+                              "a request with this Idempotency-Key is still being processed", effect_kind::conflict);
+        refused.response.headers.push_back(
+            {std::string{idempotency_marker_header}, std::string{idempotency_marker_in_flight}});
+        return refused;
+    }
+    auto replayed = *s.response;
+    replayed.effect = effect_kind::replayed;
+    return idempotency_begin{idempotency_decision::replay, std::move(replayed)};
+}
+
+void idempotency_layer::complete(std::string_view key, const service_response& response) {
+    if (config_.mode == idempotency_mode::off || key.empty()) return;
+    std::lock_guard lock{mutex_};
+    const auto it = slots_.find(key);
+    if (it != slots_.end() && !it->second.response) it->second.response = response;
+}
+
+void idempotency_layer::abandon(std::string_view key) {
+    if (config_.mode == idempotency_mode::off || key.empty()) return;
+    std::lock_guard lock{mutex_};
+    const auto it = slots_.find(key);
+    // Only an in-flight key: a stored result must survive a late abandon.
+    if (it != slots_.end() && !it->second.response) slots_.erase(it);
+}
+
+std::size_t idempotency_layer::stored() const {
+    std::lock_guard lock{mutex_};
+    std::size_t n = 0;
+    for (const auto& [key, s] : slots_) if (s.response) ++n;
+    return n;
+}
+
+std::size_t idempotency_layer::in_flight() const {
+    std::lock_guard lock{mutex_};
+    std::size_t n = 0;
+    for (const auto& [key, s] : slots_) if (!s.response) ++n;
+    return n;
+}
+
+void idempotency_layer::reset() {
+    std::lock_guard lock{mutex_};
+    slots_.clear();
+}
+
+}  // namespace faultline::harness

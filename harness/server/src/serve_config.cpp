@@ -1,0 +1,106 @@
+#include "faultline/server/serve_config.hpp"
+
+#include "faultline/faults/kind.hpp"
+#include "faultline/faults/rules_toml.hpp"
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace faultline::harness {
+
+namespace {
+
+source_position position_of(const toml::source_region& where, const std::string& file) {
+    return {file, where.begin.line, where.begin.column};
+}
+
+}  // namespace
+
+void server_settings::apply(server_options& options, faults::engine_limits& limits) const {
+    if (port) options.port = *port;
+    if (control_port) options.control_port = *control_port;
+    if (threads) options.threads = *threads;
+    if (body_limit) options.body_limit = *body_limit;
+    if (max_active_faults) limits.max_active_faults = *max_active_faults;
+}
+
+server_settings parse_server_settings(const toml::table& table, const std::string& file, config_errors& errors) {
+    // The fault kinds' validating accessors give the same messages and positions as rule keys. Its
+    // unknown-key report (finish) is not used: the model's parser owns the rest of the table.
+    faults::kind_config keys{table, file, "[server]", {}, errors};
+    server_settings out;
+    constexpr std::int64_t max_port = std::numeric_limits<std::uint16_t>::max();
+    if (const auto v = keys.integer("port", faults::need::optional, 0, max_port)) {
+        out.port = static_cast<std::uint16_t>(*v);
+    }
+    if (const auto v = keys.integer("control_port", faults::need::optional, 0, max_port)) {
+        out.control_port = static_cast<std::uint16_t>(*v);
+    }
+    if (const auto v = keys.integer("threads", faults::need::optional, 1, 256)) {
+        out.threads = static_cast<std::size_t>(*v);
+    }
+    if (const auto v = keys.integer("body_limit", faults::need::optional, 1, std::int64_t{1} << 30)) {
+        out.body_limit = static_cast<std::size_t>(*v);
+    }
+    if (const auto v = keys.integer("seed", faults::need::optional, 0, std::numeric_limits<std::int64_t>::max())) {
+        out.seed = static_cast<std::uint64_t>(*v);
+    }
+    if (const auto v = keys.integer("max_active_faults", faults::need::optional, 1, 1'000'000)) {
+        out.max_active_faults = static_cast<std::size_t>(*v);
+    }
+    return out;
+}
+
+serve_config_result parse_serve_config(std::string_view toml_text, const std::string& file) {
+    serve_config_result result;
+    toml::table document;
+    try {
+        document = toml::parse(toml_text, file);
+    } catch (const toml::parse_error& e) {
+        result.errors.push_back({position_of(e.source(), file), std::string{e.description()}});
+        return result;
+    }
+
+    serve_config config;
+    for (const auto& [key, value] : document) {
+        if (key.str() != "fault" && key.str() != "server") {
+            result.errors.push_back({position_of(key.source(), file),
+                                     "unknown top-level key \"" + std::string{key.str()} +
+                                         "\"; allowed: fault ([[fault]] rules), server ([server])"});
+        }
+    }
+    if (const toml::node* faults_node = document.get("fault")) {
+        auto rules = faults::parse_rules(*faults_node, file);
+        result.errors.insert(result.errors.end(), rules.errors.begin(), rules.errors.end());
+        config.rules = std::move(rules.rules);
+    }
+    if (const toml::node* server_node = document.get("server")) {
+        if (const auto* table = server_node->as_table()) {
+            if (auto model = parse_model_config(*table, file, result.errors,
+                                                 {"port", "control_port", "threads", "body_limit", "seed",
+                                                  "max_active_faults"})) {
+                config.model = std::move(*model);
+            }
+            config.settings = parse_server_settings(*table, file, result.errors);
+        } else {
+            result.errors.push_back({position_of(server_node->source(), file), "key \"server\" must be a table ([server])"});
+        }
+    }
+    if (result.errors.empty()) result.config = std::move(config);
+    return result;
+}
+
+serve_config_result load_serve_config(const std::string& path) {
+    std::ifstream in{path, std::ios::binary};
+    if (!in) {
+        serve_config_result result;
+        result.errors.push_back({{path, 0, 0}, "cannot open the rules file"});
+        return result;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_serve_config(text.str(), path);
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,158 @@
+#include "faultline/server/model_config.hpp"
+
+#include <gtest/gtest.h>
+
+namespace faultline::harness {
+namespace {
+
+toml::table parse(std::string_view text) { return toml::parse(text, std::string_view{"scenario.toml"}); }
+
+std::vector<std::string> messages(const config_errors& errors) {
+    std::vector<std::string> out;
+    for (const auto& e : errors) out.push_back(e.to_string());
+    return out;
+}
+
+TEST(model_config, empty_table_gives_the_defaults) {
+    config_errors errors;
+    const auto c = parse_model_config(toml::table{}, "x.toml", errors);
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(errors.empty());
+    EXPECT_TRUE(c->service.builtin_endpoints);
+    EXPECT_TRUE(c->service.endpoints.empty());
+    EXPECT_EQ(c->service.catch_all, catch_all_effect::none);
+    EXPECT_EQ(c->idempotency.mode, idempotency_mode::off);
+    EXPECT_FALSE(c->idempotency.required);
+    EXPECT_EQ(c->identity.header, "");
+    EXPECT_EQ(c->identity.body_field, "");
+    EXPECT_EQ(c->journal_max_records, 1'000'000U);
+}
+
+TEST(model_config, reads_every_key) {
+    const auto t = parse(R"(
+[server]
+service = "empty"
+idempotency = "keys"
+idempotency_required = true
+identity_header = "X-Request-Id"
+identity_field = "order_id"
+catch_all = "by_method"
+journal_max_records = 5000
+
+[[server.endpoint]]
+method = "POST"
+path = "/orders/{id}/pay"
+effect = "non_idempotent"
+status = 201
+body = '{"paid":{n}}'
+
+[[server.endpoint]]
+method = "*"
+path = "/health"
+effect = "none"
+content_type = "text/plain"
+)");
+    config_errors errors;
+    const auto c = parse_model_config(*t["server"].as_table(), "scenario.toml", errors);
+    ASSERT_TRUE(c) << messages(errors).front();
+    EXPECT_FALSE(c->service.builtin_endpoints);
+    EXPECT_EQ(c->service.catch_all, catch_all_effect::by_method);
+    EXPECT_EQ(c->idempotency.mode, idempotency_mode::keys);
+    EXPECT_TRUE(c->idempotency.required);
+    EXPECT_EQ(c->identity.header, "X-Request-Id");
+    EXPECT_EQ(c->identity.body_field, "order_id");
+    EXPECT_EQ(c->journal_max_records, 5000U);
+    ASSERT_EQ(c->service.endpoints.size(), 2U);
+    const auto& e = c->service.endpoints[0];
+    EXPECT_EQ(e.method, "POST");
+    EXPECT_EQ(e.path, "/orders/{id}/pay");
+    EXPECT_EQ(e.effect, effect_semantics::non_idempotent);
+    EXPECT_EQ(e.status, 201);
+    EXPECT_EQ(e.body, R"({"paid":{n}})");
+    EXPECT_EQ(e.content_type, "application/json");
+    EXPECT_EQ(c->service.endpoints[1].method, "*");
+    EXPECT_EQ(c->service.endpoints[1].status, 200);
+    EXPECT_EQ(c->service.endpoints[1].content_type, "text/plain");
+}
+
+TEST(model_config, unknown_keys_are_listed_with_positions) {
+    const auto t = parse("[server]\nidempotency = \"keys\"\ncolour = 1\n");
+    config_errors errors;
+    EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
+    EXPECT_EQ(messages(errors),
+              std::vector<std::string>{
+                  "scenario.toml:3:1: unknown key \"colour\" in [server]; allowed: service, idempotency, "
+                  "idempotency_required, identity_header, identity_field, catch_all, journal_max_records, endpoint"});
+}
+
+TEST(model_config, extra_keys_belong_to_someone_else) {
+    const auto t = parse("[server]\nmax_active_faults = 4\nbogus = 1\n");
+    config_errors errors;
+    EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors, {"max_active_faults"}));
+    ASSERT_EQ(errors.size(), 1U);
+    EXPECT_NE(errors[0].message.find("allowed: service"), std::string::npos);
+    EXPECT_NE(errors[0].message.find(", max_active_faults"), std::string::npos);
+    EXPECT_EQ(errors[0].where.line, 3U);
+}
+
+TEST(model_config, every_bad_value_is_reported) {
+    const auto t = parse(R"([server]
+service = "fancy"
+idempotency = 3
+idempotency_required = "yes"
+identity_header = "X Request"
+identity_field = ""
+catch_all = "all"
+journal_max_records = 0
+)");
+    config_errors errors;
+    EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
+    EXPECT_EQ(messages(errors),
+              (std::vector<std::string>{
+                  R"(scenario.toml:2:11: unknown service "fancy"; allowed: default, empty)",
+                  R"(scenario.toml:3:15: "idempotency" must be a string)",
+                  R"(scenario.toml:4:24: "idempotency_required" must be true or false)",
+                  R"(scenario.toml:5:19: "identity_header" must be an HTTP token (letters, digits, -), got "X Request")",
+                  R"(scenario.toml:6:18: "identity_field" must not be empty)",
+                  R"(scenario.toml:7:13: unknown catch_all "all"; allowed: none, by_method)",
+                  R"(scenario.toml:8:23: "journal_max_records" must be a positive integer)",
+              }));
+}
+
+TEST(model_config, bad_endpoints) {
+    const auto t = parse(R"([server]
+[[server.endpoint]]
+method = "POST"
+path = "orders"
+effect = "sometimes"
+status = 99
+speed = 1
+[[server.endpoint]]
+path = "/x"
+)");
+    config_errors errors;
+    EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
+    EXPECT_EQ(messages(errors),
+              (std::vector<std::string>{
+                  R"(scenario.toml:2:1: [[server.endpoint]] needs "path" (e.g. "/orders/{id}"))",
+                  R"(scenario.toml:2:1: [[server.endpoint]] needs "effect": non_idempotent, idempotent_write, read or none)",
+                  R"(scenario.toml:4:8: "path" must start with '/', got "orders")",
+                  R"(scenario.toml:5:10: unknown effect "sometimes"; allowed: non_idempotent, idempotent_write, read, none)",
+                  R"(scenario.toml:6:10: "status" must be an integer from 100 to 599)",
+                  R"(scenario.toml:7:1: unknown key "speed" in [[server.endpoint]]; allowed: method, path, effect, status, body, content_type)",
+                  R"(scenario.toml:8:1: [[server.endpoint]] needs "method" (e.g. "POST", or "*"))",
+                  R"(scenario.toml:8:1: [[server.endpoint]] needs "effect": non_idempotent, idempotent_write, read or none)",
+              }));
+}
+
+TEST(model_config, endpoint_must_be_an_array_of_tables) {
+    const auto t = parse("[server]\nendpoint = \"x\"\n");
+    config_errors errors;
+    EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
+    ASSERT_EQ(errors.size(), 1U);
+    EXPECT_EQ(errors[0].to_string(),
+              R"(scenario.toml:2:12: "endpoint" must be an array of tables ([[server.endpoint]]))");
+}
+
+}  // namespace
+}  // namespace faultline::harness

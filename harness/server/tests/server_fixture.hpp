@@ -1,0 +1,56 @@
+// A fault-injecting server for one test: rules and [server] keys from a TOML string (the format of
+// `faultline serve --rules`), bound to 127.0.0.1:0 and started at construction. `finish()` stops it
+// (draining, flushing the journal), after which the journal and ledger are complete and stable.
+#pragma once
+
+#include "faultline/server/serve_config.hpp"
+#include "faultline/server/server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace faultline::harness::testing {
+
+class test_server {
+public:
+    explicit test_server(std::string_view rules_toml, std::uint64_t seed = 7, server_options options = {},
+                         journal_options journal = {}) {
+        auto parsed = parse_serve_config(rules_toml, "test.toml");
+        if (!parsed.ok()) {
+            std::string all;
+            for (const auto& e : parsed.errors) all += e.to_string() + "\n";
+            throw std::invalid_argument{"bad test rules:\n" + all};
+        }
+        faults::engine_limits limits;
+        parsed.config->settings.apply(options, limits);
+        context_ = std::make_unique<server_context>(parsed.config->model, std::move(parsed.config->rules), seed,
+                                                    std::move(journal), limits);
+        server_ = std::make_unique<server>(*context_, options);
+        const auto ec = server_->start();
+        if (ec) throw std::runtime_error{"server did not start: " + ec.message()};
+    }
+
+    std::uint16_t port() const { return server_->port(); }
+    server& engine() { return *server_; }
+    server_context& context() { return *context_; }
+
+    // Stops the server; afterwards every attempt is in the journal.
+    void finish() { server_->stop(); }
+
+    std::vector<journal_record> journal() {
+        finish();
+        return context_->records.snapshot();
+    }
+
+private:
+    std::unique_ptr<server_context> context_;
+    std::unique_ptr<server> server_;
+};
+
+}  // namespace faultline::harness::testing
