@@ -28,3 +28,17 @@ function(faultline_add_bench name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} benchmark::benchmark faultline_warnings)
 endfunction()
+
+# faultline_add_registering_library(<name> ALIAS <alias> SOURCES <files...>)
+# A library whose files register themselves with core::registry (core/registry.hpp) through static
+# objects nothing references. The sources go into <name>_impl; <name> is an interface target that
+# links it with the WHOLE_ARCHIVE feature, so every executable using <alias> keeps those objects.
+# Set include directories and links on <name>_impl.
+function(faultline_add_registering_library name)
+  cmake_parse_arguments(ARG "" "ALIAS" "SOURCES" ${ARGN})
+  add_library(${name}_impl STATIC ${ARG_SOURCES})
+  target_compile_features(${name}_impl PUBLIC cxx_std_20)
+  add_library(${name} INTERFACE)
+  add_library(${ARG_ALIAS} ALIAS ${name})
+  target_link_libraries(${name} INTERFACE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${name}_impl>")
+endfunction()
