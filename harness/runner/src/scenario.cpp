@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "faultline/config/duration.hpp"
+#include "faultline/config/reader.hpp"
 #include "faultline/faults/kind.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
@@ -73,7 +74,7 @@ private:
 
     void wrong_type(const toml::node& node, std::string_view key, std::string_view expected) {
         error_at(node, "`" + std::string(key) + "` must be " + std::string(expected) + ", not " +
-                           std::string(faults::toml_type_name(node)));
+                           std::string(config::type_name(node)));
     }
 
     void reject_unknown_keys() {
