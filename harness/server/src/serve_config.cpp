@@ -1,6 +1,6 @@
 #include "faultline/server/serve_config.hpp"
 
-#include "faultline/faults/kind.hpp"
+#include "faultline/config/reader.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
 #include <fstream>
@@ -26,27 +26,27 @@ void server_settings::apply(server_options& options, faults::engine_limits& limi
 }
 
 server_settings parse_server_settings(const toml::table& table, const std::string& file, config_errors& errors) {
-    // The fault kinds' validating accessors give the same messages and positions as rule keys. Its
+    // The project's one table reader gives the same messages and positions as every other table. Its
     // unknown-key report (finish) is not used: the model's parser owns the rest of the table.
-    faults::kind_config keys{table, file, "[server]", {}, errors};
+    config::table_reader keys{table, file, "[server]", errors};
     server_settings out;
     constexpr std::int64_t max_port = std::numeric_limits<std::uint16_t>::max();
-    if (const auto v = keys.integer("port", faults::need::optional, 0, max_port)) {
+    if (const auto v = keys.integer("port", 0, max_port)) {
         out.port = static_cast<std::uint16_t>(*v);
     }
-    if (const auto v = keys.integer("control_port", faults::need::optional, 0, max_port)) {
+    if (const auto v = keys.integer("control_port", 0, max_port)) {
         out.control_port = static_cast<std::uint16_t>(*v);
     }
-    if (const auto v = keys.integer("threads", faults::need::optional, 1, 256)) {
+    if (const auto v = keys.integer("threads", 1, 256)) {
         out.threads = static_cast<std::size_t>(*v);
     }
-    if (const auto v = keys.integer("body_limit", faults::need::optional, 1, std::int64_t{1} << 30)) {
+    if (const auto v = keys.integer("body_limit", 1, std::int64_t{1} << 30)) {
         out.body_limit = static_cast<std::size_t>(*v);
     }
-    if (const auto v = keys.integer("seed", faults::need::optional, 0, std::numeric_limits<std::int64_t>::max())) {
+    if (const auto v = keys.integer("seed", 0, std::numeric_limits<std::int64_t>::max())) {
         out.seed = static_cast<std::uint64_t>(*v);
     }
-    if (const auto v = keys.integer("max_active_faults", faults::need::optional, 1, 1'000'000)) {
+    if (const auto v = keys.integer("max_active_faults", 1, 1'000'000)) {
         out.max_active_faults = static_cast<std::size_t>(*v);
     }
     return out;
