@@ -21,7 +21,7 @@ void print_row(std::string_view name, std::string_view summary, std::size_t widt
 }
 
 void list_faults() {
-    const auto& kinds = faults::kind_registry::instance().kinds();
+    const auto& kinds = faults::kind_registry::instance().entries();
     std::size_t width = 0;
     for (const auto& k : kinds) width = std::max(width, k.name.size());
     for (const auto& k : kinds) print_row(k.name, k.summary, width);

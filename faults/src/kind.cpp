@@ -1,7 +1,6 @@
 #include "faultline/faults/kind.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 
 #include "faultline/config/duration.hpp"
 #include "text.hpp"
@@ -299,42 +298,6 @@ void kind_config::finish() {
                           "\" (allowed: " + detail::quoted_list(allowed_) + ")");
         }
     }
-}
-
-kind_registry& kind_registry::instance() {
-    static kind_registry registry;
-    return registry;
-}
-
-void kind_registry::add(kind_info info) {
-    const auto at = std::lower_bound(kinds_.begin(), kinds_.end(), info.name,
-                                     [](const kind_info& k, const std::string& name) { return k.name < name; });
-    if (at != kinds_.end() && at->name == info.name) {
-        throw std::logic_error{"fault kind registered twice: " + info.name};
-    }
-    kinds_.insert(at, std::move(info));
-}
-
-const kind_info* kind_registry::find(std::string_view name) const {
-    const auto at = std::lower_bound(kinds_.begin(), kinds_.end(), name,
-                                     [](const kind_info& k, std::string_view n) { return k.name < n; });
-    if (at != kinds_.end() && at->name == name) {
-        return &*at;
-    }
-    return nullptr;
-}
-
-std::vector<std::string> kind_registry::names() const {
-    std::vector<std::string> out;
-    out.reserve(kinds_.size());
-    for (const kind_info& k : kinds_) {
-        out.push_back(k.name);
-    }
-    return out;
-}
-
-kind_registration::kind_registration(std::string_view name, std::string_view summary, kind_factory make) {
-    kind_registry::instance().add({std::string{name}, std::string{summary}, std::move(make)});
 }
 
 }  // namespace faultline::faults

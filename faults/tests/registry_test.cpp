@@ -12,7 +12,7 @@ TEST(kind_registry, holds_exactly_the_shipped_kinds) {
 }
 
 TEST(kind_registry, every_kind_has_a_summary_and_a_factory) {
-    for (const kind_info& info : kind_registry::instance().kinds()) {
+    for (const kind_info& info : kind_registry::instance().entries()) {
         EXPECT_FALSE(info.summary.empty()) << info.name;
         EXPECT_TRUE(static_cast<bool>(info.make)) << info.name;
     }

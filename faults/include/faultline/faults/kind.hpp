@@ -21,6 +21,7 @@
 
 #include "faultline/core/config_error.hpp"
 #include "faultline/core/random.hpp"
+#include "faultline/core/registry.hpp"
 #include "faultline/faults/action.hpp"
 #include "faultline/faults/request.hpp"
 
@@ -155,27 +156,11 @@ struct kind_info {
     kind_factory make;
 };
 
-// The registered kinds, by name. Filled during static initialisation by `kind_registration`
-// objects and read-only afterwards, so reads are thread-safe once main() has started.
-class kind_registry {
-public:
-    static kind_registry& instance();
-
-    // Adds a kind; a duplicate name is a programming error and aborts the registration (throws
-    // std::logic_error during static initialisation).
-    void add(kind_info info);
-    const kind_info* find(std::string_view name) const;
-    std::vector<std::string> names() const;  // sorted
-    const std::vector<kind_info>& kinds() const { return kinds_; }  // sorted by name
-
-private:
-    std::vector<kind_info> kinds_;
-};
-
-// Registers a kind at static-initialisation time: `const kind_registration registered{"delay", ...};`
-// at namespace scope in the kind's file.
-struct kind_registration {
-    kind_registration(std::string_view name, std::string_view summary, kind_factory make);
-};
+// The registered kinds, by name (core/registry.hpp): filled during static initialisation by one
+// `kind_registration` object per kind file, read-only afterwards.
+using kind_registry = core::registry<kind_info>;
+// `const kind_registration registered{"delay", "one-line summary", &delay::make};` at namespace scope
+// in the kind's file.
+using kind_registration = core::registration<kind_info>;
 
 }  // namespace faultline::faults
