@@ -124,7 +124,7 @@ TEST(console_report, replay_command_quotes_odd_paths) {
 }
 
 TEST(json_report, matches_golden_and_parses) {
-    const std::string out = json_report({passing_run(), failing_run()});
+    const std::string out = json_report(std::vector{passing_run(), failing_run()});
     expect_golden("report.json", out);
     const boost::json::value doc = boost::json::parse(out);
     EXPECT_FALSE(doc.at("passed").as_bool());
@@ -137,7 +137,7 @@ TEST(json_report, matches_golden_and_parses) {
 }
 
 TEST(junit_report, matches_golden_and_is_well_formed) {
-    const std::string out = junit_report({passing_run(), failing_run()});
+    const std::string out = junit_report(std::vector{passing_run(), failing_run()});
     expect_golden("junit.xml", out);
     std::istringstream in(out);
     boost::property_tree::ptree tree;
