@@ -39,7 +39,7 @@ TEST(report_option, an_unknown_format_is_a_usage_error_naming_the_formats) {
     child proc{{FAULTLINE_BINARY, "run", suite, "--report", "yaml:out.yaml"}};
     const auto r = proc.finish();
     EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.err.find("unknown report format \"yaml\"; allowed: console, journal, json, junit"), std::string::npos)
+    EXPECT_NE(r.err.find("unknown report format \"yaml\"; allowed: console, journal, json, junit, markdown"), std::string::npos)
         << r.err;
 }
 

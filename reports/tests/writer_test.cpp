@@ -24,7 +24,7 @@ harness::run_record sample_run(std::string name) {
 
 TEST(report_registry, holds_every_format_the_cli_offers) {
     EXPECT_EQ(report_registry::instance().names(),
-              (std::vector<std::string>{"console", "journal", "json", "junit"}));
+              (std::vector<std::string>{"console", "journal", "json", "junit", "markdown"}));
 }
 
 TEST(report_registry, writers_render_what_their_functions_render) {
