@@ -88,9 +88,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<check> make_deadline(check_params& p) {
-    const auto tolerance = p.duration("tolerance", std::chrono::milliseconds{10});
-    const bool require_header = p.boolean("require_header", false);
+std::unique_ptr<check> make_deadline(config::table_reader& p) {
+    const auto tolerance = p.duration("tolerance").value_or(std::chrono::milliseconds{10});
+    const bool require_header = p.boolean("require_header").value_or(false);
     return std::make_unique<deadline>(tolerance, require_header);
 }
 

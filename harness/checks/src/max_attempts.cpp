@@ -42,8 +42,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<check> make_max_attempts(check_params& p) {
-    return std::make_unique<max_attempts>(p.integer("max", 3, 1, 1'000'000));
+std::unique_ptr<check> make_max_attempts(config::table_reader& p) {
+    return std::make_unique<max_attempts>(p.integer("max", 1, 1'000'000).value_or(3));
 }
 
 }  // namespace faultline::harness::checks

@@ -43,6 +43,6 @@ public:
 
 }  // namespace
 
-std::unique_ptr<check> make_no_double_effects(check_params&) { return std::make_unique<no_double_effects>(); }
+std::unique_ptr<check> make_no_double_effects(config::table_reader&) { return std::make_unique<no_double_effects>(); }
 
 }  // namespace faultline::harness::checks

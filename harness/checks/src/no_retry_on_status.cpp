@@ -47,9 +47,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<check> make_no_retry_on_status(check_params& p) {
+std::unique_ptr<check> make_no_retry_on_status(config::table_reader& p) {
     return std::make_unique<no_retry_on_status>(
-        p.integers("statuses", {400, 401, 403, 404, 422, 501}, 100, 599));
+        p.integers("statuses", 100, 599).value_or(std::vector<std::int64_t>{400, 401, 403, 404, 422, 501}));
 }
 
 }  // namespace faultline::harness::checks

@@ -69,38 +69,28 @@ std::string_view check_summary(std::string_view name) {
 }
 
 std::optional<expectation> parse_expectation(const toml::table& table, std::string_view file, config_errors& errors) {
-    const toml::source_region& region = table.source();
-    const source_position where{std::string(file), region.begin.line, region.begin.column};
-    const toml::node* name_node = table.get("check");
-    if (name_node == nullptr) {
-        errors.push_back(config_error{where, "[[expect]] needs `check = \"NAME\"`; checks: " + all_names()});
-        return std::nullopt;
-    }
-    const auto* name = name_node->as_string();
-    const toml::source_region& name_region = name_node->source();
-    const source_position name_where{std::string(file), name_region.begin.line, name_region.begin.column};
-    if (name == nullptr) {
-        errors.push_back(config_error{name_where, "[[expect]] check: expected a string naming a check"});
-        return std::nullopt;
-    }
+    const std::size_t errors_before = errors.size();
+    // The check's name decides how the rest of the table is read, so it is read first, on its own.
+    config::table_reader head(table, std::string(file), "[[expect]]", errors);
+    const std::optional<std::string> name = head.string("check", config::need::required);
+    if (!name) return std::nullopt;
     const check_entry* entry = nullptr;
     for (const auto& e : registry) {
-        if (e.name == name->get()) entry = &e;
+        if (e.name == *name) entry = &e;
     }
     if (entry == nullptr) {
-        errors.push_back(config_error{name_where, "unknown check \"" + name->get() + "\"; checks: " + all_names()});
+        head.fail("check", "unknown value \"" + *name + "\"; allowed: " + all_names());
         return std::nullopt;
     }
 
-    const std::size_t errors_before = errors.size();
-    check_params params(table, name->get(), std::string(file), errors);
+    config::table_reader params = head.child(table, "check \"" + *name + "\"");
     params.allow("check");
     expectation out;
-    out.check_name = name->get();
-    out.where = where;
-    out.expect_failure = params.boolean("expect_failure", false);
+    out.check_name = *name;
+    out.where = config::position_of(table, std::string(file));
+    out.expect_failure = params.boolean("expect_failure").value_or(false);
     out.impl = entry->make(params);
-    params.reject_unknown_keys();
+    params.finish();
     if (errors.size() != errors_before) return std::nullopt;
     return out;
 }

@@ -61,8 +61,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<check> make_retry_after(check_params& p) {
-    return std::make_unique<retry_after>(p.duration("tolerance", std::chrono::milliseconds{10}));
+std::unique_ptr<check> make_retry_after(config::table_reader& p) {
+    return std::make_unique<retry_after>(p.duration("tolerance").value_or(std::chrono::milliseconds{10}));
 }
 
 }  // namespace faultline::harness::checks

@@ -63,8 +63,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<check> make_success_rate(check_params& p) {
-    return std::make_unique<success_rate>(p.number("min", 0.99, 0, 1));
+std::unique_ptr<check> make_success_rate(config::table_reader& p) {
+    return std::make_unique<success_rate>(p.number("min", 0, 1).value_or(0.99));
 }
 
 }  // namespace faultline::harness::checks

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "faultline/checks/check.hpp"
+#include "faultline/config/reader.hpp"
 #include "faultline/record/run_record.hpp"
 
 namespace faultline::harness::checks {
@@ -53,18 +54,18 @@ std::size_t count_in(const std::vector<std::int64_t>& sorted_times, std::int64_t
 void add_evidence(verdict& v, evidence_item item);
 
 // Factories listed by the registry table (registry.cpp), one per check file.
-using check_factory = std::unique_ptr<check> (*)(check_params&);
-std::unique_ptr<check> make_amplification(check_params& p);
-std::unique_ptr<check> make_backoff(check_params& p);
-std::unique_ptr<check> make_deadline(check_params& p);
-std::unique_ptr<check> make_desynchronized(check_params& p);
-std::unique_ptr<check> make_idempotency_keys(check_params& p);
-std::unique_ptr<check> make_latency(check_params& p);
-std::unique_ptr<check> make_max_attempts(check_params& p);
-std::unique_ptr<check> make_no_double_effects(check_params& p);
-std::unique_ptr<check> make_no_retry_on_status(check_params& p);
-std::unique_ptr<check> make_retry_after(check_params& p);
-std::unique_ptr<check> make_retry_budget(check_params& p);
-std::unique_ptr<check> make_success_rate(check_params& p);
+using check_factory = std::unique_ptr<check> (*)(config::table_reader&);
+std::unique_ptr<check> make_amplification(config::table_reader& p);
+std::unique_ptr<check> make_backoff(config::table_reader& p);
+std::unique_ptr<check> make_deadline(config::table_reader& p);
+std::unique_ptr<check> make_desynchronized(config::table_reader& p);
+std::unique_ptr<check> make_idempotency_keys(config::table_reader& p);
+std::unique_ptr<check> make_latency(config::table_reader& p);
+std::unique_ptr<check> make_max_attempts(config::table_reader& p);
+std::unique_ptr<check> make_no_double_effects(config::table_reader& p);
+std::unique_ptr<check> make_no_retry_on_status(config::table_reader& p);
+std::unique_ptr<check> make_retry_after(config::table_reader& p);
+std::unique_ptr<check> make_retry_budget(config::table_reader& p);
+std::unique_ptr<check> make_success_rate(config::table_reader& p);
 
 }  // namespace faultline::harness::checks
