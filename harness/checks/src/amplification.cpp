@@ -104,8 +104,6 @@ private:
     std::size_t min_first_attempts_;
 };
 
-}  // namespace
-
 std::unique_ptr<check> make_amplification(config::table_reader& p) {
     const double max_ratio = p.number("max_ratio", 1, 1e9).value_or(2);
     const double max_peak_ratio = p.number("max_peak_ratio", 1, 1e9).value_or(3);
@@ -114,5 +112,11 @@ std::unique_ptr<check> make_amplification(config::table_reader& p) {
         static_cast<std::size_t>(p.integer("min_first_attempts", 1, 1'000'000'000).value_or(10));
     return std::make_unique<amplification>(max_ratio, max_peak_ratio, window, min_first);
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "amplification", "attempts per operation, overall and at the peak of any window",
+    &make_amplification};
 
 }  // namespace faultline::harness::checks

@@ -107,8 +107,6 @@ private:
     policy p_;
 };
 
-}  // namespace
-
 std::unique_ptr<check> make_backoff(config::table_reader& p) {
     using std::chrono::nanoseconds;
     const auto base = p.duration("base", nanoseconds{0}, nanoseconds::max(), config::need::required);
@@ -126,5 +124,11 @@ std::unique_ptr<check> make_backoff(config::table_reader& p) {
     if (base && cap && *cap < *base) p.fail("cap", "must be at least base");
     return std::make_unique<backoff>(std::move(pol));
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "backoff", "every gap between attempts lies inside the declared backoff envelope; no spike at the cap",
+    &make_backoff};
 
 }  // namespace faultline::harness::checks

@@ -100,8 +100,6 @@ private:
     std::size_t top_;
 };
 
-}  // namespace
-
 std::unique_ptr<check> make_desynchronized(config::table_reader& p) {
     const auto bucket = p.duration("bucket", std::chrono::nanoseconds{1}).value_or(std::chrono::milliseconds{10});
     const double factor = p.number("k", 1, 1e6).value_or(3);
@@ -112,5 +110,11 @@ std::unique_ptr<check> make_desynchronized(config::table_reader& p) {
     const auto top = static_cast<std::size_t>(p.integer("top", 1, 1000).value_or(5));
     return std::make_unique<desynchronized>(bucket, factor, min_retries, min_window, after, before, top);
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "desynchronized", "after a synchronised failure no time bucket holds more than k x a uniform spread of retries",
+    &make_desynchronized};
 
 }  // namespace faultline::harness::checks

@@ -74,8 +74,6 @@ private:
     std::vector<std::pair<int, std::int64_t>> limits_;  // (percentile, limit ns)
 };
 
-}  // namespace
-
 std::unique_ptr<check> make_latency(config::table_reader& p) {
     std::vector<std::pair<int, std::int64_t>> limits;
     for (const auto& [name, percentile] : {std::pair{"p50", 50}, std::pair{"p90", 90}, std::pair{"p99", 99}}) {
@@ -84,5 +82,11 @@ std::unique_ptr<check> make_latency(config::table_reader& p) {
     if (!p.has("p50") && !p.has("p90") && !p.has("p99")) p.fail_table("set at least one of p50, p90, p99");
     return std::make_unique<latency>(std::move(limits));
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "latency", "operation latency percentiles (p50, p90, p99) stay under limits",
+    &make_latency};
 
 }  // namespace faultline::harness::checks

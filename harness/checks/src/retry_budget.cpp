@@ -149,8 +149,6 @@ private:
     std::int64_t ratio_milli_;
 };
 
-}  // namespace
-
 std::unique_ptr<check> make_retry_budget(config::table_reader& p) {
     const double ratio = p.number("ratio", 0, 1000).value_or(0.2);
     const double min_per_sec = p.number("min_per_sec", 0, 1e9).value_or(10);
@@ -159,5 +157,11 @@ std::unique_ptr<check> make_retry_budget(config::table_reader& p) {
     const double token_ratio = p.number("token_ratio", 0.001, 1000).value_or(0.1);
     return std::make_unique<retry_budget>(ratio, min_per_sec, window, max_tokens, token_ratio);
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "retry_budget", "retries stay within a sliding-window ratio and a replayed gRPC token bucket",
+    &make_retry_budget};
 
 }  // namespace faultline::harness::checks

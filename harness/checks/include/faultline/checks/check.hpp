@@ -1,11 +1,11 @@
 // Checks: named predicates over a run record that return a verdict with evidence. A scenario lists
 // them as `[[expect]]` tables (`check = "max_attempts"`, `max = 3`, `expect_failure = true`, …).
-// Each check is one small type in `harness/checks/src/<name>.cpp` holding only its validated
-// parameters; an explicit table in `checks/registry.cpp` maps names to factories, so the list
-// survives static linking and a test pins it. Parameters are read strictly through
-// `config::table_reader` (context `check "<name>"`): wrong types, bad values and unknown keys become
-// `config_error`s with the TOML file:line:column and the allowed keys. `expect_failure` is applied
-// in one place, `evaluate(expectation, run)`.
+// Each check is one file, `harness/checks/src/<name>.cpp`: a small type holding only its validated
+// parameters, a factory, and one `core::registration<check_info>` line that registers it by name
+// (the library is linked whole-archive, so registrations survive static linking; a test pins the
+// list). Parameters are read strictly through `config::table_reader` (context `check "<name>"`):
+// wrong types, bad values and unknown keys become `config_error`s with the TOML file:line:column
+// and the allowed keys. `expect_failure` is applied in one place, `evaluate(expectation, run)`.
 #pragma once
 
 #include <memory>
