@@ -209,7 +209,7 @@ std::optional<std::chrono::nanoseconds> table_reader::duration(std::string_view 
     if (s == nullptr) return wrong_type(key, *node, "a duration such as \"250ms\"");
     const parsed_duration parsed = parse_duration(s->get());
     if (!parsed) {
-        error_at(*node, key, "bad duration \"" + s->get() + "\": " + parsed.error);
+        error_at(*node, key, parsed.error);  // names the text: bad duration "5": missing unit …
         return std::nullopt;
     }
     if (*parsed.value < min || *parsed.value > max) {
