@@ -1,21 +1,16 @@
 #include "faultline/faults/rules_toml.hpp"
 
-#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
 
 #include <boost/json.hpp>
 
-#include "text.hpp"
+#include "faultline/config/document.hpp"
+#include "faultline/config/reader.hpp"
 
 namespace faultline::faults {
 namespace {
-
-source_position position_of(const toml::node& node, const std::string& file) {
-    const auto& begin = node.source().begin;
-    return {file, begin.line, begin.column};
-}
 
 // "file:line:column" of a position, for messages that point at a second place.
 std::string where_text(const source_position& where) {
@@ -56,71 +51,41 @@ boost::json::value to_json(const toml::node& node) {
 }
 
 // Reads [fault.match]. Returns nothing (and records errors) when it is malformed.
-std::optional<request_match> parse_match(const toml::table& rule_table, const std::string& file, config_errors& errors) {
-    const toml::node* node = rule_table.get("match");
-    if (node == nullptr) {
-        return request_match{};
-    }
-    const auto* table = node->as_table();
-    if (table == nullptr) {
-        errors.push_back({position_of(*node, file), "fault rule: key \"match\" must be a table ([fault.match])"});
-        return std::nullopt;
-    }
-    const std::size_t before = errors.size();
-    kind_config config{*table, file, "[fault.match]", {}, errors};
+std::optional<request_match> parse_match(config::table_reader& rule_reader) {
+    if (!rule_reader.has("match")) return request_match{};
+    const toml::table* table = rule_reader.table("match");
+    if (table == nullptr) return std::nullopt;
+    config::table_reader r = rule_reader.child(*table, "[fault.match]");
     request_match match;
-    if (auto methods = config.string_list("method", need::optional)) {
-        match.methods = std::move(*methods);
+    if (auto methods = r.string_or_strings("method")) match.methods = std::move(*methods);
+    match.path = r.string("path");
+    if (auto headers = r.string_table("headers")) {
+        for (auto& [name, value] : *headers) match.headers.push_back({std::move(name), std::move(value)});
     }
-    match.path = config.string("path", need::optional);
-    if (auto headers = config.string_table("headers", need::optional)) {
-        for (auto& [name, value] : *headers) {
-            match.headers.push_back({std::move(name), std::move(value)});
-        }
-    }
-    if (auto present = config.string_list("header_present", need::optional)) {
-        match.headers_present = std::move(*present);
-    }
-    config.finish();
-    if (errors.size() != before) {
-        return std::nullopt;
-    }
+    if (auto present = r.string_or_strings("header_present")) match.headers_present = std::move(*present);
+    r.finish();
+    if (!r.ok()) return std::nullopt;
     return match;
 }
 
 // Reads [fault.when].
-std::optional<trigger> parse_when(const toml::table& rule_table, const std::string& file, config_errors& errors) {
-    const toml::node* node = rule_table.get("when");
-    if (node == nullptr) {
-        return trigger{};
-    }
-    const auto* table = node->as_table();
-    if (table == nullptr) {
-        errors.push_back({position_of(*node, file), "fault rule: key \"when\" must be a table ([fault.when])"});
-        return std::nullopt;
-    }
-    const std::size_t before = errors.size();
-    kind_config config{*table, file, "[fault.when]", {}, errors};
+std::optional<trigger> parse_when(config::table_reader& rule_reader) {
+    if (!rule_reader.has("when")) return trigger{};
+    const toml::table* table = rule_reader.table("when");
+    if (table == nullptr) return std::nullopt;
+    config::table_reader r = rule_reader.child(*table, "[fault.when]");
     constexpr std::int64_t max_int = std::numeric_limits<std::int64_t>::max();
     trigger when;
-    when.probability = config.number("probability", need::optional, 0.0, 1.0);
-    if (auto attempts = config.integer_list("attempts", need::optional, 1, std::numeric_limits<std::uint32_t>::max())) {
-        for (std::int64_t a : *attempts) {
-            when.attempts.push_back(static_cast<std::uint32_t>(a));
-        }
+    when.probability = r.number("probability", 0.0, 1.0);
+    if (auto attempts = r.integers("attempts", 1, std::numeric_limits<std::uint32_t>::max())) {
+        for (std::int64_t a : *attempts) when.attempts.push_back(static_cast<std::uint32_t>(a));
     }
-    if (auto first = config.integer("first", need::optional, 1, max_int)) {
-        when.first = static_cast<std::uint64_t>(*first);
-    }
-    if (auto every = config.integer("every", need::optional, 1, max_int)) {
-        when.every = static_cast<std::uint64_t>(*every);
-    }
-    when.from = config.duration("from", need::optional);
-    when.for_duration = config.duration("for", need::optional, std::chrono::nanoseconds{1});
-    config.finish();
-    if (errors.size() != before) {
-        return std::nullopt;
-    }
+    if (auto first = r.integer("first", 1, max_int)) when.first = static_cast<std::uint64_t>(*first);
+    if (auto every = r.integer("every", 1, max_int)) when.every = static_cast<std::uint64_t>(*every);
+    when.from = r.duration("from");
+    when.for_duration = r.duration("for", std::chrono::nanoseconds{1});
+    r.finish();
+    if (!r.ok()) return std::nullopt;
     return when;
 }
 
@@ -130,28 +95,29 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     rules_result result;
     config_errors& errors = result.errors;
 
-    kind_config head{table, file, "fault rule", {}, errors};
-    const std::optional<std::string> kind_name = head.string("kind", need::required);
-    std::optional<std::string> name = head.string("name", need::optional);
-    if (name && name->empty()) {
-        head.fail("name", "must not be empty");
-    }
+    // The rule-level keys; the kind's reader below reports unknown keys for the whole table.
+    config::table_reader head{table, file, "fault rule", errors};
+    const std::optional<std::string> kind_name = head.string("kind", config::need::required);
+    std::optional<std::string> name = head.string("name");
+    if (name && name->empty()) head.fail("name", "must not be empty");
 
     const kind_info* info = nullptr;
     if (kind_name) {
         info = kind_registry::instance().find(*kind_name);
         if (info == nullptr) {
-            head.fail("kind", "unknown fault kind \"" + *kind_name + "\" (known: " +
-                                  detail::quoted_list(kind_registry::instance().names()) + ")");
+            std::string known;
+            for (const std::string& k : kind_registry::instance().names()) known += (known.empty() ? "" : ", ") + k;
+            head.fail("kind", "unknown value \"" + *kind_name + "\"; allowed: " + known);
         }
     }
 
-    std::optional<request_match> match = parse_match(table, file, errors);
-    std::optional<trigger> when = parse_when(table, file, errors);
+    std::optional<request_match> match = parse_match(head);
+    std::optional<trigger> when = parse_when(head);
 
     std::shared_ptr<const fault_kind> fault;
     if (info != nullptr) {
-        kind_config config{table, file, "fault kind \"" + info->name + "\"", {"name", "kind", "match", "when"}, errors};
+        config::table_reader config{table, file, "fault kind \"" + info->name + "\"", errors};
+        for (const std::string_view key : {"name", "kind", "match", "when"}) config.allow(key);
         fault = info->make(config);
         config.finish();
         if (fault && fault->level() == fault_level::connection && config.ok()) {
@@ -162,9 +128,8 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
                                        "\" here) acts before the request is read and cannot match on it");
             }
             if (when && !when->attempts.empty()) {
-                errors.push_back({position_of(*table.get("when"), file),
-                                  "[fault.when]: key \"attempts\": a connection-level fault (\"" + info->name +
-                                      "\" here) has no attempts to count"});
+                config::table_reader{*table.get("when")->as_table(), file, "[fault.when]", errors}.fail(
+                    "attempts", "a connection-level fault (\"" + info->name + "\" here) has no attempts to count");
             }
         }
     }
@@ -181,7 +146,7 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     r.fault = std::move(fault);
     r.source = to_json(table).as_object();
     r.source["name"] = r.name;
-    r.where = position_of(table, file);
+    r.where = config::position_of(table, file);
     result.rules.push_back(std::move(r));
     return result;
 }
@@ -190,8 +155,9 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file)
     rules_result result;
     const auto* array = fault_array.as_array();
     if (array == nullptr) {
-        result.errors.push_back({position_of(fault_array, file),
-                                 "key \"fault\" must be an array of tables, written as [[fault]] sections"});
+        result.errors.push_back({config::position_of(fault_array, file),
+                                 "fault: expected an array of tables ([[fault]]), got " +
+                                     std::string{config::type_name(fault_array)}});
         return result;
     }
     std::map<std::string, source_position, std::less<>> seen;
@@ -200,7 +166,8 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file)
         ++index;
         const auto* table = item.as_table();
         if (table == nullptr) {
-            result.errors.push_back({position_of(item, file), "each [[fault]] entry must be a table"});
+            result.errors.push_back({config::position_of(item, file),
+                                     "fault: every item must be a table, got " + std::string{config::type_name(item)}});
             continue;
         }
         rules_result one = parse_rule(*table, file, index);
@@ -221,40 +188,20 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file)
 
 rules_result parse_rules_text(std::string_view toml_text, const std::string& file) {
     rules_result result;
-    toml::table document;
-    try {
-        document = toml::parse(toml_text, file);
-    } catch (const toml::parse_error& error) {
-        const auto& begin = error.source().begin;
-        result.errors.push_back({{file, begin.line, begin.column}, std::string{error.description()}});
+    config::document document = config::parse_document(toml_text, file);
+    if (!document.table) {
+        result.errors = std::move(document.errors);
         return result;
     }
-    for (const auto& [key, value] : document) {
-        if (key.str() != "fault") {
-            const auto& begin = key.source().begin;
-            result.errors.push_back({{file, begin.line, begin.column},
-                                     "unknown top-level key \"" + std::string{key.str()} +
-                                         "\" in a rules file (allowed: \"fault\")"});
-        }
-    }
-    if (const toml::node* faults = document.get("fault")) {
+    config::table_reader top{*document.table, file, "", result.errors};
+    top.allow("fault");
+    top.finish();
+    if (const toml::node* faults = document.table->get("fault")) {
         rules_result parsed = parse_rules(*faults, file);
         result.rules = std::move(parsed.rules);
         result.errors.insert(result.errors.end(), parsed.errors.begin(), parsed.errors.end());
     }
     return result;
-}
-
-rules_result load_rules_file(const std::string& path) {
-    std::ifstream in{path, std::ios::binary};
-    if (!in) {
-        rules_result result;
-        result.errors.push_back({{path, 0, 0}, "cannot read the rules file"});
-        return result;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_rules_text(text.str(), path);
 }
 
 namespace {

@@ -22,15 +22,4 @@ bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
-std::string quoted_list(const std::vector<std::string>& names) {
-    std::string out;
-    for (const std::string& name : names) {
-        if (!out.empty()) {
-            out += ", ";
-        }
-        out += '"' + name + '"';
-    }
-    return out;
-}
-
 }  // namespace faultline::faults::detail

@@ -131,38 +131,34 @@ TEST(rule_format, an_empty_file_has_no_rules) {
 TEST(rule_format, errors_name_the_key_and_the_allowed_ones) {
     EXPECT_EQ(one_error("[[fault]]\nname = \"x\"\n"), "rules.toml:1:1: fault rule: missing required key \"kind\"");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"explode\"\n"),
-              "rules.toml:2:8: fault rule: key \"kind\": unknown fault kind \"explode\" (known: \"close\", \"delay\", "
-              "\"hang\", \"lost_response\", \"malformed\", \"overload\", \"refuse\", \"reset\", \"slow_body\", "
-              "\"status\", \"truncate\")");
+              "rules.toml:2:8: fault rule: kind: unknown value \"explode\"; allowed: close, delay, hang, lost_response, malformed, overload, refuse, reset, slow_body, status, truncate");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nname = \"\"\n"),
-              "rules.toml:3:8: fault rule: key \"name\": must not be empty");
+              "rules.toml:3:8: fault rule: name: must not be empty");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.match]\nverb = \"GET\"\n"),
-              "rules.toml:4:1: [fault.match]: unknown key \"verb\" (allowed: \"method\", \"path\", \"headers\", "
-              "\"header_present\")");
+              "rules.toml:4:1: [fault.match]: unknown key \"verb\"; allowed: header_present, headers, method, path");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.match]\nmethod = 1\n"),
-              "rules.toml:4:10: [fault.match]: key \"method\": must be a string or an array of strings, not an integer");
+              "rules.toml:4:10: [fault.match]: method: expected a string or an array of strings, got an integer");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nmatch = \"all\"\n"),
-              "rules.toml:3:9: fault rule: key \"match\" must be a table ([fault.match])");
+              "rules.toml:3:9: fault rule: match: expected a table, got a string");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nprobability = 1.5\n"),
-              "rules.toml:4:15: [fault.when]: key \"probability\": must be between 0 and 1 (got 1.5)");
+              "rules.toml:4:15: [fault.when]: probability: must be in [0, 1], got 1.5");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nattempts = [1, 0]\n"),
-              "rules.toml:4:16: [fault.when]: key \"attempts\": every item must be an integer between 1 and 4294967295");
+              "rules.toml:4:16: [fault.when]: attempts: every item must be an integer in [1, 4294967295]");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nfor = \"0s\"\n"),
-              "rules.toml:4:7: [fault.when]: key \"for\": must be at least 1ns (got \"0s\")");
+              "rules.toml:4:7: [fault.when]: for: must be longer than 0, got \"0s\"");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nfrom = \"5\"\n"),
-              "rules.toml:4:8: [fault.when]: key \"from\": bad duration \"5\": missing unit (ns, us, ms, s, m, h)");
+              "rules.toml:4:8: [fault.when]: from: bad duration \"5\": missing unit (ns, us, ms, s, m, h)");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nevery = 0\n"),
-              "rules.toml:4:9: [fault.when]: key \"every\": must be between 1 and 9223372036854775807 (got 0)");
+              "rules.toml:4:9: [fault.when]: every: must be at least 1, got 0");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nprobabilty = 0.5\n"),
-              "rules.toml:4:1: [fault.when]: unknown key \"probabilty\" (allowed: \"probability\", \"attempts\", "
-              "\"first\", \"every\", \"from\", \"for\")");
+              "rules.toml:4:1: [fault.when]: unknown key \"probabilty\"; allowed: attempts, every, first, for, from, probability");
 }
 
 TEST(rule_format, file_level_errors) {
     EXPECT_EQ(one_error("fault = 1\n"),
-              "rules.toml:1:9: key \"fault\" must be an array of tables, written as [[fault]] sections");
+              "rules.toml:1:9: fault: expected an array of tables ([[fault]]), got an integer");
     EXPECT_EQ(one_error("seed = 1\n"),
-              "rules.toml:1:1: unknown top-level key \"seed\" in a rules file (allowed: \"fault\")");
+              "rules.toml:1:1: unknown key \"seed\"; allowed: fault");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nname = \"a\"\n[[fault]]\nkind = \"close\"\nname = \"a\"\n"),
               "rules.toml:4:1: duplicate fault rule name \"a\" (first defined at rules.toml:1:1)");
     const std::string syntax = one_error("[[fault]]\nkind = \n");
@@ -184,12 +180,6 @@ kind = "nope"
     EXPECT_EQ(result.rules[0].name, "delay-2");
 }
 
-TEST(rule_format, a_missing_file_is_an_error) {
-    const rules_result result = load_rules_file("/nonexistent/faultline-rules.toml");
-    ASSERT_EQ(result.errors.size(), 1U);
-    EXPECT_EQ(result.errors[0].to_string(), "/nonexistent/faultline-rules.toml: cannot read the rules file");
-}
-
 TEST(rule_json, parses_like_a_fault_table) {
     const rules_result result = parse_rule_json(boost::json::parse(
         R"({"name":"slow","kind":"delay","wait":"20ms","match":{"method":["GET"]},"when":{"attempts":[1]}})"));
@@ -203,8 +193,7 @@ TEST(rule_json, parses_like_a_fault_table) {
 
 TEST(rule_json, errors_name_the_key) {
     EXPECT_EQ(parse_rule_json(boost::json::parse(R"({"kind":"delay","wait":5})")).errors.at(0).to_string(),
-              "fault kind \"delay\": key \"wait\": must be a duration string such as \"250ms\" or \"2s\", not an "
-              "integer");
+              "fault kind \"delay\": wait: expected a duration such as \"250ms\", got an integer");
     EXPECT_EQ(parse_rule_json(boost::json::parse(R"({"kind":"delay","wait":null})")).errors.at(0).to_string(),
               "key \"wait\": null is not allowed");
     EXPECT_EQ(parse_rule_json(boost::json::parse("[1]")).errors.at(0).to_string(),

@@ -7,9 +7,9 @@ namespace {
 
 class close final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<close>();
-        if (config.choice("phase", need::optional, {"before_read", "after_read"}) == "before_read") {
+        if (keys.choice("phase", {"before_read", "after_read"}) == "before_read") {
             kind->level_ = fault_level::connection;
         }
         return kind;

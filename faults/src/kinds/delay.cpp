@@ -15,30 +15,31 @@ class delay final : public fault_kind {
 public:
     enum class shape { fixed, uniform, normal, lognormal };
 
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<delay>();
-        const auto name = config.choice("distribution", need::optional, {"fixed", "uniform", "normal", "lognormal"})
-                              .value_or("fixed");
+        using config::need;
+        constexpr nanoseconds any = nanoseconds::max();
+        const auto name = keys.choice("distribution", {"fixed", "uniform", "normal", "lognormal"}).value_or("fixed");
         if (name == "fixed") {
             kind->shape_ = shape::fixed;
-            kind->a_ = config.duration("wait", need::required).value_or(nanoseconds{0});
+            kind->a_ = keys.duration("wait", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
         } else if (name == "uniform") {
             kind->shape_ = shape::uniform;
-            kind->a_ = config.duration("min", need::required).value_or(nanoseconds{0});
-            kind->b_ = config.duration("max", need::required).value_or(nanoseconds{0});
-            if (config.ok() && kind->b_ < kind->a_) {
-                config.fail("max", "must not be less than \"min\"");
+            kind->a_ = keys.duration("min", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
+            kind->b_ = keys.duration("max", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
+            if (keys.ok() && kind->b_ < kind->a_) {
+                keys.fail("max", "must not be less than \"min\"");
             }
         } else if (name == "normal") {
             kind->shape_ = shape::normal;
-            kind->a_ = config.duration("mean", need::required).value_or(nanoseconds{0});
-            kind->b_ = config.duration("stddev", need::required).value_or(nanoseconds{0});
-            kind->max_ = config.duration("max", need::optional).value_or(nanoseconds::max());
+            kind->a_ = keys.duration("mean", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
+            kind->b_ = keys.duration("stddev", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
+            kind->max_ = keys.duration("max").value_or(nanoseconds::max());
         } else {
             kind->shape_ = shape::lognormal;
-            kind->a_ = config.duration("median", need::required, nanoseconds{1}).value_or(nanoseconds{1});
-            kind->sigma_ = config.number("sigma", need::required, 0.0, 10.0).value_or(0.0);
-            kind->max_ = config.duration("max", need::required).value_or(nanoseconds{0});
+            kind->a_ = keys.duration("median", nanoseconds{1}, any, need::required).value_or(nanoseconds{1});
+            kind->sigma_ = keys.number("sigma", 0.0, 10.0, need::required).value_or(0.0);
+            kind->max_ = keys.duration("max", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
         }
         return kind;
     }

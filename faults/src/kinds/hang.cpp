@@ -7,11 +7,11 @@ namespace {
 
 class hang final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<hang>();
         kind->drop_.mode = drop_mode::hang;
         kind->drop_.hang_limit =
-            config.duration("limit", need::optional, std::chrono::nanoseconds{1}).value_or(kind->drop_.hang_limit);
+            keys.duration("limit", std::chrono::nanoseconds{1}).value_or(kind->drop_.hang_limit);
         return kind;
     }
 

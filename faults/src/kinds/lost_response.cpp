@@ -7,14 +7,14 @@ namespace {
 
 class lost_response final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<lost_response>();
-        const auto then = config.choice("then", need::optional, {"reset", "close", "hang"}).value_or("reset");
+        const auto then = keys.choice("then", {"reset", "close", "hang"}).value_or("reset");
         if (then == "close") {
             kind->drop_.mode = drop_mode::close;
         } else if (then == "hang") {
             kind->drop_.mode = drop_mode::hang;
-            kind->drop_.hang_limit = config.duration("hang_limit", need::optional, std::chrono::nanoseconds{1})
+            kind->drop_.hang_limit = keys.duration("hang_limit", std::chrono::nanoseconds{1})
                                          .value_or(kind->drop_.hang_limit);
         }
         return kind;

@@ -7,13 +7,13 @@ namespace {
 
 class malformed final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<malformed>();
-        kind->bytes_ = config.string("bytes", need::optional).value_or("FAULTLINE-GARBAGE \x01\x02\r\n\r\n");
+        kind->bytes_ = keys.string("bytes").value_or("FAULTLINE-GARBAGE \x01\x02\r\n\r\n");
         if (kind->bytes_.empty()) {
-            config.fail("bytes", "must not be empty");
+            keys.fail("bytes", "must not be empty");
         }
-        kind->phase_ = config.choice("phase", need::optional, {"before", "after"}) == "after" ? commit_phase::after
+        kind->phase_ = keys.choice("phase", {"before", "after"}) == "after" ? commit_phase::after
                                                                                              : commit_phase::before;
         return kind;
     }

@@ -21,28 +21,28 @@ using std::chrono::nanoseconds;
 
 class overload final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<overload>();
         constexpr std::int64_t max_int = std::int64_t{1} << 40;
-        if (auto limit = config.integer("max_in_flight", need::optional, 1, max_int)) {
+        if (auto limit = keys.integer("max_in_flight", 1, max_int)) {
             kind->in_flight_.emplace(*limit);
         }
-        if (auto rate = config.number("rate", need::optional, 1e-6, 1e9)) {
+        if (auto rate = keys.number("rate", 1e-6, 1e9)) {
             kind->interval_ = nanoseconds{static_cast<nanoseconds::rep>(std::llround(1e9 / *rate))};
-            const auto burst = config.integer("burst", need::optional, 1, 1'000'000).value_or(1);
+            const auto burst = keys.integer("burst", 1, 1'000'000).value_or(1);
             kind->tolerance_ = kind->interval_ * (burst - 1);
         }
-        if (config.ok() && !kind->in_flight_ && kind->interval_ == nanoseconds{0}) {
-            config.fail("max_in_flight", "an overload needs \"max_in_flight\", \"rate\", or both");
+        if (keys.ok() && !kind->in_flight_ && kind->interval_ == nanoseconds{0}) {
+            keys.fail("max_in_flight", "an overload needs \"max_in_flight\", \"rate\", or both");
         }
-        kind->queue_ = config.choice("excess", need::optional, {"reject", "queue"}) == "queue";
+        kind->queue_ = keys.choice("excess", {"reject", "queue"}) == "queue";
         if (kind->queue_) {
-            kind->max_queue_wait_ = config.duration("max_queue_wait", need::optional).value_or(kind->max_queue_wait_);
+            kind->max_queue_wait_ = keys.duration("max_queue_wait").value_or(kind->max_queue_wait_);
         }
-        kind->status_ = static_cast<int>(config.integer("status", need::optional, 400, 599).value_or(503));
-        kind->retry_after_ = config.duration("retry_after", need::optional).value_or(kind->retry_after_);
+        kind->status_ = static_cast<int>(keys.integer("status", 400, 599).value_or(503));
+        kind->retry_after_ = keys.duration("retry_after").value_or(kind->retry_after_);
         if (kind->retry_after_.count() % nanoseconds{std::chrono::seconds{1}}.count() != 0) {
-            config.fail("retry_after", "must be whole seconds (Retry-After carries seconds)");
+            keys.fail("retry_after", "must be whole seconds (Retry-After carries seconds)");
         }
         return kind;
     }

@@ -7,7 +7,7 @@ namespace {
 
 class refuse final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config&) { return std::make_shared<refuse>(); }
+    static std::shared_ptr<const fault_kind> make(config::table_reader&) { return std::make_shared<refuse>(); }
 
     fault_level level() const override { return fault_level::connection; }
 

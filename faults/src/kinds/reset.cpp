@@ -8,16 +8,15 @@ namespace {
 
 class reset final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<reset>();
-        const auto phase = config.choice("phase", need::optional, {"before_read", "after_read", "mid_response"})
-                               .value_or("after_read");
+        const auto phase = keys.choice("phase", {"before_read", "after_read", "mid_response"}).value_or("after_read");
         if (phase == "before_read") {
             kind->level_ = fault_level::connection;
         } else if (phase == "mid_response") {
             kind->mid_response_ = true;
             kind->body_bytes_ = static_cast<std::size_t>(
-                config.integer("body_bytes", need::optional, 0, std::int64_t{1} << 40).value_or(0));
+                keys.integer("body_bytes", 0, std::int64_t{1} << 40).value_or(0));
         }
         return kind;
     }

@@ -7,13 +7,13 @@ namespace {
 
 class slow_body final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<slow_body>();
         constexpr std::int64_t max = std::int64_t{1} << 40;
         kind->action_.bytes_per_second =
-            static_cast<std::size_t>(config.integer("bytes_per_second", need::required, 1, max).value_or(1));
+            static_cast<std::size_t>(keys.integer("bytes_per_second", 1, max, config::need::required).value_or(1));
         kind->action_.chunk_bytes = static_cast<std::size_t>(
-            config.integer("chunk_bytes", need::optional, 1, max).value_or(static_cast<std::int64_t>(kind->action_.chunk_bytes)));
+            keys.integer("chunk_bytes", 1, max).value_or(static_cast<std::int64_t>(kind->action_.chunk_bytes)));
         return kind;
     }
 

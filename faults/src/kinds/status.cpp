@@ -9,21 +9,21 @@ namespace {
 
 class status final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<status>();
-        kind->response_.status = static_cast<int>(config.integer("status", need::optional, 100, 599).value_or(503));
-        kind->response_.body = config.string("body", need::optional).value_or("");
-        kind->response_.headers = config.string_table("headers", need::optional).value_or(header_list{});
-        kind->retry_after_ = config.duration("retry_after", need::optional);
+        kind->response_.status = static_cast<int>(keys.integer("status", 100, 599).value_or(503));
+        kind->response_.body = keys.string("body").value_or("");
+        kind->response_.headers = keys.string_table("headers").value_or(header_list{});
+        kind->retry_after_ = keys.duration("retry_after");
         if (kind->retry_after_ && kind->retry_after_->count() % std::chrono::nanoseconds{std::chrono::seconds{1}}.count() != 0) {
-            config.fail("retry_after", "must be whole seconds (Retry-After carries seconds)");
+            keys.fail("retry_after", "must be whole seconds (Retry-After carries seconds)");
         }
         if (kind->retry_after_) {
-            const auto format = config.choice("retry_after_format", need::optional, {"seconds", "http_date"});
+            const auto format = keys.choice("retry_after_format", {"seconds", "http_date"});
             kind->format_ = format == "http_date" ? detail::retry_after_format::http_date
                                                   : detail::retry_after_format::seconds;
         }
-        kind->phase_ = config.choice("phase", need::optional, {"before", "after"}) == "after" ? commit_phase::after
+        kind->phase_ = keys.choice("phase", {"before", "after"}) == "after" ? commit_phase::after
                                                                                              : commit_phase::before;
         return kind;
     }

@@ -7,10 +7,10 @@ namespace {
 
 class truncate final : public fault_kind {
 public:
-    static std::shared_ptr<const fault_kind> make(kind_config& config) {
+    static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<truncate>();
         kind->body_bytes_ =
-            static_cast<std::size_t>(config.integer("body_bytes", need::optional, 0, std::int64_t{1} << 40).value_or(0));
+            static_cast<std::size_t>(keys.integer("body_bytes", 0, std::int64_t{1} << 40).value_or(0));
         return kind;
     }
 

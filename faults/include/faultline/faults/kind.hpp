@@ -1,25 +1,20 @@
 // The fault-kind contract and registry. A fault kind is one small file (faults/src/kinds/<name>.cpp):
 // a type that holds only its configuration, read and validated from its rule's TOML table through a
-// `kind_config`, and that turns an attempt (or a new connection) into an action from action.hpp.
-// Probability, triggers and caps belong to the engine, never to a kind. Each file registers its kind
-// with one `kind_registration` object; the faults library is linked whole-archive so those objects
-// survive static linking. See faults/README.md for the recipe.
+// `config::table_reader`, and that turns an attempt (or a new connection) into an action from
+// action.hpp. Probability, triggers and caps belong to the engine, never to a kind. Each file
+// registers its kind with one `kind_registration` object (a core::registration<kind_info>); the
+// faults library is built with faultline_add_registering_library, which links it whole-archive so
+// those objects survive static linking. See faults/README.md for the recipe.
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <vector>
 
-#include <toml++/toml.h>
-
-#include "faultline/core/config_error.hpp"
+#include "faultline/config/reader.hpp"
 #include "faultline/core/random.hpp"
 #include "faultline/core/registry.hpp"
 #include "faultline/faults/action.hpp"
@@ -90,65 +85,13 @@ public:
     virtual kind_outcome on_attempt(const attempt_context&, random_source&) const { return {}; }
 };
 
-// Whether a key must be present.
-enum class need { optional, required };
-
-// A kind's typed, validating view of its rule's TOML table. Every accessor records its key as
-// allowed; `finish` (called by the rule parser) then reports each key nobody asked for, listing the
-// allowed ones. Errors name the key and carry file:line:column of the value (or of the table when
-// the key is missing). Accessors return nothing when the key is absent or invalid. Not thread-safe.
-// How an error message names a TOML value's type ("a string", "an array", …).
-std::string_view toml_type_name(const toml::node& node);
-
-class kind_config {
-public:
-    // `context` starts every message (e.g. `fault kind "delay"`); `reserved` are keys of the same
-    // table read by someone else (the rule-level name, kind, match, when), allowed but not read here.
-    kind_config(const toml::table& table, std::string file, std::string context,
-                std::initializer_list<std::string_view> reserved, config_errors& errors);
-
-    std::optional<std::int64_t> integer(std::string_view key, need n, std::int64_t min, std::int64_t max);
-    std::optional<double> number(std::string_view key, need n, double min, double max);  // integer or float
-    std::optional<std::string> string(std::string_view key, need n);
-    // A duration string ("250ms", see duration.hpp) within [min, max].
-    std::optional<std::chrono::nanoseconds> duration(std::string_view key, need n,
-                                                     std::chrono::nanoseconds min = std::chrono::nanoseconds{0},
-                                                     std::chrono::nanoseconds max = std::chrono::nanoseconds::max());
-    // A string that must be one of `allowed` (the error lists them).
-    std::optional<std::string> choice(std::string_view key, need n, std::initializer_list<std::string_view> allowed);
-    // An inline table of string values, e.g. headers = { "X-A" = "1" }, in file order.
-    std::optional<header_list> string_table(std::string_view key, need n);
-    // A string or an array of strings (a lone string is a list of one).
-    std::optional<std::vector<std::string>> string_list(std::string_view key, need n);
-    // An array of integers, each within [min, max].
-    std::optional<std::vector<std::int64_t>> integer_list(std::string_view key, need n, std::int64_t min,
-                                                          std::int64_t max);
-
-    // Reports a problem with a key's value (a rule spanning several keys), at that key's position.
-    void fail(std::string_view key, std::string message);
-    // Reports every key not asked for. Called once, after the kind's factory returns.
-    void finish();
-
-    bool ok() const { return errors_.size() == errors_at_start_; }
-    const std::string& context() const { return context_; }
-    const std::string& file() const { return file_; }
-
-private:
-    const toml::node* lookup(std::string_view key, need n);
-    source_position position_of(const toml::node& node) const;
-    void add_error(source_position where, std::string message);
-
-    const toml::table& table_;
-    std::string file_;
-    std::string context_;
-    std::vector<std::string> allowed_;
-    config_errors& errors_;
-    std::size_t errors_at_start_;
-};
-
-// Builds a kind from its configuration. Returns a kind even when `config` recorded errors (the
-// parser discards it); must not throw for bad input.
-using kind_factory = std::function<std::shared_ptr<const fault_kind>(kind_config&)>;
+// Builds a kind from its rule's TOML table, read through the project's one strict reader
+// (config/reader.hpp). The rule parser has already declared the rule-level keys (name, kind, match,
+// when) allowed, and calls `finish` after the factory returns, so the kind asks for each of its own
+// keys through the typed accessors and the parser reports any other key with the allowed ones.
+// Returns a kind even when the reader recorded errors (the parser discards it); must not throw for
+// bad input.
+using kind_factory = std::function<std::shared_ptr<const fault_kind>(config::table_reader&)>;
 
 struct kind_info {
     std::string name;     // the TOML `kind = "..."`, equal to the file name

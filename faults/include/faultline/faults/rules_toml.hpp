@@ -38,9 +38,9 @@ struct rules_result {
 rules_result parse_rule(const toml::table& table, const std::string& file, std::size_t index = 1);
 // The value of a document's `fault` key: an array of tables. Also checks that names are unique.
 rules_result parse_rules(const toml::node& fault_array, const std::string& file);
-// A whole rules file (`faultline serve --rules`): only [[fault]] tables at the top level.
+// A whole rules file (`faultline serve --rules`): only [[fault]] tables at the top level. Reading the
+// file is config::load_document's job.
 rules_result parse_rules_text(std::string_view toml_text, const std::string& file);
-rules_result load_rules_file(const std::string& path);
 // A rule posted to the control API as JSON, with the same keys as a [[fault]] table.
 rules_result parse_rule_json(const boost::json::value& json, std::size_t index = 1);
 
