@@ -1,9 +1,10 @@
-// `faultline list faults|checks`: the registered fault kinds and checks, one per line with what it
-// does — the names a scenario's `kind = "..."` and `check = "..."` accept.
+// `faultline list faults|checks|reports`: what each registry holds, one per line with what it does —
+// the names a scenario's `kind = "..."` and `check = "..."`, and `--report FORMAT:PATH`, accept.
 #include "commands.hpp"
 
-#include "faultline/faults/kind.hpp"
 #include "faultline/checks/check.hpp"
+#include "faultline/faults/kind.hpp"
+#include "faultline/reports/writer.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -11,41 +12,47 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace faultline::cli {
 
 namespace {
 
-void print_row(std::string_view name, std::string_view summary, std::size_t width) {
-    std::cout << name << std::string(width - name.size() + 2, ' ') << summary << '\n';
+using row = std::pair<std::string_view, std::string_view>;  // name, summary
+
+void print_rows(const std::vector<row>& rows) {
+    std::size_t width = 0;
+    for (const auto& [name, summary] : rows) width = std::max(width, name.size());
+    for (const auto& [name, summary] : rows) {
+        std::cout << name << std::string(width - name.size() + 2, ' ') << summary << '\n';
+    }
 }
 
-void list_faults() {
-    const auto& kinds = faults::kind_registry::instance().entries();
-    std::size_t width = 0;
-    for (const auto& k : kinds) width = std::max(width, k.name.size());
-    for (const auto& k : kinds) print_row(k.name, k.summary, width);
+template <class Entry>
+std::vector<row> rows_of(const core::registry<Entry>& registry) {
+    std::vector<row> rows;
+    for (const Entry& e : registry.entries()) rows.emplace_back(e.name, e.summary);
+    return rows;
 }
 
-void list_checks() {
-    const auto names = harness::check_names();
-    std::size_t width = 0;
-    for (const auto name : names) width = std::max(width, name.size());
-    for (const auto name : names) print_row(name, harness::check_summary(name), width);
+std::vector<row> check_rows() {
+    std::vector<row> rows;
+    for (const std::string_view name : harness::check_names()) rows.emplace_back(name, harness::check_summary(name));
+    return rows;
 }
 
 }  // namespace
 
 void add_list_command(CLI::App& app) {
     auto what = std::make_shared<std::string>();
-    CLI::App* cmd = app.add_subcommand("list", "List the fault kinds or the checks a scenario can name");
-    cmd->add_option("what", *what, "faults or checks")->required()->check(CLI::IsMember({"faults", "checks"}));
+    CLI::App* cmd = app.add_subcommand("list", "List the fault kinds, checks or report formats faultline knows");
+    cmd->add_option("what", *what, "faults, checks or reports")
+        ->required()
+        ->check(CLI::IsMember({"faults", "checks", "reports"}));
     cmd->callback([what] {
-        if (*what == "faults") {
-            list_faults();
-        } else {
-            list_checks();
-        }
+        if (*what == "faults") print_rows(rows_of(faults::kind_registry::instance()));
+        if (*what == "checks") print_rows(check_rows());
+        if (*what == "reports") print_rows(rows_of(reports::report_registry::instance()));
     });
 }
 

@@ -52,6 +52,16 @@ TEST(report_option, a_journal_for_several_scenarios_needs_the_placeholder_and_no
     EXPECT_EQ(r.out.find("running"), std::string::npos) << r.out;
 }
 
+TEST(list_command, names_every_report_format_with_its_summary) {
+    child proc{{FAULTLINE_BINARY, "list", "reports"}};
+    const auto r = proc.finish();
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (const char* format : {"journal ", "json ", "junit ", "markdown "}) {
+        EXPECT_NE(r.out.find(std::string{"\n"} + format), std::string::npos) << format << " in\n" << r.out;
+    }
+    EXPECT_EQ(r.out.rfind("console ", 0), 0u) << r.out;
+}
+
 TEST(check_command, reports_bad_expectations_before_reading_the_journal) {
     const fs::path expect = temp_file("expect.toml");
     std::ofstream{expect} << "[[expect]]\ncheck = \"no_double_effects\"\nwiat = 1\n";
