@@ -1,5 +1,6 @@
 #include "faultline/server/journal.hpp"
 #include "faultline/record/journal_json.hpp"
+#include "sample_records.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -15,45 +16,8 @@
 namespace faultline::harness {
 namespace {
 
-journal_record sample(std::uint64_t n) {
-    journal_record r;
-    r.connection = n % 3 + 1;
-    r.accepted_ns = static_cast<std::int64_t>(n) * 100;
-    r.request_ns = r.accepted_ns + 10;
-    r.response_started_ns = n % 2 == 0 ? -1 : r.request_ns + 5;
-    r.finished_ns = r.request_ns + 20;
-    r.method = "POST";
-    r.target = "/payments?n=" + std::to_string(n);
-    r.operation = "op-" + std::to_string(n / 2);
-    r.identity = n % 2 == 0 ? identity_source::idempotency_key : identity_source::request_hash;
-    r.attempt = static_cast<std::uint32_t>(n % 2 + 1);
-    r.idempotency_key = n % 2 == 0 ? "k\"" + std::to_string(n) : "";
-    if (n % 3 == 0) r.attempt_header = std::to_string(n);
-    if (n % 4 == 0) r.previous_attempts = "1";
-    if (n % 5 == 0) r.deadline_ms = 250;
-    r.body_hash = 0xfedcba9876543210ULL + n;  // above 2^53: must survive the round trip exactly
-    r.rule = n % 2 == 0 ? "lose-first" : "";
-    r.fault = n % 2 == 0 ? "lost_response" : "";
-    r.effect = n % 2 == 0 ? effect_kind::committed : effect_kind::replayed;
-    r.outcome = n % 2 == 0 ? wire_outcome::reset : wire_outcome::responded;
-    r.status = n % 2 == 0 ? 0 : 201;
-    if (n % 7 == 0) r.retry_after_ms = 2000;
-    r.bytes_in = 100 + n;
-    r.bytes_out = 50 + n;
-    return r;
-}
-
-bool same(const journal_record& a, const journal_record& b) {
-    return a.seq == b.seq && a.connection == b.connection && a.accepted_ns == b.accepted_ns &&
-           a.request_ns == b.request_ns && a.response_started_ns == b.response_started_ns &&
-           a.finished_ns == b.finished_ns && a.method == b.method && a.target == b.target &&
-           a.operation == b.operation && a.identity == b.identity && a.attempt == b.attempt &&
-           a.idempotency_key == b.idempotency_key && a.attempt_header == b.attempt_header &&
-           a.previous_attempts == b.previous_attempts && a.deadline_ms == b.deadline_ms &&
-           a.body_hash == b.body_hash && a.rule == b.rule && a.fault == b.fault && a.effect == b.effect &&
-           a.outcome == b.outcome && a.status == b.status && a.retry_after_ms == b.retry_after_ms &&
-           a.bytes_in == b.bytes_in && a.bytes_out == b.bytes_out;
-}
+using testing::sample;
+using testing::same;
 
 std::string temp_path(std::string_view name) {
     return (std::filesystem::temp_directory_path() /
@@ -233,75 +197,6 @@ TEST(journal, to_jsonl_serves_the_memory) {
     ASSERT_TRUE(read.ok());
     ASSERT_EQ(read.records.size(), 2U);
     EXPECT_EQ(read.records[1].seq, 2U);
-}
-
-TEST(journal_json, field_names_are_the_documented_ones) {
-    auto r = sample(0);
-    r.seq = 12;
-    EXPECT_EQ(to_jsonl_line(r),
-              R"({"seq":12,"conn":1,"t_accept":0,"t_request":10,"t_response":-1,"t_end":30,"method":"POST",)"
-              R"("target":"/payments?n=0","op":"op-0","op_source":"idempotency_key","attempt":1,)"
-              R"("idempotency_key":"k\"0","attempt_header":"0","grpc_previous_attempts":"1","deadline_ms":250,)"
-              R"("body_hash":18364758544493064720,"rule":"lose-first","fault":"lost_response","effect":"committed",)"
-              R"("outcome":"reset","status":0,"retry_after_ms":2000,"bytes_in":100,"bytes_out":50})"
-              "\n");
-    const auto plain = to_json(sample(1));
-    EXPECT_FALSE(plain.contains("attempt_header"));
-    EXPECT_FALSE(plain.contains("deadline_ms"));
-    EXPECT_FALSE(plain.contains("retry_after_ms"));
-}
-
-TEST(journal_json, the_line_writer_matches_the_object_form) {
-    for (std::uint64_t n = 0; n < 12; ++n) {
-        auto r = sample(n);
-        r.target = "/p?q=\"x\"\\\n\t\x01\x1f/\u00e9\u2603";
-        r.rule = "r\b\f\r";
-        EXPECT_EQ(to_jsonl_line(r), boost::json::serialize(to_json(r)) + "\n") << n;
-    }
-}
-
-TEST(journal_json, bytes_that_are_not_utf8_survive_the_round_trip) {
-    auto r = sample(1);
-    r.target = "/p/\xff\xfe";
-    std::istringstream in{to_jsonl_line(r)};
-    const auto read = read_jsonl(in, "j.jsonl");
-    ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
-    EXPECT_EQ(read.records.at(0).target, r.target);
-}
-
-TEST(journal_json, bad_lines_are_reported_with_their_numbers) {
-    auto good = to_jsonl_line(sample(1));
-    std::string bad_enum = good;
-    bad_enum.replace(bad_enum.find("\"replayed\""), 10, "\"twice\"");
-    std::string missing = good;
-    missing.replace(missing.find("\"op\":"), 5, "\"xx\":");
-    std::istringstream in{good + "\n" + "{not json\n" + bad_enum + "[1,2]\n" + missing +
-                          R"({"seq":-1})" "\n" + good};
-    const auto read = read_jsonl(in, "j.jsonl");
-    EXPECT_EQ(read.records.size(), 2U);
-    ASSERT_EQ(read.errors.size(), 5U);
-    EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl:3: bad journal record: invalid JSON", 0), 0U)
-        << read.errors[0].to_string();
-    EXPECT_EQ(read.errors[1].to_string(), R"(j.jsonl:4: bad journal record: field "effect": unknown value "twice")");
-    EXPECT_EQ(read.errors[2].to_string(), "j.jsonl:5: bad journal record: expected a JSON object");
-    EXPECT_EQ(read.errors[3].to_string(), R"(j.jsonl:6: bad journal record: field "op" is missing)");
-    EXPECT_EQ(read.errors[4].to_string(),
-              R"(j.jsonl:7: bad journal record: field "seq": expected an unsigned integer)");
-}
-
-TEST(journal_json, null_optionals_read_as_absent) {
-    auto v = boost::json::value(to_json(sample(1)));
-    v.as_object()["deadline_ms"] = nullptr;
-    std::string error;
-    const auto r = record_from_json(v, error);
-    ASSERT_TRUE(r) << error;
-    EXPECT_FALSE(r->deadline_ms);
-}
-
-TEST(journal_json, missing_file_is_an_error) {
-    const auto read = read_jsonl(std::string{"/nonexistent-dir-h1/j.jsonl"});
-    ASSERT_EQ(read.errors.size(), 1U);
-    EXPECT_EQ(read.errors[0].to_string(), "/nonexistent-dir-h1/j.jsonl: cannot open journal file");
 }
 
 }  // namespace
