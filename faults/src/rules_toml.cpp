@@ -12,9 +12,23 @@
 namespace faultline::faults {
 namespace {
 
+using config::need;
+using config::position_of;
+
 // "file:line:column" of a position, for messages that point at a second place.
 std::string where_text(const source_position& where) {
     return where.file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& name : names) {
+        if (!out.empty()) {
+            out += ", ";
+        }
+        out += name;
+    }
+    return out;
 }
 
 boost::json::value to_json(const toml::node& node) {
@@ -50,42 +64,67 @@ boost::json::value to_json(const toml::node& node) {
     return boost::json::string{text.str()};
 }
 
-// Reads [fault.match]. Returns nothing (and records errors) when it is malformed.
-std::optional<request_match> parse_match(config::table_reader& rule_reader) {
-    if (!rule_reader.has("match")) return request_match{};
-    const toml::table* table = rule_reader.table("match");
-    if (table == nullptr) return std::nullopt;
-    config::table_reader r = rule_reader.child(*table, "[fault.match]");
-    request_match match;
-    if (auto methods = r.string_or_strings("method")) match.methods = std::move(*methods);
-    match.path = r.string("path");
-    if (auto headers = r.string_table("headers")) {
-        for (auto& [name, value] : *headers) match.headers.push_back({std::move(name), std::move(value)});
+// Reads [fault.match] of the rule `rule` reads (an empty match when there is none). Returns nothing
+// (and records errors) when it is malformed.
+std::optional<request_match> parse_match(config::table_reader& rule) {
+    if (!rule.has("match")) {
+        return request_match{};
     }
-    if (auto present = r.string_or_strings("header_present")) match.headers_present = std::move(*present);
-    r.finish();
-    if (!r.ok()) return std::nullopt;
+    const toml::table* table = rule.table("match");
+    if (table == nullptr) {
+        return std::nullopt;
+    }
+    config::table_reader keys = rule.child(*table, "[fault.match]");
+    request_match match;
+    if (auto methods = keys.string_or_strings("method")) {
+        match.methods = std::move(*methods);
+    }
+    match.path = keys.string("path");
+    if (auto headers = keys.string_table("headers")) {
+        for (auto& [name, value] : *headers) {
+            match.headers.push_back({std::move(name), std::move(value)});
+        }
+    }
+    if (auto present = keys.string_or_strings("header_present")) {
+        match.headers_present = std::move(*present);
+    }
+    keys.finish();
+    if (!keys.ok()) {
+        return std::nullopt;
+    }
     return match;
 }
 
-// Reads [fault.when].
-std::optional<trigger> parse_when(config::table_reader& rule_reader) {
-    if (!rule_reader.has("when")) return trigger{};
-    const toml::table* table = rule_reader.table("when");
-    if (table == nullptr) return std::nullopt;
-    config::table_reader r = rule_reader.child(*table, "[fault.when]");
+// Reads [fault.when] (a trigger that always fires when there is none).
+std::optional<trigger> parse_when(config::table_reader& rule) {
+    if (!rule.has("when")) {
+        return trigger{};
+    }
+    const toml::table* table = rule.table("when");
+    if (table == nullptr) {
+        return std::nullopt;
+    }
+    config::table_reader keys = rule.child(*table, "[fault.when]");
     constexpr std::int64_t max_int = std::numeric_limits<std::int64_t>::max();
     trigger when;
-    when.probability = r.number("probability", 0.0, 1.0);
-    if (auto attempts = r.integers("attempts", 1, std::numeric_limits<std::uint32_t>::max())) {
-        for (std::int64_t a : *attempts) when.attempts.push_back(static_cast<std::uint32_t>(a));
+    when.probability = keys.number("probability", 0.0, 1.0);
+    if (auto attempts = keys.integers("attempts", 1, std::numeric_limits<std::uint32_t>::max())) {
+        for (std::int64_t a : *attempts) {
+            when.attempts.push_back(static_cast<std::uint32_t>(a));
+        }
     }
-    if (auto first = r.integer("first", 1, max_int)) when.first = static_cast<std::uint64_t>(*first);
-    if (auto every = r.integer("every", 1, max_int)) when.every = static_cast<std::uint64_t>(*every);
-    when.from = r.duration("from");
-    when.for_duration = r.duration("for", std::chrono::nanoseconds{1});
-    r.finish();
-    if (!r.ok()) return std::nullopt;
+    if (auto first = keys.integer("first", 1, max_int)) {
+        when.first = static_cast<std::uint64_t>(*first);
+    }
+    if (auto every = keys.integer("every", 1, max_int)) {
+        when.every = static_cast<std::uint64_t>(*every);
+    }
+    when.from = keys.duration("from");
+    when.for_duration = keys.duration("for", std::chrono::nanoseconds{1});
+    keys.finish();
+    if (!keys.ok()) {
+        return std::nullopt;
+    }
     return when;
 }
 
@@ -95,19 +134,21 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     rules_result result;
     config_errors& errors = result.errors;
 
-    // The rule-level keys; the kind's reader below reports unknown keys for the whole table.
+    // The rule's own keys. Unknown keys are reported by the kind's reader below, which knows the
+    // kind's keys too.
     config::table_reader head{table, file, "fault rule", errors};
-    const std::optional<std::string> kind_name = head.string("kind", config::need::required);
+    const std::optional<std::string> kind_name = head.string("kind", need::required);
     std::optional<std::string> name = head.string("name");
-    if (name && name->empty()) head.fail("name", "must not be empty");
+    if (name && name->empty()) {
+        head.fail("name", "must not be empty");
+    }
 
     const kind_info* info = nullptr;
     if (kind_name) {
         info = kind_registry::instance().find(*kind_name);
         if (info == nullptr) {
-            std::string known;
-            for (const std::string& k : kind_registry::instance().names()) known += (known.empty() ? "" : ", ") + k;
-            head.fail("kind", "unknown value \"" + *kind_name + "\"; allowed: " + known);
+            head.fail("kind", "unknown value \"" + *kind_name +
+                                  "\"; allowed: " + joined(kind_registry::instance().names()));
         }
     }
 
@@ -116,11 +157,13 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
 
     std::shared_ptr<const fault_kind> fault;
     if (info != nullptr) {
-        config::table_reader config{table, file, "fault kind \"" + info->name + "\"", errors};
-        for (const std::string_view key : {"name", "kind", "match", "when"}) config.allow(key);
-        fault = info->make(config);
-        config.finish();
-        if (fault && fault->level() == fault_level::connection && config.ok()) {
+        config::table_reader keys = head.child(table, "fault kind \"" + info->name + "\"");
+        for (std::string_view reserved : {"name", "kind", "match", "when"}) {
+            keys.allow(reserved);
+        }
+        fault = info->make(keys);
+        keys.finish();
+        if (fault && fault->level() == fault_level::connection && keys.ok()) {
             // A connection-level fault acts before any request is read, so there is nothing to match
             // and no operation to count attempts of.
             if (match && !match->empty()) {
@@ -128,8 +171,9 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
                                        "\" here) acts before the request is read and cannot match on it");
             }
             if (when && !when->attempts.empty()) {
-                config::table_reader{*table.get("when")->as_table(), file, "[fault.when]", errors}.fail(
-                    "attempts", "a connection-level fault (\"" + info->name + "\" here) has no attempts to count");
+                head.child(*table.get_as<toml::table>("when"), "[fault.when]")
+                    .fail_table("attempts: a connection-level fault (\"" + info->name +
+                                "\" here) has no attempts to count");
             }
         }
     }
@@ -146,7 +190,7 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     r.fault = std::move(fault);
     r.source = to_json(table).as_object();
     r.source["name"] = r.name;
-    r.where = config::position_of(table, file);
+    r.where = position_of(table, file);
     result.rules.push_back(std::move(r));
     return result;
 }
@@ -155,7 +199,7 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file)
     rules_result result;
     const auto* array = fault_array.as_array();
     if (array == nullptr) {
-        result.errors.push_back({config::position_of(fault_array, file),
+        result.errors.push_back({position_of(fault_array, file),
                                  "fault: expected an array of tables ([[fault]]), got " +
                                      std::string{config::type_name(fault_array)}});
         return result;
@@ -166,8 +210,8 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file)
         ++index;
         const auto* table = item.as_table();
         if (table == nullptr) {
-            result.errors.push_back({config::position_of(item, file),
-                                     "fault: every item must be a table, got " + std::string{config::type_name(item)}});
+            result.errors.push_back({position_of(item, file), "fault: every item must be a table ([[fault]]), got " +
+                                                                  std::string{config::type_name(item)}});
             continue;
         }
         rules_result one = parse_rule(*table, file, index);
@@ -193,7 +237,9 @@ rules_result parse_rules_text(std::string_view toml_text, const std::string& fil
         result.errors = std::move(document.errors);
         return result;
     }
-    config::table_reader top{*document.table, file, "", result.errors};
+    // A rules file holds only [[fault]] tables; parse_rules reads them, so that an array with a stray
+    // non-table item still yields its good rules.
+    config::table_reader top{*document.table, file, "rules file", result.errors};
     top.allow("fault");
     top.finish();
     if (const toml::node* faults = document.table->get("fault")) {
@@ -220,7 +266,7 @@ bool insert_json(const boost::json::value& value, const std::string& where, conf
     case boost::json::kind::int64: put(toml::value<std::int64_t>{value.get_int64()}); return true;
     case boost::json::kind::uint64:
         if (value.get_uint64() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-            errors.push_back({{}, "key \"" + where + "\": integer too large"});
+            errors.push_back({{}, where + ": integer too large"});
             return false;
         }
         put(toml::value<std::int64_t>{static_cast<std::int64_t>(value.get_uint64())});
@@ -241,7 +287,7 @@ bool insert_json(const boost::json::value& value, const std::string& where, conf
         return false;
     case boost::json::kind::null: break;
     }
-    errors.push_back({{}, "key \"" + where + "\": null is not allowed"});
+    errors.push_back({{}, where + ": null is not allowed"});
     return false;
 }
 

@@ -87,14 +87,16 @@ TEST(delay_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = \"5\"\n"),
               "rules.toml:3:8: fault kind \"delay\": wait: bad duration \"5\": missing unit (ns, us, ms, s, m, h)");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = \"1s\"\nwiat = \"2s\"\n"),
-              "rules.toml:4:1: fault kind \"delay\": unknown key \"wiat\"; allowed: distribution, kind, match, name, wait, when");
+              "rules.toml:4:1: fault kind \"delay\": unknown key \"wiat\"; allowed: distribution, kind, match, name, "
+              "wait, when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"uniform\"\nmin = \"2s\"\nmax = \"1s\"\n"),
               "rules.toml:5:7: fault kind \"delay\": max: must not be less than \"min\"");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"lognormal\"\nmedian = \"1s\"\nsigma = 20\n"
                         "max = \"5s\"\n"),
               "rules.toml:5:9: fault kind \"delay\": sigma: must be in [0, 10], got 20");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"pareto\"\nwait = \"1s\"\n"),
-              "rules.toml:3:16: fault kind \"delay\": distribution: unknown value \"pareto\"; allowed: fixed, uniform, normal, lognormal");
+              "rules.toml:3:16: fault kind \"delay\": distribution: unknown value \"pareto\"; allowed: fixed, uniform, "
+              "normal, lognormal");
 }
 
 // ---- status ----
@@ -136,11 +138,13 @@ TEST(status_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nstatus = \"503\"\n"),
               "rules.toml:3:10: fault kind \"status\": status: expected an integer, got a string");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nretry_after = \"1500ms\"\n"),
-              "rules.toml:3:15: fault kind \"status\": retry_after: must be whole seconds (Retry-After carries seconds)");
+              "rules.toml:3:15: fault kind \"status\": retry_after: must be whole seconds (Retry-After carries "
+              "seconds)");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nheaders = { \"X-A\" = 1 }\n"),
               "rules.toml:3:21: fault kind \"status\": headers.X-A: expected a string, got an integer");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nretry_after_format = \"http_date\"\n"),
-              "rules.toml:3:1: fault kind \"status\": unknown key \"retry_after_format\"; allowed: body, headers, kind, match, name, phase, retry_after, status, when");
+              "rules.toml:3:1: fault kind \"status\": unknown key \"retry_after_format\"; allowed: body, headers, "
+              "kind, match, name, phase, retry_after, status, when");
 }
 
 // ---- reset ----
@@ -167,9 +171,11 @@ TEST(reset_kind, before_read_is_a_connection_verdict) {
 
 TEST(reset_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"reset\"\nphase = \"sideways\"\n"),
-              "rules.toml:3:9: fault kind \"reset\": phase: unknown value \"sideways\"; allowed: before_read, after_read, mid_response");
+              "rules.toml:3:9: fault kind \"reset\": phase: unknown value \"sideways\"; allowed: before_read, "
+              "after_read, mid_response");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"reset\"\nbody_bytes = 3\n"),
-              "rules.toml:3:1: fault kind \"reset\": unknown key \"body_bytes\"; allowed: kind, match, name, phase, when");
+              "rules.toml:3:1: fault kind \"reset\": unknown key \"body_bytes\"; allowed: kind, match, name, phase, "
+              "when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"reset\"\nphase = \"mid_response\"\nbody_bytes = -1\n"),
               "rules.toml:4:14: fault kind \"reset\": body_bytes: must be in [0, 1099511627776], got -1");
 }
@@ -190,7 +196,8 @@ TEST(close_kind, before_read_is_a_connection_verdict) {
 
 TEST(close_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"close\"\nphase = \"mid_response\"\n"),
-              "rules.toml:3:9: fault kind \"close\": phase: unknown value \"mid_response\"; allowed: before_read, after_read");
+              "rules.toml:3:9: fault kind \"close\": phase: unknown value \"mid_response\"; allowed: before_read, "
+              "after_read");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"close\"\nphase = 1\n"),
               "rules.toml:3:9: fault kind \"close\": phase: expected a string, got an integer");
 }
@@ -214,9 +221,11 @@ TEST(lost_response_kind, commits_then_drops) {
 
 TEST(lost_response_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nthen = \"explode\"\n"),
-              "rules.toml:3:8: fault kind \"lost_response\": then: unknown value \"explode\"; allowed: reset, close, hang");
+              "rules.toml:3:8: fault kind \"lost_response\": then: unknown value \"explode\"; allowed: reset, close, "
+              "hang");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nhang_limit = \"5s\"\n"),
-              "rules.toml:3:1: fault kind \"lost_response\": unknown key \"hang_limit\"; allowed: kind, match, name, then, when");
+              "rules.toml:3:1: fault kind \"lost_response\": unknown key \"hang_limit\"; allowed: kind, match, name, "
+              "then, when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nthen = \"hang\"\nhang_limit = \"0s\"\n"),
               "rules.toml:4:14: fault kind \"lost_response\": hang_limit: must be longer than 0, got \"0s\"");
 }
@@ -233,9 +242,11 @@ TEST(hang_kind, never_answers_until_the_limit) {
 
 TEST(hang_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"hang\"\nlimit = \"abc\"\n"),
-              "rules.toml:3:9: fault kind \"hang\": limit: bad duration \"abc\": expected digits then a unit (ns, us, ms, s, m, h)");
+              "rules.toml:3:9: fault kind \"hang\": limit: bad duration \"abc\": expected digits then a unit (ns, us, "
+              "ms, s, m, h)");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"hang\"\nlimit = \"-1s\"\n"),
-              "rules.toml:3:9: fault kind \"hang\": limit: bad duration \"-1s\": expected digits then a unit (ns, us, ms, s, m, h)");
+              "rules.toml:3:9: fault kind \"hang\": limit: bad duration \"-1s\": expected digits then a unit (ns, us, "
+              "ms, s, m, h)");
 }
 
 // ---- slow_body ----
@@ -296,9 +307,11 @@ TEST(refuse_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nmode = \"drop\"\n"),
               "rules.toml:3:1: fault kind \"refuse\": unknown key \"mode\"; allowed: kind, match, name, when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\n[fault.match]\npath = \"/x\"\n"),
-              "rules.toml:3:1: fault rule: match: a connection-level fault (\"refuse\" here) acts before the request is read and cannot match on it");
+              "rules.toml:3:1: fault rule: match: a connection-level fault (\"refuse\" here) acts before the request "
+              "is read and cannot match on it");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\n[fault.when]\nattempts = [1]\n"),
-              "rules.toml:4:12: [fault.when]: attempts: a connection-level fault (\"refuse\" here) has no attempts to count");
+              "rules.toml:3:1: [fault.when]: attempts: a connection-level fault (\"refuse\" here) has no attempts to "
+              "count");
 }
 
 // ---- overload ----
@@ -325,13 +338,15 @@ TEST(overload_kind, admits_within_in_flight_capacity_and_rejects_beyond) {
 
 TEST(overload_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\n"),
-              "rules.toml:1:1: fault kind \"overload\": max_in_flight: an overload needs \"max_in_flight\", \"rate\", or both");
+              "rules.toml:1:1: fault kind \"overload\": max_in_flight: an overload needs \"max_in_flight\", \"rate\", "
+              "or both");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 0\n"),
               "rules.toml:3:8: fault kind \"overload\": rate: must be in [0.000001, 1000000000], got 0");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 10\nexcess = \"drop\"\n"),
               "rules.toml:4:10: fault kind \"overload\": excess: unknown value \"drop\"; allowed: reject, queue");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 10\nmax_queue_wait = \"1s\"\n"),
-              "rules.toml:4:1: fault kind \"overload\": unknown key \"max_queue_wait\"; allowed: burst, excess, kind, match, max_in_flight, name, rate, retry_after, status, when");
+              "rules.toml:4:1: fault kind \"overload\": unknown key \"max_queue_wait\"; allowed: burst, excess, kind, "
+              "match, max_in_flight, name, rate, retry_after, status, when");
 }
 
 }  // namespace

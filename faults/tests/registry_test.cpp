@@ -20,8 +20,8 @@ TEST(kind_registry, every_kind_has_a_summary_and_a_factory) {
 
 TEST(kind_registry, refuses_a_duplicate_name) {
     kind_registry& registry = kind_registry::instance();
-    EXPECT_THROW(registry.add({"delay", "again", [](config::table_reader&) { return std::shared_ptr<const fault_kind>{}; }}),
-                 std::logic_error);
+    const kind_factory none = [](config::table_reader&) { return std::shared_ptr<const fault_kind>{}; };
+    EXPECT_THROW(registry.add({"delay", "again", none}), std::logic_error);
     EXPECT_EQ(registry.names().size(), 11U);
 }
 

@@ -2,6 +2,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include "faultline/config/document.hpp"
 #include "faultline/faults/rule.hpp"
 #include "test_support.hpp"
 
@@ -131,7 +132,8 @@ TEST(rule_format, an_empty_file_has_no_rules) {
 TEST(rule_format, errors_name_the_key_and_the_allowed_ones) {
     EXPECT_EQ(one_error("[[fault]]\nname = \"x\"\n"), "rules.toml:1:1: fault rule: missing required key \"kind\"");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"explode\"\n"),
-              "rules.toml:2:8: fault rule: kind: unknown value \"explode\"; allowed: close, delay, hang, lost_response, malformed, overload, refuse, reset, slow_body, status, truncate");
+              "rules.toml:2:8: fault rule: kind: unknown value \"explode\"; allowed: close, delay, hang, "
+              "lost_response, malformed, overload, refuse, reset, slow_body, status, truncate");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nname = \"\"\n"),
               "rules.toml:3:8: fault rule: name: must not be empty");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.match]\nverb = \"GET\"\n"),
@@ -151,14 +153,15 @@ TEST(rule_format, errors_name_the_key_and_the_allowed_ones) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nevery = 0\n"),
               "rules.toml:4:9: [fault.when]: every: must be at least 1, got 0");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nprobabilty = 0.5\n"),
-              "rules.toml:4:1: [fault.when]: unknown key \"probabilty\"; allowed: attempts, every, first, for, from, probability");
+              "rules.toml:4:1: [fault.when]: unknown key \"probabilty\"; allowed: attempts, every, first, for, from, "
+              "probability");
 }
 
 TEST(rule_format, file_level_errors) {
     EXPECT_EQ(one_error("fault = 1\n"),
               "rules.toml:1:9: fault: expected an array of tables ([[fault]]), got an integer");
     EXPECT_EQ(one_error("seed = 1\n"),
-              "rules.toml:1:1: unknown key \"seed\"; allowed: fault");
+              "rules.toml:1:1: rules file: unknown key \"seed\"; allowed: fault");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nname = \"a\"\n[[fault]]\nkind = \"close\"\nname = \"a\"\n"),
               "rules.toml:4:1: duplicate fault rule name \"a\" (first defined at rules.toml:1:1)");
     const std::string syntax = one_error("[[fault]]\nkind = \n");
@@ -180,6 +183,25 @@ kind = "nope"
     EXPECT_EQ(result.rules[0].name, "delay-2");
 }
 
+// A rules file read from disk as `faultline serve --rules` does: config::load_document reads it, and
+// its [[fault]] tables go to parse_rules.
+rules_result load_rules(const std::string& path) {
+    config::document document = config::load_document(path, "rules file");
+    rules_result result;
+    if (!document.table) {
+        result.errors = std::move(document.errors);
+    } else if (const toml::node* faults = document.table->get("fault")) {
+        result = parse_rules(*faults, path);
+    }
+    return result;
+}
+
+TEST(rule_format, a_missing_file_is_an_error) {
+    const rules_result result = load_rules("/nonexistent/faultline-rules.toml");
+    ASSERT_EQ(result.errors.size(), 1U);
+    EXPECT_EQ(result.errors[0].to_string(), "/nonexistent/faultline-rules.toml: cannot read the rules file");
+}
+
 TEST(rule_json, parses_like_a_fault_table) {
     const rules_result result = parse_rule_json(boost::json::parse(
         R"({"name":"slow","kind":"delay","wait":"20ms","match":{"method":["GET"]},"when":{"attempts":[1]}})"));
@@ -195,7 +217,7 @@ TEST(rule_json, errors_name_the_key) {
     EXPECT_EQ(parse_rule_json(boost::json::parse(R"({"kind":"delay","wait":5})")).errors.at(0).to_string(),
               "fault kind \"delay\": wait: expected a duration such as \"250ms\", got an integer");
     EXPECT_EQ(parse_rule_json(boost::json::parse(R"({"kind":"delay","wait":null})")).errors.at(0).to_string(),
-              "key \"wait\": null is not allowed");
+              "wait: null is not allowed");
     EXPECT_EQ(parse_rule_json(boost::json::parse("[1]")).errors.at(0).to_string(),
               "a fault rule must be a JSON object with the keys of a [[fault]] table");
 }

@@ -18,28 +18,29 @@ public:
     static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
         auto kind = std::make_shared<delay>();
         using config::need;
-        constexpr nanoseconds any = nanoseconds::max();
+        constexpr nanoseconds zero{0};
+        constexpr nanoseconds unbounded = nanoseconds::max();
         const auto name = keys.choice("distribution", {"fixed", "uniform", "normal", "lognormal"}).value_or("fixed");
         if (name == "fixed") {
             kind->shape_ = shape::fixed;
-            kind->a_ = keys.duration("wait", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
+            kind->a_ = keys.duration("wait", zero, unbounded, need::required).value_or(zero);
         } else if (name == "uniform") {
             kind->shape_ = shape::uniform;
-            kind->a_ = keys.duration("min", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
-            kind->b_ = keys.duration("max", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
+            kind->a_ = keys.duration("min", zero, unbounded, need::required).value_or(zero);
+            kind->b_ = keys.duration("max", zero, unbounded, need::required).value_or(zero);
             if (keys.ok() && kind->b_ < kind->a_) {
                 keys.fail("max", "must not be less than \"min\"");
             }
         } else if (name == "normal") {
             kind->shape_ = shape::normal;
-            kind->a_ = keys.duration("mean", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
-            kind->b_ = keys.duration("stddev", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
+            kind->a_ = keys.duration("mean", zero, unbounded, need::required).value_or(zero);
+            kind->b_ = keys.duration("stddev", zero, unbounded, need::required).value_or(zero);
             kind->max_ = keys.duration("max").value_or(nanoseconds::max());
         } else {
             kind->shape_ = shape::lognormal;
-            kind->a_ = keys.duration("median", nanoseconds{1}, any, need::required).value_or(nanoseconds{1});
+            kind->a_ = keys.duration("median", nanoseconds{1}, unbounded, need::required).value_or(nanoseconds{1});
             kind->sigma_ = keys.number("sigma", 0.0, 10.0, need::required).value_or(0.0);
-            kind->max_ = keys.duration("max", nanoseconds{0}, any, need::required).value_or(nanoseconds{0});
+            kind->max_ = keys.duration("max", zero, unbounded, need::required).value_or(zero);
         }
         return kind;
     }
