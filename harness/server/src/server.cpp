@@ -375,7 +375,9 @@ private:
         if (!record_.deadline_ms) record_.deadline_ms = integer_header(fields, "x-envoy-expected-rq-timeout-ms");
         record_.body_hash = hash_bytes(request_.body());
 
-        identity_ = identify(ctx.identity, request_);
+        const fields_source headers{fields};
+        const faults::request_view request{record_.method, record_.target, headers, request_.body()};
+        identity_ = identify(ctx.identity, request);
         record_.attempt = ctx.attempts.next(identity_);
         record_.seq = ctx.records.next_seq();
         record_.operation = std::move(identity_.value);
@@ -383,9 +385,8 @@ private:
         record_.idempotency_key = identity_.idempotency_key;
 
         wall_now_ = core_->time.wall_now();
-        const fields_source headers{fields};
         const faults::attempt_context attempt{
-            faults::request_view{record_.method, record_.target, headers, request_.body()},
+            request,
             identity_.hash,
             record_.attempt,
             record_.seq,
