@@ -1,9 +1,11 @@
 // `faultline check JOURNAL.jsonl --expect FILE.toml`: evaluates the `[[expect]]` checks of FILE
 // against a journal recorded by `faultline serve --journal` (any client, any language), prints the
 // console report and exits 0 when every check passed (expected failures inverted), 1 when one
-// failed, 2 when the journal or the expectations file is bad. Checks work from the journal alone
-// here: there are no client-side records.
+// failed, 2 when the journal or the expectations file is bad (the expectations are read first), 3 when
+// a report could not be written; --report / --report-dir write reports as `faultline run` does. Checks
+// work from the journal alone here: there are no client-side records.
 #include "commands.hpp"
+#include "report_output.hpp"
 
 #include "faultline/record/journal_json.hpp"
 #include "faultline/record/run_record.hpp"
@@ -26,14 +28,19 @@ namespace {
 struct check_args {
     std::string journal;
     std::string expect;
+    report_targets reports;
 };
 
 void run_check(const check_args& args) {
-    harness::jsonl_read_result journal = harness::read_jsonl(args.journal);
+    // The expectations first: a misspelt key is reported before a large journal is read.
     const harness::expectations_result expected = harness::load_expectations_file(args.expect);
-    if (!journal.ok() || !expected.ok()) {
-        for (const auto& e : journal.errors) std::cerr << e.to_string() << '\n';
+    if (!expected.ok()) {
         for (const auto& e : expected.errors) std::cerr << e.to_string() << '\n';
+        throw CLI::RuntimeError(exit_bad_input);
+    }
+    harness::jsonl_read_result journal = harness::read_jsonl(args.journal);
+    if (!journal.ok()) {
+        for (const auto& e : journal.errors) std::cerr << e.to_string() << '\n';
         throw CLI::RuntimeError(exit_bad_input);
     }
 
@@ -55,7 +62,8 @@ void run_check(const check_args& args) {
     console.color = ::isatty(STDOUT_FILENO) != 0;
     console.show_replay = false;
     std::cout << reports::console_report(run, console);
-    const harness::exit_code code = harness::exit_code_of(run);
+    harness::exit_code code = harness::exit_code_of(run);
+    if (!write_reports(args.reports, std::span{&run, 1})) code = harness::worst(code, harness::exit_code::harness_error);
     if (code != harness::exit_code::passed) throw CLI::RuntimeError(harness::to_int(code));
 }
 
@@ -68,6 +76,7 @@ void add_check_command(CLI::App& app) {
         ->required();
     cmd->add_option("--expect", args->expect, "TOML file with [[expect]] tables (a scenario file works too)")
         ->required();
+    add_report_options(*cmd, args->reports);
     cmd->callback([args] { run_check(*args); });
 }
 

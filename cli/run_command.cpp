@@ -1,30 +1,24 @@
-// `faultline run PATH... [--seed N] [--only NAME] [-j N] [--report-dir DIR] [-- cmd args…]`: loads
+// `faultline run PATH... [--seed N] [--only NAME] [-j N] [--report F:PATH] [--report-dir DIR] [-- cmd args…]`: loads
 // every scenario (folders are searched for *.toml, sorted) strictly — any error is printed and
 // nothing runs (exit 2) — then runs them, each with its own server, printing the console report as
-// each finishes; optionally writes one JSON report and one JSON Lines journal per scenario and one
-// JUnit XML file. Exit 0 when every scenario passed, 1 when a check failed, 3 when the harness itself
+// each finishes; optionally writes reports (report_output.hpp). Exit 0 when every scenario passed, 1 when a check failed, 3 when the harness itself
 // failed.
 #include "commands.hpp"
+#include "report_output.hpp"
 
 #include "faultline/faults/rule.hpp"
-#include "faultline/record/journal_json.hpp"
 #include "faultline/runner/runner.hpp"
 #include "faultline/runner/scenario.hpp"
 #include "faultline/reports/console.hpp"
-#include "faultline/reports/json.hpp"
-#include "faultline/reports/junit.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 namespace faultline::cli {
@@ -37,7 +31,7 @@ struct run_args {
     std::optional<std::uint64_t> seed;
     std::vector<std::string> only;
     std::size_t jobs = 1;
-    std::string report_dir;
+    report_targets reports;
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
@@ -46,46 +40,6 @@ bool selected(const harness::scenario& s, const std::vector<std::string>& only) 
     if (only.empty()) return true;
     return std::any_of(only.begin(), only.end(),
                        [&](const std::string& pattern) { return faults::glob_match(pattern, s.name); });
-}
-
-// A file name stem for a scenario's reports: its name with anything but [A-Za-z0-9._-] replaced.
-std::string report_file_stem(const std::string& scenario) {
-    std::string out;
-    for (const char c : scenario) {
-        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                           c == '_' || c == '-';
-        out += plain ? c : '_';
-    }
-    return out;
-}
-
-bool write_file(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-        std::cerr << "faultline: cannot write " << path.string() << '\n';
-        return false;
-    }
-    return true;
-}
-
-bool write_reports(const std::string& dir, const std::vector<harness::run_record>& runs) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-        std::cerr << "faultline: cannot create " << dir << ": " << ec.message() << '\n';
-        return false;
-    }
-    bool ok = true;
-    for (const harness::run_record& run : runs) {
-        const std::filesystem::path stem = std::filesystem::path(dir) / report_file_stem(run.scenario);
-        ok = write_file(stem.string() + ".json", reports::json_report({run})) && ok;
-        // The evidence itself, for `faultline check` or a closer look at a failure.
-        ok = write_file(stem.string() + ".journal.jsonl", harness::to_jsonl(run.journal)) && ok;
-    }
-    ok = write_file(std::filesystem::path(dir) / "junit.xml", reports::junit_report(runs)) && ok;
-    return ok;
 }
 
 std::vector<harness::scenario> load_all(const run_args& args) {
@@ -115,6 +69,10 @@ std::vector<harness::scenario> load_all(const run_args& args) {
 
 void run_run(const run_args& args) {
     const std::vector<harness::scenario> scenarios = load_all(args);
+    if (const std::string problem = report_targets_problem(args.reports, scenarios.size()); !problem.empty()) {
+        std::cerr << "faultline: " << problem << '\n';
+        fail(exit_bad_input);
+    }
     harness::run_options options;
     options.seed = args.seed;
 
@@ -134,12 +92,10 @@ void run_run(const run_args& args) {
     harness::exit_code code = harness::exit_code_of(runs);
     std::cout << passed << " of " << runs.size() << " scenario(s) passed\n";
 
-    if (!args.report_dir.empty()) {
-        if (write_reports(args.report_dir, runs)) {
-            std::cout << "reports written to " << args.report_dir << '\n';
-        } else {
-            code = harness::worst(code, harness::exit_code::harness_error);
-        }
+    if (!write_reports(args.reports, runs)) {
+        code = harness::worst(code, harness::exit_code::harness_error);
+    } else if (!args.reports.report_dir.empty()) {
+        std::cout << "reports written to " << args.reports.report_dir << '\n';
     }
     if (code != harness::exit_code::passed) fail(harness::to_int(code));
 }
@@ -173,11 +129,10 @@ void add_run_command(CLI::App& app) {
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("-j,--jobs", args->jobs, "Scenarios to run in parallel, each with its own server")
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-    cmd->add_option("--report-dir", args->report_dir,
-                    "Write <scenario>.json and <scenario>.journal.jsonl per scenario and junit.xml here");
+    add_report_options(*cmd, args->reports);
     cmd->footer(
         "Examples:\n  faultline run suites/ -j2 --report-dir reports-out\n"
-        "  faultline run suites/overload.good.toml --seed 7\n"
+        "  faultline run suites/overload.good.toml --seed 7 --report junit:junit.xml\n"
         "  faultline run scenario.toml -- curl -s -X POST {url}/payments");
     cmd->callback([args] { run_run(*args); });
 }

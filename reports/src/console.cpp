@@ -1,4 +1,5 @@
 #include "faultline/reports/console.hpp"
+#include "faultline/reports/writer.hpp"
 
 #include "text.hpp"
 
@@ -79,5 +80,18 @@ std::string console_report(const harness::run_record& run, const console_options
     if (options.show_replay) out += "  replay: " + detail::printable(replay_command(run)) + "\n";
     return out;
 }
+
+namespace {
+
+// The console report as a file: every run's report, uncoloured, in order.
+std::string console_file(std::span<const harness::run_record> runs) {
+    std::string out;
+    for (const harness::run_record& run : runs) out += console_report(run);
+    return out;
+}
+
+const report_registration registered{"console", "what `faultline run` prints, without colour", &console_file, ""};
+
+}  // namespace
 
 }  // namespace faultline::reports

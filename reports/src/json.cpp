@@ -1,4 +1,5 @@
 #include "faultline/reports/json.hpp"
+#include "faultline/reports/writer.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
@@ -122,7 +123,7 @@ boost::json::object to_json(const harness::run_record& run) {
     return o;
 }
 
-std::string json_report(const std::vector<harness::run_record>& runs) {
+std::string json_report(std::span<const harness::run_record> runs) {
     bool passed = true;
     boost::json::array scenarios;
     for (const auto& run : runs) {
@@ -136,5 +137,12 @@ std::string json_report(const std::vector<harness::run_record>& runs) {
     write_pretty(out, doc, 0);
     return out + "\n";
 }
+
+namespace {
+
+const report_registration registered{"json", "per scenario its counts and every verdict with its evidence",
+                                     &json_report, "{scenario}.json"};
+
+}  // namespace
 
 }  // namespace faultline::reports

@@ -1,4 +1,5 @@
 #include "faultline/reports/junit.hpp"
+#include "faultline/reports/writer.hpp"
 
 #include <chrono>
 
@@ -17,7 +18,7 @@ std::string attr(std::string_view name, std::string_view value) {
 
 }  // namespace
 
-std::string junit_report(const std::vector<harness::run_record>& runs) {
+std::string junit_report(std::span<const harness::run_record> runs) {
     std::size_t tests = 0;
     std::size_t failures = 0;
     std::size_t errors = 0;
@@ -78,5 +79,12 @@ std::string junit_report(const std::vector<harness::run_record>& runs) {
            attr("errors", std::to_string(errors)) + attr("time", detail::seconds(total)) + ">\n" + suites +
            "</testsuites>\n";
 }
+
+namespace {
+
+const report_registration registered{"junit", "JUnit XML for CI: a test suite per scenario, a test case per check",
+                                     &junit_report, "junit.xml"};
+
+}  // namespace
 
 }  // namespace faultline::reports

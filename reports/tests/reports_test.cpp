@@ -13,6 +13,7 @@
 #include "faultline/reports/console.hpp"
 #include "faultline/reports/json.hpp"
 #include "faultline/reports/junit.hpp"
+#include "faultline/reports/writer.hpp"
 
 namespace faultline::reports {
 namespace {
@@ -124,7 +125,7 @@ TEST(console_report, replay_command_quotes_odd_paths) {
 }
 
 TEST(json_report, matches_golden_and_parses) {
-    const std::string out = json_report({passing_run(), failing_run()});
+    const std::string out = json_report(std::vector{passing_run(), failing_run()});
     expect_golden("report.json", out);
     const boost::json::value doc = boost::json::parse(out);
     EXPECT_FALSE(doc.at("passed").as_bool());
@@ -137,7 +138,7 @@ TEST(json_report, matches_golden_and_parses) {
 }
 
 TEST(junit_report, matches_golden_and_is_well_formed) {
-    const std::string out = junit_report({passing_run(), failing_run()});
+    const std::string out = junit_report(std::vector{passing_run(), failing_run()});
     expect_golden("junit.xml", out);
     std::istringstream in(out);
     boost::property_tree::ptree tree;
@@ -147,6 +148,18 @@ TEST(junit_report, matches_golden_and_is_well_formed) {
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.errors"), "1");
     EXPECT_THAT(out, ::testing::Not(HasSubstr("\x07")));
     EXPECT_THAT(out, ::testing::Not(HasSubstr("\xff")));
+}
+
+TEST(markdown_report, matches_golden) {
+    const auto* writer = report_registry::instance().find("markdown");
+    ASSERT_NE(writer, nullptr);
+    const std::string out = writer->render(std::vector{passing_run(), failing_run()});
+    expect_golden("report.md", out);
+    // Markup in a scenario name stays literal; the failed check's evidence is a code block.
+    EXPECT_THAT(out, HasSubstr("| ⚠️ error | curl \\<naive\\> & \"friends\" |"));
+    EXPECT_THAT(out, HasSubstr("- **no\\_double\\_effects**: 2 operations"));
+    EXPECT_THAT(out, HasSubstr("```\n· op h1 [#1 #2]"));
+    EXPECT_THAT(out, ::testing::Not(HasSubstr("\x07")));
 }
 
 TEST(junit_report, no_runs_is_an_empty_document) {

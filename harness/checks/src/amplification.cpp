@@ -104,14 +104,19 @@ private:
     std::size_t min_first_attempts_;
 };
 
-}  // namespace
-
-std::unique_ptr<check> make_amplification(check_params& p) {
-    const double max_ratio = p.number("max_ratio", 2, 1, 1e9);
-    const double max_peak_ratio = p.number("max_peak_ratio", 3, 1, 1e9);
-    const auto window = p.positive_duration("window", std::chrono::seconds{1});
-    const auto min_first = static_cast<std::size_t>(p.integer("min_first_attempts", 10, 1, 1'000'000'000));
+std::unique_ptr<check> make_amplification(config::table_reader& p) {
+    const double max_ratio = p.number("max_ratio", 1, 1e9).value_or(2);
+    const double max_peak_ratio = p.number("max_peak_ratio", 1, 1e9).value_or(3);
+    const auto window = p.duration("window", std::chrono::nanoseconds{1}).value_or(std::chrono::seconds{1});
+    const auto min_first =
+        static_cast<std::size_t>(p.integer("min_first_attempts", 1, 1'000'000'000).value_or(10));
     return std::make_unique<amplification>(max_ratio, max_peak_ratio, window, min_first);
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "amplification", "attempts per operation, overall and at the peak of any window",
+    &make_amplification};
 
 }  // namespace faultline::harness::checks

@@ -107,20 +107,28 @@ private:
     policy p_;
 };
 
-}  // namespace
-
-std::unique_ptr<check> make_backoff(check_params& p) {
+std::unique_ptr<check> make_backoff(config::table_reader& p) {
+    using std::chrono::nanoseconds;
+    const auto base = p.duration("base", nanoseconds{0}, nanoseconds::max(), config::need::required);
+    const auto cap = p.duration("cap", nanoseconds{0}, nanoseconds::max(), config::need::required);
     policy pol;
-    pol.base = static_cast<double>(p.required_duration("base").count());
-    pol.cap = static_cast<double>(p.required_duration("cap").count());
-    pol.multiplier = p.number("multiplier", 2, 1, 1000);
-    pol.jitter = p.choice("jitter", "full", {"none", "full", "equal", "decorrelated", "proportional"});
-    pol.fraction = p.number("jitter_fraction", 0.2, 0, 1);
-    pol.tolerance = static_cast<double>(p.duration("tolerance", std::chrono::milliseconds{10}).count());
-    pol.max_share_at_cap = p.number("max_share_at_cap", 0.1, 0, 1);
-    pol.min_samples_at_cap = static_cast<std::size_t>(p.integer("min_samples_at_cap", 20, 1, 1'000'000'000));
-    if (p.has("base") && p.has("cap") && pol.cap < pol.base) p.error("cap", "must be at least base");
+    pol.base = static_cast<double>(base.value_or(nanoseconds{0}).count());
+    pol.cap = static_cast<double>(cap.value_or(nanoseconds{0}).count());
+    pol.multiplier = p.number("multiplier", 1, 1000).value_or(2);
+    pol.jitter = p.choice("jitter", {"none", "full", "equal", "decorrelated", "proportional"}).value_or("full");
+    pol.fraction = p.number("jitter_fraction", 0, 1).value_or(0.2);
+    pol.tolerance = static_cast<double>(p.duration("tolerance").value_or(std::chrono::milliseconds{10}).count());
+    pol.max_share_at_cap = p.number("max_share_at_cap", 0, 1).value_or(0.1);
+    pol.min_samples_at_cap =
+        static_cast<std::size_t>(p.integer("min_samples_at_cap", 1, 1'000'000'000).value_or(20));
+    if (base && cap && *cap < *base) p.fail("cap", "must be at least base");
     return std::make_unique<backoff>(std::move(pol));
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "backoff", "every gap between attempts lies inside the declared backoff envelope; no spike at the cap",
+    &make_backoff};
 
 }  // namespace faultline::harness::checks

@@ -86,12 +86,16 @@ private:
     bool require_header_;
 };
 
-}  // namespace
-
-std::unique_ptr<check> make_deadline(check_params& p) {
-    const auto tolerance = p.duration("tolerance", std::chrono::milliseconds{10});
-    const bool require_header = p.boolean("require_header", false);
+std::unique_ptr<check> make_deadline(config::table_reader& p) {
+    const auto tolerance = p.duration("tolerance").value_or(std::chrono::milliseconds{10});
+    const bool require_header = p.boolean("require_header").value_or(false);
     return std::make_unique<deadline>(tolerance, require_header);
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "deadline", "no attempt starts after the operation's deadline; the client finishes by deadline + tolerance",
+    &make_deadline};
 
 }  // namespace faultline::harness::checks

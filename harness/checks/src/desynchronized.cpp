@@ -100,17 +100,21 @@ private:
     std::size_t top_;
 };
 
-}  // namespace
-
-std::unique_ptr<check> make_desynchronized(check_params& p) {
-    const auto bucket = p.positive_duration("bucket", std::chrono::milliseconds{10});
-    const double factor = p.number("k", 3, 1, 1e6);
-    const auto min_retries = static_cast<std::size_t>(p.integer("min_retries", 20, 1, 1'000'000'000));
-    const auto min_window = p.duration("min_window", std::chrono::milliseconds{100});
-    const auto after = p.duration("after", std::chrono::nanoseconds{0});
-    const auto before = p.optional_duration("before");
-    const auto top = static_cast<std::size_t>(p.integer("top", 5, 1, 1000));
+std::unique_ptr<check> make_desynchronized(config::table_reader& p) {
+    const auto bucket = p.duration("bucket", std::chrono::nanoseconds{1}).value_or(std::chrono::milliseconds{10});
+    const double factor = p.number("k", 1, 1e6).value_or(3);
+    const auto min_retries = static_cast<std::size_t>(p.integer("min_retries", 1, 1'000'000'000).value_or(20));
+    const auto min_window = p.duration("min_window").value_or(std::chrono::milliseconds{100});
+    const auto after = p.duration("after").value_or(std::chrono::nanoseconds{0});
+    const auto before = p.duration("before");
+    const auto top = static_cast<std::size_t>(p.integer("top", 1, 1000).value_or(5));
     return std::make_unique<desynchronized>(bucket, factor, min_retries, min_window, after, before, top);
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "desynchronized", "after a synchronised failure no time bucket holds more than k x a uniform spread of retries",
+    &make_desynchronized};
 
 }  // namespace faultline::harness::checks

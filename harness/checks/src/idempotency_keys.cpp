@@ -121,12 +121,16 @@ private:
     std::vector<std::string> methods_;
 };
 
-}  // namespace
-
-std::unique_ptr<check> make_idempotency_keys(check_params& p) {
-    auto methods = p.strings("methods", {"POST", "PATCH"});
-    if (methods.empty()) p.error("methods", "must name at least one method");
+std::unique_ptr<check> make_idempotency_keys(config::table_reader& p) {
+    auto methods = p.strings("methods").value_or(std::vector<std::string>{"POST", "PATCH"});
+    if (methods.empty()) p.fail("methods", "must name at least one method");
     return std::make_unique<idempotency_keys>(std::move(methods));
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "idempotency_keys", "non-idempotent operations carry one stable key across attempts, distinct between operations",
+    &make_idempotency_keys};
 
 }  // namespace faultline::harness::checks

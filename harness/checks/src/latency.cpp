@@ -74,15 +74,19 @@ private:
     std::vector<std::pair<int, std::int64_t>> limits_;  // (percentile, limit ns)
 };
 
-}  // namespace
-
-std::unique_ptr<check> make_latency(check_params& p) {
+std::unique_ptr<check> make_latency(config::table_reader& p) {
     std::vector<std::pair<int, std::int64_t>> limits;
     for (const auto& [name, percentile] : {std::pair{"p50", 50}, std::pair{"p90", 90}, std::pair{"p99", 99}}) {
-        if (const auto d = p.optional_duration(name)) limits.emplace_back(percentile, d->count());
+        if (const auto d = p.duration(name)) limits.emplace_back(percentile, d->count());
     }
-    if (!p.has("p50") && !p.has("p90") && !p.has("p99")) p.error("p99", "set at least one of p50, p90, p99");
+    if (!p.has("p50") && !p.has("p90") && !p.has("p99")) p.fail_table("set at least one of p50, p90, p99");
     return std::make_unique<latency>(std::move(limits));
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "latency", "operation latency percentiles (p50, p90, p99) stay under limits",
+    &make_latency};
 
 }  // namespace faultline::harness::checks

@@ -40,10 +40,13 @@ private:
     std::size_t max_;
 };
 
+std::unique_ptr<check> make_max_attempts(config::table_reader& p) {
+    return std::make_unique<max_attempts>(p.integer("max", 1, 1'000'000).value_or(3));
+}
+
 }  // namespace
 
-std::unique_ptr<check> make_max_attempts(check_params& p) {
-    return std::make_unique<max_attempts>(p.integer("max", 3, 1, 1'000'000));
-}
+const core::registration<check_info> registered{"max_attempts", "no operation makes more than `max` attempts",
+                                                 &make_max_attempts};
 
 }  // namespace faultline::harness::checks

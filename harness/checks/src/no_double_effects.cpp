@@ -41,8 +41,12 @@ public:
     }
 };
 
+std::unique_ptr<check> make_no_double_effects(config::table_reader&) { return std::make_unique<no_double_effects>(); }
+
 }  // namespace
 
-std::unique_ptr<check> make_no_double_effects(check_params&) { return std::make_unique<no_double_effects>(); }
+const core::registration<check_info> registered{
+    "no_double_effects", "at most one committed effect per operation identity",
+    &make_no_double_effects};
 
 }  // namespace faultline::harness::checks

@@ -45,11 +45,15 @@ private:
     std::vector<std::int64_t> statuses_;
 };
 
+std::unique_ptr<check> make_no_retry_on_status(config::table_reader& p) {
+    return std::make_unique<no_retry_on_status>(
+        p.integers("statuses", 100, 599).value_or(std::vector<std::int64_t>{400, 401, 403, 404, 422, 501}));
+}
+
 }  // namespace
 
-std::unique_ptr<check> make_no_retry_on_status(check_params& p) {
-    return std::make_unique<no_retry_on_status>(
-        p.integers("statuses", {400, 401, 403, 404, 422, 501}, 100, 599));
-}
+const core::registration<check_info> registered{
+    "no_retry_on_status", "statuses that are not transient (default 400, 401, 403, 404, 422, 501) are never retried",
+    &make_no_retry_on_status};
 
 }  // namespace faultline::harness::checks

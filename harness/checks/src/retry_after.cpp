@@ -59,10 +59,14 @@ private:
     std::int64_t tolerance_;
 };
 
+std::unique_ptr<check> make_retry_after(config::table_reader& p) {
+    return std::make_unique<retry_after>(p.duration("tolerance").value_or(std::chrono::milliseconds{10}));
+}
+
 }  // namespace
 
-std::unique_ptr<check> make_retry_after(check_params& p) {
-    return std::make_unique<retry_after>(p.duration("tolerance", std::chrono::milliseconds{10}));
-}
+const core::registration<check_info> registered{
+    "retry_after", "the next attempt waits for Retry-After; one longer than the deadline ends the operation",
+    &make_retry_after};
 
 }  // namespace faultline::harness::checks

@@ -149,15 +149,19 @@ private:
     std::int64_t ratio_milli_;
 };
 
-}  // namespace
-
-std::unique_ptr<check> make_retry_budget(check_params& p) {
-    const double ratio = p.number("ratio", 0.2, 0, 1000);
-    const double min_per_sec = p.number("min_per_sec", 10, 0, 1e9);
-    const auto window = p.positive_duration("window", std::chrono::seconds{10});
-    const double max_tokens = p.number("max_tokens", 0, 0, 1000);
-    const double token_ratio = p.number("token_ratio", 0.1, 0.001, 1000);
+std::unique_ptr<check> make_retry_budget(config::table_reader& p) {
+    const double ratio = p.number("ratio", 0, 1000).value_or(0.2);
+    const double min_per_sec = p.number("min_per_sec", 0, 1e9).value_or(10);
+    const auto window = p.duration("window", std::chrono::nanoseconds{1}).value_or(std::chrono::seconds{10});
+    const double max_tokens = p.number("max_tokens", 0, 1000).value_or(0);
+    const double token_ratio = p.number("token_ratio", 0.001, 1000).value_or(0.1);
     return std::make_unique<retry_budget>(ratio, min_per_sec, window, max_tokens, token_ratio);
 }
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "retry_budget", "retries stay within a sliding-window ratio and a replayed gRPC token bucket",
+    &make_retry_budget};
 
 }  // namespace faultline::harness::checks

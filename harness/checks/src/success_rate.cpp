@@ -61,10 +61,14 @@ private:
     double min_;
 };
 
+std::unique_ptr<check> make_success_rate(config::table_reader& p) {
+    return std::make_unique<success_rate>(p.number("min", 0, 1).value_or(0.99));
+}
+
 }  // namespace
 
-std::unique_ptr<check> make_success_rate(check_params& p) {
-    return std::make_unique<success_rate>(p.number("min", 0.99, 0, 1));
-}
+const core::registration<check_info> registered{
+    "success_rate", "the share of operations that succeed is at least `min`",
+    &make_success_rate};
 
 }  // namespace faultline::harness::checks

@@ -1,6 +1,7 @@
-// Helpers shared by the check implementations (internal to harness/src/checks): how attempts and
+// Helpers shared by the check implementations (internal to harness/checks/src): how attempts and
 // times are written in evidence, which outcomes count as success or retryable failure, the
-// operation deadline, sliding windows, and the factory declarations the registry table lists.
+// operation deadline, sliding windows, and `check_info`, the entry each check file registers with
+// `core::registry` (registry.cpp looks checks up there).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "faultline/checks/check.hpp"
+#include "faultline/config/reader.hpp"
+#include "faultline/core/registry.hpp"
 #include "faultline/record/run_record.hpp"
 
 namespace faultline::harness::checks {
@@ -52,19 +55,16 @@ std::size_t count_in(const std::vector<std::int64_t>& sorted_times, std::int64_t
 // Appends evidence up to `evidence_limit`, counting all of it.
 void add_evidence(verdict& v, evidence_item item);
 
-// Factories listed by the registry table (registry.cpp), one per check file.
-using check_factory = std::unique_ptr<check> (*)(check_params&);
-std::unique_ptr<check> make_amplification(check_params& p);
-std::unique_ptr<check> make_backoff(check_params& p);
-std::unique_ptr<check> make_deadline(check_params& p);
-std::unique_ptr<check> make_desynchronized(check_params& p);
-std::unique_ptr<check> make_idempotency_keys(check_params& p);
-std::unique_ptr<check> make_latency(check_params& p);
-std::unique_ptr<check> make_max_attempts(check_params& p);
-std::unique_ptr<check> make_no_double_effects(check_params& p);
-std::unique_ptr<check> make_no_retry_on_status(check_params& p);
-std::unique_ptr<check> make_retry_after(check_params& p);
-std::unique_ptr<check> make_retry_budget(check_params& p);
-std::unique_ptr<check> make_success_rate(check_params& p);
+// What a check file registers, one per file, as its last line:
+//   const core::registration<check_info> registered{"<name>", "<one-line summary>", &make_<name>};
+// The factory reads every parameter through the reader (context `check "<name>"`, `check` and
+// `expect_failure` already declared) and returns the configured check; it reports problems through
+// the reader, and what it returns is discarded when any was reported.
+using check_factory = std::unique_ptr<check> (*)(config::table_reader&);
+struct check_info {
+    std::string name;     // the `check = "…"` value and the file's name
+    std::string summary;  // one line for `faultline list checks`
+    check_factory make;
+};
 
 }  // namespace faultline::harness::checks

@@ -52,7 +52,7 @@ TEST(amplification, single_attempts_pass) {
 TEST(amplification, bad_config) {
     const auto errors = test::parse_errors("check = \"amplification\"\nmax_ratio = 0.5\nwindow = \"1 s\"\n");
     ASSERT_EQ(errors.size(), 2u);
-    EXPECT_THAT(errors[0].message, HasSubstr("max_ratio: must be in [1, 1e+09], got 0.5"));
+    EXPECT_THAT(errors[0].message, HasSubstr("max_ratio: must be in [1, 1000000000], got 0.5"));
     EXPECT_THAT(errors[1].message, HasSubstr("window: bad duration \"1 s\""));
 }
 

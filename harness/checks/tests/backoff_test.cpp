@@ -81,8 +81,8 @@ TEST(backoff, clamping_after_jitter_piles_gaps_at_the_cap) {
 TEST(backoff, bad_config) {
     auto errors = test::parse_errors("check = \"backoff\"\njitter = \"random\"\n");
     ASSERT_EQ(errors.size(), 3u);
-    EXPECT_THAT(errors[0].message, HasSubstr("base: required"));
-    EXPECT_THAT(errors[1].message, HasSubstr("cap: required"));
+    EXPECT_THAT(errors[0].message, HasSubstr("check \"backoff\": missing required key \"base\""));
+    EXPECT_THAT(errors[1].message, HasSubstr("check \"backoff\": missing required key \"cap\""));
     EXPECT_THAT(errors[2].message,
                 HasSubstr("jitter: unknown value \"random\"; allowed: none, full, equal, decorrelated, proportional"));
     errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\ncap = \"100ms\"\n");

@@ -73,8 +73,8 @@ TEST(deadline, require_header_flags_attempts_without_one) {
 TEST(deadline, bad_config) {
     const auto errors = test::parse_errors("check = \"deadline\"\ntolerance = 5\nrequire_header = 1\n");
     ASSERT_EQ(errors.size(), 2u);
-    EXPECT_THAT(errors[0].message, HasSubstr("tolerance: expected a duration string"));
-    EXPECT_THAT(errors[1].message, HasSubstr("require_header: expected a boolean, got an integer"));
+    EXPECT_THAT(errors[0].message, HasSubstr("tolerance: expected a duration such as \"250ms\", got an integer"));
+    EXPECT_THAT(errors[1].message, HasSubstr("require_header: expected true or false, got an integer"));
 }
 
 }  // namespace

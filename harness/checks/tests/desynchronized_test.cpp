@@ -56,8 +56,8 @@ TEST(desynchronized, after_and_before_restrict_the_retries) {
 TEST(desynchronized, bad_config) {
     const auto errors = test::parse_errors("check = \"desynchronized\"\nbucket = \"0s\"\nk = 0.5\n");
     ASSERT_EQ(errors.size(), 2u);
-    EXPECT_THAT(errors[0].message, HasSubstr("bucket: must be longer than 0"));
-    EXPECT_THAT(errors[1].message, HasSubstr("k: must be in [1, 1e+06], got 0.5"));
+    EXPECT_THAT(errors[0].message, HasSubstr("bucket: must be longer than 0, got \"0s\""));
+    EXPECT_THAT(errors[1].message, HasSubstr("k: must be in [1, 1000000], got 0.5"));
 }
 
 }  // namespace

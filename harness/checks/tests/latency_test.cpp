@@ -45,10 +45,10 @@ TEST(latency, within_limits_passes) {
 TEST(latency, bad_config) {
     auto errors = test::parse_errors("check = \"latency\"\n");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_THAT(errors[0].message, HasSubstr("set at least one of p50, p90, p99"));
+    EXPECT_THAT(errors[0].message, HasSubstr("check \"latency\": set at least one of p50, p90, p99"));
     errors = test::parse_errors("check = \"latency\"\np50 = 5\n");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_THAT(errors[0].message, HasSubstr("p50: expected a duration string"));
+    EXPECT_THAT(errors[0].message, HasSubstr("p50: expected a duration such as \"250ms\", got an integer"));
 }
 
 }  // namespace

@@ -27,14 +27,14 @@ TEST(check_registry, unknown_check_lists_the_names) {
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].where.line, 1u);
     EXPECT_EQ(errors[0].where.column, 9u);
-    EXPECT_THAT(errors[0].message, HasSubstr("unknown check \"max_atempts\""));
+    EXPECT_THAT(errors[0].message, HasSubstr("[[expect]]: check: unknown value \"max_atempts\"; allowed: "));
     EXPECT_THAT(errors[0].message, HasSubstr("amplification, backoff,"));
 }
 
 TEST(check_registry, missing_check_key_is_an_error) {
     const auto errors = test::parse_errors("max = 3");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_THAT(errors[0].to_string(), HasSubstr("scenario.toml:1:1: [[expect]] needs `check = \"NAME\"`"));
+    EXPECT_EQ(errors[0].to_string(), "scenario.toml:1:1: [[expect]]: missing required key \"check\"");
 }
 
 TEST(check_registry, unknown_key_names_file_position_and_allowed_keys) {
@@ -48,7 +48,7 @@ TEST(check_registry, expect_failure_must_be_a_boolean) {
     const auto errors = test::parse_errors("check = \"max_attempts\"\nexpect_failure = \"yes\"\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].to_string(),
-              "scenario.toml:2:18: check \"max_attempts\": expect_failure: expected a boolean, got a string");
+              "scenario.toml:2:18: check \"max_attempts\": expect_failure: expected true or false, got a string");
 }
 
 TEST(check_registry, expect_failure_inverts_the_verdict) {
@@ -83,14 +83,14 @@ TEST(check_registry, evidence_is_capped_and_counted) {
     EXPECT_EQ(v.evidence_total, 30u);
 }
 
-TEST(check_params, bad_duration_names_the_key_and_the_units) {
+TEST(check_parameters, bad_duration_names_the_key_and_the_units) {
     const auto errors = test::parse_errors("check = \"deadline\"\ntolerance = \"10 parsecs\"\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].where.line, 2u);
     EXPECT_THAT(errors[0].message, HasSubstr("tolerance: bad duration \"10 parsecs\""));
 }
 
-TEST(check_params, every_error_is_reported) {
+TEST(check_parameters, every_error_is_reported) {
     const auto errors = test::parse_errors("check = \"backoff\"\nmultiplier = 0.5\njitter = \"random\"\nfoo = 1\n");
     ASSERT_EQ(errors.size(), 5u);  // base and cap missing, multiplier range, jitter value, foo
 }

@@ -74,7 +74,7 @@ TEST(retry_budget, bad_config) {
     auto errors = test::parse_errors("check = \"retry_budget\"\nwindow = \"0s\"\nratio = -1\ntoken_ratio = \"x\"\n");
     ASSERT_EQ(errors.size(), 3u);
     EXPECT_THAT(errors[0].message, HasSubstr("ratio: must be in [0, 1000], got -1"));
-    EXPECT_THAT(errors[1].message, HasSubstr("window: must be longer than 0"));
+    EXPECT_THAT(errors[1].message, HasSubstr("window: must be longer than 0, got \"0s\""));
     EXPECT_THAT(errors[2].message, HasSubstr("token_ratio: expected a number, got a string"));
 }
 

@@ -33,33 +33,72 @@ std::optional<wire_outcome> wire_outcome_from_string(std::string_view s) {
     return std::nullopt;
 }
 
+namespace {
+
+// The journal's JSON field names, written once: every reader and writer of a record visits its
+// fields through this list. `Record` is journal_record (readers) or const journal_record (writers).
+template <class Record, class Visitor>
+void visit_fields(Record& r, Visitor& v) {
+    v.number("seq", r.seq);
+    v.number("conn", r.connection);
+    v.number("t_accept", r.accepted_ns);
+    v.number("t_request", r.request_ns);
+    v.number("t_response", r.response_started_ns);
+    v.number("t_end", r.finished_ns);
+    v.string("method", r.method);
+    v.string("target", r.target);
+    v.string("op", r.operation);
+    v.enumeration("op_source", r.identity);
+    v.number("attempt", r.attempt);
+    v.string("idempotency_key", r.idempotency_key);
+    v.optional_string("attempt_header", r.attempt_header);
+    v.optional_string("grpc_previous_attempts", r.previous_attempts);
+    v.optional_number("deadline_ms", r.deadline_ms);
+    v.number("body_hash", r.body_hash);
+    v.string("rule", r.rule);
+    v.string("fault", r.fault);
+    v.enumeration("effect", r.effect);
+    v.enumeration("outcome", r.outcome);
+    v.number("status", r.status);
+    v.optional_number("retry_after_ms", r.retry_after_ms);
+    v.number("bytes_in", r.bytes_in);
+    v.number("bytes_out", r.bytes_out);
+}
+
+constexpr std::size_t field_count = 24;
+
+std::optional<identity_source> from_string(std::string_view s, identity_source) { return identity_source_from_string(s); }
+std::optional<effect_kind> from_string(std::string_view s, effect_kind) { return effect_kind_from_string(s); }
+std::optional<wire_outcome> from_string(std::string_view s, wire_outcome) { return wire_outcome_from_string(s); }
+
+class object_builder {
+public:
+    explicit object_builder(boost::json::object& o) : object_{o} {}
+
+    template <class Int>
+    void number(std::string_view name, Int v) { object_[name] = v; }
+    void string(std::string_view name, std::string_view v) { object_[name] = v; }
+    template <class Enum>
+    void enumeration(std::string_view name, Enum v) { object_[name] = to_string(v); }
+    template <class Int>
+    void optional_number(std::string_view name, const std::optional<Int>& v) {
+        if (v) number(name, *v);
+    }
+    void optional_string(std::string_view name, const std::optional<std::string>& v) {
+        if (v) string(name, *v);
+    }
+
+private:
+    boost::json::object& object_;
+};
+
+}  // namespace
+
 boost::json::object to_json(const journal_record& r) {
     boost::json::object o;
-    o.reserve(24);
-    o["seq"] = r.seq;
-    o["conn"] = r.connection;
-    o["t_accept"] = r.accepted_ns;
-    o["t_request"] = r.request_ns;
-    o["t_response"] = r.response_started_ns;
-    o["t_end"] = r.finished_ns;
-    o["method"] = r.method;
-    o["target"] = r.target;
-    o["op"] = r.operation;
-    o["op_source"] = to_string(r.identity);
-    o["attempt"] = r.attempt;
-    o["idempotency_key"] = r.idempotency_key;
-    if (r.attempt_header) o["attempt_header"] = *r.attempt_header;
-    if (r.previous_attempts) o["grpc_previous_attempts"] = *r.previous_attempts;
-    if (r.deadline_ms) o["deadline_ms"] = *r.deadline_ms;
-    o["body_hash"] = r.body_hash;
-    o["rule"] = r.rule;
-    o["fault"] = r.fault;
-    o["effect"] = to_string(r.effect);
-    o["outcome"] = to_string(r.outcome);
-    o["status"] = r.status;
-    if (r.retry_after_ms) o["retry_after_ms"] = *r.retry_after_ms;
-    o["bytes_in"] = r.bytes_in;
-    o["bytes_out"] = r.bytes_out;
+    o.reserve(field_count);
+    object_builder b{o};
+    visit_fields(r, b);
     return o;
 }
 
@@ -84,6 +123,18 @@ public:
         out_.push_back('"');
         for (const char c : v) escape(c);
         out_.push_back('"');
+    }
+
+    template <class Enum>
+    void enumeration(std::string_view name, Enum v) { string(name, to_string(v)); }
+
+    template <class Int>
+    void optional_number(std::string_view name, const std::optional<Int>& v) {
+        if (v) number(name, *v);
+    }
+
+    void optional_string(std::string_view name, const std::optional<std::string>& v) {
+        if (v) string(name, *v);
     }
 
     void end() { out_ += "}\n"; }
@@ -127,30 +178,7 @@ private:
 
 void append_jsonl_line(std::string& out, const journal_record& r) {
     line_writer w{out};
-    w.number("seq", r.seq);
-    w.number("conn", r.connection);
-    w.number("t_accept", r.accepted_ns);
-    w.number("t_request", r.request_ns);
-    w.number("t_response", r.response_started_ns);
-    w.number("t_end", r.finished_ns);
-    w.string("method", r.method);
-    w.string("target", r.target);
-    w.string("op", r.operation);
-    w.string("op_source", to_string(r.identity));
-    w.number("attempt", r.attempt);
-    w.string("idempotency_key", r.idempotency_key);
-    if (r.attempt_header) w.string("attempt_header", *r.attempt_header);
-    if (r.previous_attempts) w.string("grpc_previous_attempts", *r.previous_attempts);
-    if (r.deadline_ms) w.number("deadline_ms", *r.deadline_ms);
-    w.number("body_hash", r.body_hash);
-    w.string("rule", r.rule);
-    w.string("fault", r.fault);
-    w.string("effect", to_string(r.effect));
-    w.string("outcome", to_string(r.outcome));
-    w.number("status", r.status);
-    if (r.retry_after_ms) w.number("retry_after_ms", *r.retry_after_ms);
-    w.number("bytes_in", r.bytes_in);
-    w.number("bytes_out", r.bytes_out);
+    visit_fields(r, w);
     w.end();
 }
 
@@ -176,7 +204,7 @@ public:
     bool ok() const { return error_.empty(); }
 
     template <class Int>
-    void integer(std::string_view name, Int& out) {
+    void number(std::string_view name, Int& out) {
         const auto* v = find(name);
         if (v == nullptr) return;
         boost::system::error_code ec;
@@ -186,10 +214,10 @@ public:
     }
 
     template <class Int>
-    void optional_integer(std::string_view name, std::optional<Int>& out) {
+    void optional_number(std::string_view name, std::optional<Int>& out) {
         if (!present(name)) return;
         Int n{};
-        integer(name, n);
+        number(name, n);
         if (ok()) out = n;
     }
 
@@ -207,12 +235,12 @@ public:
         if (ok()) out = std::move(s);
     }
 
-    template <class Enum, class Parse>
-    void enumeration(std::string_view name, Enum& out, Parse parse) {
+    template <class Enum>
+    void enumeration(std::string_view name, Enum& out) {
         std::string s;
         string(name, s);
         if (!ok()) return;
-        if (const auto v = parse(s)) {
+        if (const auto v = from_string(s, Enum{})) {
             out = *v;
         } else {
             error_ = "field \"" + std::string{name} + "\": unknown value \"" + s + "\"";
@@ -251,30 +279,7 @@ std::optional<journal_record> record_from_json(const boost::json::value& v, std:
     }
     journal_record r;
     field_reader f{v.as_object(), error};
-    f.integer("seq", r.seq);
-    f.integer("conn", r.connection);
-    f.integer("t_accept", r.accepted_ns);
-    f.integer("t_request", r.request_ns);
-    f.integer("t_response", r.response_started_ns);
-    f.integer("t_end", r.finished_ns);
-    f.string("method", r.method);
-    f.string("target", r.target);
-    f.string("op", r.operation);
-    f.enumeration("op_source", r.identity, identity_source_from_string);
-    f.integer("attempt", r.attempt);
-    f.string("idempotency_key", r.idempotency_key);
-    f.optional_string("attempt_header", r.attempt_header);
-    f.optional_string("grpc_previous_attempts", r.previous_attempts);
-    f.optional_integer("deadline_ms", r.deadline_ms);
-    f.integer("body_hash", r.body_hash);
-    f.string("rule", r.rule);
-    f.string("fault", r.fault);
-    f.enumeration("effect", r.effect, effect_kind_from_string);
-    f.enumeration("outcome", r.outcome, wire_outcome_from_string);
-    f.integer("status", r.status);
-    f.optional_integer("retry_after_ms", r.retry_after_ms);
-    f.integer("bytes_in", r.bytes_in);
-    f.integer("bytes_out", r.bytes_out);
+    visit_fields(r, f);
     if (!f.ok()) return std::nullopt;
     return r;
 }

@@ -147,7 +147,7 @@ TEST(scenario_loader, unknown_check_lists_the_checks) {
     const scenario_result r = parse_scenario("[[expect]]\ncheck = \"no_doubles\"\n", "s.toml");
     ASSERT_THAT(r.errors, SizeIs(1));
     const std::string text = r.errors[0].to_string();
-    EXPECT_THAT(text, HasSubstr("s.toml:2:9: unknown check \"no_doubles\""));
+    EXPECT_THAT(text, HasSubstr("s.toml:2:9: [[expect]]: check: unknown value \"no_doubles\"; allowed: "));
     EXPECT_THAT(text, HasSubstr("no_double_effects"));
     EXPECT_THAT(text, HasSubstr("retry_budget"));
 }

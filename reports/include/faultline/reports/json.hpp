@@ -2,11 +2,11 @@
 // attempts, committed effects, client outcomes), the client command's result, and every verdict with
 // its evidence. A pure function of run records, written pretty-printed with a stable key order so
 // files diff well. The journal itself is not repeated here: `faultline serve --journal` and the
-// journal's JSON Lines form (harness/journal_json.hpp) carry it.
+// journal's JSON Lines form (record/journal_json.hpp) carry it.
 #pragma once
 
+#include <span>
 #include <string>
-#include <vector>
 
 #include <boost/json/object.hpp>
 
@@ -18,6 +18,6 @@ namespace faultline::reports {
 boost::json::object to_json(const harness::run_record& run);
 
 // `{"passed": …, "scenarios": [ … ]}` for one or more runs, pretty-printed, ending in a newline.
-std::string json_report(const std::vector<harness::run_record>& runs);
+std::string json_report(std::span<const harness::run_record> runs);
 
 }  // namespace faultline::reports

@@ -6,13 +6,13 @@
 // U+FFFD. A pure function of the run records.
 #pragma once
 
+#include <span>
 #include <string>
-#include <vector>
 
 #include "faultline/record/run_record.hpp"
 
 namespace faultline::reports {
 
-std::string junit_report(const std::vector<harness::run_record>& runs);
+std::string junit_report(std::span<const harness::run_record> runs);
 
 }  // namespace faultline::reports

@@ -1,18 +1,15 @@
 // Checks: named predicates over a run record that return a verdict with evidence. A scenario lists
 // them as `[[expect]]` tables (`check = "max_attempts"`, `max = 3`, `expect_failure = true`, …).
-// Each check is one small type in `harness/src/checks/<name>.cpp` holding only its validated
-// parameters; an explicit table in `checks/registry.cpp` maps names to factories, so the list
-// survives static linking and a test pins it. Parameters are read strictly through `check_params`:
+// Each check is one file, `harness/checks/src/<name>.cpp`: a small type holding only its validated
+// parameters, a factory, and one `core::registration<check_info>` line that registers it by name
+// (the library is linked whole-archive, so registrations survive static linking; a test pins the
+// list). Parameters are read strictly through `config::table_reader` (context `check "<name>"`):
 // wrong types, bad values and unknown keys become `config_error`s with the TOML file:line:column
 // and the allowed keys. `expect_failure` is applied in one place, `evaluate(expectation, run)`.
 #pragma once
 
-#include <chrono>
-#include <cstdint>
-#include <initializer_list>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,49 +31,6 @@ public:
     // `passed` says whether the property holds; the caller fills `verdict::check` and applies
     // `expect_failure`.
     virtual verdict evaluate(const run_record& run) const = 0;
-};
-
-// Strict reader of one `[[expect]]` table, used by check factories. Every accessor records its key
-// as allowed, whether or not the key is present, so factories must ask for all their keys
-// unconditionally; `reject_unknown_keys` then reports the rest. Errors are appended to the
-// `config_errors` passed in (not owned; must outlive the reader). Not thread-safe.
-class check_params {
-public:
-    check_params(const toml::table& table, std::string check_name, std::string file, config_errors& errors);
-
-    bool boolean(std::string_view key, bool fallback);
-    std::int64_t integer(std::string_view key, std::int64_t fallback, std::int64_t min, std::int64_t max);
-    // Integers are accepted where a number is expected.
-    double number(std::string_view key, double fallback, double min, double max);
-    // Durations are strings with units, read by config::parse_duration: "250ms", "2s", "100us".
-    std::chrono::nanoseconds duration(std::string_view key, std::chrono::nanoseconds fallback);
-    // As `duration`, but 0 is an error ("must be longer than 0") and `fallback` is used instead.
-    std::chrono::nanoseconds positive_duration(std::string_view key, std::chrono::nanoseconds fallback);
-    std::optional<std::chrono::nanoseconds> optional_duration(std::string_view key);
-    std::chrono::nanoseconds required_duration(std::string_view key);
-    std::string choice(std::string_view key, std::string_view fallback, std::initializer_list<std::string_view> allowed);
-    std::vector<std::int64_t> integers(std::string_view key, std::vector<std::int64_t> fallback, std::int64_t min,
-                                       std::int64_t max);
-    std::vector<std::string> strings(std::string_view key, std::vector<std::string> fallback);
-
-    // A validation error about `key` (positioned at the key's value, or at the table when absent).
-    void error(std::string_view key, const std::string& message);
-    bool has(std::string_view key) const;
-    // Marks keys handled by the caller (e.g. `check`, `expect_failure`) as allowed.
-    void allow(std::string_view key);
-    // One error per key no accessor asked for, naming the allowed keys.
-    void reject_unknown_keys();
-
-private:
-    const toml::node* find(std::string_view key);
-    source_position position_of(const toml::node* node) const;
-    void type_error(std::string_view key, const toml::node& node, std::string_view expected);
-
-    const toml::table& table_;
-    std::string check_name_;
-    std::string file_;
-    config_errors& errors_;
-    std::set<std::string, std::less<>> allowed_;
 };
 
 // One `[[expect]]` entry, parsed and validated. Copies share the immutable check.

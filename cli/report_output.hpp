@@ -1,0 +1,31 @@
+// Where `faultline run` and `faultline check` write reports: `--report FORMAT:PATH` (repeatable; any
+// format in the report registry, reports/writer.hpp) and `--report-dir DIR` (every format's own file
+// there). Shared by both commands so they accept and write reports the same way.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include <CLI/App.hpp>
+
+#include "faultline/record/run_record.hpp"
+
+namespace faultline::cli {
+
+struct report_targets {
+    std::vector<std::string> reports;  // "FORMAT:PATH"
+    std::string report_dir;
+};
+
+// Declares --report and --report-dir on `cmd`; a bad FORMAT:PATH is a usage error (exit 2) naming
+// the registered formats.
+void add_report_options(CLI::App& cmd, report_targets& targets);
+
+// Why these reports cannot be written for `runs` runs ("" when they can): checked before running.
+std::string report_targets_problem(const report_targets& targets, std::size_t runs);
+
+// Writes every requested report; prints what it could not write to stderr and returns false then.
+bool write_reports(const report_targets& targets, std::span<const harness::run_record> runs);
+
+}  // namespace faultline::cli
