@@ -143,6 +143,14 @@ path = "/x"
               }));
 }
 
+TEST(model_config, an_empty_endpoint_list_declares_none) {
+    const auto t = parse("[server]\nendpoint = []\n");
+    config_errors errors;
+    const auto c = parse_model_config(*t["server"].as_table(), "scenario.toml", errors);
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(c->service.endpoints.empty());
+}
+
 TEST(model_config, endpoint_must_be_an_array_of_tables) {
     const auto t = parse("[server]\nendpoint = \"x\"\n");
     config_errors errors;
