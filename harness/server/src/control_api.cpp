@@ -1,5 +1,6 @@
 #include "faultline/server/control_api.hpp"
 
+#include "faultline/config/document.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
 #include <boost/json/array.hpp>
@@ -140,15 +141,12 @@ control_api::response control_api::route(const request& req) const {
         const std::size_t index = context_.engine.rules().size() + 1;
         faults::rules_result parsed;
         if (is_toml(req)) {
-            try {
-                const toml::table table = toml::parse(req.body(), std::string{control_source});
-                parsed = faults::parse_rule(table, std::string{control_source}, index);
-            } catch (const toml::parse_error& e) {
+            const config::document doc = config::parse_document(req.body(), std::string{control_source});
+            if (!doc.table) {
                 return error_response(req, http::status::bad_request,
-                                      "bad TOML body: " + std::string{e.description()} + " at line " +
-                                          std::to_string(e.source().begin.line) + ", column " +
-                                          std::to_string(e.source().begin.column));
+                                      "bad TOML body: " + doc.errors.front().to_string());
             }
+            parsed = faults::parse_rule(*doc.table, std::string{control_source}, index);
         } else {
             json::error_code ec;
             const json::value body = json::parse(req.body(), ec);

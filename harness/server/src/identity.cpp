@@ -84,21 +84,13 @@ operation_identity identify(const identity_config& config, const identity_inputs
                 std::move(key));
 }
 
-operation_identity identify(const identity_config& config,
-                            const boost::beast::http::request<boost::beast::http::string_body>& request) {
-    const auto header = [&](std::string_view name) -> std::optional<std::string_view> {
-        const auto it = request.find(boost::beast::string_view{name.data(), name.size()});
-        if (it == request.end()) return std::nullopt;
-        return std::string_view{it->value().data(), it->value().size()};
-    };
+operation_identity identify(const identity_config& config, const faults::request_view& request) {
     identity_inputs in;
-    const auto method = request.method_string();
-    const auto target = request.target();
-    in.method = std::string_view{method.data(), method.size()};
-    in.target = std::string_view{target.data(), target.size()};
-    in.body = request.body();
-    in.idempotency_key = header(idempotency_key_header);
-    if (!config.header.empty()) in.named_header = header(config.header);
+    in.method = request.method;
+    in.target = request.target;
+    in.body = request.body;
+    in.idempotency_key = request.headers.find(idempotency_key_header);
+    if (!config.header.empty()) in.named_header = request.headers.find(config.header);
     return identify(config, in);
 }
 

@@ -10,8 +10,6 @@
 namespace faultline::harness {
 namespace {
 
-namespace http = boost::beast::http;
-
 TEST(identity, normalises_sf_string_keys) {
     EXPECT_EQ(normalise_idempotency_key(R"("abc")"), "abc");
     EXPECT_EQ(normalise_idempotency_key(R"(  "abc" )"), "abc");
@@ -83,21 +81,20 @@ TEST(identity, request_hash_is_stable_and_separates_parts) {
     EXPECT_EQ(to_hex(0), "0000000000000000");
 }
 
-TEST(identity, reads_a_beast_request) {
-    http::request<http::string_body> req{http::verb::post, "/payments", 11};
-    req.set("Idempotency-Key", R"("key-9")");
-    req.body() = R"({"amount":1})";
-    auto id = identify({}, req);
+TEST(identity, reads_a_request_view) {
+    const faults::header_list keyed{{"Idempotency-Key", R"("key-9")"}};
+    const faults::header_list_source keyed_headers{keyed};
+    auto id = identify({}, faults::request_view{"POST", "/payments", keyed_headers, R"({"amount":1})"});
     EXPECT_EQ(id.value, "key-9");
     EXPECT_EQ(id.source, identity_source::idempotency_key);
 
-    http::request<http::string_body> plain{http::verb::post, "/payments", 11};
-    plain.set("X-Op", "op-3");
-    plain.body() = R"({"amount":1})";
-    id = identify(identity_config{"x-op", ""}, plain);
+    const faults::header_list plain{{"X-Op", "op-3"}};
+    const faults::header_list_source plain_headers{plain};
+    const faults::request_view request{"POST", "/payments", plain_headers, R"({"amount":1})"};
+    id = identify(identity_config{"x-op", ""}, request);  // header names match case-insensitively
     EXPECT_EQ(id.value, "op-3");
     EXPECT_EQ(id.source, identity_source::header);
-    id = identify({}, plain);
+    id = identify({}, request);
     EXPECT_EQ(id.value, to_hex(request_hash("POST", "/payments", R"({"amount":1})")));
 }
 

@@ -81,8 +81,8 @@ TEST(model_config, unknown_keys_are_listed_with_positions) {
     EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
     EXPECT_EQ(messages(errors),
               std::vector<std::string>{
-                  "scenario.toml:3:1: unknown key \"colour\" in [server]; allowed: service, idempotency, "
-                  "idempotency_required, identity_header, identity_field, catch_all, journal_max_records, endpoint"});
+                  "scenario.toml:3:1: [server]: unknown key \"colour\"; allowed: catch_all, endpoint, idempotency, "
+                  "idempotency_required, identity_field, identity_header, journal_max_records, service"});
 }
 
 TEST(model_config, extra_keys_belong_to_someone_else) {
@@ -90,7 +90,7 @@ TEST(model_config, extra_keys_belong_to_someone_else) {
     config_errors errors;
     EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors, {"max_active_faults"}));
     ASSERT_EQ(errors.size(), 1U);
-    EXPECT_NE(errors[0].message.find("allowed: service"), std::string::npos);
+    EXPECT_NE(errors[0].message.find("allowed: catch_all"), std::string::npos);
     EXPECT_NE(errors[0].message.find(", max_active_faults"), std::string::npos);
     EXPECT_EQ(errors[0].where.line, 3U);
 }
@@ -109,13 +109,13 @@ journal_max_records = 0
     EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
     EXPECT_EQ(messages(errors),
               (std::vector<std::string>{
-                  R"(scenario.toml:2:11: unknown service "fancy"; allowed: default, empty)",
-                  R"(scenario.toml:3:15: "idempotency" must be a string)",
-                  R"(scenario.toml:4:24: "idempotency_required" must be true or false)",
-                  R"(scenario.toml:5:19: "identity_header" must be an HTTP token (letters, digits, -), got "X Request")",
-                  R"(scenario.toml:6:18: "identity_field" must not be empty)",
-                  R"(scenario.toml:7:13: unknown catch_all "all"; allowed: none, by_method)",
-                  R"(scenario.toml:8:23: "journal_max_records" must be a positive integer)",
+                  R"(scenario.toml:2:11: [server]: service: unknown value "fancy"; allowed: default, empty)",
+                  R"(scenario.toml:3:15: [server]: idempotency: expected a string, got an integer)",
+                  R"(scenario.toml:4:24: [server]: idempotency_required: expected true or false, got a string)",
+                  R"(scenario.toml:5:19: [server]: identity_header: must be an HTTP token (letters, digits, -), got "X Request")",
+                  R"(scenario.toml:6:18: [server]: identity_field: must not be empty)",
+                  R"(scenario.toml:7:13: [server]: catch_all: unknown value "all"; allowed: none, by_method)",
+                  R"(scenario.toml:8:23: [server]: journal_max_records: must be at least 1, got 0)",
               }));
 }
 
@@ -134,15 +134,21 @@ path = "/x"
     EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
     EXPECT_EQ(messages(errors),
               (std::vector<std::string>{
-                  R"(scenario.toml:2:1: [[server.endpoint]] needs "path" (e.g. "/orders/{id}"))",
-                  R"(scenario.toml:2:1: [[server.endpoint]] needs "effect": non_idempotent, idempotent_write, read or none)",
-                  R"(scenario.toml:4:8: "path" must start with '/', got "orders")",
-                  R"(scenario.toml:5:10: unknown effect "sometimes"; allowed: non_idempotent, idempotent_write, read, none)",
-                  R"(scenario.toml:6:10: "status" must be an integer from 100 to 599)",
-                  R"(scenario.toml:7:1: unknown key "speed" in [[server.endpoint]]; allowed: method, path, effect, status, body, content_type)",
-                  R"(scenario.toml:8:1: [[server.endpoint]] needs "method" (e.g. "POST", or "*"))",
-                  R"(scenario.toml:8:1: [[server.endpoint]] needs "effect": non_idempotent, idempotent_write, read or none)",
+                  R"(scenario.toml:4:8: [[server.endpoint]]: path: must start with '/', got "orders")",
+                  R"(scenario.toml:5:10: [[server.endpoint]]: effect: unknown value "sometimes"; allowed: non_idempotent, idempotent_write, read, none)",
+                  R"(scenario.toml:6:10: [[server.endpoint]]: status: must be in [100, 599], got 99)",
+                  R"(scenario.toml:7:1: [[server.endpoint]]: unknown key "speed"; allowed: body, content_type, effect, method, path, status)",
+                  R"(scenario.toml:8:1: [[server.endpoint]]: missing required key "method")",
+                  R"(scenario.toml:8:1: [[server.endpoint]]: missing required key "effect")",
               }));
+}
+
+TEST(model_config, an_empty_endpoint_list_declares_none) {
+    const auto t = parse("[server]\nendpoint = []\n");
+    config_errors errors;
+    const auto c = parse_model_config(*t["server"].as_table(), "scenario.toml", errors);
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(c->service.endpoints.empty());
 }
 
 TEST(model_config, endpoint_must_be_an_array_of_tables) {
@@ -151,7 +157,7 @@ TEST(model_config, endpoint_must_be_an_array_of_tables) {
     EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
     ASSERT_EQ(errors.size(), 1U);
     EXPECT_EQ(errors[0].to_string(),
-              R"(scenario.toml:2:12: "endpoint" must be an array of tables ([[server.endpoint]]))");
+              R"(scenario.toml:2:12: [server]: endpoint: expected an array of tables ([[endpoint]]), got a string)");
 }
 
 }  // namespace

@@ -14,9 +14,11 @@
 //   GET    /__faultline/stats              fault counts per kind and per rule, overflow, server counters
 // Errors are JSON objects {"error": "..."} naming the problem: 400 for a bad body or query, 404 for
 // an unknown path or rule, 405 (with Allow) for a method a path does not take.
+// It knows the server only through server_context.hpp (the context it works on, and a callback for
+// the server's counters), so the server includes this header and not the other way round.
 #pragma once
 
-#include "faultline/server/server.hpp"
+#include "faultline/server/server_context.hpp"
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>

@@ -4,13 +4,13 @@
 // else a header the scenario names, else a top-level string or number field of a JSON body the
 // scenario names, else a stable hash of method + target + body (a retry resends the same bytes).
 // The identity's 64-bit hash feeds the seeded fault decisions, so it is the same on every run.
-// Also here: the per-operation attempt counter (n-th attempt of an operation, 1-based).
+// Also here: the per-operation attempt counter (n-th attempt of an operation, 1-based). Nothing here
+// knows HTTP parsing: a request comes in as the fault engine's `faults::request_view`, whose headers
+// the server adapts from its parsed message (session.cpp), or as plain `identity_inputs`.
 #pragma once
 
+#include "faultline/faults/request.hpp"
 #include "faultline/record/journal_record.hpp"
-
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include <array>
 #include <cstdint>
@@ -57,8 +57,9 @@ std::uint64_t request_hash(std::string_view method, std::string_view target, std
 std::string to_hex(std::uint64_t v);
 
 operation_identity identify(const identity_config& config, const identity_inputs& request);
-operation_identity identify(const identity_config& config,
-                            const boost::beast::http::request<boost::beast::http::string_body>& request);
+// The same for a request as the fault engine sees it: the two headers are looked up through
+// `request.headers` (case-insensitive), the named one only when `config.header` is set.
+operation_identity identify(const identity_config& config, const faults::request_view& request);
 
 // Counts attempts per operation identity. Thread-safe (striped locks keyed by the identity's hash, so
 // concurrent operations rarely contend). Memory grows with the number of distinct operations until

@@ -1,7 +1,8 @@
 // The `[server]` table of a scenario or rules file: which service the server plays, how it finds
-// operation identities, its idempotency mode and its journal bound. Validation is strict: unknown
-// keys, wrong types and bad values are reported as `file:line:column: message`, listing the allowed
-// keys or values. Other parts of the server may own further keys of the same table; they pass them
+// operation identities, its idempotency mode and its journal bound. Validation is strict and read
+// through config::table_reader: unknown keys, wrong types and bad values are reported as
+// `file:line:column: [server]: key: message` (or `[[server.endpoint]]: …`), listing the allowed keys
+// or values. Other parts of the server may own further keys of the same table; they pass them
 // as `extra_keys` so they are not reported as unknown (and parse them themselves).
 //
 //   [server]

@@ -18,7 +18,7 @@
 #include "faultline/faults/engine.hpp"
 #include "faultline/faults/rule.hpp"
 #include "faultline/server/model_config.hpp"
-#include "faultline/server/server.hpp"
+#include "faultline/server/server_options.hpp"
 
 #include <toml++/toml.h>
 

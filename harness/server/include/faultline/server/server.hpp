@@ -7,89 +7,32 @@
 // commit phase says (phase `after`: commit, then damage or drop the reply — the lost response);
 // delay, slow_body and truncate deliver the service's own reply, so they run it in either phase.
 // The engine's decision is kept until the attempt ends (it holds the active-fault and overload
-// slots), and every attempt ends in exactly one journal record, even one cut short by stop(). Requests under `/__faultline/` go to the control
-// API (control_api.hpp): never faulted, never journaled.
+// slots), and every attempt ends in exactly one journal record, even one cut short by stop().
+// Requests under `/__faultline/` go to the control API (control_api.hpp): never faulted, never
+// journaled.
 //
 // Threads: each worker runs its own io_context; connections are spread over them round-robin and
 // never change thread, so a connection needs no strand. Malformed HTTP from a client gets 400 (413
 // for a body over the limit, 431 for oversized headers) and a close; it is not an attempt.
 //
-// The server owns only its sockets and threads; what it works on is a `server_context`, which owns
-// the engine, service, ledger, idempotency layer, attempt counter and journal, so the caller can
-// inspect them while and after the server runs.
+// The server owns only its sockets and threads; what it works on is a `server_context`
+// (server_context.hpp), which owns the engine, service, ledger, idempotency layer, attempt counter
+// and journal, so the caller can inspect them while and after the server runs. How it listens is a
+// `server_options` (server_options.hpp).
 #pragma once
 
 #include "faultline/core/clock.hpp"
-#include "faultline/faults/engine.hpp"
-#include "faultline/faults/rule.hpp"
-#include "faultline/server/identity.hpp"
-#include "faultline/server/idempotency.hpp"
-#include "faultline/server/journal.hpp"
-#include "faultline/server/ledger.hpp"
-#include "faultline/server/model_config.hpp"
-#include "faultline/server/service.hpp"
+#include "faultline/server/server_context.hpp"
+#include "faultline/server/server_options.hpp"
 
 #include <boost/system/error_code.hpp>
 
-#include <chrono>
-#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace faultline::harness {
-
-// Everything one server run works on. Owns its parts; they are thread-safe, so tests and the
-// control API read them while the server runs. Construct once per run; `reset` starts a fresh
-// round (the control API's POST /__faultline/reset).
-class server_context {
-public:
-    // Throws std::system_error if the journal file cannot be opened.
-    server_context(const model_config& model, std::vector<faults::rule> rules, std::uint64_t seed,
-                   journal_options journal = {}, faults::engine_limits limits = {});
-
-    server_context(const server_context&) = delete;
-    server_context& operator=(const server_context&) = delete;
-
-    // Forgets the ledger, the journal's in-memory records, attempt counts, stored idempotency
-    // results and the service's domain state. Rules stay.
-    void reset();
-
-    std::uint64_t seed() const { return engine.seed(); }
-
-    // Declaration order is destruction order reversed: the service writes to the ledger.
-    ledger effects;
-    service model;
-    idempotency_layer idempotency;
-    attempt_counter attempts;
-    identity_config identity;
-    journal records;
-    faults::fault_engine engine;
-};
-
-struct server_options {
-    std::string address = "127.0.0.1";
-    std::uint16_t port = 0;  // 0: an ephemeral port, read back with server::port()
-    // A second port that serves only the control API (nullopt: none; 0: ephemeral).
-    std::optional<std::uint16_t> control_port;
-    std::size_t threads = 1;               // io_context worker threads
-    std::size_t body_limit = 1024 * 1024;  // larger request bodies get 413 and close
-    // stop(): how long in-progress attempts may take to finish before their connections are closed.
-    std::chrono::milliseconds drain_timeout{1000};
-    // Binding to an address other than loopback must be asked for (all traffic stays local).
-    bool allow_non_loopback = false;
-};
-
-// Counters the server keeps besides the journal (control API /stats, tests).
-struct server_counters {
-    std::uint64_t connections = 0;        // accepted
-    std::uint64_t refused = 0;            // reset or closed by a connection verdict
-    std::uint64_t attempts = 0;           // journaled
-    std::uint64_t control_requests = 0;   // served by the control API
-    std::uint64_t bad_requests = 0;       // unparseable HTTP answered with 400/413/431 and closed
-};
 
 // The running server. Owns its acceptor(s), connections and worker threads; the context and the
 // clock must outlive it. `start` and `stop` may be called from any thread; stop() is idempotent and

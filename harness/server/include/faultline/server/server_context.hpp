@@ -1,0 +1,59 @@
+// What one server run works on, apart from sockets and threads: the `server_context` (fault engine,
+// service model, ledger, idempotency layer, attempt counter, journal) and the `server_counters` the
+// server keeps besides the journal. This is the narrow interface between the HTTP server
+// (server.hpp) and the control API (control_api.hpp): both work on a context, neither includes the
+// other's header, and nothing here depends on Asio or Beast.
+#pragma once
+
+#include "faultline/faults/engine.hpp"
+#include "faultline/faults/rule.hpp"
+#include "faultline/server/identity.hpp"
+#include "faultline/server/idempotency.hpp"
+#include "faultline/server/journal.hpp"
+#include "faultline/server/ledger.hpp"
+#include "faultline/server/model_config.hpp"
+#include "faultline/server/service.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace faultline::harness {
+
+// Everything one server run works on. Owns its parts; they are thread-safe, so tests and the
+// control API read them while the server runs. Construct once per run; `reset` starts a fresh
+// round (the control API's POST /__faultline/reset).
+class server_context {
+public:
+    // Throws std::system_error if the journal file cannot be opened.
+    server_context(const model_config& model, std::vector<faults::rule> rules, std::uint64_t seed,
+                   journal_options journal = {}, faults::engine_limits limits = {});
+
+    server_context(const server_context&) = delete;
+    server_context& operator=(const server_context&) = delete;
+
+    // Forgets the ledger, the journal's in-memory records, attempt counts, stored idempotency
+    // results and the service's domain state. Rules stay.
+    void reset();
+
+    std::uint64_t seed() const { return engine.seed(); }
+
+    // Declaration order is destruction order reversed: the service writes to the ledger.
+    ledger effects;
+    service model;
+    idempotency_layer idempotency;
+    attempt_counter attempts;
+    identity_config identity;
+    journal records;
+    faults::fault_engine engine;
+};
+
+// Counters the server keeps besides the journal (control API /stats, tests).
+struct server_counters {
+    std::uint64_t connections = 0;        // accepted
+    std::uint64_t refused = 0;            // reset or closed by a connection verdict
+    std::uint64_t attempts = 0;           // journaled
+    std::uint64_t control_requests = 0;   // served by the control API
+    std::uint64_t bad_requests = 0;       // unparseable HTTP answered with 400/413/431 and closed
+};
+
+}  // namespace faultline::harness

@@ -1,0 +1,158 @@
+// Private to the server: carries out a fault plan (faults/action.hpp) on one connection. The
+// executor holds the policy — when the service runs (the commit point), which reply goes out, which
+// bytes are written, how the connection ends and what outcome is journaled — and the connection
+// holds the mechanism (socket, timer, journal record). It is a template over the connection so the
+// server instantiates it with its session and the tests with a fake: no virtual call, no
+// allocation of its own.
+//
+// Exhaustive: there is one handler per alternative of faults::action, and a deleted catch-all, so
+// an action added to the variant without a handler here is a compile error in std::visit.
+//
+// A Connection provides (all called on the connection's own thread):
+//   service_response run_service();            the commit point: idempotency layer, then the service
+//   void set_reply(service_response);          the reply to send
+//   void set_reply(int status, const H& headers, std::string body,
+//                  std::optional<std::size_t> content_length = std::nullopt);
+//                                              H: faults::header_list or harness::header_list;
+//                                              content_length overrides the body's size in the head
+//   const std::string& reply_head() const;     status line and fields, ending in the blank line
+//   const std::string& reply_body() const;
+//   bool reply_keep_alive() const;
+//   void send_response();                      writes the reply; journals responded / client_gone
+//   std::string& raw();                        the bytes of a damaged reply, kept until written
+//   void write_raw(std::size_t offset, std::size_t n, Next next);
+//                                              writes raw()[offset, offset + n) (counted as bytes
+//                                              out); on error journals client_gone and closes,
+//                                              else calls next(connection)
+//   void wait_then(faults::duration, Next next);  next(connection) after the wait; closes on stop
+//   void finish_attempt(wire_outcome);         the attempt's one journal record
+//   void reset_now();                          RST
+//   void do_graceful_close();                  FIN, then linger for the client's FIN
+//   void start_hang(faults::duration limit);   silent until the client leaves or the limit; journals hung
+//   void do_read();                            keep-alive: read the next request
+#pragma once
+
+#include "faultline/faults/action.hpp"
+#include "faultline/record/journal_record.hpp"
+#include "faultline/server/service.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <variant>
+
+namespace faultline::harness::server_detail {
+
+// The pause between two chunks of a slow body: chunk_bytes at bytes_per_second. A zero rate or
+// chunk counts as one; the pause is capped at an hour so the multiplication cannot overflow the
+// nanosecond count.
+inline faults::duration dribble_interval(const faults::slow_body_action& action) {
+    const auto rate = std::max<std::size_t>(action.bytes_per_second, 1);
+    const auto chunk = std::max<std::size_t>(action.chunk_bytes, 1);
+    return faults::duration{
+        static_cast<std::int64_t>(std::min<std::size_t>(chunk * 1'000'000'000ULL / rate, 3'600'000'000'000ULL))};
+}
+
+template <class Connection>
+class action_executor {
+public:
+    // Holds a reference to the connection for one visit; construct on the stack.
+    action_executor(Connection& connection, faults::commit_phase phase)
+        : c_{connection}, after_{phase == faults::commit_phase::after} {}
+
+    static void run(Connection& connection, const faults::fault_plan& plan) {
+        std::visit(action_executor{connection, plan.phase}, plan.what);
+    }
+
+    // Kinds that deliver the service's own reply (delay, slow_body, truncate) run the service
+    // whatever the phase; the others run it only in phase `after`, and discard its reply.
+
+    void operator()(const faults::respond_action& action) const {
+        if (after_) c_.run_service();
+        c_.set_reply(action.status, action.headers, action.body);
+        c_.send_response();
+    }
+
+    void operator()(const faults::delay_action& action) const {
+        if (after_) c_.set_reply(c_.run_service());
+        c_.wait_then(action.wait, [after = after_](Connection& c) {
+            if (!after) c.set_reply(c.run_service());
+            c.send_response();
+        });
+    }
+
+    void operator()(const faults::drop_action& action) const {
+        if (after_) c_.run_service();
+        switch (action.mode) {
+            case faults::drop_mode::reset:
+                c_.finish_attempt(wire_outcome::reset);
+                return c_.reset_now();
+            case faults::drop_mode::close:
+                c_.finish_attempt(wire_outcome::closed);
+                return c_.do_graceful_close();
+            case faults::drop_mode::hang:
+                return c_.start_hang(action.hang_limit);
+        }
+    }
+
+    void operator()(const faults::slow_body_action& action) const {
+        c_.set_reply(c_.run_service());
+        c_.raw() = c_.reply_head() + c_.reply_body();
+        dribble(c_, action, 0);
+    }
+
+    // The head promises the whole body; fewer bytes follow.
+    void operator()(const faults::truncate_action& action) const {
+        service_response reply = c_.run_service();
+        // An empty body cannot be cut short: the head then promises one byte that never comes.
+        const std::size_t promised = std::max<std::size_t>(reply.body.size(), 1);
+        c_.set_reply(reply.status, reply.headers, std::move(reply.body), promised);
+        const std::string& body = c_.reply_body();
+        std::size_t keep = std::min(action.body_bytes, body.size());
+        if (!body.empty() && keep == body.size()) keep = body.size() - 1;
+        std::string& raw = c_.raw();
+        raw = c_.reply_head();
+        raw.append(body, 0, keep);
+        c_.write_raw(0, raw.size(), [reset = action.reset](Connection& c) {
+            c.finish_attempt(wire_outcome::truncated);
+            if (reset) return c.reset_now();
+            c.do_graceful_close();
+        });
+    }
+
+    void operator()(const faults::malformed_action& action) const {
+        if (after_) c_.run_service();
+        c_.raw() = action.bytes;
+        c_.write_raw(0, c_.raw().size(), [](Connection& c) {
+            c.finish_attempt(wire_outcome::malformed);
+            c.do_graceful_close();
+        });
+    }
+
+    // Exhaustiveness: an alternative without its own handler lands here and does not compile.
+    template <class Action>
+    void operator()(const Action&) const = delete;
+
+private:
+    // Writes raw()[sent, sent + chunk), then waits one interval, until all of raw() is out.
+    static void dribble(Connection& c, const faults::slow_body_action& action, std::size_t sent) {
+        const std::size_t chunk = std::max<std::size_t>(action.chunk_bytes, 1);
+        const std::size_t n = std::min(chunk, c.raw().size() - sent);
+        c.write_raw(sent, n, [action, sent = sent + n](Connection& conn) {
+            if (sent >= conn.raw().size()) {
+                conn.finish_attempt(wire_outcome::responded);
+                if (!conn.reply_keep_alive()) return conn.do_graceful_close();
+                return conn.do_read();
+            }
+            conn.wait_then(dribble_interval(action),
+                           [action, sent](Connection& next) { dribble(next, action, sent); });
+        });
+    }
+
+    Connection& c_;
+    const bool after_;
+};
+
+}  // namespace faultline::harness::server_detail

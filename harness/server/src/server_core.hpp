@@ -1,0 +1,116 @@
+// Private to the server: the state shared by the server object (server.cpp), its acceptors and its
+// connections (session.hpp), and the concrete Asio types they use. Connections hold the core through
+// a shared_ptr, so it outlives the last handler.
+#pragma once
+
+#include "faultline/core/clock.hpp"
+#include "faultline/server/control_api.hpp"
+#include "faultline/server/server.hpp"
+
+#include <boost/asio/basic_socket_acceptor.hpp>
+#include <boost/asio/basic_stream_socket.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace faultline::harness {
+
+namespace server_detail {
+
+// Each worker thread runs its own io_context and owns the connections accepted onto it, so a
+// connection's handlers never hop threads and need no strand; the I/O objects name the concrete
+// executor type, which spares the hot path any_io_executor's type erasure.
+using executor_t = boost::asio::io_context::executor_type;
+using socket_t = boost::asio::basic_stream_socket<boost::asio::ip::tcp, executor_t>;
+using acceptor_t = boost::asio::basic_socket_acceptor<boost::asio::ip::tcp, executor_t>;
+using timer_t = boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                                  boost::asio::wait_traits<std::chrono::steady_clock>, executor_t>;
+
+class session;
+
+}  // namespace server_detail
+
+// Owned by the server object and by every live session (shared_ptr). The counters are atomics
+// read from any thread; `sessions` is guarded by `sessions_mutex`, the lifecycle flags by
+// `lifecycle_mutex`.
+struct server::core : std::enable_shared_from_this<server::core> {
+    core(server_context& ctx, server_options opts, faultline::clock& clk)
+        : context{ctx},
+          options{std::move(opts)},
+          time{clk},
+          run_start{clk.now()},
+          ios{make_contexts(options.threads)},
+          acceptor{ios.front()->get_executor()},
+          control_acceptor{ios.front()->get_executor()} {}
+
+    static std::vector<std::unique_ptr<boost::asio::io_context>> make_contexts(std::size_t threads) {
+        std::vector<std::unique_ptr<boost::asio::io_context>> out;
+        for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i) {
+            out.push_back(std::make_unique<boost::asio::io_context>(1));
+        }
+        return out;
+    }
+
+    // Connections are spread over the threads' contexts round-robin.
+    boost::asio::io_context& next_context() { return *ios[next_context_index++ % ios.size()]; }
+
+    std::int64_t since_start_ns() const { return (time.now() - run_start).count(); }
+
+    server_counters read_counters() const {
+        return {connections.load(), refused.load(), attempts.load(), control_requests.load(), bad_requests.load()};
+    }
+
+    void do_accept(server_detail::acceptor_t& from, bool control_only);
+    void on_accept(server_detail::socket_t socket, bool control_only);
+    void register_session(std::uint64_t id, const std::shared_ptr<server_detail::session>& s);
+    void unregister_session(std::uint64_t id);
+    template <class F>
+    void for_each_session(F f);
+
+    server_context& context;
+    const server_options options;
+    faultline::clock& time;
+    const faultline::time_point run_start;
+    control_api control{context, [this] { return read_counters(); }};
+
+    std::vector<std::unique_ptr<boost::asio::io_context>> ios;  // one per worker thread
+    std::size_t next_context_index = 0;                         // used by the accepting thread only
+    std::vector<boost::asio::executor_work_guard<server_detail::executor_t>> work;
+    server_detail::acceptor_t acceptor;          // on ios[0]
+    server_detail::acceptor_t control_acceptor;  // on ios[0]; open only with options.control_port
+    std::vector<std::thread> workers;
+    std::uint16_t port = 0;
+    std::optional<std::uint16_t> control_port;
+
+    std::atomic<std::uint64_t> next_connection{0};
+    std::atomic<std::uint64_t> connections{0};
+    std::atomic<std::uint64_t> refused{0};
+    std::atomic<std::uint64_t> attempts{0};
+    std::atomic<std::uint64_t> control_requests{0};
+    std::atomic<std::uint64_t> bad_requests{0};
+    std::atomic<bool> stopping{false};
+
+    std::mutex sessions_mutex;
+    std::condition_variable sessions_gone;
+    std::unordered_map<std::uint64_t, std::weak_ptr<server_detail::session>> sessions;
+
+    std::mutex lifecycle_mutex;
+    bool started = false;
+    bool stop_begun = false;
+    bool stop_done = false;
+};
+
+}  // namespace faultline::harness

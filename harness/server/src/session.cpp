@@ -1,0 +1,495 @@
+#include "session.hpp"
+
+#include "action_executor.hpp"
+
+#include "faultline/retry/retry_after.hpp"
+#include "faultline/server/idempotency.hpp"
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <utility>
+
+namespace faultline::harness::server_detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+
+// How long a closing connection waits for the client's FIN after ours, so that unread client bytes
+// do not turn our FIN into an RST. Bounds every close.
+constexpr std::chrono::seconds linger_limit{2};
+// Pipelined requests served in a row before yielding to the scheduler.
+constexpr std::size_t max_inline_requests = 8;
+// Bytes asked for per read: one typical request, or a large body in few reads.
+constexpr std::size_t read_chunk = 16 * 1024;
+
+constexpr std::string_view server_name = "faultline";
+
+std::string_view to_std(beast::string_view s) { return {s.data(), s.size()}; }
+
+// The engine's view of a parsed request's headers.
+class fields_source final : public faults::header_source {
+public:
+    explicit fields_source(const http::fields& fields) : fields_{fields} {}
+    std::optional<std::string_view> find(std::string_view name) const override {
+        const auto it = fields_.find(beast::string_view{name.data(), name.size()});
+        if (it == fields_.end()) return std::nullopt;
+        return to_std(it->value());
+    }
+
+private:
+    const http::fields& fields_;
+};
+
+std::optional<std::string> header_value(const http::fields& fields, std::string_view name) {
+    const auto it = fields.find(beast::string_view{name.data(), name.size()});
+    if (it == fields.end()) return std::nullopt;
+    return std::string{to_std(it->value())};
+}
+
+std::optional<std::int64_t> integer_header(const http::fields& fields, std::string_view name) {
+    const auto it = fields.find(beast::string_view{name.data(), name.size()});
+    if (it == fields.end()) return std::nullopt;
+    const std::string_view text = to_std(it->value());
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
+// The Date header, formatted at most once per second per thread.
+const std::string& date_header(wall_time_point now) {
+    thread_local std::int64_t cached_second = -1;
+    thread_local std::string cached;
+    const auto second = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    if (second != cached_second) {
+        cached = retry::format_http_date(now);
+        cached_second = second;
+    }
+    return cached;
+}
+
+// The bytes of a Beast response's head (status line, fields, blank line).
+std::string serialize_head(const http::response<http::string_body>& res) {
+    http::fields::writer writer{res.base(), res.version(), res.result_int()};
+    const auto buffers = writer.get();
+    std::string out(asio::buffer_size(buffers), '\0');
+    asio::buffer_copy(asio::buffer(out), buffers);
+    return out;
+}
+
+std::string error_json(std::string_view message) {
+    return boost::json::serialize(boost::json::object{{"error", message}});
+}
+
+std::pair<const std::string&, const std::string&> header_pair(const http_header& h) { return {h.name, h.value}; }
+std::pair<const std::string&, const std::string&> header_pair(const std::pair<std::string, std::string>& h) {
+    return {h.first, h.second};
+}
+
+}  // namespace
+
+session::session(std::shared_ptr<server::core> core, socket_t socket, std::uint64_t id, std::int64_t accepted_ns,
+                 bool control_only)
+    : core_{std::move(core)},
+      socket_{std::move(socket)},
+      timer_{socket_.get_executor()},
+      id_{id},
+      accepted_ns_{accepted_ns},
+      control_only_{control_only} {}
+
+session::~session() {
+    // Every attempt ends in exactly one journal record, even one cut off by a forced stop.
+    if (attempt_open_) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
+    core_->unregister_session(id_);
+}
+
+void session::start() {
+    core_->register_session(id_, shared_from_this());
+    error_code ignored;
+    socket_.non_blocking(true, ignored);
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+}
+
+void session::start_closed() {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_graceful_close(); });
+}
+
+void session::on_server_stop() {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+        self->stopping_ = true;
+        if (self->state_ == state::idle) return self->close_now();
+        if (self->state_ == state::hanging) return self->end_hang();
+        if (self->state_ == state::closing) return self->close_now();
+    });
+}
+
+void session::force_close() {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+        self->stopping_ = true;
+        self->close_now();
+    });
+}
+
+// Reads one request: Beast's parser fed from our own buffer and read loop (what http::async_read
+// does, minus its composed-operation layers, which cost more than the parsing on this path).
+void session::do_read() {
+    if (stopping_ || core_->stopping) return close_now();
+    state_ = state::idle;
+    parser_.emplace();
+    parser_->body_limit(core_->options.body_limit);
+    parser_->eager(true);
+    bytes_in_ = 0;
+    parse_buffered();
+}
+
+void session::parse_buffered() {
+    // Each put consumes bytes or asks for more, so this ends within buffer_.size() rounds.
+    while (buffer_.size() > 0 && !parser_->is_done()) {
+        error_code ec;
+        const std::size_t used = parser_->put(buffer_.data(), ec);
+        buffer_.consume(used);
+        bytes_in_ += used;
+        if (ec == http::error::need_more) break;
+        if (ec) return on_read(ec);
+        if (used == 0) break;
+    }
+    if (parser_->is_done()) return on_read({});
+    inline_requests_ = 0;
+    socket_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
+        self->buffer_.commit(n);
+        if (ec == asio::error::eof) return self->on_eof();
+        if (ec) return self->on_read(ec);
+        self->parse_buffered();
+    });
+}
+
+void session::on_eof() {
+    if (!parser_->got_some()) return on_read(http::error::end_of_stream);
+    error_code ec;
+    parser_->put_eof(ec);
+    on_read(ec ? ec : error_code{http::error::partial_message});
+}
+
+void session::on_read(error_code ec) {
+    if (ec == http::error::end_of_stream) return do_graceful_close();
+    if (ec == asio::error::operation_aborted) return close_now();
+    if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
+        ec != http::error::partial_message) {
+        return reject(ec);
+    }
+    if (ec) return close_now();
+    state_ = state::busy;
+    request_ = parser_->release();
+    if (control_only_ || is_control_target(to_std(request_.target()))) return serve_control();
+    begin_attempt(bytes_in_);
+}
+
+// Unparseable HTTP: 400 (413 / 431 for the limits) and close. Not an attempt: not journaled.
+void session::reject(error_code ec) {
+    state_ = state::busy;
+    ++core_->bad_requests;
+    http::status status = http::status::bad_request;
+    if (ec == http::error::body_limit) status = http::status::payload_too_large;
+    if (ec == http::error::header_limit) status = http::status::request_header_fields_too_large;
+    response_t res{status, 11};
+    res.set(http::field::server, server_name);
+    res.set(http::field::content_type, "application/json");
+    res.body() = error_json("bad request: " + ec.message());
+    res.keep_alive(false);
+    res.prepare_payload();
+    set_reply(std::move(res));
+    send_response();
+}
+
+void session::serve_control() {
+    ++core_->control_requests;
+    response_t res = core_->control.handle(request_);
+    if (control_only_ && !is_control_target(to_std(request_.target()))) {
+        res = {http::status::not_found, request_.version()};
+        res.set(http::field::content_type, "application/json");
+        res.body() = error_json("this port serves only the control API under /__faultline/");
+        res.keep_alive(request_.keep_alive());
+        res.prepare_payload();
+    }
+    set_reply(std::move(res));
+    send_response();
+}
+
+// ---- one attempt ----
+
+void session::begin_attempt(std::size_t bytes_in) {
+    server_context& ctx = core_->context;
+    const http::fields& fields = request_.base();
+    attempt_open_ = true;
+    record_ = journal_record{};
+    record_.connection = id_;
+    record_.accepted_ns = accepted_ns_;
+    record_.request_ns = core_->since_start_ns();
+    record_.method = std::string{to_std(request_.method_string())};
+    record_.target = std::string{to_std(request_.target())};
+    record_.bytes_in = bytes_in;
+    record_.attempt_header = header_value(fields, "Faultline-Attempt");
+    if (!record_.attempt_header) record_.attempt_header = header_value(fields, "x-envoy-attempt-count");
+    record_.previous_attempts = header_value(fields, "grpc-previous-rpc-attempts");
+    record_.deadline_ms = integer_header(fields, "Faultline-Deadline-Ms");
+    if (!record_.deadline_ms) record_.deadline_ms = integer_header(fields, "x-envoy-expected-rq-timeout-ms");
+    record_.body_hash = hash_bytes(request_.body());
+
+    const fields_source headers{fields};
+    const faults::request_view request{record_.method, record_.target, headers, request_.body()};
+    identity_ = identify(ctx.identity, request);
+    record_.attempt = ctx.attempts.next(identity_);
+    record_.seq = ctx.records.next_seq();
+    record_.operation = std::move(identity_.value);
+    record_.identity = identity_.source;
+    record_.idempotency_key = identity_.idempotency_key;
+
+    wall_now_ = core_->time.wall_now();
+    const faults::attempt_context attempt{
+        request,
+        identity_.hash,
+        record_.attempt,
+        record_.seq,
+        std::chrono::nanoseconds{record_.request_ns},
+        wall_now_,
+    };
+    decision_ = ctx.engine.on_attempt(attempt);
+    if (!decision_.has_fault()) {
+        set_reply(run_service());
+        return send_response();
+    }
+    record_.rule = decision_.rule();
+    record_.fault = decision_.kind();
+    action_executor<session>::run(*this, *decision_.plan());
+}
+
+// The commit point: the idempotency layer first, then the service.
+service_response session::run_service() {
+    server_context& ctx = core_->context;
+    const std::string_view method = record_.method;
+    const std::string_view target = record_.target;
+    const std::string& body = request_.body();
+    auto begun = ctx.idempotency.begin(identity_.idempotency_key, ctx.model.classify(method, target),
+                                       request_fingerprint(method, target, body));
+    if (begun.decision != idempotency_decision::proceed) {
+        record_.effect = begun.response.effect;
+        return std::move(begun.response);
+    }
+    // The body is not read again once the service has it; the operation is lent and taken back.
+    service_request call{record_.method,
+                         record_.target,
+                         std::move(request_.body()),
+                         std::move(record_.operation),
+                         record_.attempt,
+                         record_.seq,
+                         id_,
+                         core_->since_start_ns()};
+    service_response reply = ctx.model.handle(call);
+    record_.operation = std::move(call.operation);
+    ctx.idempotency.complete(identity_.idempotency_key, reply);
+    record_.effect = reply.effect;
+    return reply;
+}
+
+// The reply's head is written here directly (status line, Server, Date, the reply's own headers,
+// Content-Length, Connection): building a Beast fields container for it cost more than the rest
+// of a small request's handling. `content_length` overrides the body's size (a truncated reply's
+// promise). No Content-Length and no body where HTTP allows none (1xx, 204, 304).
+template <class Headers>
+void session::set_reply(int status, const Headers& headers, std::string body,
+                        std::optional<std::size_t> content_length) {
+    status = std::clamp(status, 100, 999);
+    record_.status = status;
+    std::string& head = reply_.head;
+    head.assign(request_.version() >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ");
+    head.append(std::to_string(status)).push_back(' ');
+    const auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
+    head.append(reason.data(), reason.size()).append("\r\nServer: ").append(server_name);
+    head.append("\r\nDate: ").append(date_header(wall_now_)).append("\r\n");
+    for (const auto& h : headers) {
+        const auto& [name, value] = header_pair(h);
+        head.append(name).append(": ").append(value).append("\r\n");
+        if (beast::iequals(beast::string_view{name}, "Retry-After")) {
+            if (const auto wait = retry::parse_retry_after(value, wall_now_)) {
+                record_.retry_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wait).count();
+            }
+        }
+    }
+    const bool bodiless = status < 200 || status == 204 || status == 304;
+    if (bodiless) body.clear();
+    if (!bodiless) head.append("Content-Length: ").append(std::to_string(content_length.value_or(body.size())));
+    if (!bodiless) head.append("\r\n");
+    reply_.keep_alive = request_.keep_alive();
+    if (!reply_.keep_alive && request_.version() >= 11) head.append("Connection: close\r\n");
+    if (reply_.keep_alive && request_.version() < 11) head.append("Connection: keep-alive\r\n");
+    head.append("\r\n");
+    reply_.body = std::move(body);
+}
+
+// A reply built as a Beast message (the control API, bad requests).
+void session::set_reply(response_t res) {
+    reply_.head = serialize_head(res);
+    reply_.keep_alive = res.keep_alive();
+    reply_.body = std::move(res.body());
+}
+
+void session::set_reply(service_response reply) { set_reply(reply.status, reply.headers, std::move(reply.body)); }
+
+// ---- writing ----
+
+void session::mark_response_started() {
+    if (!response_started()) record_.response_started_ns = core_->since_start_ns();
+}
+
+// The head comes from Beast's field writer; head and body then go out in one gathered write. The
+// write is tried at once on the non-blocking socket: a small response almost always fits the
+// socket buffer, and finishing inline spares a trip through the scheduler (a reactor poll, a
+// syscall that dominates on loopback). Only what does not fit waits for the reactor.
+void session::send_response() {
+    if (attempt_open_) mark_response_started();
+    const std::array<asio::const_buffer, 2> buffers{asio::buffer(reply_.head), asio::buffer(reply_.body)};
+    const std::size_t total = asio::buffer_size(buffers);
+    error_code ec;
+    const std::size_t sent = socket_.write_some(buffers, ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return on_write(ec, sent);
+    if (sent == total) return on_write({}, sent);
+    beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest{buffers};
+    rest.consume(sent);
+    asio::async_write(socket_, rest, [self = shared_from_this(), sent](error_code ec2, std::size_t n) {
+        self->on_write(ec2, sent + n);
+    });
+}
+
+void session::on_write(error_code ec, std::size_t bytes) {
+    if (attempt_open_) {
+        record_.bytes_out += bytes;
+        finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
+    }
+    if (ec) return close_now();
+    if (!reply_.keep_alive) return do_graceful_close();
+    // Pipelined requests may already be buffered: after a few served inline, go through the
+    // scheduler so the stack stays bounded and other connections get their turn.
+    if (++inline_requests_ < max_inline_requests) return do_read();
+    inline_requests_ = 0;
+    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+}
+
+// raw_[offset, offset + n), counted as bytes out; a client gone is the attempt's end.
+template <class Next>
+void session::write_raw(std::size_t offset, std::size_t n, Next next) {
+    mark_response_started();
+    asio::async_write(socket_, asio::buffer(raw_.data() + offset, n),
+                      [self = shared_from_this(), next](error_code ec, std::size_t written) {
+                          self->record_.bytes_out += written;
+                          if (ec) {
+                              self->finish_attempt(wire_outcome::client_gone);
+                              return self->close_now();
+                          }
+                          next(*self);
+                      });
+}
+
+template <class Next>
+void session::wait_then(faults::duration wait, Next next) {
+    timer_.expires_after(wait);
+    timer_.async_wait([self = shared_from_this(), next](error_code ec) {
+        if (ec) return self->close_now();  // forced stop during the delay
+        next(*self);
+    });
+}
+
+// ---- hanging: say nothing until the client goes away or the limit passes ----
+
+void session::start_hang(faults::duration limit) {
+    state_ = state::hanging;
+    if (stopping_) return end_hang();
+    timer_.expires_after(limit);
+    timer_.async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec) self->end_hang();
+    });
+    watch_hang();
+}
+
+void session::watch_hang() {
+    socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
+        if (self->state_ != state::hanging) return;
+        if (ec) return self->end_hang();
+        self->watch_hang();  // the client may send more; keep ignoring it
+    });
+}
+
+void session::end_hang() {
+    if (state_ != state::hanging) return;
+    state_ = state::closing;
+    timer_.cancel();
+    finish_attempt(wire_outcome::hung);
+    close_now();
+}
+
+// ---- ending connections ----
+
+void session::reset_now() {
+    state_ = state::closing;
+    error_code ignored;
+    socket_.set_option(asio::socket_base::linger{true, 0}, ignored);
+    socket_.close(ignored);
+    timer_.cancel();
+}
+
+void session::close_now() {
+    state_ = state::closing;
+    error_code ignored;
+    socket_.close(ignored);
+    timer_.cancel();
+}
+
+// FIN, then wait (bounded) for the client's FIN, so unread bytes do not turn the close into an RST.
+void session::do_graceful_close() {
+    state_ = state::closing;
+    error_code ignored;
+    socket_.shutdown(socket_t::shutdown_send, ignored);
+    if (stopping_) return close_now();
+    timer_.expires_after(linger_limit);
+    timer_.async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec) self->close_now();
+    });
+    drain();
+}
+
+void session::drain() {
+    socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
+        if (ec) return self->close_now();
+        self->drain();
+    });
+}
+
+void session::finish_attempt(wire_outcome outcome) {
+    if (!attempt_open_) return;
+    attempt_open_ = false;
+    record_.outcome = outcome;
+    if (outcome != wire_outcome::responded && outcome != wire_outcome::client_gone &&
+        outcome != wire_outcome::truncated) {
+        record_.status = 0;
+        record_.retry_after_ms.reset();
+    }
+    record_.finished_ns = core_->since_start_ns();
+    core_->context.records.append(std::move(record_));
+    ++core_->attempts;
+    decision_ = faults::fault_decision{};  // releases the active-fault and overload slots
+}
+
+}  // namespace faultline::harness::server_detail

@@ -1,0 +1,138 @@
+// Private to the server: one HTTP connection of the fault-injecting server (server.hpp). It reads
+// requests with Beast's parser, sends control requests to the control API, and runs every other
+// request as one attempt: identity, the engine's decision, then either the service's reply or the
+// fault plan, which action_executor.hpp carries out through the primitives below.
+#pragma once
+
+#include "server_core.hpp"
+
+#include "faultline/faults/engine.hpp"
+#include "faultline/server/identity.hpp"
+#include "faultline/server/journal.hpp"
+#include "faultline/server/service.hpp"
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace faultline::harness::server_detail {
+
+template <class Connection>
+class action_executor;
+
+// One connection. Owns its socket, buffers, the attempt in progress (its journal record and the
+// engine's decision, which holds fault capacity until the attempt ends) and one timer. Every step runs
+// on the socket's executor (one thread), as a do_x / on_x pair bound to shared_from_this. The server
+// calls only the public members, from any thread.
+class session : public std::enable_shared_from_this<session> {
+public:
+    session(std::shared_ptr<server::core> core, socket_t socket, std::uint64_t id, std::int64_t accepted_ns,
+            bool control_only);
+    ~session();
+
+    session(const session&) = delete;
+    session& operator=(const session&) = delete;
+
+    void start();
+    // A connection the engine told us to close (FIN) before reading anything.
+    void start_closed();
+    // The server is stopping: idle connections close now, hangs end now, the rest finish their attempt.
+    void on_server_stop();
+    // The drain time is over: close whatever is left.
+    void force_close();
+
+private:
+    friend class action_executor<session>;
+
+    using request_t = boost::beast::http::request<boost::beast::http::string_body>;
+    using response_t = boost::beast::http::response<boost::beast::http::string_body>;
+    using error_code = boost::system::error_code;
+
+    enum class state { idle, busy, hanging, closing };
+
+    // reading a request
+    void do_read();
+    void parse_buffered();
+    void on_eof();
+    void on_read(error_code ec);
+    void reject(error_code ec);
+    void serve_control();
+
+    // one attempt
+    void begin_attempt(std::size_t bytes_in);
+    service_response run_service();
+
+    // the reply
+    template <class Headers>
+    void set_reply(int status, const Headers& headers, std::string body,
+                   std::optional<std::size_t> content_length = std::nullopt);
+    void set_reply(response_t res);
+    void set_reply(service_response reply);
+    const std::string& reply_head() const { return reply_.head; }
+    const std::string& reply_body() const { return reply_.body; }
+    bool reply_keep_alive() const { return reply_.keep_alive; }
+    std::string& raw() { return raw_; }
+
+    // writing
+    bool response_started() const { return record_.response_started_ns >= 0; }
+    void mark_response_started();
+    void send_response();
+    void on_write(error_code ec, std::size_t bytes);
+    template <class Next>
+    void write_raw(std::size_t offset, std::size_t n, Next next);
+    template <class Next>
+    void wait_then(faults::duration wait, Next next);
+
+    // hanging: say nothing until the client goes away or the limit passes
+    void start_hang(faults::duration limit);
+    void watch_hang();
+    void end_hang();
+
+    // ending connections
+    void reset_now();
+    void close_now();
+    void do_graceful_close();
+    void drain();
+    void finish_attempt(wire_outcome outcome);
+
+    std::shared_ptr<server::core> core_;
+    socket_t socket_;
+    timer_t timer_;
+    const std::uint64_t id_;
+    const std::int64_t accepted_ns_;
+    const bool control_only_;
+    state state_ = state::idle;
+    bool stopping_ = false;
+
+    boost::beast::flat_buffer buffer_;
+    std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+    std::size_t bytes_in_ = 0;  // request bytes the parser consumed
+    request_t request_;
+    struct outgoing {
+        std::string head;  // status line and fields, serialized, ending in the blank line
+        std::string body;
+        bool keep_alive = true;
+    };
+    outgoing reply_;  // what the attempt (or control request) sends
+    std::size_t inline_requests_ = 0;  // requests served in a row without returning to the scheduler
+
+    bool attempt_open_ = false;
+    journal_record record_;
+    operation_identity identity_;
+    faults::fault_decision decision_;
+    wall_time_point wall_now_{};
+
+    std::string raw_;  // bytes of a damaged reply (slow, truncated, malformed)
+    std::array<char, 1024> scratch_{};
+};
+
+}  // namespace faultline::harness::server_detail
