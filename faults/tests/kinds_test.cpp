@@ -341,7 +341,7 @@ TEST(overload_kind, bad_config) {
               "rules.toml:1:1: fault kind \"overload\": max_in_flight: an overload needs \"max_in_flight\", \"rate\", "
               "or both");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 0\n"),
-              "rules.toml:3:8: fault kind \"overload\": rate: must be in [0.000001, 1000000000], got 0");
+              "rules.toml:3:8: fault kind \"overload\": rate: must be in [1e-06, 1000000000], got 0");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 10\nexcess = \"drop\"\n"),
               "rules.toml:4:10: fault kind \"overload\": excess: unknown value \"drop\"; allowed: reject, queue");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 10\nmax_queue_wait = \"1s\"\n"),

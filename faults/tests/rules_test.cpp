@@ -145,7 +145,7 @@ TEST(rule_format, errors_name_the_key_and_the_allowed_ones) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nprobability = 1.5\n"),
               "rules.toml:4:15: [fault.when]: probability: must be in [0, 1], got 1.5");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nattempts = [1, 0]\n"),
-              "rules.toml:4:16: [fault.when]: attempts: every item must be an integer in [1, 4294967295]");
+              "rules.toml:4:16: [fault.when]: attempts: every item must be an integer in [1, 4294967295], got 0");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nfor = \"0s\"\n"),
               "rules.toml:4:7: [fault.when]: for: must be longer than 0, got \"0s\"");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nfrom = \"5\"\n"),

@@ -43,7 +43,7 @@ TEST(no_retry_on_status, bad_config) {
     auto errors = test::parse_errors("check = \"no_retry_on_status\"\nstatuses = [404, 99]\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].to_string(),
-              "scenario.toml:2:18: check \"no_retry_on_status\": statuses: every item must be an integer in [100, 599]");
+              "scenario.toml:2:18: check \"no_retry_on_status\": statuses: every item must be an integer in [100, 599], got 99");
     errors = test::parse_errors("check = \"no_retry_on_status\"\nstatuses = \"404\"\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_THAT(errors[0].message, HasSubstr("statuses: expected an array of integers, got a string"));

@@ -1,6 +1,7 @@
 #include "faultline/config/reader.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -10,13 +11,13 @@ namespace faultline::config {
 
 namespace {
 
+// Whole numbers in full ("1000000000"), others in the shortest text that reads back ("0.5", "1e-09").
 std::string format_number(double v) {
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    std::string text = std::to_string(v);
-    // std::to_string prints six decimals; trim them so messages read "0.5", not "0.500000".
-    while (text.size() > 1 && text.back() == '0') text.pop_back();
-    if (!text.empty() && text.back() == '.') text.pop_back();
-    return text;
+    if (v == std::trunc(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<std::int64_t>(v));
+    char buf[32];
+    const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+    return std::string(buf, end);
 }
 
 template <class Range>
@@ -244,8 +245,9 @@ const toml::array* table_reader::array_of_tables(std::string_view key, need n) {
     const toml::node* node = lookup(key, n);
     if (node == nullptr) return nullptr;
     const auto* a = node->as_array();
-    if (a == nullptr || !a->is_array_of_tables()) {
-        wrong_type(key, *node, "an array of tables ([[" + std::string{key} + "]])");
+    // toml++ does not count an empty array as an array of tables; `key = []` declares none.
+    if (a == nullptr || !(a->empty() || a->is_array_of_tables())) {
+        wrong_type(key, *node, "an array of tables");
         return nullptr;
     }
     return a;
@@ -292,7 +294,8 @@ std::optional<std::vector<std::int64_t>> table_reader::integers(std::string_view
         const auto* value = item.as_integer();
         if (value == nullptr || value->get() < min || value->get() > max) {
             error_at(item, key,
-                     "every item must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+                     "every item must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                         "], got " + (value != nullptr ? std::to_string(value->get()) : std::string{type_name(item)}));
             return std::nullopt;
         }
         out.push_back(value->get());

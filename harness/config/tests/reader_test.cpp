@@ -84,6 +84,24 @@ TEST_F(reader_test, reports_ranges_with_their_bounds) {
     EXPECT_EQ(errors_[5].message, "[t]: e: must be longer than 0, got \"0s\"");
 }
 
+TEST_F(reader_test, prints_bounds_whole_or_shortest) {
+    auto r = read("a = 2e9\nb = 1e-9");
+    EXPECT_FALSE(r.number("a", 1.0, 1e9));
+    EXPECT_FALSE(r.number("b", 1e-6, 1.0));
+    ASSERT_EQ(errors_.size(), 2u);
+    EXPECT_EQ(errors_[0].message, "[t]: a: must be in [1, 1000000000], got 2000000000");
+    EXPECT_EQ(errors_[1].message, "[t]: b: must be in [1e-06, 1], got 1e-09");
+}
+
+TEST_F(reader_test, accepts_an_empty_array_of_tables) {
+    auto r = read("rows = []\nbad = [1]");
+    const toml::array* rows = r.array_of_tables("rows");
+    ASSERT_NE(rows, nullptr);
+    EXPECT_TRUE(rows->empty());
+    EXPECT_EQ(r.array_of_tables("bad"), nullptr);
+    EXPECT_EQ(only_error(), "f.toml:2:7: [t]: bad: expected an array of tables, got an array");
+}
+
 TEST_F(reader_test, rejects_nan_in_every_range) {
     auto r = read("n = nan");
     EXPECT_FALSE(r.number("n", -1e300, 1e300));
@@ -127,7 +145,7 @@ TEST_F(reader_test, reports_a_bad_item_at_the_item) {
     EXPECT_FALSE(r.string_table("h"));
     ASSERT_EQ(errors_.size(), 3u);
     EXPECT_EQ(errors_[0].to_string(), "f.toml:1:14: [t]: list: every item must be a string, got an integer");
-    EXPECT_EQ(errors_[1].message, "[t]: ints: every item must be an integer in [0, 10]");
+    EXPECT_EQ(errors_[1].message, "[t]: ints: every item must be an integer in [0, 10], got 99");
     EXPECT_EQ(errors_[2].message, "[t]: h.A: expected a string, got an integer");
 }
 

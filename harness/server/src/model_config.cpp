@@ -78,11 +78,7 @@ std::optional<model_config> parse_model_config(const toml::table& table, std::st
     if (const auto max = r.integer("journal_max_records", 1, std::numeric_limits<std::int64_t>::max())) {
         config.journal_max_records = static_cast<std::size_t>(*max);
     }
-    // An empty `endpoint = []` declares no endpoints (toml++ does not count it as an array of tables).
-    const auto* empty = table.get_as<toml::array>("endpoint");
-    if (empty != nullptr && empty->empty()) {
-        r.allow("endpoint");
-    } else if (const toml::array* endpoints = r.array_of_tables("endpoint")) {
+    if (const toml::array* endpoints = r.array_of_tables("endpoint")) {
         for (const toml::node& item : *endpoints) {
             if (auto e = parse_endpoint(r.child(*item.as_table(), "[[server.endpoint]]"))) {
                 config.service.endpoints.push_back(std::move(*e));

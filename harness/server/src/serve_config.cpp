@@ -1,18 +1,39 @@
 #include "faultline/server/serve_config.hpp"
 
+#include "faultline/config/document.hpp"
 #include "faultline/config/reader.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 namespace faultline::harness {
 
 namespace {
 
-source_position position_of(const toml::source_region& where, const std::string& file) {
-    return {file, where.begin.line, where.begin.column};
+serve_config_result parse_serve_config(config::document document, const std::string& file) {
+    serve_config_result result;
+    if (!document.table) {
+        result.errors = std::move(document.errors);
+        return result;
+    }
+    config::table_reader top{*document.table, file, "rules file", result.errors};
+    serve_config config;
+    if (top.has("fault")) {
+        auto rules = faults::parse_rules(*document.table->get("fault"), file);
+        result.errors.insert(result.errors.end(), rules.errors.begin(), rules.errors.end());
+        config.rules = std::move(rules.rules);
+    }
+    if (const toml::table* table = top.table("server")) {
+        if (auto model = parse_model_config(*table, file, result.errors,
+                                             {"port", "control_port", "threads", "body_limit", "seed",
+                                              "max_active_faults"})) {
+            config.model = std::move(*model);
+        }
+        config.settings = parse_server_settings(*table, file, result.errors);
+    }
+    top.finish();
+    if (result.errors.empty()) result.config = std::move(config);
+    return result;
 }
 
 }  // namespace
@@ -53,54 +74,11 @@ server_settings parse_server_settings(const toml::table& table, const std::strin
 }
 
 serve_config_result parse_serve_config(std::string_view toml_text, const std::string& file) {
-    serve_config_result result;
-    toml::table document;
-    try {
-        document = toml::parse(toml_text, file);
-    } catch (const toml::parse_error& e) {
-        result.errors.push_back({position_of(e.source(), file), std::string{e.description()}});
-        return result;
-    }
-
-    serve_config config;
-    for (const auto& [key, value] : document) {
-        if (key.str() != "fault" && key.str() != "server") {
-            result.errors.push_back({position_of(key.source(), file),
-                                     "unknown top-level key \"" + std::string{key.str()} +
-                                         "\"; allowed: fault ([[fault]] rules), server ([server])"});
-        }
-    }
-    if (const toml::node* faults_node = document.get("fault")) {
-        auto rules = faults::parse_rules(*faults_node, file);
-        result.errors.insert(result.errors.end(), rules.errors.begin(), rules.errors.end());
-        config.rules = std::move(rules.rules);
-    }
-    if (const toml::node* server_node = document.get("server")) {
-        if (const auto* table = server_node->as_table()) {
-            if (auto model = parse_model_config(*table, file, result.errors,
-                                                 {"port", "control_port", "threads", "body_limit", "seed",
-                                                  "max_active_faults"})) {
-                config.model = std::move(*model);
-            }
-            config.settings = parse_server_settings(*table, file, result.errors);
-        } else {
-            result.errors.push_back({position_of(server_node->source(), file), "key \"server\" must be a table ([server])"});
-        }
-    }
-    if (result.errors.empty()) result.config = std::move(config);
-    return result;
+    return parse_serve_config(config::parse_document(toml_text, file), file);
 }
 
 serve_config_result load_serve_config(const std::string& path) {
-    std::ifstream in{path, std::ios::binary};
-    if (!in) {
-        serve_config_result result;
-        result.errors.push_back({{path, 0, 0}, "cannot open the rules file"});
-        return result;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_serve_config(text.str(), path);
+    return parse_serve_config(config::load_document(path, "rules file"), path);
 }
 
 }  // namespace faultline::harness

@@ -157,7 +157,7 @@ TEST(model_config, endpoint_must_be_an_array_of_tables) {
     EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
     ASSERT_EQ(errors.size(), 1U);
     EXPECT_EQ(errors[0].to_string(),
-              R"(scenario.toml:2:12: [server]: endpoint: expected an array of tables ([[endpoint]]), got a string)");
+              R"(scenario.toml:2:12: [server]: endpoint: expected an array of tables, got a string)");
 }
 
 }  // namespace
