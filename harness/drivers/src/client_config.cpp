@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
-#include <sstream>
 
 #include "faultline/config/duration.hpp"
 #include "faultline/config/reader.hpp"
@@ -22,253 +20,8 @@ constexpr std::uint64_t max_total_operations = 1'000'000;
 constexpr std::uint32_t max_command_concurrency = 64;
 constexpr double max_rate = 100'000.0;
 
-std::string format_double(double v) {
-    std::ostringstream out;
-    out << v;
-    return out.str();
-}
-
-// Reads one TOML table strictly: every accessor checks the type and range of one key and reports
-// problems at that key's position; `finish` reports every key nobody asked for, listing the allowed
-// ones. `context` names the table in messages ("[client]", "[client.policy.budget]").
-class table_reader {
-public:
-    table_reader(const toml::table& table, const std::string& file, std::string context, config_errors& errors)
-        : table_{table}, file_{file}, context_{std::move(context)}, errors_{errors}, errors_at_start_{errors.size()} {}
-
-    bool has(std::string_view key) {
-        allow(key);
-        return table_.contains(key);
-    }
-
-    // Declares a key as allowed without reading it (read by someone else, or only in some modes).
-    void allow(std::string_view key) {
-        if (std::find(allowed_.begin(), allowed_.end(), key) == allowed_.end()) allowed_.emplace_back(key);
-    }
-
-    std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return std::nullopt;
-        const auto v = n->value_exact<std::int64_t>();
-        if (!v) return wrong_type(*n, key, "an integer");
-        if (*v < min || *v > max) {
-            fail(*n, key, std::to_string(*v) + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-            return std::nullopt;
-        }
-        return v;
-    }
-
-    // A number (integer or float) in [min, max], or in (min, max] when `min_exclusive`.
-    std::optional<double> number(std::string_view key, double min, double max, bool min_exclusive = false) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return std::nullopt;
-        double v = 0;
-        if (const auto i = n->value_exact<std::int64_t>()) {
-            v = static_cast<double>(*i);
-        } else if (const auto d = n->value_exact<double>()) {
-            v = *d;
-        } else {
-            return wrong_type(*n, key, "a number");
-        }
-        const bool below = min_exclusive ? !(v > min) : !(v >= min);
-        if (below || !(v <= max)) {
-            fail(*n, key, format_double(v) + " is out of range " + std::string(min_exclusive ? "(" : "[") +
-                              format_double(min) + ", " + format_double(max) + "]");
-            return std::nullopt;
-        }
-        return v;
-    }
-
-    std::optional<bool> boolean(std::string_view key) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return std::nullopt;
-        const auto v = n->value_exact<bool>();
-        if (!v) return wrong_type(*n, key, "a boolean");
-        return v;
-    }
-
-    std::optional<std::string> string(std::string_view key) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return std::nullopt;
-        const auto v = n->value_exact<std::string>();
-        if (!v) return wrong_type(*n, key, "a string");
-        return v;
-    }
-
-    std::optional<std::string> choice(std::string_view key, std::initializer_list<std::string_view> allowed) {
-        const toml::node* n = node(key);
-        const auto v = string(key);
-        if (!v) return std::nullopt;
-        if (std::find(allowed.begin(), allowed.end(), *v) == allowed.end()) {
-            fail(*n, key, "unknown value \"" + *v + "\"; allowed: " + join(allowed));
-            return std::nullopt;
-        }
-        return v;
-    }
-
-    // A duration string ("250ms") within [min, max].
-    std::optional<duration> duration_value(std::string_view key, duration min, duration max) {
-        const toml::node* n = node(key);
-        const auto text = string(key);
-        if (!text) return std::nullopt;
-        const auto parsed = config::parse_duration(*text);
-        if (!parsed) {
-            fail(*n, key, parsed.error);
-            return std::nullopt;
-        }
-        if (*parsed.value < min || *parsed.value > max) {
-            fail(*n, key, "\"" + *text + "\" is out of range [" + config::format_duration(min) + ", " +
-                              config::format_duration(max) + "]");
-            return std::nullopt;
-        }
-        return parsed.value;
-    }
-
-    // A duration, or the string "none" (returned as an empty optional inside the outer one).
-    std::optional<std::optional<duration>> optional_duration(std::string_view key, duration min, duration max) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return std::nullopt;
-        if (const auto s = n->value_exact<std::string>(); s && *s == "none") return std::optional<duration>{};
-        const auto d = duration_value(key, min, max);
-        if (!d) return std::nullopt;
-        return std::optional<duration>{*d};
-    }
-
-    const toml::table* table(std::string_view key) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return nullptr;
-        const toml::table* t = n->as_table();
-        if (t == nullptr) wrong_type(*n, key, "a table");
-        return t;
-    }
-
-    std::optional<std::vector<std::string>> string_array(std::string_view key) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return std::nullopt;
-        const toml::array* a = n->as_array();
-        if (a == nullptr) return wrong_type(*n, key, "an array of strings");
-        std::vector<std::string> out;
-        for (const toml::node& item : *a) {
-            const auto s = item.value_exact<std::string>();
-            if (!s) {
-                fail(item, key, "expected an array of strings, got an element that is " +
-                                       std::string(config::type_name(item)));
-                return std::nullopt;
-            }
-            out.push_back(*s);
-        }
-        return out;
-    }
-
-    std::optional<std::vector<int>> status_array(std::string_view key) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return std::nullopt;
-        const toml::array* a = n->as_array();
-        if (a == nullptr) return wrong_type(*n, key, "an array of HTTP status codes");
-        std::vector<int> out;
-        for (const toml::node& item : *a) {
-            const auto s = item.value_exact<std::int64_t>();
-            if (!s || *s < 100 || *s > 599) {
-                fail(item, key, "expected HTTP status codes (integers in [100, 599])");
-                return std::nullopt;
-            }
-            out.push_back(static_cast<int>(*s));
-        }
-        return out;
-    }
-
-    const toml::array* array_of_tables(std::string_view key) {
-        const toml::node* n = node(key);
-        if (n == nullptr) return nullptr;
-        const toml::array* a = n->as_array();
-        if (a == nullptr || !a->is_array_of_tables()) {
-            wrong_type(*n, key, "an array of tables");
-            return nullptr;
-        }
-        return a;
-    }
-
-    // A problem that concerns the table as a whole (a missing key, two keys that contradict).
-    void fail_table(std::string message) {
-        errors_.push_back(config_error{position(table_), context_ + ": " + std::move(message)});
-    }
-
-    // A key that is valid elsewhere but not here: reported with `message`, not as an unknown key, and
-    // not listed among this table's allowed keys.
-    void reject(std::string_view key, const std::string& message) {
-        if (!table_.contains(key)) return;
-        rejected_.emplace_back(key);
-        fail_key(key, message);
-    }
-
-    void fail_key(std::string_view key, std::string message) {
-        if (const toml::node* n = table_.get(key)) {
-            fail(*n, key, std::move(message));
-        } else {
-            fail_table(std::move(message));
-        }
-    }
-
-    void finish() {
-        for (const auto& [key, value] : table_) {
-            if (std::find(allowed_.begin(), allowed_.end(), key.str()) != allowed_.end()) continue;
-            if (std::find(rejected_.begin(), rejected_.end(), key.str()) != rejected_.end()) continue;
-            std::vector<std::string_view> sorted(allowed_.begin(), allowed_.end());
-            std::sort(sorted.begin(), sorted.end());
-            std::string list;
-            for (const auto name : sorted) {
-                if (!list.empty()) list += ", ";
-                list += name;
-            }
-            errors_.push_back(config_error{position(key.source().begin.line != 0 ? key.source() : value.source()),
-                                           context_ + ": unknown key \"" + std::string(key.str()) +
-                                               "\"; allowed keys: " + list});
-        }
-    }
-
-    bool ok() const { return errors_.size() == errors_at_start_; }
-    const std::string& file() const { return file_; }
-    const std::string& context() const { return context_; }
-    config_errors& errors() { return errors_; }
-
-private:
-    const toml::node* node(std::string_view key) {
-        allow(key);
-        return table_.get(key);
-    }
-
-    static std::string join(std::initializer_list<std::string_view> names) {
-        std::string out;
-        for (const auto name : names) {
-            if (!out.empty()) out += ", ";
-            out += name;
-        }
-        return out;
-    }
-
-    source_position position(const toml::source_region& where) const {
-        return source_position{file_, static_cast<std::uint32_t>(where.begin.line),
-                               static_cast<std::uint32_t>(where.begin.column)};
-    }
-    source_position position(const toml::node& n) const { return position(n.source()); }
-
-    std::nullopt_t wrong_type(const toml::node& n, std::string_view key, std::string_view expected) {
-        fail(n, key, "expected " + std::string(expected) + ", got " + std::string(config::type_name(n)));
-        return std::nullopt;
-    }
-
-    void fail(const toml::node& n, std::string_view key, std::string message) {
-        errors_.push_back(config_error{position(n), context_ + " " + std::string(key) + ": " + std::move(message)});
-    }
-
-    const toml::table& table_;
-    const std::string& file_;
-    std::string context_;
-    config_errors& errors_;
-    std::size_t errors_at_start_;
-    std::vector<std::string> allowed_;
-    std::vector<std::string> rejected_;
-};
+using config::need;
+using config::table_reader;
 
 constexpr std::array<client_preset, 7> presets{client_preset::good,      client_preset::naive,
                                                client_preset::no_jitter, client_preset::no_budget,
@@ -290,15 +43,15 @@ std::optional<retry::jitter_kind> jitter_from_string(std::string_view s) {
 }
 
 void read_backoff(table_reader& r, retry::backoff_policy& b) {
-    if (const auto v = r.duration_value("base", 0ns, 1h)) b.base = *v;
-    if (const auto v = r.duration_value("cap", 0ns, 24h)) b.cap = *v;
+    if (const auto v = r.duration("base", 0ns, 1h)) b.base = *v;
+    if (const auto v = r.duration("cap", 0ns, 24h)) b.cap = *v;
     if (const auto v = r.number("multiplier", 1.0, 100.0)) b.multiplier = *v;
     if (const auto v = r.choice("jitter", {"none", "full", "equal", "decorrelated", "proportional"})) {
         b.jitter = *jitter_from_string(*v);
     }
     if (const auto v = r.number("jitter_fraction", 0.0, 1.0)) b.jitter_fraction = *v;
     if (r.ok() && b.cap < b.base) {
-        r.fail_key("cap", "cap (" + config::format_duration(b.cap) + ") is below base (" +
+        r.fail("cap", "cap (" + config::format_duration(b.cap) + ") is below base (" +
                               config::format_duration(b.base) + ")");
     }
     r.finish();
@@ -307,35 +60,29 @@ void read_backoff(table_reader& r, retry::backoff_policy& b) {
 void read_budget(table_reader& r, budget_spec& spec) {
     constexpr std::array<std::string_view, 5> options{"max_tokens", "token_ratio", "ttl", "percent_can_retry",
                                                       "min_retries_per_sec"};
-    if (!r.has("kind")) {
-        // Without a kind the other keys cannot be checked; one error, not one per key.
-        for (const auto key : options) r.allow(key);
-        r.fail_table("missing key \"kind\" (none, token_bucket or ratio)");
-        r.finish();
-        return;
-    }
-    if (const auto kind = r.choice("kind", {"none", "token_bucket", "ratio"})) {
-        spec.kind = *kind == "none" ? budget_kind::none : *kind == "ratio" ? budget_kind::ratio : budget_kind::token_bucket;
-    } else {
+    // Without a valid kind the other keys cannot be checked; one error, not one per key.
+    const auto kind = r.choice("kind", {"none", "token_bucket", "ratio"}, need::required);
+    if (!kind) {
         for (const auto key : options) r.allow(key);
         r.finish();
         return;
     }
+    spec.kind = *kind == "none" ? budget_kind::none : *kind == "ratio" ? budget_kind::ratio : budget_kind::token_bucket;
     // Options of the other kind are errors rather than silently ignored.
     const bool bucket = spec.kind == budget_kind::token_bucket;
     const bool ratio = spec.kind == budget_kind::ratio;
     for (const std::string_view key : {"max_tokens", "token_ratio"}) {
-        if (r.has(key) && !bucket) r.fail_key(key, "only applies to kind = \"token_bucket\"");
+        if (r.has(key) && !bucket) r.fail(key, "only applies to kind = \"token_bucket\"");
     }
     for (const std::string_view key : {"ttl", "percent_can_retry", "min_retries_per_sec"}) {
-        if (r.has(key) && !ratio) r.fail_key(key, "only applies to kind = \"ratio\"");
+        if (r.has(key) && !ratio) r.fail(key, "only applies to kind = \"ratio\"");
     }
     if (bucket) {
-        if (const auto v = r.number("max_tokens", 0.0, 1000.0, true)) spec.max_tokens = *v;
-        if (const auto v = r.number("token_ratio", 0.0, 1000.0, true)) spec.token_ratio = *v;
+        if (const auto v = r.number_above("max_tokens", 0.0, 1000.0)) spec.max_tokens = *v;
+        if (const auto v = r.number_above("token_ratio", 0.0, 1000.0)) spec.token_ratio = *v;
     }
     if (ratio) {
-        if (const auto v = r.duration_value("ttl", 1ms, 1h)) spec.ratio.ttl = *v;
+        if (const auto v = r.duration("ttl", 1ms, 1h)) spec.ratio.ttl = *v;
         if (const auto v = r.number("percent_can_retry", 0.0, 1000.0)) spec.ratio.percent_can_retry = *v;
         if (const auto v = r.number("min_retries_per_sec", 0.0, 1'000'000.0)) spec.ratio.min_retries_per_sec = *v;
     }
@@ -348,11 +95,11 @@ void read_breaker(table_reader& r, std::optional<retry::circuit_breaker_options>
     if (const auto v = r.boolean("enabled")) enabled = *v;
     if (const auto v = r.integer("window_size", 1, 100'000)) o.window_size = static_cast<std::uint32_t>(*v);
     if (const auto v = r.integer("minimum_calls", 1, 100'000)) o.minimum_calls = static_cast<std::uint32_t>(*v);
-    if (const auto v = r.number("failure_ratio", 0.0, 1.0, true)) o.failure_ratio = *v;
-    if (const auto v = r.duration_value("open_duration", 1ms, 1h)) o.open_duration = *v;
+    if (const auto v = r.number_above("failure_ratio", 0.0, 1.0)) o.failure_ratio = *v;
+    if (const auto v = r.duration("open_duration", 1ms, 1h)) o.open_duration = *v;
     if (const auto v = r.integer("half_open_probes", 1, 1000)) o.half_open_probes = static_cast<std::uint32_t>(*v);
     if (r.ok() && o.minimum_calls > o.window_size) {
-        r.fail_key("minimum_calls", "minimum_calls (" + std::to_string(o.minimum_calls) + ") exceeds window_size (" +
+        r.fail("minimum_calls", "minimum_calls (" + std::to_string(o.minimum_calls) + ") exceeds window_size (" +
                                         std::to_string(o.window_size) + ")");
     }
     r.finish();
@@ -366,18 +113,18 @@ void read_breaker(table_reader& r, std::optional<retry::circuit_breaker_options>
 void read_policy(table_reader& r, client_policy& p) {
     retry::retry_policy& rp = p.policy;
     if (const auto v = r.integer("max_attempts", 1, 100)) rp.max_attempts = static_cast<std::uint32_t>(*v);
-    if (const auto v = r.optional_duration("per_attempt_timeout", 1ms, 1h)) rp.per_attempt_timeout = *v;
-    if (const auto v = r.optional_duration("overall_timeout", 1ms, 24h)) rp.overall_timeout = *v;
-    if (const auto v = r.duration_value("max_retry_after", 0ns, 24h)) rp.max_retry_after = *v;
+    if (const auto v = r.duration_or_none("per_attempt_timeout", 1ms, 1h)) rp.per_attempt_timeout = *v;
+    if (const auto v = r.duration_or_none("overall_timeout", 1ms, 24h)) rp.overall_timeout = *v;
+    if (const auto v = r.duration("max_retry_after", 0ns, 24h)) rp.max_retry_after = *v;
     if (const auto v = r.boolean("honour_retry_after")) rp.honour_retry_after = *v;
-    if (const auto v = r.status_array("retry_on")) {
-        for (const int s : *v) rp.classify.retry_on(s);
+    if (const auto v = r.integers("retry_on", 100, 599)) {
+        for (const std::int64_t s : *v) rp.classify.retry_on(static_cast<int>(s));
     }
-    if (const auto v = r.status_array("never_retry")) {
-        for (const int s : *v) rp.classify.never_retry(s);
+    if (const auto v = r.integers("never_retry", 100, 599)) {
+        for (const std::int64_t s : *v) rp.classify.never_retry(static_cast<int>(s));
     }
-    if (const auto v = r.status_array("unprocessed")) {
-        for (const int s : *v) rp.classify.unprocessed(s);
+    if (const auto v = r.integers("unprocessed", 100, 599)) {
+        for (const std::int64_t s : *v) rp.classify.unprocessed(static_cast<int>(s));
     }
     if (const auto v = r.choice("idempotency_keys", {"auto", "none"})) rp.keys.auto_add = *v == "auto";
     if (const auto v = r.choice("key_format", {"quoted", "bare"})) {
@@ -386,15 +133,15 @@ void read_policy(table_reader& r, client_policy& p) {
     if (const auto v = r.boolean("assume_idempotent")) p.assume_idempotent = *v;
     if (const auto v = r.boolean("enforce_deadline")) p.enforce_deadline = *v;
     if (const toml::table* t = r.table("backoff")) {
-        table_reader sub{*t, r.file(), nested(r.context(), "backoff"), r.errors()};
+        table_reader sub = r.child(*t, nested(r.context(), "backoff"));
         read_backoff(sub, rp.backoff);
     }
     if (const toml::table* t = r.table("budget")) {
-        table_reader sub{*t, r.file(), nested(r.context(), "budget"), r.errors()};
+        table_reader sub = r.child(*t, nested(r.context(), "budget"));
         read_budget(sub, p.budget);
     }
     if (const toml::table* t = r.table("circuit_breaker")) {
-        table_reader sub{*t, r.file(), nested(r.context(), "circuit_breaker"), r.errors()};
+        table_reader sub = r.child(*t, nested(r.context(), "circuit_breaker"));
         read_breaker(sub, p.breaker);
     }
     r.finish();
@@ -405,28 +152,23 @@ std::optional<request_template> read_request(table_reader& r) {
     if (const auto v = r.choice("method", {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})) t.method = *v;
     if (const auto v = r.string("path")) {
         if (v->empty() || v->front() != '/') {
-            r.fail_key("path", "must start with '/', got \"" + *v + "\"");
+            r.fail("path", "must start with '/', got \"" + *v + "\"");
         } else {
             t.path = *v;
         }
     }
     if (const auto v = r.string("body")) t.body = *v;
-    if (const toml::table* h = r.table("headers")) {
-        for (const auto& [name, value] : *h) {
-            const auto s = value.value_exact<std::string>();
-            if (!s) {
-                r.fail_key("headers", "header \"" + std::string(name.str()) + "\" must be a string");
+    if (const auto headers = r.string_table("headers")) {
+        for (const auto& [name, value] : *headers) {
+            if (name.empty() || name.find_first_of(" :\r\n\t") != std::string::npos) {
+                r.fail("headers", "\"" + name + "\" is not a valid header name");
                 continue;
             }
-            if (name.str().empty() || name.str().find_first_of(" :\r\n\t") != std::string_view::npos) {
-                r.fail_key("headers", "\"" + std::string(name.str()) + "\" is not a valid header name");
+            if (value.find_first_of("\r\n") != std::string::npos) {
+                r.fail("headers", "header \"" + name + "\" has a line break in its value");
                 continue;
             }
-            if (s->find_first_of("\r\n") != std::string::npos) {
-                r.fail_key("headers", "header \"" + std::string(name.str()) + "\" has a line break in its value");
-                continue;
-            }
-            t.headers.emplace_back(std::string(name.str()), *s);
+            t.headers.emplace_back(name, value);
         }
     }
     if (const auto v = r.integer("weight", 1, 1'000'000)) t.weight = static_cast<std::uint32_t>(*v);
@@ -443,22 +185,22 @@ void read_workload(table_reader& r, workload& w) {
     const bool by_rate = has_rate || has_duration;
     r.allow("concurrency");
     if (by_count && by_rate) {
-        r.fail_key(has_rate ? "rate" : "duration", "give either operations (per client) or rate and duration, not both");
+        r.fail(has_rate ? "rate" : "duration", "give either operations (per client) or rate and duration, not both");
         return;
     }
     if (by_rate) {
         w.kind = workload_kind::rate;
-        if (!has_rate) r.fail_key("duration", "duration needs rate (operations per second)");
-        if (!has_duration) r.fail_key("rate", "rate needs duration (how long the rate runs)");
-        if (const auto v = r.number("rate", 0.0, max_rate, true)) w.rate = *v;
-        if (const auto v = r.duration_value("duration", 1ms, 1h)) w.span = *v;
+        if (!has_rate) r.fail("duration", "duration needs rate (operations per second)");
+        if (!has_duration) r.fail("rate", "rate needs duration (how long the rate runs)");
+        if (const auto v = r.number_above("rate", 0.0, max_rate)) w.rate = *v;
+        if (const auto v = r.duration("duration", 1ms, 1h)) w.span = *v;
     } else if (const auto v = r.integer("operations", 1, static_cast<std::int64_t>(max_total_operations))) {
         w.operations_per_client = static_cast<std::uint64_t>(*v);
     }
     w.concurrency = w.clients;
     if (const auto v = r.integer("concurrency", 1, max_clients)) w.concurrency = static_cast<std::uint32_t>(*v);
     if (r.ok() && total_operations(w) > max_total_operations) {
-        r.fail_key(by_rate ? "rate" : "operations",
+        r.fail(by_rate ? "rate" : "operations",
                    "the workload has " + std::to_string(total_operations(w)) + " operations; at most " +
                        std::to_string(max_total_operations) + " are allowed");
     }
@@ -478,15 +220,15 @@ std::optional<builtin_config> read_builtin(table_reader& r) {
     if (const auto v = r.integer("threads", 1, 2)) c.threads = static_cast<std::uint32_t>(*v);
     if (const toml::array* requests = r.array_of_tables("request")) {
         c.requests.clear();
-        if (requests->empty()) r.fail_key("request", "needs at least one [[client.request]] table");
+        if (requests->empty()) r.fail("request", "needs at least one [[client.request]] table");
         std::size_t i = 0;
         for (const toml::node& item : *requests) {
-            table_reader sub{*item.as_table(), r.file(), "[[client.request]] #" + std::to_string(++i), r.errors()};
+            table_reader sub = r.child(*item.as_table(), "[[client.request]] #" + std::to_string(++i));
             if (auto t = read_request(sub)) c.requests.push_back(std::move(*t));
         }
     }
     if (const toml::table* p = r.table("policy")) {
-        table_reader sub{*p, r.file(), "[client.policy]", r.errors()};
+        table_reader sub = r.child(*p, "[client.policy]");
         read_policy(sub, c.policy);
     }
     // Command-only keys in a builtin client are mistakes, not options to ignore.
@@ -502,9 +244,9 @@ std::optional<command_config> read_command(table_reader& r, const client_overrid
     if (!overrides.command.empty()) {
         r.allow("command");
         c.argv = overrides.command;
-    } else if (const auto argv = r.string_array("command")) {
+    } else if (const auto argv = r.strings("command")) {
         if (argv->empty() || argv->front().empty()) {
-            r.fail_key("command", "needs a program: command = [\"program\", \"arg\", ...]");
+            r.fail("command", "needs a program: command = [\"program\", \"arg\", ...]");
         } else {
             c.argv = *argv;
         }
@@ -520,10 +262,10 @@ std::optional<command_config> read_command(table_reader& r, const client_overrid
     }
     if (c.options.mode == command_mode::once) {
         for (const std::string_view key : {"operations", "concurrency"}) {
-            if (r.has(key)) r.fail_key(key, "only applies to mode = \"per_operation\"");
+            if (r.has(key)) r.fail(key, "only applies to mode = \"per_operation\"");
         }
     }
-    if (const auto v = r.duration_value("kill_grace", 0ns, 1min)) {
+    if (const auto v = r.duration("kill_grace", 0ns, 1min)) {
         c.options.kill_grace = std::chrono::duration_cast<std::chrono::milliseconds>(*v);
     }
     if (const auto v = r.integer("output_limit", 0, 64 * 1024 * 1024)) c.options.output_limit = static_cast<std::size_t>(*v);
