@@ -1,12 +1,13 @@
-#include "faultline/drivers/client_config.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "faultline/drivers/builtin_driver.hpp"
 #include "faultline/drivers/command_driver.hpp"
+#include "faultline/drivers/driver.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -16,11 +17,11 @@ using ::testing::HasSubstr;
 
 const std::string file = "scenario.toml";
 
-// Parses `text` (a whole TOML document with a [client] table) and returns the [client] config.
+// Parses `text` (a whole TOML document with a [client] table) into a driver.
 struct parsed {
     toml::table doc;
     config_errors errors;
-    std::optional<client_config> config;
+    std::unique_ptr<driver> client;
 };
 
 parsed parse(std::string_view text, client_overrides overrides = {}) {
@@ -28,21 +29,33 @@ parsed parse(std::string_view text, client_overrides overrides = {}) {
     p.doc = toml::parse(text, file);
     const toml::table* client = p.doc["client"].as_table();
     static const toml::table empty;
-    p.config = parse_client_config(client != nullptr ? *client : empty, file, p.errors, overrides);
+    p.client = parse_client(client != nullptr ? *client : empty, file, p.errors, overrides);
     return p;
 }
 
 builtin_config builtin(std::string_view text) {
     auto p = parse(text);
     EXPECT_TRUE(p.errors.empty()) << (p.errors.empty() ? "" : p.errors.front().to_string());
-    EXPECT_TRUE(p.config.has_value());
-    return std::get<builtin_config>(*p.config);
+    const auto* b = dynamic_cast<const builtin_driver*>(p.client.get());
+    EXPECT_NE(b, nullptr);
+    return b != nullptr ? b->config() : builtin_config{};
+}
+
+// The command driver `p` holds (fails the test when it is not one).
+const command_driver& command(const parsed& p) {
+    const auto* c = dynamic_cast<const command_driver*>(p.client.get());
+    if (c == nullptr) {
+        ADD_FAILURE() << "not a command driver";
+        static const command_driver none{{"true"}, {}};
+        return none;
+    }
+    return *c;
 }
 
 // The single error of `text`, which must fail.
 config_error single_error(std::string_view text) {
     auto p = parse(text);
-    EXPECT_FALSE(p.config.has_value());
+    EXPECT_EQ(p.client, nullptr);
     EXPECT_EQ(p.errors.size(), 1u);
     if (p.errors.size() != 1) {
         for (const auto& e : p.errors) ADD_FAILURE() << "error: " << e.to_string();
@@ -333,13 +346,13 @@ kill_grace = "200ms"
 output_limit = 4096
 )");
     ASSERT_TRUE(p.errors.empty()) << p.errors.front().to_string();
-    const auto& c = std::get<command_config>(*p.config);
-    EXPECT_THAT(c.argv, ::testing::ElementsAre("curl", "-s", "{url}/payments"));
-    EXPECT_EQ(c.options.mode, command_mode::per_operation);
-    EXPECT_EQ(c.options.operations, 10u);
-    EXPECT_EQ(c.options.concurrency, 3u);
-    EXPECT_EQ(c.options.kill_grace, 200ms);
-    EXPECT_EQ(c.options.output_limit, 4096u);
+    const command_driver& c = command(p);
+    EXPECT_THAT(c.argv(), ::testing::ElementsAre("curl", "-s", "{url}/payments"));
+    EXPECT_EQ(c.options().mode, command_mode::per_operation);
+    EXPECT_EQ(c.options().operations, 10u);
+    EXPECT_EQ(c.options().concurrency, 3u);
+    EXPECT_EQ(c.options().kill_grace, 200ms);
+    EXPECT_EQ(c.options().output_limit, 4096u);
 }
 
 TEST(ClientConfig, CommandFromTheCommandLine) {
@@ -348,18 +361,18 @@ TEST(ClientConfig, CommandFromTheCommandLine) {
     // A builtin table is still validated, then replaced by the command.
     auto p = parse("[client]\nclients = 3\n", o);
     ASSERT_TRUE(p.errors.empty());
-    const auto& c = std::get<command_config>(*p.config);
-    EXPECT_EQ(c.argv, o.command);
-    EXPECT_EQ(c.options.mode, command_mode::once);
+    const command_driver& c = command(p);
+    EXPECT_EQ(c.argv(), o.command);
+    EXPECT_EQ(c.options().mode, command_mode::once);
     // With driver = "command" the table's command is replaced and its options kept.
     auto q = parse("[client]\ndriver = \"command\"\ncommand = [\"x\"]\nmode = \"per_operation\"\noperations = 4\n", o);
     ASSERT_TRUE(q.errors.empty());
-    const auto& d = std::get<command_config>(*q.config);
-    EXPECT_EQ(d.argv, o.command);
-    EXPECT_EQ(d.options.operations, 4u);
+    const command_driver& d = command(q);
+    EXPECT_EQ(d.argv(), o.command);
+    EXPECT_EQ(d.options().operations, 4u);
     // A bad builtin table is still an error.
     auto r = parse("[client]\nclients = 0\n", o);
-    EXPECT_FALSE(r.config.has_value());
+    EXPECT_EQ(r.client, nullptr);
 }
 
 TEST(ClientConfig, ParseClientBuildsTheDriver) {
@@ -381,6 +394,42 @@ TEST(ClientConfig, ParseClientBuildsTheDriver) {
     auto bad = toml::parse("[client]\nclients = -1\n", file);
     EXPECT_EQ(parse_client(*bad["client"].as_table(), file, errors), nullptr);
     EXPECT_EQ(errors.size(), 1u);
+}
+
+// --- the registry --------------------------------------------------------------------------------
+
+TEST(DriverRegistry, ListsEveryDriver) {
+    EXPECT_EQ(driver_registry::instance().names(), (std::vector<std::string>{"builtin", "command"}));
+    for (const driver_info& e : driver_registry::instance().entries()) {
+        EXPECT_FALSE(e.summary.empty()) << e.name;
+        EXPECT_NE(e.make, nullptr) << e.name;
+    }
+}
+
+// A driver's declared keys are exactly the keys its parser reads: the allowed list of an unknown key
+// in its table is those keys and `driver`.
+TEST(DriverRegistry, DeclaredKeysAreTheKeysEachDriverReads) {
+    client_overrides o;
+    o.command = {"true"};
+    for (const driver_info& e : driver_registry::instance().entries()) {
+        std::vector<std::string> keys(e.keys.begin(), e.keys.end());
+        keys.emplace_back("driver");
+        std::sort(keys.begin(), keys.end());
+        std::string allowed;
+        for (const auto& k : keys) allowed += (allowed.empty() ? "" : ", ") + k;
+        const auto p = parse("[client]\ndriver = \"" + e.name + "\"\nbogus = 1\n", o);
+        ASSERT_EQ(p.errors.size(), 1u) << e.name;
+        EXPECT_THAT(p.errors.front().message, HasSubstr("unknown key \"bogus\"; allowed: " + allowed)) << e.name;
+    }
+}
+
+TEST(DriverRegistry, IdentityHeaderIsTheDriversOwn) {
+    auto b = parse("[client]\n");
+    ASSERT_NE(b.client, nullptr);
+    EXPECT_EQ(b.client->identity_header(), operation_header);
+    auto c = parse("[client]\ndriver = \"command\"\ncommand = [\"true\"]\n");
+    ASSERT_NE(c.client, nullptr);
+    EXPECT_EQ(c.client->identity_header(), "");
 }
 
 // --- bad input ---------------------------------------------------------------------------------
@@ -503,7 +552,7 @@ TEST(ClientConfigErrors, KeysOfTheOtherDriver) {
 
 TEST(ClientConfigErrors, EveryErrorIsReported) {
     auto p = parse("[client]\nclients = 0\nthreads = 9\nbogus = 1\n[client.policy]\nmax_attempts = 0\n");
-    EXPECT_FALSE(p.config.has_value());
+    EXPECT_EQ(p.client, nullptr);
     ASSERT_EQ(p.errors.size(), 4u);
     for (const auto& e : p.errors) {
         EXPECT_EQ(e.where.file, file);
