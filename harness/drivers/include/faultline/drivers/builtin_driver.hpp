@@ -141,7 +141,6 @@ struct builtin_config {
 // reader). Records every problem through the reader and returns nullopt if there was any.
 std::optional<builtin_config> parse_builtin_config(config::table_reader& client);
 
-
 // Counts from the last run, for reports and tests.
 struct builtin_stats {
     std::uint64_t operations_started = 0;

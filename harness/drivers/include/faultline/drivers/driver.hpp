@@ -2,8 +2,9 @@
 // `driver_context` (where the server listens, the seed, the clock, the time limit) and calls
 // `driver::run`, which blocks until the client is done or the time limit is reached.
 //
-// This header is the part every driver shares and knows nothing about any one of them: the
-// `driver` interface, the registry entry `driver_info` each driver file registers itself with
+// This header is the part every driver shares. It knows no driver's types or keys (it names two
+// drivers by their registered names only: the default, and the one a command-line command runs
+// under): the `driver` interface, the registry entry `driver_info` each driver file registers itself with
 // (`core::registration<driver_info>`, one per file; the library is linked whole-archive), and
 // `parse_client`, which reads the `[client]` table's common key `driver` and hands the rest of the
 // table to that driver's factory. The drivers themselves: builtin_driver.hpp (virtual clients in
