@@ -19,7 +19,7 @@
 #include <utility>
 #include <variant>
 
-#include "faultline/drivers/client_config.hpp"
+#include "faultline/config/reader.hpp"
 
 extern char** environ;
 
@@ -32,6 +32,45 @@ using namespace std::chrono_literals;
 // Without a pidfd (old kernels) a process's exit is noticed by looking at it this often.
 constexpr auto exit_poll_interval = 10ms;
 constexpr std::size_t read_chunk = 64 * 1024;
+constexpr std::uint32_t max_command_concurrency = 64;
+
+// --- reading the [client] table -------------------------------------------------------------
+
+using config::table_reader;
+
+std::optional<command_config> read_command(table_reader& r, const client_overrides& overrides) {
+    command_config c;
+    if (!overrides.command.empty()) {
+        r.allow("command");
+        c.argv = overrides.command;
+    } else if (const auto argv = r.strings("command")) {
+        if (argv->empty() || argv->front().empty()) {
+            r.fail("command", "needs a program: command = [\"program\", \"arg\", ...]");
+        } else {
+            c.argv = *argv;
+        }
+    } else if (r.ok()) {
+        r.fail_table("driver = \"command\" needs command = [\"program\", \"arg\", ...] (or a command after `--`)");
+    }
+    if (const auto v = r.choice("mode", {"once", "per_operation"})) {
+        c.options.mode = *v == "per_operation" ? command_mode::per_operation : command_mode::once;
+    }
+    if (const auto v = r.integer("operations", 1, 100'000)) c.options.operations = static_cast<std::uint64_t>(*v);
+    if (const auto v = r.integer("concurrency", 1, max_command_concurrency)) {
+        c.options.concurrency = static_cast<std::uint32_t>(*v);
+    }
+    if (c.options.mode == command_mode::once) {
+        for (const std::string_view key : {"operations", "concurrency"}) {
+            if (r.has(key)) r.fail(key, "only applies to mode = \"per_operation\"");
+        }
+    }
+    if (const auto v = r.duration("kill_grace", 0ns, 1min)) {
+        c.options.kill_grace = std::chrono::duration_cast<std::chrono::milliseconds>(*v);
+    }
+    if (const auto v = r.integer("output_limit", 0, 64 * 1024 * 1024)) c.options.output_limit = static_cast<std::size_t>(*v);
+    if (!r.ok()) return std::nullopt;
+    return c;
+}
 
 // A file descriptor we own; closed exactly once.
 class fd_owner {
@@ -382,5 +421,27 @@ driver_result command_driver::run(const driver_context& ctx) {
     result.command = std::move(cr);
     return result;
 }
+
+std::optional<command_config> parse_command_config(config::table_reader& client, const client_overrides& overrides) {
+    return read_command(client, overrides);
+}
+
+namespace {
+
+// Every key read_command reads (driver.hpp: other drivers' tables reject them by name).
+constexpr std::string_view command_keys[] = {"command",     "mode",       "operations",
+                                             "concurrency", "kill_grace", "output_limit"};
+
+std::unique_ptr<driver> make_command(config::table_reader& client, const client_overrides& overrides) {
+    std::optional<command_config> config = parse_command_config(client, overrides);
+    if (!config) return nullptr;
+    return std::make_unique<command_driver>(std::move(config->argv), config->options);
+}
+
+}  // namespace
+
+const core::registration<driver_info> registered{
+    "command", "any program, run once or once per operation, with the server's URL in FAULTLINE_URL",
+    command_keys, &make_command};
 
 }  // namespace faultline::harness

@@ -136,9 +136,11 @@ reply ok(const seen_request&) { return reply{}; }
 builtin_config parse_builtin(std::string_view text) {
     toml::table doc = toml::parse(text, std::string_view{"t.toml"});
     config_errors errors;
-    auto c = parse_client_config(*doc["client"].as_table(), "t.toml", errors);
+    config::table_reader reader{*doc["client"].as_table(), "t.toml", "[client]", errors};
+    auto c = parse_builtin_config(reader);
+    reader.finish();
     for (const auto& e : errors) ADD_FAILURE() << e.to_string();
-    return std::get<builtin_config>(*c);
+    return c.value_or(builtin_config{});
 }
 
 driver_result run_against(const test_server& server, const builtin_config& config, std::uint64_t seed = 42,

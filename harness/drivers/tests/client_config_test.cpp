@@ -1,12 +1,13 @@
-#include "faultline/drivers/client_config.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "faultline/drivers/builtin_driver.hpp"
 #include "faultline/drivers/command_driver.hpp"
+#include "faultline/drivers/driver.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -16,11 +17,11 @@ using ::testing::HasSubstr;
 
 const std::string file = "scenario.toml";
 
-// Parses `text` (a whole TOML document with a [client] table) and returns the [client] config.
+// Parses `text` (a whole TOML document with a [client] table) into a driver.
 struct parsed {
     toml::table doc;
     config_errors errors;
-    std::optional<client_config> config;
+    std::unique_ptr<driver> client;
 };
 
 parsed parse(std::string_view text, client_overrides overrides = {}) {
@@ -28,21 +29,33 @@ parsed parse(std::string_view text, client_overrides overrides = {}) {
     p.doc = toml::parse(text, file);
     const toml::table* client = p.doc["client"].as_table();
     static const toml::table empty;
-    p.config = parse_client_config(client != nullptr ? *client : empty, file, p.errors, overrides);
+    p.client = parse_client(client != nullptr ? *client : empty, file, p.errors, overrides);
     return p;
 }
 
 builtin_config builtin(std::string_view text) {
     auto p = parse(text);
     EXPECT_TRUE(p.errors.empty()) << (p.errors.empty() ? "" : p.errors.front().to_string());
-    EXPECT_TRUE(p.config.has_value());
-    return std::get<builtin_config>(*p.config);
+    const auto* b = dynamic_cast<const builtin_driver*>(p.client.get());
+    EXPECT_NE(b, nullptr);
+    return b != nullptr ? b->config() : builtin_config{};
+}
+
+// The command driver `p` holds (fails the test when it is not one).
+const command_driver& command(const parsed& p) {
+    const auto* c = dynamic_cast<const command_driver*>(p.client.get());
+    if (c == nullptr) {
+        ADD_FAILURE() << "not a command driver";
+        static const command_driver none{{"true"}, {}};
+        return none;
+    }
+    return *c;
 }
 
 // The single error of `text`, which must fail.
 config_error single_error(std::string_view text) {
     auto p = parse(text);
-    EXPECT_FALSE(p.config.has_value());
+    EXPECT_EQ(p.client, nullptr);
     EXPECT_EQ(p.errors.size(), 1u);
     if (p.errors.size() != 1) {
         for (const auto& e : p.errors) ADD_FAILURE() << "error: " << e.to_string();
@@ -333,13 +346,13 @@ kill_grace = "200ms"
 output_limit = 4096
 )");
     ASSERT_TRUE(p.errors.empty()) << p.errors.front().to_string();
-    const auto& c = std::get<command_config>(*p.config);
-    EXPECT_THAT(c.argv, ::testing::ElementsAre("curl", "-s", "{url}/payments"));
-    EXPECT_EQ(c.options.mode, command_mode::per_operation);
-    EXPECT_EQ(c.options.operations, 10u);
-    EXPECT_EQ(c.options.concurrency, 3u);
-    EXPECT_EQ(c.options.kill_grace, 200ms);
-    EXPECT_EQ(c.options.output_limit, 4096u);
+    const command_driver& c = command(p);
+    EXPECT_THAT(c.argv(), ::testing::ElementsAre("curl", "-s", "{url}/payments"));
+    EXPECT_EQ(c.options().mode, command_mode::per_operation);
+    EXPECT_EQ(c.options().operations, 10u);
+    EXPECT_EQ(c.options().concurrency, 3u);
+    EXPECT_EQ(c.options().kill_grace, 200ms);
+    EXPECT_EQ(c.options().output_limit, 4096u);
 }
 
 TEST(ClientConfig, CommandFromTheCommandLine) {
@@ -348,18 +361,18 @@ TEST(ClientConfig, CommandFromTheCommandLine) {
     // A builtin table is still validated, then replaced by the command.
     auto p = parse("[client]\nclients = 3\n", o);
     ASSERT_TRUE(p.errors.empty());
-    const auto& c = std::get<command_config>(*p.config);
-    EXPECT_EQ(c.argv, o.command);
-    EXPECT_EQ(c.options.mode, command_mode::once);
+    const command_driver& c = command(p);
+    EXPECT_EQ(c.argv(), o.command);
+    EXPECT_EQ(c.options().mode, command_mode::once);
     // With driver = "command" the table's command is replaced and its options kept.
     auto q = parse("[client]\ndriver = \"command\"\ncommand = [\"x\"]\nmode = \"per_operation\"\noperations = 4\n", o);
     ASSERT_TRUE(q.errors.empty());
-    const auto& d = std::get<command_config>(*q.config);
-    EXPECT_EQ(d.argv, o.command);
-    EXPECT_EQ(d.options.operations, 4u);
+    const command_driver& d = command(q);
+    EXPECT_EQ(d.argv(), o.command);
+    EXPECT_EQ(d.options().operations, 4u);
     // A bad builtin table is still an error.
     auto r = parse("[client]\nclients = 0\n", o);
-    EXPECT_FALSE(r.config.has_value());
+    EXPECT_EQ(r.client, nullptr);
 }
 
 TEST(ClientConfig, ParseClientBuildsTheDriver) {
@@ -383,6 +396,42 @@ TEST(ClientConfig, ParseClientBuildsTheDriver) {
     EXPECT_EQ(errors.size(), 1u);
 }
 
+// --- the registry --------------------------------------------------------------------------------
+
+TEST(DriverRegistry, ListsEveryDriver) {
+    EXPECT_EQ(driver_registry::instance().names(), (std::vector<std::string>{"builtin", "command"}));
+    for (const driver_info& e : driver_registry::instance().entries()) {
+        EXPECT_FALSE(e.summary.empty()) << e.name;
+        EXPECT_NE(e.make, nullptr) << e.name;
+    }
+}
+
+// A driver's declared keys are exactly the keys its parser reads: the allowed list of an unknown key
+// in its table is those keys and `driver`.
+TEST(DriverRegistry, DeclaredKeysAreTheKeysEachDriverReads) {
+    client_overrides o;
+    o.command = {"true"};
+    for (const driver_info& e : driver_registry::instance().entries()) {
+        std::vector<std::string> keys(e.keys.begin(), e.keys.end());
+        keys.emplace_back("driver");
+        std::sort(keys.begin(), keys.end());
+        std::string allowed;
+        for (const auto& k : keys) allowed += (allowed.empty() ? "" : ", ") + k;
+        const auto p = parse("[client]\ndriver = \"" + e.name + "\"\nbogus = 1\n", o);
+        ASSERT_EQ(p.errors.size(), 1u) << e.name;
+        EXPECT_THAT(p.errors.front().message, HasSubstr("unknown key \"bogus\"; allowed: " + allowed)) << e.name;
+    }
+}
+
+TEST(DriverRegistry, IdentityHeaderIsTheDriversOwn) {
+    auto b = parse("[client]\n");
+    ASSERT_NE(b.client, nullptr);
+    EXPECT_EQ(b.client->identity_header(), operation_header);
+    auto c = parse("[client]\ndriver = \"command\"\ncommand = [\"true\"]\n");
+    ASSERT_NE(c.client, nullptr);
+    EXPECT_EQ(c.client->identity_header(), "");
+}
+
 // --- bad input ---------------------------------------------------------------------------------
 
 TEST(ClientConfigErrors, UnknownKeyListsTheAllowedOnes) {
@@ -391,56 +440,56 @@ TEST(ClientConfigErrors, UnknownKeyListsTheAllowedOnes) {
     EXPECT_EQ(e.where.line, 3u);
     EXPECT_EQ(e.where.column, 1u);
     EXPECT_THAT(e.message, HasSubstr("unknown key \"clinets\""));
-    EXPECT_THAT(e.message, HasSubstr("allowed keys: clients, concurrency, driver, duration, operations, order, "
+    EXPECT_THAT(e.message, HasSubstr("allowed: clients, concurrency, driver, duration, operations, order, "
                                      "policy, preset, rate, request, threads"));
     EXPECT_EQ(e.to_string().rfind("scenario.toml:3:1: [client]", 0), 0u) << e.to_string();
 }
 
 TEST(ClientConfigErrors, UnknownKeysInNestedTables) {
     EXPECT_THAT(single_error("[client.policy]\nmax_attempt = 3\n").message,
-                HasSubstr("[client.policy]: unknown key \"max_attempt\"; allowed keys: assume_idempotent, backoff, "
+                HasSubstr("[client.policy]: unknown key \"max_attempt\"; allowed: assume_idempotent, backoff, "
                           "budget, circuit_breaker, enforce_deadline, honour_retry_after, idempotency_keys, "
                           "key_format, max_attempts, max_retry_after, never_retry, overall_timeout, "
                           "per_attempt_timeout, retry_on, unprocessed"));
     EXPECT_THAT(single_error("[client.policy.backoff]\nbase = \"1ms\"\njiter = \"full\"\n").message,
-                HasSubstr("[client.policy.backoff]: unknown key \"jiter\"; allowed keys: base, cap, jitter, "
+                HasSubstr("[client.policy.backoff]: unknown key \"jiter\"; allowed: base, cap, jitter, "
                           "jitter_fraction, multiplier"));
     EXPECT_THAT(single_error("[client.policy.circuit_breaker]\nwindow = 3\n").message,
                 HasSubstr("unknown key \"window\""));
     EXPECT_THAT(single_error("[[client.request]]\npath = \"/x\"\nbdy = \"\"\n").message,
-                HasSubstr("[[client.request]] #1: unknown key \"bdy\"; allowed keys: body, headers, method, path, weight"));
+                HasSubstr("[[client.request]] #1: unknown key \"bdy\"; allowed: body, headers, method, path, weight"));
 }
 
 TEST(ClientConfigErrors, WrongTypes) {
     auto e = single_error("[client]\nclients = \"ten\"\n");
     EXPECT_EQ(e.where.line, 2u);
     EXPECT_EQ(e.where.column, 11u);
-    EXPECT_THAT(e.message, HasSubstr("[client] clients: expected an integer, got a string"));
+    EXPECT_THAT(e.message, HasSubstr("[client]: clients: expected an integer, got a string"));
     EXPECT_THAT(single_error("[client.policy]\nhonour_retry_after = 1\n").message,
-                HasSubstr("honour_retry_after: expected a boolean, got an integer"));
+                HasSubstr("honour_retry_after: expected true or false, got an integer"));
     EXPECT_THAT(single_error("[client.policy]\nbackoff = \"fast\"\n").message,
                 HasSubstr("backoff: expected a table, got a string"));
     EXPECT_THAT(single_error("[client.policy]\nretry_on = [500, \"503\"]\n").message,
-                HasSubstr("retry_on: expected HTTP status codes"));
+                HasSubstr("retry_on: every item must be an integer in [100, 599]"));
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\ncommand = \"curl\"\n").message,
                 HasSubstr("command: expected an array of strings, got a string"));
     EXPECT_THAT(single_error("[client]\nrequest = 3\n").message,
-                HasSubstr("request: expected an array of tables, got an integer"));
+                HasSubstr("request: expected an array of tables ([[request]]), got an integer"));
 }
 
 TEST(ClientConfigErrors, OutOfRange) {
-    EXPECT_THAT(single_error("[client]\nclients = 0\n").message, HasSubstr("clients: 0 is out of range [1, 1000]"));
-    EXPECT_THAT(single_error("[client]\nclients = 1001\n").message, HasSubstr("out of range"));
-    EXPECT_THAT(single_error("[client]\nthreads = 3\n").message, HasSubstr("threads: 3 is out of range [1, 2]"));
-    EXPECT_THAT(single_error("[client.policy]\nmax_attempts = 0\n").message, HasSubstr("max_attempts: 0 is out of range"));
+    EXPECT_THAT(single_error("[client]\nclients = 0\n").message, HasSubstr("clients: must be in [1, 1000], got 0"));
+    EXPECT_THAT(single_error("[client]\nclients = 1001\n").message, HasSubstr("clients: must be in [1, 1000], got 1001"));
+    EXPECT_THAT(single_error("[client]\nthreads = 3\n").message, HasSubstr("threads: must be in [1, 2], got 3"));
+    EXPECT_THAT(single_error("[client.policy]\nmax_attempts = 0\n").message, HasSubstr("[client.policy]: max_attempts: must be in [1, 100], got 0"));
     EXPECT_THAT(single_error("[client.policy.backoff]\nmultiplier = 0.5\n").message,
-                HasSubstr("multiplier: 0.5 is out of range [1, 100]"));
-    EXPECT_THAT(single_error("[client.policy.backoff]\njitter_fraction = 1.5\n").message, HasSubstr("out of range"));
+                HasSubstr("multiplier: must be in [1, 100], got 0.5"));
+    EXPECT_THAT(single_error("[client.policy.backoff]\njitter_fraction = 1.5\n").message, HasSubstr("jitter_fraction: must be in [0, 1], got 1.5"));
     EXPECT_THAT(single_error("[client.policy]\nretry_on = [700]\n").message, HasSubstr("[100, 599]"));
     EXPECT_THAT(single_error("[client.policy.budget]\nkind = \"token_bucket\"\nmax_tokens = 0\n").message,
-                HasSubstr("max_tokens: 0 is out of range (0, 1000]"));
+                HasSubstr("max_tokens: must be in (0, 1000], got 0"));
     EXPECT_THAT(single_error("[client.policy.circuit_breaker]\nfailure_ratio = 0\n").message,
-                HasSubstr("failure_ratio: 0 is out of range (0, 1]"));
+                HasSubstr("failure_ratio: must be in (0, 1], got 0"));
     EXPECT_THAT(single_error("[client]\nclients = 1000\noperations = 1001\n").message,
                 HasSubstr("the workload has 1001000 operations; at most 1000000 are allowed"));
 }
@@ -449,10 +498,11 @@ TEST(ClientConfigErrors, BadDurations) {
     auto e = single_error("[client.policy]\noverall_timeout = \"5\"\n");
     EXPECT_EQ(e.where.line, 2u);
     EXPECT_EQ(e.where.column, 19u);
-    EXPECT_THAT(e.message, HasSubstr("[client.policy] overall_timeout: "));
-    EXPECT_THAT(single_error("[client.policy]\nper_attempt_timeout = \"0ms\"\n").message, HasSubstr("out of range"));
+    EXPECT_THAT(e.message, HasSubstr("[client.policy]: overall_timeout: bad duration \"5\""));
+    EXPECT_THAT(single_error("[client.policy]\nper_attempt_timeout = \"0ms\"\n").message,
+                HasSubstr("per_attempt_timeout: must be in [1ms, 1h], got \"0ms\""));
     EXPECT_THAT(single_error("[client.policy]\nmax_retry_after = 10\n").message,
-                HasSubstr("max_retry_after: expected a string, got an integer"));
+                HasSubstr("max_retry_after: expected a duration such as \"250ms\", got an integer"));
     EXPECT_THAT(single_error("[client.policy.backoff]\nbase = \"2s\"\ncap = \"1s\"\n").message,
                 HasSubstr("cap (1s) is below base (2s)"));
 }
@@ -472,7 +522,7 @@ TEST(ClientConfigErrors, BadChoices) {
 }
 
 TEST(ClientConfigErrors, BudgetKinds) {
-    EXPECT_THAT(single_error("[client.policy.budget]\nmax_tokens = 5\n").message, HasSubstr("missing key \"kind\""));
+    EXPECT_THAT(single_error("[client.policy.budget]\nmax_tokens = 5\n").message, HasSubstr("[client.policy.budget]: missing required key \"kind\""));
     EXPECT_THAT(single_error("[client.policy.budget]\nkind = \"ratio\"\nmax_tokens = 5\n").message,
                 HasSubstr("max_tokens: only applies to kind = \"token_bucket\""));
     EXPECT_THAT(single_error("[client.policy.budget]\nkind = \"token_bucket\"\nttl = \"1s\"\n").message,
@@ -486,12 +536,12 @@ TEST(ClientConfigErrors, WorkloadShapes) {
                 HasSubstr("either operations (per client) or rate and duration"));
     EXPECT_THAT(single_error("[client]\nrate = 10\n").message, HasSubstr("rate needs duration"));
     EXPECT_THAT(single_error("[client]\nduration = \"1s\"\n").message, HasSubstr("duration needs rate"));
-    EXPECT_THAT(single_error("[client]\nrate = 0\nduration = \"1s\"\n").message, HasSubstr("out of range (0, 100000]"));
+    EXPECT_THAT(single_error("[client]\nrate = 0\nduration = \"1s\"\n").message, HasSubstr("rate: must be in (0, 100000], got 0"));
 }
 
 TEST(ClientConfigErrors, KeysOfTheOtherDriver) {
     auto e = single_error("[client]\nmode = \"once\"\n");
-    EXPECT_THAT(e.message, HasSubstr("[client] mode: only applies to driver = \"command\""));
+    EXPECT_THAT(e.message, HasSubstr("[client]: mode: only applies to driver = \"command\""));
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\ncommand = [\"true\"]\nclients = 3\n").message,
                 HasSubstr("clients: only applies to driver = \"builtin\""));
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\ncommand = [\"true\"]\noperations = 3\n").message,
@@ -502,7 +552,7 @@ TEST(ClientConfigErrors, KeysOfTheOtherDriver) {
 
 TEST(ClientConfigErrors, EveryErrorIsReported) {
     auto p = parse("[client]\nclients = 0\nthreads = 9\nbogus = 1\n[client.policy]\nmax_attempts = 0\n");
-    EXPECT_FALSE(p.config.has_value());
+    EXPECT_EQ(p.client, nullptr);
     ASSERT_EQ(p.errors.size(), 4u);
     for (const auto& e : p.errors) {
         EXPECT_EQ(e.where.file, file);

@@ -30,11 +30,11 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     faultline::clock& clk = steady_clock_source::instance();
 
     model_config model = s.server;
-    // The builtin driver names every operation in a header; making it the server's identity header
-    // lets the journal and the client records agree on operation names (an Idempotency-Key still
-    // takes precedence on the server).
-    if (s.client->name() == "builtin") {
-        model.identity.header = std::string(operation_header);
+    // A driver that names every operation in a header has the server identify operations by it, so
+    // the journal and the client records agree on operation names (an Idempotency-Key still takes
+    // precedence on the server).
+    if (const std::string_view header = s.client->identity_header(); !header.empty()) {
+        model.identity.header = std::string(header);
     }
     journal_options journal_bound;
     journal_bound.max_records = model.journal_max_records;

@@ -2,24 +2,18 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <set>
-#include <sstream>
 #include <system_error>
 #include <tuple>
 
-#include "faultline/config/duration.hpp"
+#include "faultline/config/document.hpp"
 #include "faultline/config/reader.hpp"
 #include "faultline/faults/kind.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
 namespace faultline::harness {
 namespace {
-
-source_position position_of(const toml::node& node, const std::string& file) {
-    const auto& begin = node.source().begin;
-    return {file, begin.line, begin.column};
-}
 
 template <typename Names>
 std::string join(const Names& names) {
@@ -36,24 +30,25 @@ std::string file_stem(const std::string& file) {
     return stem.empty() ? std::string{"scenario"} : stem;
 }
 
-// Collects the errors of one document; each reader below validates one top-level key.
+// Collects the errors of one document. The top-level keys are read through one table_reader (no
+// context: they are the file's own keys); each table is handed to its owner's parser.
 class loader {
 public:
     loader(const toml::table& document, std::string file, const scenario_options& options)
-        : document_{document}, file_{std::move(file)}, options_{options} {}
+        : document_{document}, file_{std::move(file)}, options_{options}, top_{document, file_, "", errors_} {}
 
     scenario_result load() {
-        reject_unknown_keys();
         scenario out;
         out.file = file_;
         out.name = read_name();
-        out.description = read_string("description").value_or("");
+        out.description = top_.string("description").value_or("");
         out.seed = read_seed();
         out.time_limit = read_time_limit();
         read_server(out.server);
         out.faults = read_faults();
         out.client = read_client();
         out.expectations = read_expectations();
+        top_.finish();
 
         scenario_result result;
         if (errors_.empty()) {
@@ -68,92 +63,33 @@ public:
     }
 
 private:
-    void error_at(const toml::node& node, std::string message) {
-        errors_.push_back(config_error{position_of(node, file_), std::move(message)});
-    }
-
-    void wrong_type(const toml::node& node, std::string_view key, std::string_view expected) {
-        error_at(node, "`" + std::string(key) + "` must be " + std::string(expected) + ", not " +
-                           std::string(config::type_name(node)));
-    }
-
-    void reject_unknown_keys() {
-        for (const auto& [key, value] : document_) {
-            const bool known = std::find(std::begin(scenario_keys), std::end(scenario_keys), key.str()) !=
-                               std::end(scenario_keys);
-            if (!known) {
-                errors_.push_back(config_error{{file_, key.source().begin.line, key.source().begin.column},
-                                               "unknown key `" + std::string(key.str()) +
-                                                   "` in a scenario; allowed keys: " + join(scenario_keys)});
-            }
-        }
-    }
-
-    std::optional<std::string> read_string(std::string_view key) {
-        const toml::node* node = document_.get(key);
-        if (node == nullptr) return std::nullopt;
-        if (const auto* s = node->as_string()) return s->get();
-        wrong_type(*node, key, "a string");
-        return std::nullopt;
-    }
-
     std::string read_name() {
-        const toml::node* node = document_.get("name");
-        std::optional<std::string> name = read_string("name");
+        std::optional<std::string> name = top_.string("name");
         if (!name) return file_stem(file_);
-        if (name->empty()) error_at(*node, "`name` must not be empty");
+        if (name->empty()) top_.fail("name", "must not be empty");
         return *name;
     }
 
     std::uint64_t read_seed() {
-        const toml::node* node = document_.get("seed");
-        if (node == nullptr) return default_seed;
-        const auto* value = node->as_integer();
-        if (value == nullptr) {
-            wrong_type(*node, "seed", "an integer (e.g. seed = 42)");
-            return default_seed;
-        }
-        if (value->get() < 0) {
-            error_at(*node, "`seed` must not be negative");
-            return default_seed;
-        }
-        return static_cast<std::uint64_t>(value->get());
+        const auto seed = top_.integer("seed", 0, std::numeric_limits<std::int64_t>::max());
+        return seed ? static_cast<std::uint64_t>(*seed) : default_seed;
     }
 
     std::chrono::nanoseconds read_time_limit() {
-        const toml::node* node = document_.get("time_limit");
-        if (node == nullptr) return default_time_limit;
-        const auto* text = node->as_string();
-        if (text == nullptr) {
-            wrong_type(*node, "time_limit", "a duration string with a unit (e.g. \"30s\")");
-            return default_time_limit;
-        }
-        const config::parsed_duration parsed = config::parse_duration(text->get());
-        if (!parsed) {
-            error_at(*node, "`time_limit`: " + parsed.error);
-            return default_time_limit;
-        }
-        if (parsed.value->count() <= 0) {
-            error_at(*node, "`time_limit` must be greater than 0");
-            return default_time_limit;
-        }
-        return *parsed.value;
+        return top_.duration("time_limit", std::chrono::nanoseconds{1}).value_or(default_time_limit);
     }
 
     void read_server(model_config& out) {
-        const toml::node* node = document_.get("server");
-        if (node == nullptr) return;
-        const auto* table = node->as_table();
-        if (table == nullptr) {
-            wrong_type(*node, "server", "a table ([server])");
-            return;
-        }
+        const toml::table* table = top_.table("server");
+        if (table == nullptr) return;
         if (std::optional<model_config> parsed = parse_model_config(*table, file_, errors_)) {
             out = std::move(*parsed);
         }
     }
 
     std::vector<faults::rule> read_faults() {
+        // faults::parse_rules checks the node's type itself.
+        top_.allow("fault");
         const toml::node* node = document_.get("fault");
         if (node == nullptr) return {};
         faults::rules_result parsed = faults::parse_rules(*node, file_);
@@ -162,34 +98,24 @@ private:
     }
 
     std::shared_ptr<driver> read_client() {
-        const toml::node* node = document_.get("client");
+        const bool present = top_.has("client");
+        const toml::table* table = top_.table("client");
+        if (present && table == nullptr) return nullptr;
         const toml::table empty;
-        const toml::table* table = &empty;
-        if (node != nullptr) {
-            table = node->as_table();
-            if (table == nullptr) {
-                wrong_type(*node, "client", "a table ([client])");
-                return nullptr;
-            }
-        }
-        return parse_client(*table, file_, errors_, options_.client);
+        return parse_client(table != nullptr ? *table : empty, file_, errors_, options_.client);
     }
 
     std::vector<expectation> read_expectations() {
-        const toml::node* node = document_.get("expect");
-        if (node == nullptr) {
+        if (!top_.has("expect")) {
             errors_.push_back(config_error{{file_, 1, 1},
                                            "a scenario needs at least one [[expect]] table with `check = \"NAME\"`; "
                                            "checks: " + join(check_names())});
             return {};
         }
-        const auto* array = node->as_array();
-        if (array == nullptr || !array->is_array_of_tables()) {
-            wrong_type(*node, "expect", "an array of tables ([[expect]])");
-            return {};
-        }
+        const toml::array* array = top_.array_of_tables("expect");
+        if (array == nullptr) return {};
         if (array->empty()) {
-            error_at(*node, "`expect` is empty; a scenario needs at least one [[expect]] table");
+            top_.fail("expect", "must not be empty; a scenario needs at least one [[expect]] table");
             return {};
         }
         std::vector<expectation> out;
@@ -205,34 +131,30 @@ private:
     std::string file_;
     const scenario_options& options_;
     config_errors errors_;
+    config::table_reader top_;  // reports into errors_, so declared after it
 };
 
 }  // namespace
 
-scenario_result parse_scenario(std::string_view toml_text, const std::string& file, const scenario_options& options) {
-    toml::table document;
-    try {
-        document = toml::parse(toml_text, file);
-    } catch (const toml::parse_error& error) {
-        const auto& begin = error.source().begin;
+namespace {
+
+scenario_result load_parsed(config::document document, const std::string& file, const scenario_options& options) {
+    if (!document.table) {
         scenario_result result;
-        result.errors.push_back(
-            config_error{{file, begin.line, begin.column}, "TOML syntax error: " + std::string(error.description())});
+        result.errors = std::move(document.errors);
         return result;
     }
-    return loader{document, file, options}.load();
+    return loader{*document.table, file, options}.load();
+}
+
+}  // namespace
+
+scenario_result parse_scenario(std::string_view toml_text, const std::string& file, const scenario_options& options) {
+    return load_parsed(config::parse_document(toml_text, file), file, options);
 }
 
 scenario_result load_scenario_file(const std::string& path, const scenario_options& options) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        scenario_result result;
-        result.errors.push_back(config_error{{path, 0, 0}, "cannot read the scenario file"});
-        return result;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_scenario(text.str(), path, options);
+    return load_parsed(config::load_document(path, "scenario file"), path, options);
 }
 
 expectations_result load_expectations_file(const std::string& path) {

@@ -16,16 +16,50 @@
 // stdout_text / stderr_text hold the output of every process, in the order they finished, up to
 // `output_limit` bytes each (the rest is read and dropped, and a line saying how much was dropped is
 // appended). `killed` is true if any process was signalled at the time limit.
+//
+// Registered as driver "command"; its [client] keys are command, mode, operations, concurrency,
+// kill_grace and output_limit (docs/scenarios.md, "The command driver"). A command given on the
+// command line (client_overrides::command) replaces the table's `command`.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "faultline/config/reader.hpp"
 #include "faultline/drivers/driver.hpp"
 
 namespace faultline::harness {
+
+// How a command is run.
+enum class command_mode { once, per_operation };
+
+std::string_view to_string(command_mode mode);
+
+struct command_options {
+    command_mode mode = command_mode::once;
+    std::uint64_t operations = 1;  // per_operation: processes started in all
+    std::uint32_t concurrency = 1; // per_operation: at most this many processes at once
+    // At the time limit a process gets SIGTERM, then SIGKILL after this grace period.
+    std::chrono::milliseconds kill_grace{500};
+    // Bytes kept of stdout and of stderr (each, over all processes); the rest is read and dropped.
+    std::size_t output_limit = 1024 * 1024;
+};
+
+struct command_config {
+    std::vector<std::string> argv;  // never empty
+    command_options options;
+};
+
+// Reads the command driver's keys of a [client] table (all but `driver`; the caller finishes the
+// reader); `overrides.command`, when non-empty, is the argv and the table's `command` is ignored.
+// Records every problem through the reader and returns nullopt if there was any.
+std::optional<command_config> parse_command_config(config::table_reader& client, const client_overrides& overrides);
 
 // Counts from the last run, for reports and tests.
 struct command_stats {
@@ -53,5 +87,9 @@ private:
     command_options options_;
     command_stats stats_;
 };
+
+// A command driver for `argv` (argv[0] looked up in PATH). Placeholders {url}, {op}, {client} in the
+// arguments are substituted per process. Throws std::invalid_argument if argv or argv[0] is empty.
+std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options = {});
 
 }  // namespace faultline::harness

@@ -1,22 +1,15 @@
 // Drivers: the client under test in a scenario run. The runner starts the fault server, builds a
 // `driver_context` (where the server listens, the seed, the clock, the time limit) and calls
-// `driver::run`, which blocks until the client is done or the time limit is reached. Two drivers:
-// - `builtin` (builtin_driver.hpp): N virtual clients in this process, each an Asio coroutine using
-//   faultline's own retry HTTP client with the scenario's policy (or a deliberately bad preset).
-//   It keeps one `client_record` per operation.
-// - `command` (command_driver.hpp): any program, run once or once per operation, with the server's
-//   address in FAULTLINE_URL. Its exit status and output are kept; the checks then work from the
-//   server's journal alone.
+// `driver::run`, which blocks until the client is done or the time limit is reached.
 //
-// Operation identity: every request the builtin driver sends carries an `Idempotency-Key` (when the
-// policy gives the operation one) and always a `Faultline-Op` header naming the operation
-// (`operation_header` below; value "c<client>-n<n>", stable across its attempts). The server's
-// identity precedence is Idempotency-Key, then a scenario-named header, so the runner configures the
-// server's identity header as `Faultline-Op` for builtin runs; then journal_record::operation and
-// client_record::operation hold the same string for every operation.
-//
-// The `[client]` table of a scenario is turned into a driver by `parse_client`; the full reference
-// is docs/scenarios.md ("[client]").
+// This header is the part every driver shares. It knows no driver's types or keys (it names two
+// drivers by their registered names only: the default, and the one a command-line command runs
+// under): the `driver` interface, the registry entry `driver_info` each driver file registers itself with
+// (`core::registration<driver_info>`, one per file; the library is linked whole-archive), and
+// `parse_client`, which reads the `[client]` table's common key `driver` and hands the rest of the
+// table to that driver's factory. The drivers themselves: builtin_driver.hpp (virtual clients in
+// this process), command_driver.hpp (any program). The full reference is docs/scenarios.md
+// ("[client]").
 #pragma once
 
 #include <chrono>
@@ -24,21 +17,21 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <toml++/toml.h>
 
+#include "faultline/config/reader.hpp"
 #include "faultline/core/clock.hpp"
 #include "faultline/core/config_error.hpp"
+#include "faultline/core/registry.hpp"
 #include "faultline/record/run_record.hpp"
 #include "faultline/retry/policy.hpp"
 
 namespace faultline::harness {
-
-// The header naming a builtin-driver operation on every attempt (see above).
-inline constexpr std::string_view operation_header = "Faultline-Op";
 
 // What a driver needs to know about the run. The clock outlives the call to `run`.
 struct driver_context {
@@ -68,32 +61,18 @@ public:
 
     // Blocks until the workload is done or ctx.run_start + ctx.time_limit; never throws.
     virtual driver_result run(const driver_context& ctx) = 0;
-    // "builtin" or "command".
+    // The name it is registered under ("builtin", "command", …).
     virtual std::string_view name() const = 0;
     // The retry policy the client declares (builtin only; nullptr for command), so checks such as
     // `backoff` and `max_attempts` can read its envelope. Budget and breaker pointers in it are empty:
     // those objects exist only during a run.
     virtual const retry::retry_policy* declared_policy() const { return nullptr; }
+    // The request header naming the operation on every attempt, when the driver sends one: the
+    // runner makes it the server's identity header, so journal_record::operation and
+    // client_record::operation agree (an Idempotency-Key still takes precedence on the server).
+    // Empty: the scenario's [server] identity settings stand.
+    virtual std::string_view identity_header() const { return {}; }
 };
-
-// How a command is run (see command_driver.hpp for the process handling).
-enum class command_mode { once, per_operation };
-
-std::string_view to_string(command_mode mode);
-
-struct command_options {
-    command_mode mode = command_mode::once;
-    std::uint64_t operations = 1;  // per_operation: processes started in all
-    std::uint32_t concurrency = 1; // per_operation: at most this many processes at once
-    // At the time limit a process gets SIGTERM, then SIGKILL after this grace period.
-    std::chrono::milliseconds kill_grace{500};
-    // Bytes kept of stdout and of stderr (each, over all processes); the rest is read and dropped.
-    std::size_t output_limit = 1024 * 1024;
-};
-
-// A command driver for `argv` (argv[0] looked up in PATH). Placeholders {url}, {op}, {client} in the
-// arguments are substituted per process. argv must not be empty.
-std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options = {});
 
 // What the CLI can override in the [client] table.
 struct client_overrides {
@@ -104,10 +83,47 @@ struct client_overrides {
     std::vector<std::string> command;
 };
 
-// Turns a scenario's [client] table into a driver. An empty table gives the default builtin client
-// (preset "good"). Every problem is appended to `errors` as file:line:column (toml++ source regions;
-// unknown keys list the allowed ones) and then nullptr is returned: nothing half-built.
+// What a driver file registers, as its last line:
+//   const core::registration<driver_info> registered{"<name>", "<one-line summary>", <name>_keys, &make_<name>};
+// `keys` are the [client] keys the driver reads (besides `driver`); a key of another driver in a
+// table is then reported as "only applies to driver = \"<other>\"" rather than as unknown.
+// `make` reads those keys through the reader (context "[client]"; `driver` is already read and
+// `finish` is called afterwards) and returns the driver, or nullptr after recording its errors.
+struct driver_info {
+    using factory = std::unique_ptr<driver> (*)(config::table_reader& client, const client_overrides& overrides);
+
+    std::string name;
+    std::string summary;
+    std::span<const std::string_view> keys;
+    factory make = nullptr;
+};
+
+using driver_registry = core::registry<driver_info>;
+
+// The [client] table's `driver` when it has none.
+inline constexpr std::string_view default_driver = "builtin";
+// The driver a command given on the command line (client_overrides::command) runs under.
+inline constexpr std::string_view override_driver = "command";
+
+// Turns a scenario's [client] table into a driver. An empty table gives the default driver with
+// its defaults (builtin, preset "good"). Every problem is appended to `errors` as file:line:column
+// (toml++ source regions; unknown keys list the allowed ones) and then nullptr is returned: nothing
+// half-built. With `overrides.command` set, a table whose driver is not `override_driver` is still
+// read and validated, then replaced by `override_driver` built from an empty table.
 std::unique_ptr<driver> parse_client(const toml::table& client, const std::string& file,
                                      config_errors& errors, const client_overrides& overrides = {});
+
+// Values for the placeholders drivers substitute. `url` is only substituted when set (the command
+// driver).
+struct placeholder_values {
+    std::uint64_t op = 0;
+    std::uint64_t client = 0;
+    std::uint64_t n = 0;
+    std::optional<std::string_view> url;
+};
+
+// Replaces every `{op}`, `{client}`, `{n}` (and `{url}` when given) in `text`. Any other brace is
+// kept literally, so JSON bodies need no escaping.
+std::string substitute(std::string_view text, const placeholder_values& values);
 
 }  // namespace faultline::harness
