@@ -474,7 +474,7 @@ TEST(ClientConfigErrors, WrongTypes) {
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\ncommand = \"curl\"\n").message,
                 HasSubstr("command: expected an array of strings, got a string"));
     EXPECT_THAT(single_error("[client]\nrequest = 3\n").message,
-                HasSubstr("request: expected an array of tables ([[request]]), got an integer"));
+                HasSubstr("request: expected an array of tables, got an integer"));
 }
 
 TEST(ClientConfigErrors, OutOfRange) {

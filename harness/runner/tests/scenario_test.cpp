@@ -188,7 +188,7 @@ TEST(scenario_loader, a_scenario_needs_an_expectation) {
 
     const scenario_result wrong = parse_scenario("expect = 3\n", "s.toml");
     ASSERT_THAT(wrong.errors, SizeIs(1));
-    EXPECT_EQ(wrong.errors[0].to_string(), "s.toml:1:10: expect: expected an array of tables ([[expect]]), got an integer");
+    EXPECT_EQ(wrong.errors[0].to_string(), "s.toml:1:10: expect: expected an array of tables, got an integer");
 }
 
 TEST(scenario_loader, syntax_errors_are_positioned) {
