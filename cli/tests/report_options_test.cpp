@@ -62,6 +62,14 @@ TEST(list_command, names_every_report_format_with_its_summary) {
     EXPECT_EQ(r.out.rfind("console ", 0), 0u) << r.out;
 }
 
+TEST(list_command, names_the_client_drivers) {
+    child proc{{FAULTLINE_BINARY, "list", "drivers"}};
+    const auto r = proc.finish();
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("builtin ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("\ncommand "), std::string::npos) << r.out;
+}
+
 TEST(check_command, reports_bad_expectations_before_reading_the_journal) {
     const fs::path expect = temp_file("expect.toml");
     std::ofstream{expect} << "[[expect]]\ncheck = \"no_double_effects\"\nwiat = 1\n";
