@@ -42,6 +42,7 @@ std::optional<command_config> read_command(table_reader& r, const client_overrid
     command_config c;
     if (!overrides.command.empty()) {
         r.allow("command");
+        if (overrides.command.front().empty()) r.fail_table("the command after `--` needs a program");
         c.argv = overrides.command;
     } else if (const auto argv = r.strings("command")) {
         if (argv->empty() || argv->front().empty()) {

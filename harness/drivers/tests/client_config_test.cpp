@@ -355,6 +355,16 @@ output_limit = 4096
     EXPECT_EQ(c.options().output_limit, 4096u);
 }
 
+TEST(ClientConfig, AnEmptyProgramFromTheCommandLineIsAConfigError) {
+    client_overrides o;
+    o.command = {""};
+    auto p = parse("[client]\nclients = 3\n", o);
+    EXPECT_EQ(p.client, nullptr);
+    ASSERT_EQ(p.errors.size(), 1u);
+    EXPECT_NE(p.errors[0].message.find("the command after `--` needs a program"), std::string::npos)
+        << p.errors[0].message;
+}
+
 TEST(ClientConfig, CommandFromTheCommandLine) {
     client_overrides o;
     o.command = {"sh", "-c", "true"};
