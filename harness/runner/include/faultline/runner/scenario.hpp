@@ -24,10 +24,6 @@
 
 namespace faultline::harness {
 
-// The top-level keys of a scenario file, in the order the reference documents them.
-inline constexpr std::string_view scenario_keys[] = {"name",   "description", "seed",   "time_limit",
-                                                     "server", "fault",       "client", "expect"};
-
 inline constexpr std::uint64_t default_seed = 1;
 inline constexpr std::chrono::seconds default_time_limit{30};
 
