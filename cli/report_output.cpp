@@ -21,16 +21,25 @@ std::string formats() {
     return out;
 }
 
+// A FORMAT:PATH spec; `writer` is null when FORMAT is not registered.
+struct report_spec {
+    std::string format;
+    std::string path;
+    const reports::report_writer* writer = nullptr;
+};
+
+report_spec split_spec(const std::string& spec) {
+    const auto colon = spec.find(':');
+    report_spec out{spec.substr(0, colon), colon == std::string::npos ? std::string{} : spec.substr(colon + 1)};
+    out.writer = reports::report_registry::instance().find(out.format);
+    return out;
+}
+
 // "" when `spec` is a valid FORMAT:PATH, otherwise why not.
 std::string check_spec(const std::string& spec) {
-    const auto colon = spec.find(':');
-    if (colon == std::string::npos || colon + 1 == spec.size()) {
-        return "expected FORMAT:PATH (formats: " + formats() + "), got \"" + spec + "\"";
-    }
-    const std::string format = spec.substr(0, colon);
-    if (reports::report_registry::instance().find(format) == nullptr) {
-        return "unknown report format \"" + format + "\"; allowed: " + formats();
-    }
+    const report_spec s = split_spec(spec);
+    if (s.path.empty()) return "expected FORMAT:PATH (formats: " + formats() + "), got \"" + spec + "\"";
+    if (s.writer == nullptr) return "unknown report format \"" + s.format + "\"; allowed: " + formats();
     return {};
 }
 
@@ -75,10 +84,9 @@ void add_report_options(CLI::App& cmd, report_targets& targets) {
 
 std::string report_targets_problem(const report_targets& targets, std::size_t runs) {
     for (const std::string& spec : targets.reports) {
-        const auto colon = spec.find(':');
-        const auto* writer = reports::report_registry::instance().find(spec.substr(0, colon));
-        if (writer->one_run_per_file && runs > 1 && spec.find(placeholder) == std::string::npos) {
-            return "--report " + spec + ": a " + writer->name +
+        const report_spec s = split_spec(spec);
+        if (s.writer->one_run_per_file && runs > 1 && s.path.find(placeholder) == std::string::npos) {
+            return "--report " + spec + ": a " + s.writer->name +
                    " report describes one scenario; put {scenario} in the path to write one file per scenario";
         }
     }
@@ -88,9 +96,8 @@ std::string report_targets_problem(const report_targets& targets, std::size_t ru
 bool write_reports(const report_targets& targets, std::span<const harness::run_record> runs) {
     bool ok = true;
     for (const std::string& spec : targets.reports) {
-        const auto colon = spec.find(':');
-        const auto* writer = reports::report_registry::instance().find(spec.substr(0, colon));
-        ok = write_one(*writer, spec.substr(colon + 1), runs) && ok;
+        const report_spec s = split_spec(spec);
+        ok = write_one(*s.writer, s.path, runs) && ok;
     }
     if (!targets.report_dir.empty()) {
         std::error_code ec;

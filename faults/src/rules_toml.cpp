@@ -20,17 +20,6 @@ std::string where_text(const source_position& where) {
     return where.file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
 }
 
-std::string joined(const std::vector<std::string>& names) {
-    std::string out;
-    for (const std::string& name : names) {
-        if (!out.empty()) {
-            out += ", ";
-        }
-        out += name;
-    }
-    return out;
-}
-
 boost::json::value to_json(const toml::node& node) {
     if (const auto* table = node.as_table()) {
         boost::json::object out;
@@ -137,20 +126,14 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     // The rule's own keys. Unknown keys are reported by the kind's reader below, which knows the
     // kind's keys too.
     config::table_reader head{table, file, "fault rule", errors};
-    const std::optional<std::string> kind_name = head.string("kind", need::required);
+    const std::optional<std::string> kind_name =
+        head.choice("kind", kind_registry::instance().names(), need::required);
     std::optional<std::string> name = head.string("name");
     if (name && name->empty()) {
         head.fail("name", "must not be empty");
     }
 
-    const kind_info* info = nullptr;
-    if (kind_name) {
-        info = kind_registry::instance().find(*kind_name);
-        if (info == nullptr) {
-            head.fail("kind", "unknown value \"" + *kind_name +
-                                  "\"; allowed: " + joined(kind_registry::instance().names()));
-        }
-    }
+    const kind_info* info = kind_name ? kind_registry::instance().find(*kind_name) : nullptr;
 
     std::optional<request_match> match = parse_match(head);
     std::optional<trigger> when = parse_when(head);

@@ -11,15 +11,6 @@ namespace {
 
 using check_registry = core::registry<checks::check_info>;
 
-std::string all_names() {
-    std::string out;
-    for (const auto& e : check_registry::instance().entries()) {
-        if (!out.empty()) out += ", ";
-        out += e.name;
-    }
-    return out;
-}
-
 }  // namespace
 
 std::vector<std::string_view> check_names() {
@@ -37,13 +28,10 @@ std::string_view check_summary(std::string_view name) {
 std::optional<expectation> parse_expectation(const toml::table& table, std::string_view file, config_errors& errors) {
     // The check's name decides how the rest of the table is read, so it is read first, on its own.
     config::table_reader head(table, std::string(file), "[[expect]]", errors);
-    const std::optional<std::string> name = head.string("check", config::need::required);
+    const std::optional<std::string> name =
+        head.choice("check", check_registry::instance().names(), config::need::required);
     if (!name) return std::nullopt;
     const checks::check_info* entry = check_registry::instance().find(*name);
-    if (entry == nullptr) {
-        head.fail("check", "unknown value \"" + *name + "\"; allowed: " + all_names());
-        return std::nullopt;
-    }
 
     config::table_reader params = head.child(table, "check \"" + *name + "\"");
     params.allow("check");

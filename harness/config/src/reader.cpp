@@ -178,8 +178,8 @@ std::optional<std::string> table_reader::string(std::string_view key, need n) {
     return wrong_type(key, *node, "a string");
 }
 
-std::optional<std::string> table_reader::choice(std::string_view key, std::initializer_list<std::string_view> allowed,
-                                                need n) {
+template <class Names>
+std::optional<std::string> table_reader::choice_of(std::string_view key, const Names& allowed, need n) {
     const toml::node* node = lookup(key, n);
     if (node == nullptr) return std::nullopt;
     const auto* s = node->as_string();
@@ -189,6 +189,16 @@ std::optional<std::string> table_reader::choice(std::string_view key, std::initi
         return std::nullopt;
     }
     return s->get();
+}
+
+std::optional<std::string> table_reader::choice(std::string_view key, std::initializer_list<std::string_view> allowed,
+                                                need n) {
+    return choice_of(key, allowed, n);
+}
+
+std::optional<std::string> table_reader::choice(std::string_view key, const std::vector<std::string>& allowed,
+                                                need n) {
+    return choice_of(key, allowed, n);
 }
 
 namespace {

@@ -57,6 +57,9 @@ public:
     // A string that must be one of `allowed` (the message lists them in the order given).
     std::optional<std::string> choice(std::string_view key, std::initializer_list<std::string_view> allowed,
                                       need n = need::optional);
+    // The same over a list known only at run time, e.g. a registry's names.
+    std::optional<std::string> choice(std::string_view key, const std::vector<std::string>& allowed,
+                                      need n = need::optional);
     // A duration string ("250ms", duration.hpp) within [min, max].
     std::optional<std::chrono::nanoseconds> duration(
         std::string_view key, std::chrono::nanoseconds min = std::chrono::nanoseconds{0},
@@ -101,6 +104,8 @@ public:
 
 private:
     const toml::node* lookup(std::string_view key, need n);
+    template <class Names>
+    std::optional<std::string> choice_of(std::string_view key, const Names& allowed, need n);
     std::nullopt_t wrong_type(std::string_view key, const toml::node& node, std::string_view expected);
     void error_at(const toml::node& node, std::string_view key, std::string_view message);
     void add(const toml::source_region& where, std::string message);
