@@ -9,6 +9,7 @@ namespace {
 
 constexpr std::string_view green = "\x1b[32m";
 constexpr std::string_view red = "\x1b[31m";
+constexpr std::string_view yellow = "\x1b[33m";
 constexpr std::string_view reset = "\x1b[0m";
 
 // Quotes a shell word unless it is made only of characters every shell leaves alone.
@@ -35,6 +36,17 @@ std::string tail_lines(std::string_view text, std::size_t n) {
     return std::string(text.substr(start));
 }
 
+// The colour and the word (or symbol) for an outcome.
+std::pair<std::string_view, std::string_view> mark(harness::verdict_outcome outcome, std::string_view pass,
+                                                   std::string_view fail, std::string_view insufficient) {
+    switch (outcome) {
+        case harness::verdict_outcome::pass: return {green, pass};
+        case harness::verdict_outcome::insufficient_evidence: return {yellow, insufficient};
+        case harness::verdict_outcome::fail: break;
+    }
+    return {red, fail};
+}
+
 }  // namespace
 
 std::string replay_command(const harness::run_record& run) {
@@ -47,14 +59,15 @@ std::string console_report(const harness::run_record& run, const console_options
         return options.color ? std::string(colour) + std::string(text) + std::string(reset) : std::string(text);
     };
     const detail::run_counts counts = detail::count(run);
-    const bool passed = harness::all_checks_passed(run);
-    std::string out = paint(passed ? green : red, passed ? "PASS" : "FAIL") + " " + detail::printable(run.scenario) +
+    const auto [run_colour, run_word] = mark(harness::outcome_of(run), "PASS", "FAIL", "INSUFFICIENT EVIDENCE");
+    std::string out = paint(run_colour, run_word) + " " + detail::printable(run.scenario) +
                       "  seed " + std::to_string(run.seed) + "  " + detail::seconds(run.duration) + "s  " +
                       std::to_string(counts.operations) + " operations, " + std::to_string(counts.attempts) +
                       " attempts, " + std::to_string(counts.effects) + " effects\n";
     for (const harness::verdict& v : run.verdicts) {
         if (v.passed && !options.show_passed) continue;
-        out += "  " + paint(v.passed ? green : red, v.passed ? "✔" : "✘") + " " + detail::printable(v.check) + ": " +
+        const auto [colour, symbol] = mark(v.outcome(), "✔", "✘", "?");
+        out += "  " + paint(colour, symbol) + " " + detail::printable(v.check) + ": " +
                detail::printable(v.summary) + "\n";
         if (!v.passed) out += detail::printable(detail::evidence_text(v, "      "));
     }

@@ -70,6 +70,7 @@ boost::json::object to_json(const harness::run_record& run) {
     o["description"] = text_or_null(run.description);
     o["seed"] = run.seed;
     o["passed"] = harness::all_checks_passed(run);
+    o["outcome"] = to_string(harness::outcome_of(run));
     o["started_at"] = detail::iso8601(run.started_at, true);
     o["duration_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(run.duration).count();
     o["replay"] = replay_command(run);
@@ -84,6 +85,7 @@ boost::json::object to_json(const harness::run_record& run) {
     c["client_successes"] = client_successes;
     c["checks"] = counts.checks;
     c["checks_failed"] = counts.checks_failed;
+    c["checks_insufficient_evidence"] = counts.checks_insufficient;
     o["counts"] = std::move(c);
 
     if (run.command) {
@@ -103,6 +105,7 @@ boost::json::object to_json(const harness::run_record& run) {
         boost::json::object vo;
         vo["check"] = v.check;
         vo["passed"] = v.passed;
+        vo["outcome"] = to_string(v.outcome());
         vo["expected_to_fail"] = v.expected_to_fail;
         vo["summary"] = detail::valid_utf8(v.summary);
         vo["evidence_total"] = v.evidence_total;

@@ -22,6 +22,7 @@ std::string junit_report(std::span<const harness::run_record> runs) {
     std::size_t tests = 0;
     std::size_t failures = 0;
     std::size_t errors = 0;
+    std::size_t skipped = 0;
     std::chrono::nanoseconds total{0};
     std::string suites;
     for (const harness::run_record& run : runs) {
@@ -31,12 +32,13 @@ std::string junit_report(std::span<const harness::run_record> runs) {
         tests += run_tests;
         failures += counts.checks_failed;
         errors += run_errors;
+        skipped += counts.checks_insufficient;
         total += run.duration;
         const std::string classname = "faultline." + run.scenario;
 
         suites += "  <testsuite" + attr("name", run.scenario) + attr("tests", std::to_string(run_tests)) +
                   attr("failures", std::to_string(counts.checks_failed)) + attr("errors", std::to_string(run_errors)) +
-                  attr("skipped", "0") + attr("time", detail::seconds(run.duration)) +
+                  attr("skipped", std::to_string(counts.checks_insufficient)) + attr("time", detail::seconds(run.duration)) +
                   attr("timestamp", detail::iso8601(run.started_at, false)) + ">\n";
         suites += "    <properties>\n";
         suites += "      <property" + attr("name", "seed") + attr("value", std::to_string(run.seed)) + "/>\n";
@@ -57,6 +59,9 @@ std::string junit_report(std::span<const harness::run_record> runs) {
             suites += "    <testcase" + attr("name", v.check) + attr("classname", classname) + attr("time", "0") + ">\n";
             if (v.passed) {
                 suites += "      <system-out>" + xml_escape(v.summary, false) + "</system-out>\n";
+            } else if (v.insufficient_evidence) {
+                // Not judged, so neither a pass nor a failure: JUnit's "skipped", with the reason.
+                suites += "      <skipped" + attr("message", "insufficient evidence: " + v.summary) + "/>\n";
             } else {
                 suites += "      <failure" + attr("message", v.summary) + attr("type", "check_failed") + ">" +
                           xml_escape(detail::evidence_text(v, ""), false) + "</failure>\n";
@@ -76,7 +81,8 @@ std::string junit_report(std::span<const harness::run_record> runs) {
     }
     return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites" + attr("name", "faultline") +
            attr("tests", std::to_string(tests)) + attr("failures", std::to_string(failures)) +
-           attr("errors", std::to_string(errors)) + attr("time", detail::seconds(total)) + ">\n" + suites +
+           attr("errors", std::to_string(errors)) + attr("skipped", std::to_string(skipped)) +
+           attr("time", detail::seconds(total)) + ">\n" + suites +
            "</testsuites>\n";
 }
 

@@ -43,7 +43,12 @@ std::string code_block(std::string_view text) {
 
 std::string status_of(const harness::run_record& run) {
     if (!run.harness_error.empty()) return "⚠️ error";
-    return harness::all_checks_passed(run) ? "✅ pass" : "❌ fail";
+    switch (harness::outcome_of(run)) {
+        case harness::verdict_outcome::pass: return "✅ pass";
+        case harness::verdict_outcome::insufficient_evidence: return "❔ insufficient evidence";
+        case harness::verdict_outcome::fail: break;
+    }
+    return "❌ fail";
 }
 
 std::string markdown_report(std::span<const harness::run_record> runs) {
@@ -59,7 +64,7 @@ std::string markdown_report(std::span<const harness::run_record> runs) {
         out += "| " + status_of(run) + " | " + inline_text(run.scenario) + " | " + std::to_string(run.seed) + " | " +
                detail::seconds(run.duration) + "s | " + std::to_string(c.operations) + " | " +
                std::to_string(c.attempts) + " | " + std::to_string(c.effects) + " | " +
-               std::to_string(c.checks - c.checks_failed) + " of " + std::to_string(c.checks) + " |\n";
+               std::to_string(c.checks - c.checks_failed - c.checks_insufficient) + " of " + std::to_string(c.checks) + " |\n";
     }
     for (const harness::run_record& run : runs) {
         if (run.harness_error.empty() && harness::all_checks_passed(run)) continue;
@@ -67,7 +72,8 @@ std::string markdown_report(std::span<const harness::run_record> runs) {
         if (!run.harness_error.empty()) out += "Harness error: " + inline_text(run.harness_error) + "\n\n";
         for (const harness::verdict& v : run.verdicts) {
             if (v.passed) continue;
-            out += "- **" + inline_text(v.check) + "**: " + inline_text(v.summary) + "\n";
+            out += "- **" + inline_text(v.check) + "**" + (v.insufficient_evidence ? " (insufficient evidence)" : "") +
+                   ": " + inline_text(v.summary) + "\n";
             if (const std::string evidence = detail::evidence_text(v, ""); !evidence.empty()) {
                 out += "\n" + code_block(evidence);
             }

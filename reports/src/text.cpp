@@ -135,7 +135,10 @@ run_counts count(const harness::run_record& run) {
     c.attempts = run.journal.size();
     c.effects = harness::committed_records(run.journal).size();
     c.checks = run.verdicts.size();
-    for (const auto& v : run.verdicts) c.checks_failed += v.passed ? 0 : 1;
+    for (const auto& v : run.verdicts) {
+        c.checks_failed += v.outcome() == harness::verdict_outcome::fail ? 1U : 0U;
+        c.checks_insufficient += v.insufficient_evidence ? 1U : 0U;
+    }
     return c;
 }
 

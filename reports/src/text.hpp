@@ -35,6 +35,7 @@ struct run_counts {
     std::size_t effects = 0;
     std::size_t checks = 0;
     std::size_t checks_failed = 0;
+    std::size_t checks_insufficient = 0;  // could not judge (verdict_outcome::insufficient_evidence)
 };
 run_counts count(const harness::run_record& run);
 

@@ -80,7 +80,10 @@ harness::run_record failing_run() {
                                                "2 committed effects:\n#1 POST /charge at 0.0ms→1.0ms: reset, effect "
                                                "committed\n#2 POST /charge at 3.0ms→4.0ms: 200, effect committed"},
                         harness::evidence_item{"", {}, "run-wide <note> & 'quote'"}};
-    run.verdicts = {doubled, harness::verdict{"no_retry_on_status", true, false, "nothing retried after 4xx", {}, 0}};
+    harness::verdict unjudged{"jittered", false, false, "3 gaps at retry 1, 20 needed", {}, 0};
+    unjudged.insufficient_evidence = true;
+    run.verdicts = {doubled, harness::verdict{"no_retry_on_status", true, false, "nothing retried after 4xx", {}, 0},
+                    unjudged};
     run.harness_error = "server stopped: port <gone>";
     return run;
 }
@@ -143,9 +146,12 @@ TEST(junit_report, matches_golden_and_is_well_formed) {
     std::istringstream in(out);
     boost::property_tree::ptree tree;
     ASSERT_NO_THROW(boost::property_tree::read_xml(in, tree));
-    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.tests"), "5");
+    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.tests"), "6");
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.failures"), "1");
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.errors"), "1");
+    // A check that could not judge is "skipped" with its reason, neither a pass nor a failure.
+    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.skipped"), "1");
+    EXPECT_THAT(out, HasSubstr("<skipped message=\"insufficient evidence: 3 gaps at retry 1, 20 needed\"/>"));
     EXPECT_THAT(out, ::testing::Not(HasSubstr("\x07")));
     EXPECT_THAT(out, ::testing::Not(HasSubstr("\xff")));
 }
@@ -165,7 +171,7 @@ TEST(markdown_report, matches_golden) {
 TEST(junit_report, no_runs_is_an_empty_document) {
     EXPECT_EQ(junit_report({}),
               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-              "<testsuites name=\"faultline\" tests=\"0\" failures=\"0\" errors=\"0\" time=\"0.000\">\n"
+              "<testsuites name=\"faultline\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"0.000\">\n"
               "</testsuites>\n");
 }
 

@@ -49,7 +49,8 @@ verdict evaluate(const expectation& e, const run_record& run) {
     verdict v = e.impl->evaluate(run);
     v.check = e.check_name;
     v.expected_to_fail = e.expect_failure;
-    if (e.expect_failure) {
+    if (v.insufficient_evidence) v.passed = false;
+    if (e.expect_failure && !v.insufficient_evidence) {
         const bool held = v.passed;
         v.passed = !held;
         v.summary = (held ? "expected to fail, but passed: " : "failed as expected: ") + v.summary;

@@ -31,9 +31,25 @@ std::vector<const journal_record*> committed_records(const std::vector<journal_r
     return out;
 }
 
-bool all_checks_passed(const run_record& run) {
-    return run.harness_error.empty() &&
-           std::all_of(run.verdicts.begin(), run.verdicts.end(), [](const verdict& v) { return v.passed; });
+std::string_view to_string(verdict_outcome outcome) {
+    switch (outcome) {
+        case verdict_outcome::pass: return "pass";
+        case verdict_outcome::fail: return "fail";
+        case verdict_outcome::insufficient_evidence: return "insufficient_evidence";
+    }
+    return "unknown";
 }
+
+verdict_outcome outcome_of(const run_record& run) {
+    if (!run.harness_error.empty()) return verdict_outcome::fail;
+    verdict_outcome out = verdict_outcome::pass;
+    for (const verdict& v : run.verdicts) {
+        if (v.outcome() == verdict_outcome::fail) return verdict_outcome::fail;
+        if (v.outcome() == verdict_outcome::insufficient_evidence) out = verdict_outcome::insufficient_evidence;
+    }
+    return out;
+}
+
+bool all_checks_passed(const run_record& run) { return outcome_of(run) == verdict_outcome::pass; }
 
 }  // namespace faultline::harness

@@ -17,11 +17,12 @@ namespace {
 int severity(exit_code code) {
     switch (code) {
         case exit_code::passed: return 0;
-        case exit_code::check_failed: return 1;
-        case exit_code::harness_error: return 2;
-        case exit_code::bad_input: return 3;
+        case exit_code::insufficient_evidence: return 1;
+        case exit_code::check_failed: return 2;
+        case exit_code::harness_error: return 3;
+        case exit_code::bad_input: return 4;
     }
-    return 3;
+    return 4;
 }
 
 // The part of a run that can throw (constructing the server's context, the driver): everything
@@ -76,6 +77,7 @@ std::string_view to_string(exit_code code) {
     switch (code) {
         case exit_code::passed: return "passed";
         case exit_code::check_failed: return "check failed";
+        case exit_code::insufficient_evidence: return "insufficient evidence";
         case exit_code::bad_input: return "bad input";
         case exit_code::harness_error: return "harness error";
     }
@@ -86,7 +88,12 @@ exit_code worst(exit_code a, exit_code b) { return severity(a) >= severity(b) ? 
 
 exit_code exit_code_of(const run_record& run) {
     if (!run.harness_error.empty()) return exit_code::harness_error;
-    return all_checks_passed(run) ? exit_code::passed : exit_code::check_failed;
+    switch (outcome_of(run)) {
+        case verdict_outcome::pass: return exit_code::passed;
+        case verdict_outcome::insufficient_evidence: return exit_code::insufficient_evidence;
+        case verdict_outcome::fail: break;
+    }
+    return exit_code::check_failed;
 }
 
 exit_code exit_code_of(const std::vector<run_record>& runs) {

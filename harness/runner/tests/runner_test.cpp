@@ -34,7 +34,24 @@ TEST(exit_codes, values_are_the_documented_ones) {
     EXPECT_EQ(to_int(exit_code::check_failed), 1);
     EXPECT_EQ(to_int(exit_code::bad_input), 2);
     EXPECT_EQ(to_int(exit_code::harness_error), 3);
+    EXPECT_EQ(to_int(exit_code::insufficient_evidence), 4);
     EXPECT_EQ(to_string(exit_code::harness_error), "harness error");
+}
+
+// A check that could not judge is neither a pass nor a failure: its own code, below any failure.
+TEST(exit_codes, insufficient_evidence_is_its_own_code_and_loses_to_a_failure) {
+    run_record unjudged = with_verdicts({true, false});
+    unjudged.verdicts[1].insufficient_evidence = true;
+    EXPECT_EQ(outcome_of(unjudged), verdict_outcome::insufficient_evidence);
+    EXPECT_FALSE(all_checks_passed(unjudged));
+    EXPECT_EQ(exit_code_of(unjudged), exit_code::insufficient_evidence);
+
+    run_record also_failed = unjudged;
+    also_failed.verdicts.push_back(also_failed.verdicts.front());
+    also_failed.verdicts.back().passed = false;
+    EXPECT_EQ(exit_code_of(also_failed), exit_code::check_failed);
+    EXPECT_EQ(worst(exit_code::insufficient_evidence, exit_code::passed), exit_code::insufficient_evidence);
+    EXPECT_EQ(worst(exit_code::insufficient_evidence, exit_code::check_failed), exit_code::check_failed);
 }
 
 TEST(exit_codes, a_run_maps_to_its_code) {

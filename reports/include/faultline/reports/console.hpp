@@ -1,7 +1,7 @@
 // The console report: what a person reads after `faultline run`. One line per scenario, one line per
-// check (✔ passed, ✘ failed) with its summary, the evidence of failed checks indented under it, the
-// client command's result when there was one, and how to replay the run with the same seed
-// (`faultline run FILE --seed N`). A pure function of the run record.
+// check (✔ passed, ✘ failed, ? insufficient evidence) with its summary, the evidence of failed checks
+// indented under it, the client command's result when there was one, and how to replay the run with
+// the same seed (`faultline run FILE --seed N`). A pure function of the run record.
 #pragma once
 
 #include <string>

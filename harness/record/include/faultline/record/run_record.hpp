@@ -71,6 +71,9 @@ std::vector<operation_attempts> group_operations(const std::vector<journal_recor
 // The ledger: records whose effect was committed, in journal order.
 std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal);
 
-bool all_checks_passed(const run_record& run);
+// The run's outcome: fail on a harness error or any failed check, else insufficient_evidence when
+// a check could not judge, else pass.
+verdict_outcome outcome_of(const run_record& run);
+bool all_checks_passed(const run_record& run);  // outcome_of(run) == pass
 
 }  // namespace faultline::harness

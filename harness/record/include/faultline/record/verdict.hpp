@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace faultline::harness {
@@ -21,13 +22,27 @@ struct evidence_item {
     std::string detail;               // times (ms since run start), statuses/outcomes, faults
 };
 
+// How a verdict came out. `insufficient_evidence`: the run held fewer of the events the check judges
+// from than its stated minimum sample (retries at one index, gaps, operations…), so the check neither
+// passed nor failed. It is never turned into a pass or a failure: `expect_failure` leaves it alone,
+// reports show it as its own outcome, and `faultline` exits 4 for it (when nothing failed).
+enum class verdict_outcome { pass, fail, insufficient_evidence };
+
+std::string_view to_string(verdict_outcome outcome);  // "pass", "fail", "insufficient_evidence"
+
 struct verdict {
     std::string check;              // the check's registered name
-    bool passed = false;            // after the `expect_failure` inversion
+    bool passed = false;            // after the `expect_failure` inversion; false when insufficient_evidence
     bool expected_to_fail = false;  // the scenario declared `expect_failure = true`
     std::string summary;            // one line
     std::vector<evidence_item> evidence;  // at most `evidence_limit` items
     std::size_t evidence_total = 0;       // how many items were found before the cap
+    bool insufficient_evidence = false;   // the check could not judge; see verdict_outcome
+
+    verdict_outcome outcome() const {
+        if (insufficient_evidence) return verdict_outcome::insufficient_evidence;
+        return passed ? verdict_outcome::pass : verdict_outcome::fail;
+    }
 };
 
 }  // namespace faultline::harness

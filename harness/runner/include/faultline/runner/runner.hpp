@@ -27,17 +27,18 @@ enum class exit_code : int {
     check_failed = 1,   // a check failed
     bad_input = 2,      // a bad scenario, journal or command line: nothing was run
     harness_error = 3,  // the harness itself failed: server did not start, journal overflow, driver error
+    insufficient_evidence = 4,  // no check failed, but one could not judge (too few events; verdict_outcome)
 };
 
 constexpr int to_int(exit_code code) { return static_cast<int>(code); }
 std::string_view to_string(exit_code code);
 
-// The more serious of two codes, for combining results: passed < check_failed < harness_error <
-// bad_input (bad input means nothing could run at all).
+// The more serious of two codes, for combining results: passed < insufficient_evidence <
+// check_failed < harness_error < bad_input (bad input means nothing could run at all).
 exit_code worst(exit_code a, exit_code b);
 
-// One run's code: harness_error when `harness_error` is set, else check_failed unless every verdict
-// passed.
+// One run's code: harness_error when `harness_error` is set, else check_failed when a verdict failed,
+// else insufficient_evidence when one could not judge, else passed.
 exit_code exit_code_of(const run_record& run);
 // All runs' code (passed for none).
 exit_code exit_code_of(const std::vector<run_record>& runs);
