@@ -14,6 +14,7 @@ enum exit_code : int {
     exit_check_failed = 1,  // a check failed
     exit_bad_input = 2,     // bad usage, configuration or input file
     exit_harness_error = 3, // the harness itself failed (bind, I/O, journal)
+    exit_insufficient_evidence = 4,  // nothing failed, but a check could not judge
 };
 
 void add_serve_command(CLI::App& app);
@@ -21,5 +22,6 @@ void add_run_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_list_command(CLI::App& app);
+void add_score_command(CLI::App& app);
 
 }  // namespace faultline::cli

@@ -54,6 +54,10 @@ std::string replay_command(const harness::run_record& run) {
            std::to_string(run.seed);
 }
 
+std::string console_evidence(const harness::verdict& v, std::string_view indent) {
+    return detail::printable(detail::evidence_text(v, indent));
+}
+
 std::string console_report(const harness::run_record& run, const console_options& options) {
     const auto paint = [&](std::string_view colour, std::string_view text) {
         return options.color ? std::string(colour) + std::string(text) + std::string(reset) : std::string(text);
@@ -69,7 +73,7 @@ std::string console_report(const harness::run_record& run, const console_options
         const auto [colour, symbol] = mark(v.outcome(), "✔", "✘", "?");
         out += "  " + paint(colour, symbol) + " " + detail::printable(v.check) + ": " +
                detail::printable(v.summary) + "\n";
-        if (!v.passed) out += detail::printable(detail::evidence_text(v, "      "));
+        if (!v.passed) out += console_evidence(v, "      ");
     }
     if (run.command) {
         const harness::command_result& c = *run.command;

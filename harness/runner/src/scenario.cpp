@@ -48,6 +48,8 @@ public:
         out.faults = read_faults();
         out.client = read_client();
         out.expectations = read_expectations();
+        // A conformance probe's metadata, read by `faultline score` (harness/score); `run` ignores it.
+        top_.table("probe");
         top_.finish();
 
         scenario_result result;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "faultline/record/run_record.hpp"
 
@@ -17,6 +18,10 @@ struct console_options {
 };
 
 std::string console_report(const harness::run_record& run, const console_options& options = {});
+
+// A verdict's evidence as the console prints it: one item per paragraph, each line prefixed with
+// `indent`, safe for a terminal. For other tools that print verdicts (the `score` scorecard).
+std::string console_evidence(const harness::verdict& v, std::string_view indent);
 
 // The shell command that replays a run: `faultline run FILE --seed N` (FILE quoted when needed; the
 // scenario name when the record has no file).

@@ -1,0 +1,169 @@
+// `faultline score [--deadline D] [--max-attempts N] [--jitter expected|none] [--timeout T]
+// [--catalogue DIR] [--only NAME] [-j N] [--report F:PATH] [--report-dir DIR] [-- <client template>]`:
+// puts one client through every probe of the conformance catalogue (suites/conformance/) and
+// prints its scorecard. Without a template the probes run their own [client], faultline's builtin
+// retry client. Bad input (a template that never names the server, an unknown placeholder, a
+// setting out of range, a broken probe file) is exit 2 before anything runs; a client that never
+// reaches the server is exit 2 after the first run; a program that cannot start is exit 3.
+#include "commands.hpp"
+#include "report_output.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "faultline/config/duration.hpp"
+#include "faultline/drivers/command_driver.hpp"
+#include "faultline/faults/rule.hpp"
+#include "faultline/runner/runner.hpp"
+#include "faultline/score/probe.hpp"
+#include "faultline/score/scorecard.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+struct score_args {
+    std::vector<std::string> command;  // after `--`
+    std::string deadline;
+    std::optional<std::uint32_t> max_attempts;
+    std::string jitter = "expected";
+    std::string timeout = "1s";
+    std::string catalogue = FAULTLINE_CONFORMANCE_DIR;
+    std::vector<std::string> only;
+    std::optional<std::uint64_t> seed;
+    std::size_t jobs = 2;
+    report_targets reports;
+};
+
+[[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
+
+[[noreturn]] void bad_input(const std::string& message) {
+    std::cerr << "faultline score: " << message << '\n';
+    fail(exit_bad_input);
+}
+
+std::chrono::nanoseconds duration_option(const std::string& option, const std::string& text,
+                                         std::chrono::nanoseconds min, std::chrono::nanoseconds max) {
+    const config::parsed_duration d = config::parse_duration(text);
+    if (!d) bad_input(option + ": " + d.error);
+    if (*d.value < min || *d.value > max) {
+        bad_input(option + ": must be in [" + config::format_duration(min) + ", " + config::format_duration(max) +
+                  "], got " + text);
+    }
+    return *d.value;
+}
+
+score::declared_settings declared_of(const score_args& args) {
+    score::declared_settings d;
+    if (!args.deadline.empty()) d.deadline = duration_option("--deadline", args.deadline, 100ms, 60s);
+    d.max_attempts = args.max_attempts;
+    d.jitters = args.jitter != "none";
+    d.timeout = duration_option("--timeout", args.timeout, 100ms, 30s);
+    return d;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+    return out;
+}
+
+void run_score(const score_args& args) {
+    const score::declared_settings declared = declared_of(args);
+    const bool builtin = args.command.empty();
+    if (!builtin) {
+        if (const std::string problem = score::template_problem(args.command, declared); !problem.empty()) {
+            bad_input(problem);
+        }
+    }
+    score::catalogue catalogue = score::load_catalogue(args.catalogue);
+    if (!catalogue.ok()) {
+        for (const auto& e : catalogue.errors) std::cerr << e.to_string() << '\n';
+        bad_input(std::to_string(catalogue.errors.size()) + " error(s) in the catalogue; nothing was run");
+    }
+    std::vector<score::probe> probes;
+    for (score::probe& p : catalogue.probes) {
+        const bool selected = args.only.empty() || std::any_of(args.only.begin(), args.only.end(), [&](const auto& o) {
+                                  return faults::glob_match(o, p.scenario.name);
+                              });
+        if (selected) probes.push_back(std::move(p));
+    }
+    if (probes.empty()) bad_input("no probe matches --only");
+    if (const std::string problem = report_targets_problem(args.reports, probes.size()); !problem.empty()) {
+        bad_input(problem);
+    }
+
+    std::vector<harness::scenario> scenarios;
+    for (const score::probe& p : probes) {
+        harness::scenario s = p.scenario;
+        if (!builtin) {
+            harness::command_options options;
+            options.mode = harness::command_mode::per_operation;
+            options.operations = p.operations;
+            options.concurrency = p.concurrency;
+            s.client = harness::make_command_driver(score::instantiate(args.command, p.request, declared), options);
+        }
+        scenarios.push_back(std::move(s));
+    }
+    harness::run_options options;
+    options.seed = args.seed;
+    const bool terminal = ::isatty(STDOUT_FILENO) != 0;
+    std::cout << "scoring " << (builtin ? std::string("the builtin client") : joined(args.command)) << " in "
+              << scenarios.size() << " situations, " << args.jobs << " at a time\n"
+              << std::flush;
+    const std::vector<harness::run_record> runs = harness::run_scenarios(scenarios, options, args.jobs);
+
+    const score::scorecard card = score::make_scorecard(probes, runs, declared, builtin);
+    if (card.harness_errors.empty() && card.attempts == 0) {
+        bad_input("the client never reached the server in any probe: check that the template puts {url} "
+                  "where the URL goes");
+    }
+    std::cout << score::render_scorecard(card, declared, {builtin ? "builtin" : joined(args.command), terminal});
+    harness::exit_code code = score::exit_code_of(card);
+    if (!write_reports(args.reports, runs)) {
+        code = harness::worst(code, harness::exit_code::harness_error);
+    } else if (!args.reports.report_dir.empty()) {
+        std::cout << "reports written to " << args.reports.report_dir << '\n';
+    }
+    if (code != harness::exit_code::passed) fail(harness::to_int(code));
+}
+
+}  // namespace
+
+void add_score_command(CLI::App& app) {
+    auto args = std::make_shared<score_args>();
+    CLI::App* cmd = app.add_subcommand(
+        "score", "Put one client through the conformance catalogue and print its retry scorecard");
+    cmd->add_option("command", args->command,
+                    "After `--`: the client template; placeholders {url} {method} {path} {body} {key} "
+                    "{timeout} {deadline} {op} {client} {n}")
+        ->expected(1, -1);
+    cmd->add_option("--deadline", args->deadline, "The client's own overall deadline, to be judged (e.g. 2s)");
+    cmd->add_option("--max-attempts", args->max_attempts, "The client's attempt limit, first attempt included")
+        ->check(CLI::Range(1U, 100U));
+    cmd->add_option("--jitter", args->jitter, "Whether the client is meant to jitter its retries")
+        ->check(CLI::IsMember({"expected", "none"}));
+    cmd->add_option("--timeout", args->timeout, "The per-attempt timeout {timeout} gives the client (default 1s)");
+    cmd->add_option("--catalogue", args->catalogue, "The folder of probe files")->check(CLI::ExistingDirectory);
+    cmd->add_option("--only", args->only, "Run only probes whose name matches (glob, repeatable)")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_option("--seed", args->seed, "Seed for every probe (replays a run)");
+    cmd->add_option("-j,--jobs", args->jobs, "Probes to run in parallel")->check(CLI::Range(std::size_t{1}, std::size_t{16}));
+    add_report_options(*cmd, args->reports);
+    cmd->footer(
+        "Examples:\n  faultline score -- curl -s --retry 3 -X {method} {url}{path} -d {body}\n"
+        "  faultline score --deadline 5s --max-attempts 4 -- ./my-client {url}{path}\n"
+        "  faultline score            # the builtin client");
+    cmd->callback([args] { run_score(*args); });
+}
+
+}  // namespace faultline::cli

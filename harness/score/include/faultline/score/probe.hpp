@@ -1,0 +1,49 @@
+// The conformance catalogue: one probe per situation a retry client must handle, each a scenario
+// file under suites/conformance/ (data, not code). A probe is an ordinary scenario — `faultline run`
+// runs it against its own [client], the builtin client — plus a `[probe]` table for `faultline score`:
+//
+//   [probe]
+//   situation = "lost response after commit, on a fresh connection"   # the scorecard's words
+//   operations = 1        # processes of the client under test (per_operation), default 1
+//   concurrency = 1       # at most this many at once, default `operations`
+//   [probe.properties]    # which property each [[expect]] check proves (property.hpp)
+//   no_double_effects = "single_execution"
+//
+// The probe's request ({method}, {path}, {body}) is its first [[client.request]].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "faultline/core/config_error.hpp"
+#include "faultline/runner/scenario.hpp"
+#include "faultline/score/client_template.hpp"
+
+namespace faultline::score {
+
+struct probe {
+    harness::scenario scenario;  // as `faultline run` loads it
+    std::string situation;
+    request_values request;
+    std::uint64_t operations = 1;
+    std::uint32_t concurrency = 1;
+    std::vector<std::pair<std::string, std::string>> properties;  // check name -> property id, file order
+
+    // The property a check of this probe proves ("" when it is not mapped).
+    std::string_view property_of(std::string_view check) const;
+};
+
+struct catalogue {
+    std::vector<probe> probes;  // sorted by file name; set only when `errors` is empty
+    config_errors errors;
+    bool ok() const { return errors.empty(); }
+};
+
+// Loads every *.toml below `directory` strictly (scenario and [probe] alike).
+catalogue load_catalogue(const std::string& directory);
+// One probe from text (`file` names it in errors); for tests.
+catalogue parse_probe(std::string_view toml_text, const std::string& file);
+
+}  // namespace faultline::score

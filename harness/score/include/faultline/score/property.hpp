@@ -1,0 +1,34 @@
+// The properties a scorecard judges: the rows of `faultline score`. A property is proven by one or
+// more checks in the conformance probes (each probe maps its checks to properties in `[probe]`), and
+// says when it applies at all, so a client that never retries, or whose deadline was not declared,
+// gets "not applicable" rather than a pass it did not earn.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace faultline::score {
+
+// When a property can be judged.
+enum class applicability {
+    always,             // every client: not retrying at all also satisfies it
+    client_retries,     // the client retried in at least one probe
+    probe_retried,      // the probe itself saw a retry (e.g. after the Retry-After it sent)
+    keys_sent,          // the probe saw an idempotency key and a retry
+    jitter_expected,    // the client retried and the user did not declare `--jitter none`
+    deadline_declared,  // the user declared the client's deadline (`--deadline`)
+    max_attempts_declared,  // the user declared the client's attempt limit (`--max-attempts`)
+};
+
+struct property_info {
+    std::string_view id;     // the name probes use in `[probe.properties]`
+    std::string_view title;  // the scorecard row
+    applicability applies;
+};
+
+// Every property, in scorecard order.
+std::span<const property_info> properties();
+const property_info* find_property(std::string_view id);
+
+}  // namespace faultline::score

@@ -1,0 +1,61 @@
+// The scorecard: property × verdict over every probe a client went through. A property passes when
+// every probe that could judge it passed and at least one did; fails when any failed; is
+// "insufficient evidence" when the probes that applied could not judge; and is "not applicable"
+// when none applied (the client never retried, a setting was not declared). Each row keeps the
+// failed verdicts, so the scorecard prints the same evidence as `faultline run`.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "faultline/record/run_record.hpp"
+#include "faultline/runner/runner.hpp"
+#include "faultline/score/client_template.hpp"
+#include "faultline/score/probe.hpp"
+#include "faultline/score/property.hpp"
+
+namespace faultline::score {
+
+enum class property_outcome { pass, fail, insufficient_evidence, not_applicable };
+
+std::string_view to_string(property_outcome outcome);  // "pass", "fail", "insufficient evidence", "n/a"
+
+// One verdict of one probe, kept for the evidence section.
+struct finding {
+    std::string probe;      // scenario name
+    std::string situation;
+    harness::verdict verdict;
+};
+
+struct property_row {
+    const property_info* property = nullptr;
+    property_outcome outcome = property_outcome::not_applicable;
+    std::size_t judged = 0;  // probes whose verdict counted (pass or fail)
+    std::size_t passed = 0;
+    std::string reason;      // for not_applicable and insufficient_evidence: why
+    std::vector<finding> findings;  // failed verdicts first, then insufficient ones
+};
+
+struct scorecard {
+    std::vector<property_row> rows;           // properties() order
+    std::vector<std::string> harness_errors;  // "probe: error", for probes that could not run
+    std::size_t attempts = 0;                 // every attempt the server saw, over all probes
+};
+
+// `runs[i]` is the run of `probes[i]`. `builtin`: the probes ran their own [client] (the builtin
+// client, whose settings the files declare), so declared-only properties apply.
+scorecard make_scorecard(std::span<const probe> probes, std::span<const harness::run_record> runs,
+                         const declared_settings& declared, bool builtin);
+
+// The exit code: harness_error when a probe could not run, check_failed when a property failed,
+// insufficient_evidence when one could not be judged, else passed.
+harness::exit_code exit_code_of(const scorecard& card);
+
+struct render_options {
+    std::string client;  // the template as the user wrote it, or "builtin"
+    bool color = false;
+};
+std::string render_scorecard(const scorecard& card, const declared_settings& declared, const render_options& options);
+
+}  // namespace faultline::score

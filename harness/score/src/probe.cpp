@@ -1,0 +1,112 @@
+#include "faultline/score/probe.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "faultline/config/document.hpp"
+#include "faultline/config/reader.hpp"
+#include "faultline/score/property.hpp"
+
+namespace faultline::score {
+
+namespace {
+
+constexpr std::int64_t max_probe_operations = 1000;
+
+request_values first_request(const toml::table& document) {
+    const toml::node_view<const toml::node> first = document["client"]["request"][0];
+    request_values out;
+    out.method = first["method"].value_or(std::string{"POST"});
+    out.path = first["path"].value_or(std::string{"/payments"});
+    out.body = first["body"].value_or(std::string{R"({"amount":100})"});
+    return out;
+}
+
+void read_probe_table(const toml::table& document, const std::string& file, probe& out, config_errors& errors) {
+    config::table_reader top{document, file, "", errors};
+    const toml::table* table = top.table("probe", config::need::required);
+    if (table == nullptr) return;
+    config::table_reader r = top.child(*table, "[probe]");
+    out.situation = r.string("situation", config::need::required).value_or("");
+    out.operations = static_cast<std::uint64_t>(r.integer("operations", 1, max_probe_operations).value_or(1));
+    out.concurrency = static_cast<std::uint32_t>(
+        r.integer("concurrency", 1, 64).value_or(static_cast<std::int64_t>(std::min<std::uint64_t>(out.operations, 64))));
+    if (const auto mapped = r.string_table("properties", config::need::required)) {
+        for (const auto& [check, property] : *mapped) {
+            if (find_property(property) == nullptr) {
+                std::string known;
+                for (const property_info& p : properties()) known += (known.empty() ? "" : ", ") + std::string(p.id);
+                r.fail("properties", "unknown property \"" + property + "\" for check \"" + check + "\"; allowed: " + known);
+                continue;
+            }
+            out.properties.emplace_back(check, property);
+        }
+    }
+    r.finish();
+}
+
+void check_every_expectation_is_mapped(const probe& p, config_errors& errors) {
+    for (const harness::expectation& e : p.scenario.expectations) {
+        if (p.property_of(e.check_name).empty()) {
+            errors.push_back(config_error{e.where, "[probe] properties: check \"" + e.check_name +
+                                                       "\" proves no property; map it, e.g. " + e.check_name +
+                                                       " = \"single_execution\""});
+        }
+    }
+    for (const auto& [check, property] : p.properties) {
+        const bool used = std::any_of(p.scenario.expectations.begin(), p.scenario.expectations.end(),
+                                      [&](const harness::expectation& e) { return e.check_name == check; });
+        if (!used) {
+            errors.push_back(config_error{{p.scenario.file, 1, 1},
+                                          "[probe] properties: \"" + check + "\" is not a check of this probe's [[expect]]"});
+        }
+    }
+}
+
+}  // namespace
+
+std::string_view probe::property_of(std::string_view check) const {
+    for (const auto& [name, property] : properties) {
+        if (name == check) return property;
+    }
+    return "";
+}
+
+catalogue parse_probe(std::string_view toml_text, const std::string& file) {
+    catalogue out;
+    harness::scenario_result loaded = harness::parse_scenario(toml_text, file);
+    out.errors = loaded.errors;
+    config::document document = config::parse_document(toml_text, file);
+    if (!document.table) return out;
+    probe p;
+    read_probe_table(*document.table, file, p, out.errors);
+    if (!out.errors.empty() || !loaded.value) return out;
+    p.scenario = std::move(*loaded.value);
+    p.request = first_request(*document.table);
+    check_every_expectation_is_mapped(p, out.errors);
+    if (out.errors.empty()) out.probes.push_back(std::move(p));
+    return out;
+}
+
+catalogue load_catalogue(const std::string& directory) {
+    catalogue out;
+    const harness::scenario_files found = harness::collect_scenario_files({directory});
+    out.errors = found.errors;
+    for (const std::string& file : found.files) {
+        std::ifstream in(file, std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        if (!in) {
+            out.errors.push_back(config_error{{file, 0, 0}, "cannot read the probe file"});
+            continue;
+        }
+        catalogue one = parse_probe(text.str(), file);
+        out.errors.insert(out.errors.end(), one.errors.begin(), one.errors.end());
+        for (probe& p : one.probes) out.probes.push_back(std::move(p));
+    }
+    if (!out.errors.empty()) out.probes.clear();
+    return out;
+}
+
+}  // namespace faultline::score

@@ -1,0 +1,31 @@
+#include "faultline/score/property.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace faultline::score {
+
+namespace {
+
+constexpr std::array<property_info, 8> catalogue{{
+    {"single_execution", "no second execution of a committed non-idempotent request", applicability::always},
+    {"retryable_statuses", "only retryable statuses retried (RFC 9110)", applicability::always},
+    {"retry_after", "Retry-After honoured", applicability::probe_retried},
+    {"unsent_retried", "failures before anything was sent retried (refused, RST before read)",
+     applicability::client_retries},
+    {"stable_key", "idempotency key stable across attempts", applicability::keys_sent},
+    {"jittered", "retries jittered (no lock-step herd)", applicability::jitter_expected},
+    {"attempt_limit", "attempts within the declared limit", applicability::max_attempts_declared},
+    {"deadline", "deadline kept", applicability::deadline_declared},
+}};
+
+}  // namespace
+
+std::span<const property_info> properties() { return catalogue; }
+
+const property_info* find_property(std::string_view id) {
+    const auto it = std::find_if(catalogue.begin(), catalogue.end(), [&](const property_info& p) { return p.id == id; });
+    return it == catalogue.end() ? nullptr : &*it;
+}
+
+}  // namespace faultline::score

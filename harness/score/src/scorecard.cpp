@@ -1,0 +1,183 @@
+#include "faultline/score/scorecard.hpp"
+
+#include <algorithm>
+
+#include "faultline/reports/console.hpp"
+
+namespace faultline::score {
+
+namespace {
+
+bool retried(const harness::run_record& run) {
+    for (const harness::operation_attempts& op : harness::group_operations(run.journal)) {
+        if (op.attempts.size() > 1) return true;
+    }
+    return false;
+}
+
+bool sent_keys(const harness::run_record& run) {
+    return std::any_of(run.journal.begin(), run.journal.end(),
+                       [](const harness::journal_record& r) { return !r.idempotency_key.empty(); });
+}
+
+// Why the property cannot be judged in this probe ("" when it can).
+std::string not_applicable_because(const property_info& p, const harness::run_record& run, bool client_retries,
+                                   const declared_settings& declared, bool builtin) {
+    switch (p.applies) {
+        case applicability::always: return "";
+        case applicability::client_retries:
+            return client_retries ? "" : "the client never retried in any probe";
+        case applicability::probe_retried: return retried(run) ? "" : "the client did not retry here";
+        case applicability::keys_sent:
+            if (!sent_keys(run)) return "the client sent no Idempotency-Key";
+            return retried(run) ? "" : "the client did not retry here";
+        case applicability::jitter_expected:
+            if (!declared.jitters) return "declared not to jitter (--jitter none)";
+            return retried(run) ? "" : "the client did not retry here";
+        case applicability::deadline_declared:
+            return builtin || declared.deadline ? "" : "no deadline declared (--deadline)";
+        case applicability::max_attempts_declared:
+            return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
+    }
+    return "";
+}
+
+void settle(property_row& row) {
+    const bool failed = std::any_of(row.findings.begin(), row.findings.end(), [](const finding& f) {
+        return f.verdict.outcome() == harness::verdict_outcome::fail;
+    });
+    if (failed) {
+        row.outcome = property_outcome::fail;
+    } else if (row.passed > 0) {
+        row.outcome = property_outcome::pass;
+    } else if (!row.findings.empty()) {
+        row.outcome = property_outcome::insufficient_evidence;
+        row.reason = row.findings.front().verdict.summary;
+    } else {
+        row.outcome = property_outcome::not_applicable;
+    }
+    std::stable_partition(row.findings.begin(), row.findings.end(), [](const finding& f) {
+        return f.verdict.outcome() == harness::verdict_outcome::fail;
+    });
+}
+
+}  // namespace
+
+std::string_view to_string(property_outcome outcome) {
+    switch (outcome) {
+        case property_outcome::pass: return "pass";
+        case property_outcome::fail: return "fail";
+        case property_outcome::insufficient_evidence: return "insufficient evidence";
+        case property_outcome::not_applicable: return "n/a";
+    }
+    return "unknown";
+}
+
+scorecard make_scorecard(std::span<const probe> probes, std::span<const harness::run_record> runs,
+                         const declared_settings& declared, bool builtin) {
+    scorecard card;
+    const bool client_retries = std::any_of(runs.begin(), runs.end(), retried);
+    for (const property_info& p : properties()) {
+        property_row row;
+        row.property = &p;
+        card.rows.push_back(std::move(row));
+    }
+    for (std::size_t i = 0; i < probes.size() && i < runs.size(); ++i) {
+        const probe& pr = probes[i];
+        const harness::run_record& run = runs[i];
+        card.attempts += run.journal.size();
+        if (!run.harness_error.empty()) {
+            card.harness_errors.push_back(run.scenario + ": " + run.harness_error);
+            continue;
+        }
+        for (const harness::verdict& v : run.verdicts) {
+            const std::string_view id = pr.property_of(v.check);
+            auto row = std::find_if(card.rows.begin(), card.rows.end(),
+                                    [&](const property_row& r) { return r.property->id == id; });
+            if (row == card.rows.end()) continue;
+            if (const std::string why = not_applicable_because(*row->property, run, client_retries, declared, builtin);
+                !why.empty()) {
+                if (row->reason.empty()) row->reason = why;
+                continue;
+            }
+            if (v.outcome() == harness::verdict_outcome::pass) {
+                ++row->judged;
+                ++row->passed;
+                continue;
+            }
+            if (v.outcome() == harness::verdict_outcome::fail) ++row->judged;
+            row->findings.push_back(finding{run.scenario, pr.situation, v});
+        }
+    }
+    for (property_row& row : card.rows) settle(row);
+    return card;
+}
+
+harness::exit_code exit_code_of(const scorecard& card) {
+    if (!card.harness_errors.empty()) return harness::exit_code::harness_error;
+    harness::exit_code out = harness::exit_code::passed;
+    for (const property_row& row : card.rows) {
+        if (row.outcome == property_outcome::fail) return harness::exit_code::check_failed;
+        if (row.outcome == property_outcome::insufficient_evidence) out = harness::exit_code::insufficient_evidence;
+    }
+    return out;
+}
+
+std::string render_scorecard(const scorecard& card, const declared_settings& declared, const render_options& options) {
+    const auto paint = [&](property_outcome o, std::string_view text) {
+        if (!options.color) return std::string(text);
+        const std::string_view colour = o == property_outcome::pass   ? "\x1b[32m"
+                                        : o == property_outcome::fail ? "\x1b[31m"
+                                        : o == property_outcome::insufficient_evidence ? "\x1b[33m"
+                                                                                       : "\x1b[2m";
+        return std::string(colour) + std::string(text) + "\x1b[0m";
+    };
+    const auto word = [](property_outcome o) -> std::string_view {
+        switch (o) {
+            case property_outcome::pass: return "PASS";
+            case property_outcome::fail: return "FAIL";
+            case property_outcome::insufficient_evidence: return "INSUFFICIENT";
+            case property_outcome::not_applicable: return "N/A";
+        }
+        return "?";
+    };
+    std::string out = "faultline score: " + options.client + "\n";
+    out += "declared: deadline " + (declared.deadline ? seconds_text(*declared.deadline) + "s" : std::string("—")) +
+           " · max attempts " + (declared.max_attempts ? std::to_string(*declared.max_attempts) : std::string("—")) +
+           " · jitter " + (declared.jitters ? "expected" : "none") + " · {timeout} " +
+           seconds_text(declared.timeout) + "s\n\n";
+    std::size_t width = 0;
+    for (const property_row& row : card.rows) width = std::max(width, row.property->title.size());
+    for (const property_row& row : card.rows) {
+        std::string w(word(row.outcome));
+        w.resize(12, ' ');
+        std::string title(row.property->title);
+        title.resize(width, ' ');
+        std::string figure;
+        if (row.outcome == property_outcome::pass || row.outcome == property_outcome::fail) {
+            figure = std::to_string(row.passed) + " of " + std::to_string(row.judged) + " situations passed";
+        } else {
+            figure = row.reason;
+        }
+        out += "  " + paint(row.outcome, w) + " " + title + "  " + figure + "\n";
+    }
+    bool heading = false;
+    for (const property_row& row : card.rows) {
+        for (const finding& f : row.findings) {
+            if (!heading) {
+                out += "\nevidence\n";
+                heading = true;
+            }
+            const bool failed = f.verdict.outcome() == harness::verdict_outcome::fail;
+            out += "  " + paint(failed ? property_outcome::fail : property_outcome::insufficient_evidence,
+                                failed ? "✘" : "?") +
+                   " " + std::string(row.property->title) + " — " + f.situation + " (" + f.probe + ", " +
+                   f.verdict.check + "): " + f.verdict.summary + "\n";
+            out += reports::console_evidence(f.verdict, "      ");
+        }
+    }
+    for (const std::string& e : card.harness_errors) out += "\nharness error: " + e + "\n";
+    return out;
+}
+
+}  // namespace faultline::score

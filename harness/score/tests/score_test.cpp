@@ -1,0 +1,250 @@
+// faultline score: the client template, the probe files, and the scorecard's verdicts from known runs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "faultline/score/client_template.hpp"
+#include "faultline/score/probe.hpp"
+#include "faultline/score/scorecard.hpp"
+
+namespace faultline::score {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+std::vector<std::string> words(std::initializer_list<const char*> list) { return {list.begin(), list.end()}; }
+
+TEST(client_template, a_usable_template_has_no_problem) {
+    EXPECT_EQ(template_problem(words({"curl", "-s", "-X", "{method}", "{url}{path}", "-d", "{body}"}), {}), "");
+    EXPECT_EQ(template_problem(words({"sh", "-c", "curl \"$FAULTLINE_URL/x\""}), {}), "");
+}
+
+TEST(client_template, bad_templates_say_what_is_wrong) {
+    EXPECT_EQ(template_problem({}, {}), "the client template after `--` needs a program");
+    EXPECT_EQ(template_problem(words({"curl", "{url}{pth}"}), {}),
+              "unknown placeholder {pth} in the client template; known: {body} {client} {deadline} {key} {method} "
+              "{n} {op} {path} {timeout} {url}");
+    EXPECT_THAT(template_problem(words({"curl", "http://example.test/x"}), {}),
+                HasSubstr("the client template never names the server: put {url} where its URL goes"));
+    EXPECT_EQ(template_problem(words({"curl", "-m", "{deadline}", "{url}"}), {}),
+              "the client template uses {deadline}, but no deadline was declared (--deadline)");
+    declared_settings with_deadline;
+    with_deadline.deadline = 2s;
+    EXPECT_EQ(template_problem(words({"curl", "-m", "{deadline}", "{url}"}), with_deadline), "");
+}
+
+TEST(client_template, probe_placeholders_are_filled_and_the_drivers_left) {
+    declared_settings declared;
+    declared.timeout = 1500ms;
+    declared.deadline = 3s;
+    const request_values request{"PUT", "/kv/a", R"({"v":1})"};
+    EXPECT_EQ(instantiate(words({"curl", "-X", "{method}", "{url}{path}", "-d", "{body}", "-m", "{timeout}",
+                                 "--deadline={deadline}", "-H", "Idempotency-Key: {key}", "{\"literal\":1}"}),
+                          request, declared),
+              words({"curl", "-X", "PUT", "{url}/kv/a", "-d", R"({"v":1})", "-m", "1.5", "--deadline=3", "-H",
+                     "Idempotency-Key: {key}", "{\"literal\":1}"}));
+}
+
+TEST(client_template, seconds_are_written_as_clients_read_them) {
+    EXPECT_EQ(seconds_text(1s), "1");
+    EXPECT_EQ(seconds_text(250ms), "0.25");
+    EXPECT_EQ(seconds_text(1001ms), "1.001");
+}
+
+constexpr std::string_view probe_text = R"(name = "p"
+[probe]
+situation = "a lost reply"
+operations = 3
+[probe.properties]
+no_double_effects = "single_execution"
+
+[client]
+[[client.request]]
+method = "PUT"
+path = "/kv/{op}"
+body = "v"
+
+[[expect]]
+check = "no_double_effects"
+)";
+
+TEST(probe_file, a_probe_is_a_scenario_with_a_probe_table) {
+    const catalogue c = parse_probe(probe_text, "p.toml");
+    ASSERT_TRUE(c.ok()) << c.errors.front().to_string();
+    ASSERT_EQ(c.probes.size(), 1u);
+    const probe& p = c.probes.front();
+    EXPECT_EQ(p.situation, "a lost reply");
+    EXPECT_EQ(p.operations, 3u);
+    EXPECT_EQ(p.concurrency, 3u);
+    EXPECT_EQ(p.request.method, "PUT");
+    EXPECT_EQ(p.request.path, "/kv/{op}");
+    EXPECT_EQ(p.property_of("no_double_effects"), "single_execution");
+    EXPECT_EQ(p.property_of("max_attempts"), "");
+}
+
+std::string replaced(std::string_view text, std::string_view from, std::string_view to) {
+    std::string out(text);
+    out.replace(out.find(from), from.size(), to);
+    return out;
+}
+
+TEST(probe_file, mistakes_in_the_probe_table_are_errors) {
+    const catalogue unknown = parse_probe(replaced(probe_text, "\"single_execution\"", "\"singel\""), "p.toml");
+    ASSERT_EQ(unknown.errors.size(), 1u);
+    EXPECT_THAT(unknown.errors[0].to_string(),
+                HasSubstr("p.toml:5:1: [probe]: properties: unknown property \"singel\" for check "
+                          "\"no_double_effects\"; allowed: single_execution, retryable_statuses"));
+
+    const catalogue unmapped =
+        parse_probe(std::string(probe_text) + "\n[[expect]]\ncheck = \"max_attempts\"\nmax = 2\n", "p.toml");
+    ASSERT_EQ(unmapped.errors.size(), 1u);
+    EXPECT_EQ(unmapped.errors[0].to_string(),
+              "p.toml:17:1: [probe] properties: check \"max_attempts\" proves no property; map it, e.g. "
+              "max_attempts = \"single_execution\"");
+
+    const catalogue missing = parse_probe(replaced(probe_text, "situation = \"a lost reply\"\n", ""), "p.toml");
+    ASSERT_EQ(missing.errors.size(), 1u);
+    EXPECT_EQ(missing.errors[0].to_string(), "p.toml:2:1: [probe]: missing required key \"situation\"");
+}
+
+TEST(probe_file, the_shipped_catalogue_loads) {
+    const catalogue c = load_catalogue(FAULTLINE_CONFORMANCE_DIR);
+    ASSERT_TRUE(c.ok()) << c.errors.front().to_string();
+    EXPECT_GE(c.probes.size(), 20u);
+    for (const probe& p : c.probes) EXPECT_FALSE(p.situation.empty()) << p.scenario.name;
+}
+
+// --- the scorecard from known runs --------------------------------------------------------------
+
+harness::journal_record attempt(std::uint64_t seq, std::string op, std::string key = "") {
+    harness::journal_record r;
+    r.seq = seq;
+    r.operation = std::move(op);
+    r.idempotency_key = std::move(key);
+    r.request_ns = static_cast<std::int64_t>(seq) * 1000;
+    r.finished_ns = r.request_ns + 10;
+    r.status = 200;
+    return r;
+}
+
+harness::verdict verdict_of(std::string check, harness::verdict_outcome outcome) {
+    harness::verdict v;
+    v.check = std::move(check);
+    v.passed = outcome == harness::verdict_outcome::pass;
+    v.insufficient_evidence = outcome == harness::verdict_outcome::insufficient_evidence;
+    v.summary = "summary of " + v.check;
+    if (outcome == harness::verdict_outcome::fail) v.evidence = {harness::evidence_item{"op", {1, 2}, "the proof"}};
+    v.evidence_total = v.evidence.size();
+    return v;
+}
+
+probe probe_of(std::string name, std::vector<std::pair<std::string, std::string>> properties) {
+    probe p;
+    p.scenario.name = std::move(name);
+    p.situation = "situation " + p.scenario.name;
+    p.properties = std::move(properties);
+    return p;
+}
+
+const property_row& row(const scorecard& card, std::string_view id) {
+    for (const property_row& r : card.rows) {
+        if (r.property->id == id) return r;
+    }
+    throw std::logic_error("no row");
+}
+
+TEST(scorecard, a_client_that_never_retries_gets_not_applicable_for_retry_properties) {
+    const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
+                                    probe_of("refused", {{"success_rate", "unsent_retried"}}),
+                                    probe_of("ra", {{"retry_after", "retry_after"}})};
+    std::vector<harness::run_record> runs(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        runs[i].scenario = probes[i].scenario.name;
+        runs[i].journal = {attempt(1, "a")};
+    }
+    runs[0].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass)};
+    runs[1].verdicts = {verdict_of("success_rate", harness::verdict_outcome::fail)};
+    runs[2].verdicts = {verdict_of("retry_after", harness::verdict_outcome::pass)};
+    const scorecard card = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(row(card, "single_execution").outcome, property_outcome::pass);
+    EXPECT_EQ(row(card, "unsent_retried").outcome, property_outcome::not_applicable);
+    EXPECT_EQ(row(card, "unsent_retried").reason, "the client never retried in any probe");
+    EXPECT_EQ(row(card, "retry_after").outcome, property_outcome::not_applicable);
+    EXPECT_EQ(row(card, "deadline").outcome, property_outcome::not_applicable);
+    EXPECT_EQ(exit_code_of(card), harness::exit_code::passed);
+}
+
+TEST(scorecard, one_failed_situation_fails_the_property_with_its_evidence) {
+    const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
+                                    probe_of("reset", {{"no_double_effects", "single_execution"}})};
+    std::vector<harness::run_record> runs(2);
+    runs[0].scenario = "lost";
+    runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
+    runs[0].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass)};
+    runs[1].scenario = "reset";
+    runs[1].journal = {attempt(1, "b"), attempt(2, "b")};
+    runs[1].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::fail)};
+    const scorecard card = make_scorecard(probes, runs, {}, false);
+    const property_row& r = row(card, "single_execution");
+    EXPECT_EQ(r.outcome, property_outcome::fail);
+    EXPECT_EQ(r.judged, 2u);
+    EXPECT_EQ(r.passed, 1u);
+    ASSERT_EQ(r.findings.size(), 1u);
+    EXPECT_EQ(r.findings[0].probe, "reset");
+    EXPECT_EQ(exit_code_of(card), harness::exit_code::check_failed);
+    const std::string text = render_scorecard(card, {}, {"curl {url}", false});
+    EXPECT_THAT(text, HasSubstr("  FAIL         no second execution of a committed non-idempotent request"));
+    EXPECT_THAT(text, HasSubstr("1 of 2 situations passed"));
+    EXPECT_THAT(text, HasSubstr("✘ no second execution of a committed non-idempotent request — situation reset "
+                                "(reset, no_double_effects): summary of no_double_effects\n"));
+    EXPECT_THAT(text, HasSubstr("the proof"));
+}
+
+TEST(scorecard, declared_settings_and_keys_decide_applicability) {
+    const std::vector<probe> probes{probe_of("slow", {{"deadline", "deadline"}, {"idempotency_keys", "stable_key"}})};
+    std::vector<harness::run_record> runs(1);
+    runs[0].scenario = "slow";
+    runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
+    runs[0].verdicts = {verdict_of("deadline", harness::verdict_outcome::pass),
+                        verdict_of("idempotency_keys", harness::verdict_outcome::pass)};
+    const scorecard undeclared = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(row(undeclared, "deadline").outcome, property_outcome::not_applicable);
+    EXPECT_EQ(row(undeclared, "deadline").reason, "no deadline declared (--deadline)");
+    EXPECT_EQ(row(undeclared, "stable_key").reason, "the client sent no Idempotency-Key");
+
+    declared_settings declared;
+    declared.deadline = 2s;
+    runs[0].journal = {attempt(1, "k", "key-1"), attempt(2, "k", "key-1")};
+    const scorecard judged = make_scorecard(probes, runs, declared, false);
+    EXPECT_EQ(row(judged, "deadline").outcome, property_outcome::pass);
+    EXPECT_EQ(row(judged, "stable_key").outcome, property_outcome::pass);
+}
+
+TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
+    const std::vector<probe> probes{probe_of("herd", {{"jittered", "jittered"}})};
+    std::vector<harness::run_record> runs(1);
+    runs[0].scenario = "herd";
+    runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
+    runs[0].verdicts = {verdict_of("jittered", harness::verdict_outcome::insufficient_evidence)};
+    const scorecard card = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(row(card, "jittered").outcome, property_outcome::insufficient_evidence);
+    EXPECT_EQ(row(card, "jittered").reason, "summary of jittered");
+    EXPECT_EQ(exit_code_of(card), harness::exit_code::insufficient_evidence);
+
+    declared_settings no_jitter;
+    no_jitter.jitters = false;
+    EXPECT_EQ(row(make_scorecard(probes, runs, no_jitter, false), "jittered").outcome, property_outcome::not_applicable);
+}
+
+TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
+    const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}})};
+    std::vector<harness::run_record> runs(1);
+    runs[0].scenario = "lost";
+    runs[0].harness_error = "cannot start \"curl\"";
+    const scorecard card = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(exit_code_of(card), harness::exit_code::harness_error);
+    EXPECT_THAT(render_scorecard(card, {}, {"curl", false}), HasSubstr("harness error: lost: cannot start \"curl\""));
+}
+
+}  // namespace
+}  // namespace faultline::score
