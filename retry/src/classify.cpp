@@ -43,26 +43,25 @@ request_safety safety_of(std::string_view method, bool has_idempotency_key) {
 }
 
 classifier::classifier() {
-    retry_on({408, 429, 500, 502, 503, 504});
-    never_retry({400, 401, 403, 404, 405, 409, 422, 501});
-    unprocessed(408).unprocessed(429).unprocessed(503);
+    for (const status_rule& rule : status_rules()) {
+        treat(rule.status, rule.standard);
+        if (rule.unprocessed) unprocessed(rule.status);
+    }
 }
 
-classifier& classifier::retry_on(int status) {
+classifier& classifier::treat(int status, status_treatment t) {
     if (in_range(status)) {
-        retryable_.set(bit(status));
-        never_.reset(bit(status));
+        const std::size_t b = bit(status);
+        retryable_.set(b, t == status_treatment::retry);
+        never_.set(b, t != status_treatment::retry);
+        unless_retry_after_.set(b, t == status_treatment::unless_retry_after);
+        unless_key_in_use_.set(b, t == status_treatment::unless_key_in_use);
     }
     return *this;
 }
 
-classifier& classifier::never_retry(int status) {
-    if (in_range(status)) {
-        never_.set(bit(status));
-        retryable_.reset(bit(status));
-    }
-    return *this;
-}
+classifier& classifier::retry_on(int status) { return treat(status, status_treatment::retry); }
+classifier& classifier::never_retry(int status) { return treat(status, status_treatment::never); }
 
 classifier& classifier::retry_on(std::initializer_list<int> statuses) {
     for (const int s : statuses) retry_on(s);
@@ -79,6 +78,16 @@ classifier& classifier::unprocessed(int status, bool value) {
     return *this;
 }
 
+std::optional<status_treatment> classifier::treatment_of(int status) const {
+    if (!in_range(status)) return std::nullopt;
+    const std::size_t b = bit(status);
+    if (retryable_.test(b)) return status_treatment::retry;
+    if (unless_retry_after_.test(b)) return status_treatment::unless_retry_after;
+    if (unless_key_in_use_.test(b)) return status_treatment::unless_key_in_use;
+    if (never_.test(b)) return status_treatment::never;
+    return std::nullopt;
+}
+
 bool classifier::is_retryable_status(int status) const { return in_range(status) && retryable_.test(bit(status)); }
 bool classifier::is_never_retry_status(int status) const { return in_range(status) && never_.test(bit(status)); }
 bool classifier::is_unprocessed_status(int status) const {
@@ -90,10 +99,10 @@ classification classifier::classify(const attempt_outcome& outcome, request_safe
         case outcome_kind::response: {
             const int s = outcome.status;
             if (s >= 200 && s < 400) return classification::success;
-            // A 409 "key in use" means the first request with this key is still running: retrying
-            // later gets its stored result, so it is safe (only keyed requests can receive it).
-            if (s == 409 && outcome.idempotency_key_in_use) return classification::retryable;
-            if (!is_retryable_status(s)) return classification::not_retryable;
+            const auto t = treatment_of(s);
+            if (!t || !allows_retry(*t, outcome.retry_after.has_value(), outcome.idempotency_key_in_use)) {
+                return classification::not_retryable;
+            }
             if (is_unprocessed_status(s) || safe_to_repeat(safety)) return classification::retryable;
             return classification::unsafe_to_repeat;
         }

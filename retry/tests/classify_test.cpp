@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace faultline::retry {
 namespace {
 
@@ -17,14 +19,14 @@ TEST(Classify, SuccessStatuses) {
 
 TEST(Classify, NeverRetriedStatuses) {
     const classifier c;
-    for (const int s : {400, 401, 403, 404, 405, 409, 422, 501})
+    for (const int s : {400, 401, 403, 404, 405, 409, 410, 413, 414, 415, 422, 431, 451, 501, 505})
         for (const auto safety : all_safeties)
             EXPECT_EQ(c.classify(attempt_outcome::http(s), safety), classification::not_retryable) << s;
 }
 
 TEST(Classify, UnlistedStatusesAreNotRetried) {
     const classifier c;
-    for (const int s : {100, 418, 451, 505, 507, 599, -1, 1000, 5000})
+    for (const int s : {100, 418, 421, 507, 599, -1, 1000, 5000})
         EXPECT_EQ(c.classify(attempt_outcome::http(s), request_safety::idempotent), classification::not_retryable)
             << s;
 }
@@ -53,6 +55,50 @@ TEST(Classify, ConflictIsRetryableOnlyWhenTheKeyIsInUse) {
     in_use.idempotency_key_in_use = true;
     EXPECT_EQ(c.classify(in_use, request_safety::idempotency_key), classification::retryable);
     EXPECT_EQ(c.classify(attempt_outcome::http(409), request_safety::idempotency_key), classification::not_retryable);
+}
+
+TEST(Classify, ContentTooLargeIsRetryableOnlyWithRetryAfter) {
+    const classifier c;
+    auto with_retry_after = attempt_outcome::http(413);
+    with_retry_after.retry_after = std::chrono::seconds{2};
+    // The server did not take the content, so even an unkeyed POST may send it again.
+    for (const auto safety : all_safeties) {
+        EXPECT_EQ(c.classify(with_retry_after, safety), classification::retryable) << to_string(safety);
+        EXPECT_EQ(c.classify(attempt_outcome::http(413), safety), classification::not_retryable)
+            << to_string(safety);
+    }
+}
+
+TEST(Classify, RequestTimeoutIsRetryableEvenForUnsafeRequests) {
+    const classifier c;
+    for (const auto safety : all_safeties)
+        EXPECT_EQ(c.classify(attempt_outcome::http(408), safety), classification::retryable) << to_string(safety);
+}
+
+TEST(Classify, DefaultsAreTheStandardProfileOfTheStatusTable) {
+    const classifier c;
+    for (const status_rule& rule : status_rules()) {
+        EXPECT_EQ(c.treatment_of(rule.status), rule.standard) << rule.status;
+        EXPECT_EQ(c.is_unprocessed_status(rule.status), rule.unprocessed) << rule.status;
+    }
+    EXPECT_EQ(c.treatment_of(418), std::nullopt);
+}
+
+TEST(Classify, TreatingAStatusReplacesItsTreatment) {
+    classifier c;
+    c.treat(422, status_treatment::unless_retry_after);
+    EXPECT_EQ(c.treatment_of(422), status_treatment::unless_retry_after);
+    EXPECT_TRUE(c.is_never_retry_status(422));
+    EXPECT_FALSE(c.is_retryable_status(422));
+    auto with_retry_after = attempt_outcome::http(422);
+    with_retry_after.retry_after = std::chrono::seconds{1};
+    EXPECT_EQ(c.classify(with_retry_after, request_safety::idempotent), classification::retryable);
+    c.never_retry(413);
+    EXPECT_EQ(c.treatment_of(413), status_treatment::never);
+    with_retry_after.status = 413;
+    EXPECT_EQ(c.classify(with_retry_after, request_safety::idempotent), classification::not_retryable);
+    c.retry_on(409);
+    EXPECT_EQ(c.classify(attempt_outcome::http(409), request_safety::idempotent), classification::retryable);
 }
 
 TEST(Classify, TransportBeforeTheServerSawTheRequestIsAlwaysSafe) {

@@ -124,6 +124,24 @@ TEST_F(ExecuteTest, RetryAfterSecondsIsAMinimumWait) {
     EXPECT_EQ(events[0].delay, duration{2s});  // max(backoff 50 ms, Retry-After 2 s)
 }
 
+// RFC 9110 §15.5.14: a 413 with Retry-After is temporary; the retry waits for it, even for a POST.
+TEST_F(ExecuteTest, ContentTooLargeWithRetryAfterIsRetriedAfterTheWait) {
+    scripted_op op{clock, {with_retry_after(413, 3s), attempt_outcome::http(200)}};
+    const auto r = execute(retry_policy{}, op, env(request_safety::unsafe), hook());
+    EXPECT_EQ(r.final_decision, decision::success);
+    EXPECT_EQ(r.attempts, 2U);
+    EXPECT_EQ(events[0].delay, duration{3s});
+    EXPECT_EQ(op.seen[1].at - start, duration{3s});
+}
+
+TEST_F(ExecuteTest, ContentTooLargeWithoutRetryAfterIsFinal) {
+    scripted_op op{clock, {attempt_outcome::http(413), attempt_outcome::http(200)}};
+    const auto r = execute(retry_policy{}, op, env(), hook());
+    EXPECT_EQ(r.final_decision, decision::not_retryable);
+    EXPECT_EQ(r.attempts, 1U);
+    EXPECT_EQ(clock.now(), start);
+}
+
 TEST_F(ExecuteTest, BackoffLongerThanRetryAfterWins) {
     scripted_op op{clock, {with_retry_after(503, 1s), attempt_outcome::http(200)}};
     const auto policy = retry_policy{}.with_backoff(backoff_policy{}.with_base(3s).with_jitter(jitter_kind::none));

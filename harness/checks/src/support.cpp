@@ -40,12 +40,18 @@ bool is_success(const journal_record& r) {
     return r.outcome == wire_outcome::responded && r.status >= 200 && r.status < 300;
 }
 
+bool idempotency_key_in_use(const journal_record& r) {
+    return r.outcome == wire_outcome::responded && r.status == 409 && r.effect == effect_kind::conflict;
+}
+
+bool allows_retry(retry::status_treatment t, const journal_record& r) {
+    return retry::allows_retry(t, r.retry_after_ms.has_value(), idempotency_key_in_use(r));
+}
+
 bool is_retryable_failure(const journal_record& r) {
     if (r.outcome != wire_outcome::responded) return true;
-    switch (r.status) {
-        case 408: case 429: case 500: case 502: case 503: case 504: return true;
-        default: return false;
-    }
+    const auto rule = retry::find_status_rule(r.status);
+    return rule && allows_retry(rule->standard, r);
 }
 
 bool reply_lost_after_commit(const journal_record& r) {

@@ -16,6 +16,7 @@
 #include "faultline/config/reader.hpp"
 #include "faultline/core/registry.hpp"
 #include "faultline/record/run_record.hpp"
+#include "faultline/retry/status_rules.hpp"
 
 namespace faultline::harness::checks {
 
@@ -31,8 +32,14 @@ std::string attempt_result(const journal_record& r);
 std::string describe_attempt(const journal_record& r);
 
 bool is_success(const journal_record& r);  // a complete 2xx response
-// gRPC retryThrottling's notion of a failure: a retryable status (408, 429, 500, 502, 503, 504) or no
-// complete response.
+// A 409 from the server's idempotency layer because the key's first request is still in flight
+// (journal effect `conflict`; a `conflict` on a 422 is a payload mismatch instead).
+bool idempotency_key_in_use(const journal_record& r);
+// Whether a response with treatment `t` (retry/status_rules.hpp) may be retried, by what it carried.
+bool allows_retry(retry::status_treatment t, const journal_record& r);
+// gRPC retryThrottling's notion of a failure: no complete response, or a status the retry library's
+// table retries (408, 429, 500, 502, 503, 504; 413 with Retry-After; a key-in-use 409), as the builtin
+// client's budget counts them.
 bool is_retryable_failure(const journal_record& r);
 // The server committed the effect but the client never got the complete reply.
 bool reply_lost_after_commit(const journal_record& r);

@@ -70,6 +70,27 @@ TEST(retry_budget, token_bucket_refills_on_success) {
     EXPECT_TRUE(v.passed) << v.summary;
 }
 
+// The replay counts failures as the builtin client's budget does, by the retry library's status table:
+// a 413 with Retry-After and a key-in-use 409 are retryable, so they cost a token; without their
+// condition they are final and cost nothing.
+TEST(retry_budget, conditional_statuses_cost_a_token_only_when_retryable) {
+    const std::string check = "check = \"retry_budget\"\nratio = 1000\nmax_tokens = 3\ntoken_ratio = 0.5\n";
+    test::journal_builder retryable;
+    retryable.op("a").attempt(413).retry_after(1000).wait(5).attempt(200);
+    retryable.op("b").at(2).attempt(409).effect(effect_kind::conflict).wait(5).attempt(200);
+    const verdict v = test::run_check(check, retryable.run());
+    EXPECT_FALSE(v.passed);
+    // 3 → 2 after the 413 (retry allowed), 2 → 1 after the 409 (retry not allowed).
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "b");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(3u, 4u));
+
+    test::journal_builder final_statuses;
+    final_statuses.op("a").attempt(413).wait(5).attempt(200);
+    final_statuses.op("b").at(2).attempt(409).wait(5).attempt(200);
+    EXPECT_TRUE(test::run_check(check, final_statuses.run()).passed);
+}
+
 TEST(retry_budget, bad_config) {
     auto errors = test::parse_errors("check = \"retry_budget\"\nwindow = \"0s\"\nratio = -1\ntoken_ratio = \"x\"\n");
     ASSERT_EQ(errors.size(), 3u);

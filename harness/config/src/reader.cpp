@@ -80,6 +80,10 @@ void table_reader::fail(std::string_view key, std::string_view message) {
     error_at(node != nullptr ? *node : static_cast<const toml::node&>(table_), key, message);
 }
 
+void table_reader::fail_at(const toml::node& value, std::string_view path, std::string_view message) {
+    error_at(value, path, message);
+}
+
 void table_reader::fail_table(std::string_view message) { add(table_.source(), prefix() + std::string{message}); }
 
 void table_reader::allow(std::string_view key) {
@@ -260,6 +264,14 @@ const toml::array* table_reader::array_of_tables(std::string_view key, need n) {
         wrong_type(key, *node, "an array of tables");
         return nullptr;
     }
+    return a;
+}
+
+const toml::array* table_reader::array(std::string_view key, need n) {
+    const toml::node* node = lookup(key, n);
+    if (node == nullptr) return nullptr;
+    const auto* a = node->as_array();
+    if (a == nullptr) wrong_type(key, *node, "an array");
     return a;
 }
 

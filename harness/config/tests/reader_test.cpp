@@ -149,6 +149,19 @@ TEST_F(reader_test, reports_a_bad_item_at_the_item) {
     EXPECT_EQ(errors_[2].message, "[t]: h.A: expected a string, got an integer");
 }
 
+TEST_F(reader_test, reads_a_mixed_array_and_reports_an_item_by_its_path) {
+    auto r = read("mixed = [1, { a = 2 }, \"x\"]\nscalar = 3");
+    const toml::array* mixed = r.array("mixed");
+    ASSERT_NE(mixed, nullptr);
+    EXPECT_EQ(mixed->size(), 3u);
+    r.fail_at(*mixed->get(2), "mixed[2]", "expected an integer or a table, got a string");
+    EXPECT_EQ(r.array("scalar"), nullptr);
+    EXPECT_EQ(r.array("absent"), nullptr);
+    ASSERT_EQ(errors_.size(), 2u);
+    EXPECT_EQ(errors_[0].to_string(), "f.toml:1:24: [t]: mixed[2]: expected an integer or a table, got a string");
+    EXPECT_EQ(errors_[1].to_string(), "f.toml:2:10: [t]: scalar: expected an array, got an integer");
+}
+
 TEST_F(reader_test, omits_the_prefix_for_an_empty_context) {
     auto r = read("x = 1", "");
     r.finish();

@@ -1,7 +1,8 @@
 // Classification: is an attempt's outcome worth another attempt, and is it *safe* to send the request
 // again? The answer depends on the outcome and on the request's safety (idempotent method, or an
-// idempotency key the server deduplicates on). Defaults follow RFC 9110 and common practice; every
-// status set is configurable.
+// idempotency key the server deduplicates on). The status defaults are the standard profile of the
+// status table (status_rules.hpp, one row per status with its RFC 9110 section); every status is
+// configurable.
 //
 // Rules (defaults):
 // - 2xx/3xx: success.
@@ -9,8 +10,11 @@
 //   not process the request (`unprocessed` set) and are retryable for any request. 500, 502 and 504 may
 //   come after the server acted, so for an unsafe request (non-idempotent, no key) they are
 //   `unsafe_to_repeat`.
-// - Never retried {400, 401, 403, 404, 405, 409, 422, 501}; 409 is retryable only when the outcome
-//   says it is an idempotency "key in use" conflict (the first request with that key is in flight).
+// - Retryable only under a condition, then for any request (the server did not act): 413 when the
+//   response carries Retry-After (the wait is honoured like any Retry-After), 409 when the outcome says
+//   it is an idempotency "key in use" conflict (the first request with that key is in flight).
+// - Never retried {400, 401, 403, 404, 405, 410, 414, 415, 422, 431, 451, 501, 505}, nor 409 and 413
+//   without their condition.
 // - Any other status: not retryable.
 // - connection_refused, reset_before_write: retryable for any request (the server never saw it).
 // - reset_after_write, eof_after_write, timeout_after_write: retryable only for idempotent or keyed
@@ -21,9 +25,11 @@
 
 #include <bitset>
 #include <initializer_list>
+#include <optional>
 #include <string_view>
 
 #include "faultline/retry/outcome.hpp"
+#include "faultline/retry/status_rules.hpp"
 
 namespace faultline::retry {
 
@@ -52,30 +58,36 @@ enum class classification {
 
 std::string_view to_string(classification c);
 
-// The status sets. A value type (two small bitsets, no heap); thread-safe for concurrent reads.
+// The status sets. A value type (small bitsets, no heap); thread-safe for concurrent reads.
 class classifier {
 public:
     static constexpr int max_status = 1000;
 
     classifier();  // the defaults above
 
-    // Configuration; chainable. Marking a status in one set removes it from the other.
-    classifier& retry_on(int status);
-    classifier& never_retry(int status);
+    // Configuration; chainable. A status has one treatment: setting it replaces the previous one.
+    classifier& treat(int status, status_treatment t);
+    classifier& retry_on(int status);     // treat(status, retry)
+    classifier& never_retry(int status);  // treat(status, never)
     classifier& retry_on(std::initializer_list<int> statuses);
     classifier& never_retry(std::initializer_list<int> statuses);
-    // Statuses that mean "not processed": retryable even for unsafe requests (default 408, 429, 503).
+    // Statuses that mean "not processed": retryable even for unsafe requests (default 408, 409, 413,
+    // 429, 503; 409 and 413 only under their conditions).
     classifier& unprocessed(int status, bool value = true);
 
-    bool is_retryable_status(int status) const;
-    bool is_never_retry_status(int status) const;
+    // The status's treatment, or none when it is not listed (not retried).
+    std::optional<status_treatment> treatment_of(int status) const;
+    bool is_retryable_status(int status) const;    // treated as `retry`
+    bool is_never_retry_status(int status) const;  // never retried, or only under a condition
     bool is_unprocessed_status(int status) const;
 
     classification classify(const attempt_outcome& outcome, request_safety safety) const;
 
 private:
     std::bitset<max_status> retryable_;
-    std::bitset<max_status> never_;
+    std::bitset<max_status> never_;  // every treatment but `retry`; the two below narrow it
+    std::bitset<max_status> unless_retry_after_;
+    std::bitset<max_status> unless_key_in_use_;
     std::bitset<max_status> unprocessed_;
 };
 

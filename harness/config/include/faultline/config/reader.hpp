@@ -71,6 +71,9 @@ public:
     const toml::table* table(std::string_view key, need n = need::optional);
     // An array of tables ([[name]]); may be empty.
     const toml::array* array_of_tables(std::string_view key, need n = need::optional);
+    // An array whose items the caller reads one by one (a mix of integers and inline tables, say),
+    // reporting bad ones with `fail_at`.
+    const toml::array* array(std::string_view key, need n = need::optional);
     std::optional<std::vector<std::string>> strings(std::string_view key, need n = need::optional);
     // A string or an array of strings (a lone string is a list of one).
     std::optional<std::vector<std::string>> string_or_strings(std::string_view key, need n = need::optional);
@@ -90,6 +93,9 @@ public:
     void reject(std::string_view key, std::string_view message);
     // A problem with one key's value, at its position (at the table's when the key is absent).
     void fail(std::string_view key, std::string_view message);
+    // A problem with a value below one of this table's keys (an array item), at the value's position;
+    // `path` names the value from this table, e.g. "statuses[2]".
+    void fail_at(const toml::node& value, std::string_view path, std::string_view message);
     // A problem with the table as a whole.
     void fail_table(std::string_view message);
     // One error per key no accessor asked for, listing the allowed keys in alphabetical order.
