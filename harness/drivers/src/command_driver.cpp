@@ -209,7 +209,7 @@ private:
 // Starts one process; returns the child or an error message.
 std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_template, const std::string& url,
                                            std::uint64_t op, std::uint64_t client, std::uint64_t n, bool per_operation) {
-    const placeholder_values values{op, client, n, std::string_view{url}};
+    const placeholder_values values{op, client, n, std::string_view{url}, std::nullopt};
     std::vector<std::string> args;
     args.reserve(argv_template.size());
     for (const auto& a : argv_template) args.push_back(substitute(a, values));

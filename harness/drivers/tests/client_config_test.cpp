@@ -321,15 +321,25 @@ honour_retry_after = true
 // --- placeholders ------------------------------------------------------------------------------
 
 TEST(Placeholders, Substitute) {
-    const placeholder_values v{17, 3, 5, std::nullopt};
+    const placeholder_values v{17, 3, 5, std::nullopt, std::nullopt};
     EXPECT_EQ(substitute("/orders/{op}/c{client}/n{n}", v), "/orders/17/c3/n5");
     EXPECT_EQ(substitute(R"({"order":{op},"x":{"y":1}})", v), R"({"order":17,"x":{"y":1}})");
     EXPECT_EQ(substitute("{url}/x", v), "{url}/x");
+    EXPECT_EQ(substitute("{key}", v), "{key}");
     EXPECT_EQ(substitute("{op", v), "{op");
     EXPECT_EQ(substitute("{}{{op}}", v), "{}{17}");
-    const placeholder_values with_url{0, 0, 0, std::string_view{"http://127.0.0.1:9"}};
+    const placeholder_values with_url{0, 0, 0, std::string_view{"http://127.0.0.1:9"}, std::string_view{"k-1"}};
     EXPECT_EQ(substitute("{url}/payments", with_url), "http://127.0.0.1:9/payments");
+    EXPECT_EQ(substitute("Idempotency-Key: {key}", with_url), "Idempotency-Key: k-1");
     EXPECT_EQ(operation_name(3, 5), "c3-n5");
+}
+
+TEST(Placeholders, OperationKeysAreUuidsFixedBySeedAndOperation) {
+    const retry::idempotency_key key = operation_key(7, 3);
+    EXPECT_TRUE(retry::is_uuid_v4(key.view())) << key.view();
+    EXPECT_EQ(operation_key(7, 3), key);
+    EXPECT_NE(operation_key(7, 4), key);
+    EXPECT_NE(operation_key(8, 3), key);
 }
 
 // --- command clients ---------------------------------------------------------------------------
