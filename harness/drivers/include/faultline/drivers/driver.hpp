@@ -68,6 +68,9 @@ public:
     // `backoff` and `max_attempts` can read its envelope. Budget and breaker pointers in it are empty:
     // those objects exist only during a run.
     virtual const retry::retry_policy* declared_policy() const { return nullptr; }
+    // What the client declares about itself, copied into the run record for the checks (the command
+    // driver's [client] keys deadline, max_attempts, backoff). Empty: nothing declared.
+    virtual declared_client declared() const { return {}; }
     // The request header naming the operation on every attempt, when the driver sends one: the
     // runner makes it the server's identity header, so journal_record::operation and
     // client_record::operation agree (an Idempotency-Key still takes precedence on the server).
