@@ -35,7 +35,7 @@ bool overlaps_another(const process_record& p, const std::vector<process_record>
 }
 
 // A process that outlived its declared deadline, with the attempts that arrived while it ran
-// (with other processes running too, some of them may be theirs).
+// (when other processes ran at the same time, some of those attempts may be theirs).
 evidence_item late_process(const process_record& p, std::int64_t deadline_ns, const run_record& run) {
     const std::int64_t due = p.started_ns + deadline_ns;
     std::string detail = "process " + std::to_string(p.op) + " (pid " + std::to_string(p.pid) + ") started at " +

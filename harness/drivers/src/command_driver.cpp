@@ -43,7 +43,7 @@ constexpr std::string_view driver_variables[] = {"FAULTLINE_URL=", "FAULTLINE_OP
 using config::need;
 using config::table_reader;
 
-declared_jitter declared(retry::jitter_kind kind) {
+declared_jitter declared_from(retry::jitter_kind kind) {
     switch (kind) {
         case retry::jitter_kind::none: return declared_jitter::none;
         case retry::jitter_kind::full: return declared_jitter::full;
@@ -63,7 +63,7 @@ void read_declared(table_reader& r, declared_client& d) {
         retry::backoff_policy curve;
         read_backoff_table(sub, curve, need::required);
         if (sub.ok()) {
-            d.backoff = declared_backoff{curve.base, curve.cap, curve.multiplier, declared(curve.jitter),
+            d.backoff = declared_backoff{curve.base, curve.cap, curve.multiplier, declared_from(curve.jitter),
                                          curve.jitter_fraction};
         }
     }
@@ -158,7 +158,7 @@ struct bounded_text {
 struct child {
     std::uint64_t op = 0;
     pid_t pid = -1;  // also the process group id
-    std::int64_t started_ns = 0;
+    std::int64_t started_ns = 0;  // ns since the run start, taken just before the spawn
     fd_owner out;
     fd_owner err;
     fd_owner pidfd;  // not open when pidfd_open is unavailable
