@@ -1,6 +1,8 @@
 #include "faultline/reports/console.hpp"
 #include "faultline/reports/writer.hpp"
 
+#include <algorithm>
+
 #include "text.hpp"
 
 namespace faultline::reports {
@@ -47,6 +49,22 @@ std::pair<std::string_view, std::string_view> mark(harness::verdict_outcome outc
     return {red, fail};
 }
 
+// "3 processes: 1 exited non-zero, 0 killed at the time limit; longest 2.600s (process 2, pid 4242)".
+std::string processes_line(const std::vector<harness::process_record>& processes) {
+    const auto non_zero = std::count_if(processes.begin(), processes.end(),
+                                        [](const harness::process_record& p) { return p.exit_status != 0; });
+    const auto killed = std::count_if(processes.begin(), processes.end(),
+                                      [](const harness::process_record& p) { return p.killed; });
+    const auto life = [](const harness::process_record& p) { return p.finished_ns - p.started_ns; };
+    const harness::process_record& longest = *std::max_element(
+        processes.begin(), processes.end(),
+        [&](const harness::process_record& a, const harness::process_record& b) { return life(a) < life(b); });
+    return std::to_string(processes.size()) + " processes: " + std::to_string(non_zero) + " exited non-zero, " +
+           std::to_string(killed) + " killed at the time limit; longest " +
+           detail::seconds(std::chrono::nanoseconds{life(longest)}) + "s (process " + std::to_string(longest.op) +
+           ", pid " + std::to_string(longest.pid) + ")";
+}
+
 }  // namespace
 
 std::string replay_command(const harness::run_record& run) {
@@ -79,6 +97,7 @@ std::string console_report(const harness::run_record& run, const console_options
         const harness::command_result& c = *run.command;
         out += "  command: exit status " + std::to_string(c.exit_status) +
                (c.killed ? " (killed at the time limit)" : "") + "\n";
+        if (!c.processes.empty()) out += "    " + processes_line(c.processes) + "\n";
         for (const auto& [name, text] : {std::pair{"stdout", &c.stdout_text}, std::pair{"stderr", &c.stderr_text}}) {
             const std::string tail = tail_lines(*text, 5);
             if (tail.empty()) continue;

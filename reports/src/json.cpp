@@ -19,6 +19,53 @@ boost::json::value text_or_null(const std::string& text) {
 
 bool is_scalar(const boost::json::value& v) { return !v.is_object() && !v.is_array(); }
 
+template <class T>
+boost::json::value value_or_null(const std::optional<T>& v) {
+    if (!v) return nullptr;
+    return boost::json::value(*v);
+}
+
+// Durations as whole nanoseconds, like the journal's times.
+boost::json::value ns_or_null(const std::optional<std::chrono::nanoseconds>& d) {
+    if (!d) return nullptr;
+    return boost::json::value(d->count());
+}
+
+boost::json::value declared_json(const harness::declared_client& d) {
+    if (d.empty()) return nullptr;
+    boost::json::object o;
+    o["deadline_ns"] = ns_or_null(d.deadline);
+    o["max_attempts"] = value_or_null(d.max_attempts);
+    if (d.backoff) {
+        boost::json::object b;
+        b["base_ns"] = d.backoff->base.count();
+        b["cap_ns"] = d.backoff->cap.count();
+        b["multiplier"] = d.backoff->multiplier;
+        b["jitter"] = to_string(d.backoff->jitter);
+        b["jitter_fraction"] = d.backoff->jitter_fraction;
+        o["backoff"] = std::move(b);
+    } else {
+        o["backoff"] = nullptr;
+    }
+    return o;
+}
+
+boost::json::array processes_json(const std::vector<harness::process_record>& processes) {
+    boost::json::array out;
+    for (const harness::process_record& p : processes) {
+        boost::json::object po;
+        po["op"] = p.op;
+        po["pid"] = p.pid;
+        po["started_ns"] = p.started_ns;
+        po["finished_ns"] = p.finished_ns;
+        po["exit_status"] = p.exit_status;
+        po["signal"] = value_or_null(p.signal);
+        po["killed"] = p.killed;
+        out.push_back(std::move(po));
+    }
+    return out;
+}
+
 // Two-space indentation; arrays of scalars (sequence numbers) stay on one line.
 void write_pretty(std::string& out, const boost::json::value& v, std::size_t depth) {
     const std::string pad(2 * (depth + 1), ' ');
@@ -94,10 +141,12 @@ boost::json::object to_json(const harness::run_record& run) {
         cmd["killed"] = run.command->killed;
         cmd["stdout"] = detail::valid_utf8(run.command->stdout_text);
         cmd["stderr"] = detail::valid_utf8(run.command->stderr_text);
+        cmd["processes"] = processes_json(run.command->processes);
         o["command"] = std::move(cmd);
     } else {
         o["command"] = nullptr;
     }
+    o["declared"] = declared_json(run.declared);
     o["harness_error"] = text_or_null(run.harness_error);
 
     boost::json::array verdicts;

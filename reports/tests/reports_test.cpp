@@ -73,7 +73,13 @@ harness::run_record failing_run() {
     run.duration = std::chrono::milliseconds{2500};
     run.journal = {attempt(1, "h1", 0, 0, harness::effect_kind::committed), attempt(2, "h1", 3, 200, harness::effect_kind::committed),
                    attempt(3, "h2", 10, 404), attempt(4, "h2", 11, 404)};
-    run.command = harness::command_result{1, "line 1\nline 2 <ok> & \"done\"\n", std::string("bad byte \xff and bell \x07\n"), true};
+    run.command = harness::command_result{1, "line 1\nline 2 <ok> & \"done\"\n", std::string("bad byte \xff and bell \x07\n"), true,
+                                          {harness::process_record{0, 4242, 1'000'000, 2'400'000'000, 143, 15, true},
+                                           harness::process_record{1, 4243, 2'000'000, 300'000'000, 1, std::nullopt, false}}};
+    run.declared.deadline = std::chrono::seconds{1};
+    run.declared.max_attempts = 3;
+    run.declared.backoff = harness::declared_backoff{std::chrono::milliseconds{100}, std::chrono::seconds{2}, 2.0,
+                                                     harness::declared_jitter::equal, 0.2};
     harness::verdict doubled{"no_double_effects", false, false,
                              "2 operations, 2 committed effects, 1 operations with more than one; 0 indeterminate", {}, 3};
     doubled.evidence = {harness::evidence_item{"h1", {1, 2},
@@ -138,6 +144,15 @@ TEST(json_report, matches_golden_and_parses) {
     EXPECT_TRUE(scenarios[0].at("passed").as_bool());
     EXPECT_EQ(scenarios[1].at("verdicts").at(0).at("evidence").at(0).at("seqs").as_array().size(), 2u);
     EXPECT_EQ(scenarios[1].at("command").at("stderr").as_string(), "bad byte \xEF\xBF\xBD and bell \x07\n");
+    const auto& processes = scenarios[1].at("command").at("processes").as_array();
+    ASSERT_EQ(processes.size(), 2u);
+    EXPECT_EQ(processes[0].at("pid").to_number<std::int64_t>(), 4242);
+    EXPECT_EQ(processes[0].at("finished_ns").to_number<std::int64_t>(), 2'400'000'000);
+    EXPECT_EQ(processes[0].at("signal").to_number<int>(), 15);
+    EXPECT_TRUE(processes[1].at("signal").is_null());
+    EXPECT_EQ(scenarios[1].at("declared").at("deadline_ns").to_number<std::int64_t>(), 1'000'000'000);
+    EXPECT_EQ(scenarios[1].at("declared").at("backoff").at("jitter").as_string(), "equal");
+    EXPECT_TRUE(scenarios[0].at("declared").is_null());
 }
 
 TEST(junit_report, matches_golden_and_is_well_formed) {

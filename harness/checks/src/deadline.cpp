@@ -5,16 +5,62 @@
 // grows from one attempt to the next (it may stay equal while a per-attempt timeout caps it). The
 // deadline comes from the client record when present, else from the first attempt's header:
 // first t_request + deadline_ms — which assumes the header carries the overall remaining time.
+// (4) A command client that declared its own deadline: every process exits by its start + that
+// deadline + process_tolerance. This catches what the wire cannot show — a client whose deadline
+// fired but whose later tries failed locally, so it returned long after it should have.
+#include <algorithm>
+
 #include "support.hpp"
 
 namespace faultline::harness::checks {
 
 namespace {
 
+// The attempts the server read while the process ran, in arrival order.
+std::vector<const journal_record*> attempts_during(const std::vector<journal_record>& journal, const process_record& p) {
+    std::vector<const journal_record*> out;
+    for (const journal_record& r : journal) {
+        if (r.request_ns >= p.started_ns && r.request_ns <= p.finished_ns) out.push_back(&r);
+    }
+    std::sort(out.begin(), out.end(), [](const journal_record* a, const journal_record* b) {
+        return a->request_ns != b->request_ns ? a->request_ns < b->request_ns : a->seq < b->seq;
+    });
+    return out;
+}
+
+bool overlaps_another(const process_record& p, const std::vector<process_record>& all) {
+    return std::any_of(all.begin(), all.end(), [&](const process_record& other) {
+        return &other != &p && other.started_ns <= p.finished_ns && p.started_ns <= other.finished_ns;
+    });
+}
+
+// A process that outlived its declared deadline, with the attempts that arrived while it ran
+// (when other processes ran at the same time, some of those attempts may be theirs).
+evidence_item late_process(const process_record& p, std::int64_t deadline_ns, const run_record& run) {
+    const std::int64_t due = p.started_ns + deadline_ns;
+    std::string detail = "process " + std::to_string(p.op) + " (pid " + std::to_string(p.pid) + ") started at " +
+                         format_ms(p.started_ns) + ", exited at " + format_ms(p.finished_ns) + " with status " +
+                         std::to_string(p.exit_status) + (p.killed ? " (killed at the time limit)" : "") + ": " +
+                         format_ms(p.finished_ns - due) + " past its declared deadline " + format_ms(deadline_ns);
+    const std::vector<const journal_record*> attempts = attempts_during(run.journal, p);
+    if (attempts.empty()) {
+        detail += "\nno attempt reached the server during its life";
+    } else {
+        detail += "\nattempts that reached the server during its life";
+        if (overlaps_another(p, run.command->processes)) detail += " (other processes were running too)";
+        detail += ":";
+        for (const journal_record* r : attempts) {
+            detail += "\n" + std::string(r->request_ns > due ? "after its deadline: " : "") + describe_attempt(*r);
+        }
+    }
+    return evidence_item{"", seqs_of(attempts), detail};
+}
+
 class deadline final : public check {
 public:
-    deadline(std::chrono::nanoseconds tolerance, bool require_header)
-        : tolerance_(tolerance.count()), require_header_(require_header) {}
+    deadline(std::chrono::nanoseconds tolerance, bool require_header, std::chrono::nanoseconds process_tolerance)
+        : tolerance_(tolerance.count()), require_header_(require_header),
+          process_tolerance_(process_tolerance.count()) {}
 
     verdict evaluate(const run_record& run) const override {
         verdict v;
@@ -72,24 +118,44 @@ public:
             }
             if (!detail.empty()) add_evidence(v, evidence_item{std::string(op.operation), seqs, detail});
         }
+        const std::size_t operations_broken = v.evidence_total;
+        std::string processes_summary;
+        if (run.declared.deadline && run.command) {
+            const std::int64_t declared = run.declared.deadline->count();
+            std::size_t late_processes = 0;
+            for (const process_record& p : run.command->processes) {
+                if (p.finished_ns <= p.started_ns + declared + process_tolerance_) continue;
+                ++late_processes;
+                add_evidence(v, late_process(p, declared, run));
+            }
+            processes_summary = "; " + std::to_string(late_processes) + " of " +
+                                std::to_string(run.command->processes.size()) +
+                                " processes exited after start + the declared deadline " + format_ms(declared) +
+                                " (tolerance " + format_ms(process_tolerance_) + ")";
+        }
         v.passed = v.evidence_total == 0;
         v.summary = std::to_string(with_deadline) + " of " + std::to_string(operations.size()) +
-                    " operations had a deadline; " + std::to_string(v.evidence_total) + " broke it: " +
+                    " operations had a deadline; " + std::to_string(operations_broken) + " broke it: " +
                     std::to_string(late_starts) + " attempts started late, " + std::to_string(late_finishes) +
                     " clients finished late, " + std::to_string(bad_headers) + " bad deadline headers (tolerance " +
-                    format_ms(tolerance_) + ")";
+                    format_ms(tolerance_) + ")" + processes_summary;
         return v;
     }
 
 private:
     std::int64_t tolerance_;
     bool require_header_;
+    std::int64_t process_tolerance_;
 };
 
 std::unique_ptr<check> make_deadline(config::table_reader& p) {
-    const auto tolerance = p.duration("tolerance").value_or(std::chrono::milliseconds{10});
+    using namespace std::chrono_literals;
+    const auto tolerance = p.duration("tolerance").value_or(10ms);
     const bool require_header = p.boolean("require_header").value_or(false);
-    return std::make_unique<deadline>(tolerance, require_header);
+    // A process's life includes its start-up (exec, a runtime's initialisation) before its own
+    // deadline clock starts, so it needs more slack than an attempt does.
+    const auto process_tolerance = p.duration("process_tolerance").value_or(250ms);
+    return std::make_unique<deadline>(tolerance, require_header, process_tolerance);
 }
 
 }  // namespace

@@ -71,10 +71,106 @@ TEST(deadline, require_header_flags_attempts_without_one) {
 }
 
 TEST(deadline, bad_config) {
-    const auto errors = test::parse_errors("check = \"deadline\"\ntolerance = 5\nrequire_header = 1\n");
-    ASSERT_EQ(errors.size(), 2u);
+    const auto errors = test::parse_errors(
+        "check = \"deadline\"\ntolerance = 5\nrequire_header = 1\nprocess_tolerance = \"1 s\"\n");
+    ASSERT_EQ(errors.size(), 3u);
     EXPECT_THAT(errors[0].message, HasSubstr("tolerance: expected a duration such as \"250ms\", got an integer"));
     EXPECT_THAT(errors[1].message, HasSubstr("require_header: expected true or false, got an integer"));
+    EXPECT_THAT(errors[2].to_string(), HasSubstr("scenario.toml:4:21: check \"deadline\": process_tolerance: bad duration"));
+}
+
+// --- command clients that declared their own deadline -------------------------------------------
+
+process_record process(std::uint64_t op, std::int64_t pid, double started_ms, double finished_ms, int exit_status) {
+    process_record p;
+    p.op = op;
+    p.pid = pid;
+    p.started_ns = test::ms(started_ms);
+    p.finished_ns = test::ms(finished_ms);
+    p.exit_status = exit_status;
+    return p;
+}
+
+run_record with_processes(run_record run, std::optional<double> declared_ms, std::vector<process_record> processes) {
+    if (declared_ms) run.declared.deadline = std::chrono::nanoseconds{test::ms(*declared_ms)};
+    run.command = command_result{};
+    run.command->processes = std::move(processes);
+    return run;
+}
+
+TEST(deadline, a_process_that_returns_long_after_its_declared_deadline_is_named) {
+    test::journal_builder j;
+    // Two tries reach the server within the 1 s deadline; the client's later "retries" fail
+    // locally, so the wire looks fine, but the process returns 3 s after it started.
+    j.op("k").at(10).attempt(503).at(200).attempt(503);
+    const run_record run = with_processes(j.run(), 1000, {process(0, 4242, 0, 3000, 1)});
+    const verdict v = test::run_check(R"(check = "deadline")", run);
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
+    EXPECT_EQ(v.evidence[0].detail,
+              "process 0 (pid 4242) started at 0.0ms, exited at 3000.0ms with status 1: 2000.0ms past its declared "
+              "deadline 1000.0ms\n"
+              "attempts that reached the server during its life:\n"
+              "#1 POST /charge at 10.0ms→11.0ms: 503\n"
+              "#2 POST /charge at 200.0ms→201.0ms: 503");
+    EXPECT_EQ(v.summary,
+              "0 of 1 operations had a deadline; 0 broke it: 0 attempts started late, 0 clients finished late, 0 bad "
+              "deadline headers (tolerance 10.0ms); 1 of 1 processes exited after start + the declared deadline "
+              "1000.0ms (tolerance 250.0ms)");
+}
+
+TEST(deadline, late_attempts_and_other_running_processes_are_marked) {
+    test::journal_builder j;
+    j.op("k").at(50).attempt(503).at(1500).attempt(503);
+    const run_record run = with_processes(j.run(), 1000, {process(0, 10, 0, 2000, 0), process(1, 11, 100, 300, 0)});
+    const verdict v = test::run_check(R"(check = "deadline")", run);
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("process 0 (pid 10)"));
+    EXPECT_THAT(v.evidence[0].detail,
+                HasSubstr("during its life (other processes were running too):\n#1 POST /charge at 50.0ms→51.0ms: 503\n"
+                          "after its deadline: #2 POST /charge at 1500.0ms→1501.0ms: 503"));
+    EXPECT_THAT(v.summary, HasSubstr("1 of 2 processes exited after"));
+}
+
+TEST(deadline, a_process_killed_at_the_time_limit_past_its_deadline_says_so) {
+    process_record p = process(0, 7, 0, 5000, 143);
+    p.killed = true;
+    p.signal = 15;
+    const verdict v = test::run_check(R"(check = "deadline")", with_processes(run_record{}, 500, {p}));
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail,
+                HasSubstr("exited at 5000.0ms with status 143 (killed at the time limit): 4500.0ms past"));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("no attempt reached the server during its life"));
+    EXPECT_TRUE(v.evidence[0].seqs.empty());
+}
+
+TEST(deadline, processes_that_exit_within_their_declared_deadline_pass) {
+    test::journal_builder j;
+    j.op("k").at(10).attempt(503).at(200).attempt(200);
+    // The second process starts late in the run; only its own life counts.
+    const run_record run = with_processes(j.run(), 1000, {process(0, 1, 0, 900, 0), process(1, 2, 5000, 6100, 0)});
+    const verdict v = test::run_check(R"(check = "deadline")", run);
+    EXPECT_TRUE(v.passed) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("0 of 2 processes exited after start + the declared deadline 1000.0ms"));
+    // 1100 ms is inside the default 250 ms of slack, not inside 50 ms.
+    const verdict strict = test::run_check("check = \"deadline\"\nprocess_tolerance = \"50ms\"\n", run);
+    EXPECT_FALSE(strict.passed);
+    ASSERT_EQ(strict.evidence.size(), 1u);
+    EXPECT_THAT(strict.evidence[0].detail, HasSubstr("process 1 (pid 2) started at 5000.0ms, exited at 6100.0ms"));
+}
+
+TEST(deadline, without_a_declared_deadline_processes_are_not_judged) {
+    test::journal_builder j;
+    j.op("k").at(10).attempt(503).at(200).attempt(503);
+    const verdict v = test::run_check(R"(check = "deadline")", with_processes(j.run(), std::nullopt, {process(0, 1, 0, 9000, 1)}));
+    EXPECT_TRUE(v.passed);
+    EXPECT_EQ(v.summary,
+              "0 of 1 operations had a deadline; 0 broke it: 0 attempts started late, 0 clients finished late, 0 bad "
+              "deadline headers (tolerance 10.0ms)");
 }
 
 }  // namespace

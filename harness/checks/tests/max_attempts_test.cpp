@@ -41,6 +41,45 @@ TEST(max_attempts, a_client_within_the_limit_passes) {
     EXPECT_TRUE(v.evidence.empty());
 }
 
+TEST(max_attempts, without_max_the_client_is_held_to_its_declared_limit) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(10).attempt(503).wait(10).attempt(200);
+    j.op("b").at(1).attempt(503).wait(10).attempt(200);
+    run_record run = j.run();
+    run.declared.max_attempts = 2;
+    const verdict v = test::run_check(R"(check = "max_attempts")", run);
+    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.summary, "1 of 2 operations made more than 2 attempts (most: 3; the client's declared max_attempts)");
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "a");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u, 3u));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("3 attempts on the wire > the declared max_attempts 2:"));
+
+    // A client that keeps to what it declared passes.
+    run.declared.max_attempts = 3;
+    const verdict kept = test::run_check(R"(check = "max_attempts")", run);
+    EXPECT_TRUE(kept.passed) << kept.summary;
+    EXPECT_EQ(kept.summary, "0 of 2 operations made more than 3 attempts (most: 3; the client's declared max_attempts)");
+}
+
+TEST(max_attempts, the_scenarios_max_wins_over_the_declared_one) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(10).attempt(503).wait(10).attempt(200);
+    run_record run = j.run();
+    run.declared.max_attempts = 5;
+    const verdict v = test::run_check("check = \"max_attempts\"\nmax = 2\n", run);
+    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.summary, "1 of 1 operations made more than 2 attempts (most: 3)");
+}
+
+TEST(max_attempts, with_neither_the_limit_is_three) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(10).attempt(503).wait(10).attempt(503).wait(10).attempt(200);
+    const verdict v = test::run_check(R"(check = "max_attempts")", j.run());
+    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.summary, "1 of 1 operations made more than 3 attempts (most: 4)");
+}
+
 TEST(max_attempts, bad_config) {
     auto errors = test::parse_errors("check = \"max_attempts\"\nmax = 0\n");
     ASSERT_EQ(errors.size(), 1u);

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "faultline/config/duration.hpp"
+#include "backoff_table.hpp"
 #include "faultline/core/random.hpp"
 #include "faultline/retry/async_execute.hpp"
 #include "faultline/retry/classify.hpp"
@@ -48,8 +48,7 @@ using namespace std::chrono_literals;
 // stopped outright.
 constexpr auto cancel_grace = 1s;
 
-// Distinct streams derived from the run's seed.
-constexpr std::uint64_t key_stream = 0x6b657973ULL;       // "keys"
+// Distinct streams derived from the run's seed (idempotency keys have their own: operation_key).
 constexpr std::uint64_t client_stream = 0x636c6e74ULL;    // "clnt"
 constexpr std::uint64_t template_stream = 0x74706c73ULL;  // "tpls"
 
@@ -68,29 +67,6 @@ constexpr std::array<client_preset, 7> presets{client_preset::good,      client_
 std::string nested(const std::string& context, std::string_view key) {
     const std::string base = context.ends_with("]") ? context.substr(0, context.size() - 1) : context;
     return base + "." + std::string(key) + "]";
-}
-
-std::optional<retry::jitter_kind> jitter_from_string(std::string_view s) {
-    for (const auto k : {retry::jitter_kind::none, retry::jitter_kind::full, retry::jitter_kind::equal,
-                         retry::jitter_kind::decorrelated, retry::jitter_kind::proportional}) {
-        if (retry::to_string(k) == s) return k;
-    }
-    return std::nullopt;
-}
-
-void read_backoff(table_reader& r, retry::backoff_policy& b) {
-    if (const auto v = r.duration("base", 0ns, 1h)) b.base = *v;
-    if (const auto v = r.duration("cap", 0ns, 24h)) b.cap = *v;
-    if (const auto v = r.number("multiplier", 1.0, 100.0)) b.multiplier = *v;
-    if (const auto v = r.choice("jitter", {"none", "full", "equal", "decorrelated", "proportional"})) {
-        b.jitter = *jitter_from_string(*v);
-    }
-    if (const auto v = r.number("jitter_fraction", 0.0, 1.0)) b.jitter_fraction = *v;
-    if (r.ok() && b.cap < b.base) {
-        r.fail("cap", "cap (" + config::format_duration(b.cap) + ") is below base (" +
-                              config::format_duration(b.base) + ")");
-    }
-    r.finish();
 }
 
 void read_budget(table_reader& r, budget_spec& spec) {
@@ -170,7 +146,7 @@ void read_policy(table_reader& r, client_policy& p) {
     if (const auto v = r.boolean("enforce_deadline")) p.enforce_deadline = *v;
     if (const toml::table* t = r.table("backoff")) {
         table_reader sub = r.child(*t, nested(r.context(), "backoff"));
-        read_backoff(sub, rp.backoff);
+        read_backoff_table(sub, rp.backoff, need::optional);
     }
     if (const toml::table* t = r.table("budget")) {
         table_reader sub = r.child(*t, nested(r.context(), "budget"));
@@ -533,7 +509,7 @@ private:
         const std::uint64_t client = op % clients;
         const std::uint64_t n = op / clients;
         const request_template& t = pick(op);
-        const placeholder_values values{op, client, n, std::nullopt};
+        const placeholder_values values{op, client, n, std::nullopt, std::nullopt};
 
         retry::http_request request;
         request.method = http::string_to_verb(t.method);
@@ -554,8 +530,7 @@ private:
             identity = *template_key;
         } else if (!template_key && !retry::is_idempotent_method(t.method) && policy.keys.auto_add) {
             // Our own key, so the record knows it; the client adopts a UUID it finds in the headers.
-            seeded_random key_random{mix64(ctx_.seed ^ key_stream, op)};
-            const auto key = retry::idempotency_key::generate(key_random);
+            const retry::idempotency_key key = operation_key(ctx_.seed, op);
             identity = std::string(key.view());
             request.headers.set(std::string(retry::idempotency_key_header),
                                 std::string(retry::key_header_value{key, policy.keys.format}.view()));

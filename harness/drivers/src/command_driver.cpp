@@ -12,13 +12,14 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <map>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
 #include <variant>
 
+#include "backoff_table.hpp"
 #include "faultline/config/reader.hpp"
 
 extern char** environ;
@@ -33,10 +34,40 @@ using namespace std::chrono_literals;
 constexpr auto exit_poll_interval = 10ms;
 constexpr std::size_t read_chunk = 64 * 1024;
 constexpr std::uint32_t max_command_concurrency = 64;
+// The environment variables the driver sets; inherited values of them are dropped.
+constexpr std::string_view driver_variables[] = {"FAULTLINE_URL=", "FAULTLINE_OP=", "FAULTLINE_CLIENT=",
+                                                 "FAULTLINE_KEY="};
 
 // --- reading the [client] table -------------------------------------------------------------
 
+using config::need;
 using config::table_reader;
+
+declared_jitter declared_from(retry::jitter_kind kind) {
+    switch (kind) {
+        case retry::jitter_kind::none: return declared_jitter::none;
+        case retry::jitter_kind::full: return declared_jitter::full;
+        case retry::jitter_kind::equal: return declared_jitter::equal;
+        case retry::jitter_kind::decorrelated: return declared_jitter::decorrelated;
+        case retry::jitter_kind::proportional: return declared_jitter::proportional;
+    }
+    return declared_jitter::full;
+}
+
+// What the client says about its own retrying: plain facts for the checks, nothing the driver acts on.
+void read_declared(table_reader& r, declared_client& d) {
+    if (const auto v = r.duration("deadline", 1ms, 24h)) d.deadline = *v;
+    if (const auto v = r.integer("max_attempts", 1, 1'000'000)) d.max_attempts = static_cast<std::uint32_t>(*v);
+    if (const toml::table* t = r.table("backoff")) {
+        table_reader sub = r.child(*t, "[client.backoff]");
+        retry::backoff_policy curve;
+        read_backoff_table(sub, curve, need::required);
+        if (sub.ok()) {
+            d.backoff = declared_backoff{curve.base, curve.cap, curve.multiplier, declared_from(curve.jitter),
+                                         curve.jitter_fraction};
+        }
+    }
+}
 
 std::optional<command_config> read_command(table_reader& r, const client_overrides& overrides) {
     command_config c;
@@ -69,6 +100,7 @@ std::optional<command_config> read_command(table_reader& r, const client_overrid
         c.options.kill_grace = std::chrono::duration_cast<std::chrono::milliseconds>(*v);
     }
     if (const auto v = r.integer("output_limit", 0, 64 * 1024 * 1024)) c.options.output_limit = static_cast<std::size_t>(*v);
+    read_declared(r, c.declared);
     if (!r.ok()) return std::nullopt;
     return c;
 }
@@ -126,6 +158,7 @@ struct bounded_text {
 struct child {
     std::uint64_t op = 0;
     pid_t pid = -1;  // also the process group id
+    std::int64_t started_ns = 0;  // ns since the run start, taken just before the spawn
     fd_owner out;
     fd_owner err;
     fd_owner pidfd;  // not open when pidfd_open is unavailable
@@ -171,7 +204,12 @@ bool has_exited(const child& c) {
     return info.si_pid == c.pid;
 }
 
-int reap(pid_t pid) {
+struct exit_info {
+    int status = 128;  // as a shell reports it; 128 when the status could not be read
+    std::optional<int> signal;
+};
+
+exit_info reap(pid_t pid) {
     int status = 0;
     pid_t r = -1;
     // Bounded: EINTR is the only reason to repeat.
@@ -179,10 +217,14 @@ int reap(pid_t pid) {
         r = ::waitpid(pid, &status, 0);
         if (r >= 0 || errno != EINTR) break;
     }
-    if (r < 0) return 128;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return 128;
+    if (r < 0) return {};
+    if (WIFEXITED(status)) return {WEXITSTATUS(status), std::nullopt};
+    if (WIFSIGNALED(status)) return {128 + WTERMSIG(status), WTERMSIG(status)};
+    return {};
+}
+
+std::int64_t since(time_point start, time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t - start).count();
 }
 
 class spawn_resources {
@@ -206,10 +248,9 @@ private:
     posix_spawnattr_t attr_{};
 };
 
-// Starts one process; returns the child or an error message.
-std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_template, const std::string& url,
-                                           std::uint64_t op, std::uint64_t client, std::uint64_t n, bool per_operation) {
-    const placeholder_values values{op, client, n, std::string_view{url}};
+// Starts one process; returns the child or an error message. `values` has the url and the key set.
+std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_template,
+                                           const placeholder_values& values, bool per_operation) {
     std::vector<std::string> args;
     args.reserve(argv_template.size());
     for (const auto& a : argv_template) args.push_back(substitute(a, values));
@@ -220,16 +261,15 @@ std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_
     std::vector<std::string> env_strings;
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
         const std::string_view entry{*e};
-        if (entry.starts_with("FAULTLINE_URL=") || entry.starts_with("FAULTLINE_OP=") ||
-            entry.starts_with("FAULTLINE_CLIENT=")) {
-            continue;
-        }
+        const auto ours = [&](std::string_view prefix) { return entry.starts_with(prefix); };
+        if (std::any_of(std::begin(driver_variables), std::end(driver_variables), ours)) continue;
         env_strings.emplace_back(entry);
     }
-    env_strings.push_back("FAULTLINE_URL=" + url);
+    env_strings.push_back("FAULTLINE_URL=" + std::string(*values.url));
+    env_strings.push_back("FAULTLINE_KEY=" + std::string(*values.key));
     if (per_operation) {
-        env_strings.push_back("FAULTLINE_OP=" + std::to_string(op));
-        env_strings.push_back("FAULTLINE_CLIENT=" + std::to_string(client));
+        env_strings.push_back("FAULTLINE_OP=" + std::to_string(values.op));
+        env_strings.push_back("FAULTLINE_CLIENT=" + std::to_string(values.client));
     }
     std::vector<char*> envp;
     for (auto& e : env_strings) envp.push_back(e.data());
@@ -268,7 +308,7 @@ std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_
     if (rc != 0) return "cannot start \"" + args.front() + "\": " + errno_text(rc);
 
     child c;
-    c.op = op;
+    c.op = values.op;
     c.pid = pid;
     out_write.reset();
     err_write.reset();
@@ -292,12 +332,13 @@ int poll_timeout_ms(time_point now, std::optional<time_point> until, bool need_e
 
 std::string_view to_string(command_mode mode) { return mode == command_mode::per_operation ? "per_operation" : "once"; }
 
-std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options) {
-    return std::make_unique<command_driver>(std::move(argv), options);
+std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options,
+                                            declared_client declared) {
+    return std::make_unique<command_driver>(std::move(argv), options, std::move(declared));
 }
 
-command_driver::command_driver(std::vector<std::string> argv, command_options options)
-    : argv_{std::move(argv)}, options_{options} {
+command_driver::command_driver(std::vector<std::string> argv, command_options options, declared_client declared)
+    : argv_{std::move(argv)}, options_{options}, declared_{std::move(declared)} {
     if (argv_.empty() || argv_.front().empty()) throw std::invalid_argument("command driver: empty command");
 }
 
@@ -310,10 +351,9 @@ driver_result command_driver::run(const driver_context& ctx) {
     const time_point limit = ctx.run_start + ctx.time_limit;
 
     std::vector<child> running;
-    std::map<std::uint64_t, int> statuses;  // op -> exit status, for "first non-zero in operation order"
+    std::vector<process_record> processes;  // in the order they were reaped
     bounded_text out_all;
     bounded_text err_all;
-    bool any_killed = false;
     bool stopping = false;
     bool kill_pending = false;  // SIGKILL is due at kill_at
     time_point kill_at{};
@@ -351,13 +391,17 @@ driver_result command_driver::run(const driver_context& ctx) {
         }
         while (!stopping && running.size() < lanes && next_op < total) {
             const std::uint64_t op = next_op++;
-            auto spawned = spawn_one(argv_, ctx.base_url, op, op % lanes, op / lanes, per_operation);
+            const retry::idempotency_key key = operation_key(ctx.seed, op);
+            const placeholder_values values{op, op % lanes, op / lanes, std::string_view{ctx.base_url}, key.view()};
+            const std::int64_t started_ns = since(ctx.run_start, ctx.clk.now());
+            auto spawned = spawn_one(argv_, values, per_operation);
             if (auto* message = std::get_if<std::string>(&spawned)) {
                 result.error = "command driver: " + *message;
                 stop_now(now);
                 break;
             }
             running.push_back(std::move(std::get<child>(spawned)));
+            running.back().started_ns = started_ns;
             ++stats_.started;
             stats_.peak_running = std::max(stats_.peak_running, static_cast<std::uint32_t>(running.size()));
         }
@@ -399,26 +443,26 @@ driver_result command_driver::run(const driver_context& ctx) {
             ::kill(-it->pid, SIGKILL);
             read_available(it->out, it->out_text, options_.output_limit);
             read_available(it->err, it->err_text, options_.output_limit);
-            const int status = reap(it->pid);
+            const exit_info exit = reap(it->pid);
             ++stats_.finished;
-            statuses[it->op] = status;
-            any_killed = any_killed || it->signalled;
+            processes.push_back(process_record{it->op, it->pid, it->started_ns, since(ctx.run_start, ctx.clk.now()),
+                                               exit.status, exit.signal, it->signalled});
             out_all.append(it->out_text, options_.output_limit);
             err_all.append(it->err_text, options_.output_limit);
             it = running.erase(it);
         }
     }
 
+    std::sort(processes.begin(), processes.end(),
+              [](const process_record& a, const process_record& b) { return a.op < b.op; });
     command_result cr;
-    for (const auto& [op, status] : statuses) {
-        if (status != 0) {
-            cr.exit_status = status;
-            break;
-        }
-    }
+    const auto failed = std::find_if(processes.begin(), processes.end(),
+                                     [](const process_record& p) { return p.exit_status != 0; });
+    if (failed != processes.end()) cr.exit_status = failed->exit_status;
     cr.stdout_text = std::move(out_all).finish();
     cr.stderr_text = std::move(err_all).finish();
-    cr.killed = any_killed;
+    cr.killed = std::any_of(processes.begin(), processes.end(), [](const process_record& p) { return p.killed; });
+    cr.processes = std::move(processes);
     result.command = std::move(cr);
     return result;
 }
@@ -430,13 +474,14 @@ std::optional<command_config> parse_command_config(config::table_reader& client,
 namespace {
 
 // Every key read_command reads (driver.hpp: other drivers' tables reject them by name).
-constexpr std::string_view command_keys[] = {"command",     "mode",       "operations",
-                                             "concurrency", "kill_grace", "output_limit"};
+constexpr std::string_view command_keys[] = {"command",    "mode",         "operations", "concurrency",
+                                             "kill_grace", "output_limit", "deadline",   "max_attempts",
+                                             "backoff"};
 
 std::unique_ptr<driver> make_command(config::table_reader& client, const client_overrides& overrides) {
     std::optional<command_config> config = parse_command_config(client, overrides);
     if (!config) return nullptr;
-    return std::make_unique<command_driver>(std::move(config->argv), config->options);
+    return std::make_unique<command_driver>(std::move(config->argv), config->options, std::move(config->declared));
 }
 
 }  // namespace

@@ -4,9 +4,14 @@
 
 #include <algorithm>
 
+#include "faultline/core/random.hpp"
+
 namespace faultline::harness {
 
 namespace {
+
+// The stream of the run's seed idempotency keys are drawn from ("keys").
+constexpr std::uint64_t key_stream = 0x6b657973ULL;
 
 bool lists(std::span<const std::string_view> keys, std::string_view key) {
     return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -75,7 +80,8 @@ std::string substitute(std::string_view text, const placeholder_values& values) 
                 return true;
             };
             if (replace("op", std::to_string(values.op)) || replace("client", std::to_string(values.client)) ||
-                replace("n", std::to_string(values.n)) || (values.url && replace("url", *values.url))) {
+                replace("n", std::to_string(values.n)) || (values.url && replace("url", *values.url)) ||
+                (values.key && replace("key", *values.key))) {
                 continue;
             }
         }
@@ -83,6 +89,11 @@ std::string substitute(std::string_view text, const placeholder_values& values) 
         ++i;
     }
     return out;
+}
+
+retry::idempotency_key operation_key(std::uint64_t seed, std::uint64_t op) {
+    seeded_random random{mix64(seed ^ key_stream, op)};
+    return retry::idempotency_key::generate(random);
 }
 
 }  // namespace faultline::harness

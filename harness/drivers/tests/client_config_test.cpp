@@ -321,15 +321,25 @@ honour_retry_after = true
 // --- placeholders ------------------------------------------------------------------------------
 
 TEST(Placeholders, Substitute) {
-    const placeholder_values v{17, 3, 5, std::nullopt};
+    const placeholder_values v{17, 3, 5, std::nullopt, std::nullopt};
     EXPECT_EQ(substitute("/orders/{op}/c{client}/n{n}", v), "/orders/17/c3/n5");
     EXPECT_EQ(substitute(R"({"order":{op},"x":{"y":1}})", v), R"({"order":17,"x":{"y":1}})");
     EXPECT_EQ(substitute("{url}/x", v), "{url}/x");
+    EXPECT_EQ(substitute("{key}", v), "{key}");
     EXPECT_EQ(substitute("{op", v), "{op");
     EXPECT_EQ(substitute("{}{{op}}", v), "{}{17}");
-    const placeholder_values with_url{0, 0, 0, std::string_view{"http://127.0.0.1:9"}};
+    const placeholder_values with_url{0, 0, 0, std::string_view{"http://127.0.0.1:9"}, std::string_view{"k-1"}};
     EXPECT_EQ(substitute("{url}/payments", with_url), "http://127.0.0.1:9/payments");
+    EXPECT_EQ(substitute("Idempotency-Key: {key}", with_url), "Idempotency-Key: k-1");
     EXPECT_EQ(operation_name(3, 5), "c3-n5");
+}
+
+TEST(Placeholders, OperationKeysAreUuidsFixedBySeedAndOperation) {
+    const retry::idempotency_key key = operation_key(7, 3);
+    EXPECT_TRUE(retry::is_uuid_v4(key.view())) << key.view();
+    EXPECT_EQ(operation_key(7, 3), key);
+    EXPECT_NE(operation_key(7, 4), key);
+    EXPECT_NE(operation_key(8, 3), key);
 }
 
 // --- command clients ---------------------------------------------------------------------------
@@ -353,6 +363,45 @@ output_limit = 4096
     EXPECT_EQ(c.options().concurrency, 3u);
     EXPECT_EQ(c.options().kill_grace, 200ms);
     EXPECT_EQ(c.options().output_limit, 4096u);
+}
+
+TEST(ClientConfig, CommandClientDeclaresItsOwnSettings) {
+    auto p = parse(R"(
+[client]
+driver = "command"
+command = ["my-client", "{url}"]
+deadline = "2s"
+max_attempts = 4
+backoff = { base = "100ms", cap = "2s", multiplier = 3, jitter = "proportional", jitter_fraction = 0.5 }
+)");
+    ASSERT_TRUE(p.errors.empty()) << p.errors.front().to_string();
+    const declared_client d = command(p).declared();
+    EXPECT_EQ(d.deadline, std::chrono::nanoseconds{2s});
+    EXPECT_EQ(d.max_attempts, 4u);
+    ASSERT_TRUE(d.backoff.has_value());
+    EXPECT_EQ(d.backoff->base, std::chrono::nanoseconds{100ms});
+    EXPECT_EQ(d.backoff->cap, std::chrono::nanoseconds{2s});
+    EXPECT_EQ(d.backoff->multiplier, 3.0);
+    EXPECT_EQ(d.backoff->jitter, declared_jitter::proportional);
+    EXPECT_EQ(d.backoff->jitter_fraction, 0.5);
+
+    // A declared curve needs only base, cap and jitter; multiplier 2 is the exponential's own.
+    auto q = parse("[client]\ndriver = \"command\"\ncommand = [\"x\"]\n"
+                   "[client.backoff]\nbase = \"1ms\"\ncap = \"1s\"\njitter = \"decorrelated\"\n");
+    ASSERT_TRUE(q.errors.empty()) << q.errors.front().to_string();
+    const declared_client e = command(q).declared();
+    EXPECT_EQ(e.deadline, std::nullopt);
+    EXPECT_EQ(e.max_attempts, std::nullopt);
+    ASSERT_TRUE(e.backoff.has_value());
+    EXPECT_EQ(e.backoff->multiplier, 2.0);
+    EXPECT_EQ(e.backoff->jitter, declared_jitter::decorrelated);
+    EXPECT_EQ(to_string(e.backoff->jitter), "decorrelated");
+
+    // Nothing declared: nothing assumed.
+    auto r = parse("[client]\ndriver = \"command\"\ncommand = [\"x\"]\n");
+    ASSERT_TRUE(r.errors.empty());
+    EXPECT_TRUE(command(r).declared().empty());
+    EXPECT_TRUE(parse("[client]\n").client->declared().empty());
 }
 
 TEST(ClientConfig, AnEmptyProgramFromTheCommandLineIsAConfigError) {
@@ -558,6 +607,35 @@ TEST(ClientConfigErrors, KeysOfTheOtherDriver) {
                 HasSubstr("operations: only applies to mode = \"per_operation\""));
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\n").message, HasSubstr("needs command = ["));
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\ncommand = []\n").message, HasSubstr("needs a program"));
+}
+
+TEST(ClientConfigErrors, BadDeclaredSettings) {
+    const std::string command = "[client]\ndriver = \"command\"\ncommand = [\"x\"]\n";
+    EXPECT_EQ(single_error(command + "deadline = \"0ms\"\n").to_string(),
+              "scenario.toml:4:12: [client]: deadline: must be in [1ms, 24h], got \"0ms\"");
+    EXPECT_EQ(single_error(command + "deadline = 2\n").to_string(),
+              "scenario.toml:4:12: [client]: deadline: expected a duration such as \"250ms\", got an integer");
+    EXPECT_EQ(single_error(command + "max_attempts = 0\n").to_string(),
+              "scenario.toml:4:16: [client]: max_attempts: must be in [1, 1000000], got 0");
+    EXPECT_EQ(single_error(command + "backoff = \"exponential\"\n").to_string(),
+              "scenario.toml:4:11: [client]: backoff: expected a table, got a string");
+    EXPECT_EQ(single_error(command + "backoff = { base = \"1ms\", cap = \"1s\" }\n").to_string(),
+              "scenario.toml:4:11: [client.backoff]: missing required key \"jitter\"");
+    EXPECT_EQ(single_error(command + "backoff = { base = \"1ms\", cap = \"1s\", jitter = \"additive\" }\n").to_string(),
+              "scenario.toml:4:48: [client.backoff]: jitter: unknown value \"additive\"; allowed: none, full, equal, "
+              "decorrelated, proportional");
+    EXPECT_EQ(single_error(command + "backoff = { base = \"2s\", cap = \"1s\", jitter = \"full\" }\n").to_string(),
+              "scenario.toml:4:32: [client.backoff]: cap: cap (1s) is below base (2s)");
+    EXPECT_EQ(single_error(command + "backoff = { base = \"1ms\", cap = \"1s\", jitter = \"full\", multiplier = 0.5 }\n")
+                  .to_string(),
+              "scenario.toml:4:69: [client.backoff]: multiplier: must be in [1, 100], got 0.5");
+    EXPECT_EQ(single_error(command + "backoff = { base = \"1ms\", cap = \"1s\", jitter = \"full\", jiter = 1 }\n")
+                  .to_string(),
+              "scenario.toml:4:56: [client.backoff]: unknown key \"jiter\"; allowed: base, cap, jitter, "
+              "jitter_fraction, multiplier");
+    // They describe a command; the builtin client states its own in [client.policy].
+    EXPECT_EQ(single_error("[client]\nmax_attempts = 3\n").to_string(),
+              "scenario.toml:2:16: [client]: max_attempts: only applies to driver = \"command\"");
 }
 
 TEST(ClientConfigErrors, EveryErrorIsReported) {

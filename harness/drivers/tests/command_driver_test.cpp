@@ -116,6 +116,77 @@ TEST(CommandDriver, PerOperationReportsTheFirstFailureInOperationOrder) {
     EXPECT_EQ(r.command->exit_status, 10);
 }
 
+TEST(CommandDriver, RecordsEveryProcessOnTheRunClock) {
+    command_options o;
+    o.mode = command_mode::per_operation;
+    o.operations = 3;
+    o.concurrency = 2;
+    const driver_context ctx = context();
+    command_driver d{{"/bin/sh", "-c", "sleep 0.2; exit $((4 + $FAULTLINE_OP))"}, o};
+    const auto r = d.run(ctx);
+    const std::int64_t after_ns = (ctx.clk.now() - ctx.run_start).count();
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->exit_status, 4);
+    ASSERT_EQ(r.command->processes.size(), 3u);
+    std::set<std::int64_t> pids;
+    for (std::uint64_t op = 0; op < 3; ++op) {
+        const process_record& p = r.command->processes[op];
+        EXPECT_EQ(p.op, op);
+        EXPECT_GT(p.pid, 0);
+        pids.insert(p.pid);
+        EXPECT_GE(p.started_ns, 0);
+        // The shell sleeps 200 ms before it exits, so its recorded life cannot be shorter.
+        EXPECT_GE(p.finished_ns - p.started_ns, 200'000'000) << "op " << op;
+        EXPECT_LE(p.finished_ns, after_ns);
+        EXPECT_EQ(p.exit_status, 4 + static_cast<int>(op));
+        EXPECT_EQ(p.signal, std::nullopt);
+        EXPECT_FALSE(p.killed);
+    }
+    EXPECT_EQ(pids.size(), 3u);
+    // Two lanes: the third process starts only after one of the first two has exited.
+    const auto& ps = r.command->processes;
+    EXPECT_GE(ps[2].started_ns, std::min(ps[0].finished_ns, ps[1].finished_ns));
+}
+
+TEST(CommandDriver, RecordsTheSignalOfAProcessKilledAtTheTimeLimit) {
+    command_options o;
+    o.kill_grace = 100ms;
+    const auto r = run({"/bin/sh", "-c", "echo started; sleep 1000"}, o, 200ms);
+    ASSERT_TRUE(r.command.has_value());
+    ASSERT_EQ(r.command->processes.size(), 1u);
+    const process_record& p = r.command->processes.front();
+    EXPECT_EQ(p.op, 0u);
+    EXPECT_TRUE(p.killed);
+    EXPECT_EQ(p.signal, SIGTERM);
+    EXPECT_EQ(p.exit_status, 128 + SIGTERM);
+    EXPECT_GE(p.finished_ns, std::chrono::nanoseconds{200ms}.count());
+}
+
+TEST(CommandDriver, EachProcessGetsTheIdempotencyKeyOfItsOperation) {
+    command_options o;
+    o.mode = command_mode::per_operation;
+    o.operations = 2;
+    const auto r = run({"/bin/sh", "-c", "echo \"$FAULTLINE_OP $FAULTLINE_KEY {key}\""}, o);
+    ASSERT_TRUE(r.command.has_value());
+    const std::string key0{operation_key(7, 0).view()};
+    const std::string key1{operation_key(7, 1).view()};
+    EXPECT_EQ(r.command->stdout_text, "0 " + key0 + " " + key0 + "\n1 " + key1 + " " + key1 + "\n");
+    // Run once, the process still has a key: operation 0's.
+    const auto once = run({"/bin/sh", "-c", "echo \"$FAULTLINE_KEY\""});
+    ASSERT_TRUE(once.command.has_value());
+    EXPECT_EQ(once.command->stdout_text, key0 + "\n");
+}
+
+TEST(CommandDriver, KeepsItsDeclaredFacts) {
+    declared_client declared;
+    declared.deadline = 2s;
+    declared.max_attempts = 3;
+    const command_driver d{{"true"}, {}, declared};
+    EXPECT_EQ(d.declared().deadline, declared.deadline);
+    EXPECT_EQ(d.declared().max_attempts, 3u);
+    EXPECT_TRUE(make_command_driver({"true"})->declared().empty());
+}
+
 TEST(CommandDriver, LargeOutputOnBothStreamsNeitherBlocksNorGrowsUnbounded) {
     command_options o;
     o.output_limit = 1000;

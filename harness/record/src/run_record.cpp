@@ -5,6 +5,17 @@
 
 namespace faultline::harness {
 
+std::string_view to_string(declared_jitter jitter) {
+    switch (jitter) {
+        case declared_jitter::none: return "none";
+        case declared_jitter::full: return "full";
+        case declared_jitter::equal: return "equal";
+        case declared_jitter::decorrelated: return "decorrelated";
+        case declared_jitter::proportional: return "proportional";
+    }
+    return "unknown";
+}
+
 std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal) {
     std::vector<const journal_record*> ordered;
     ordered.reserve(journal.size());

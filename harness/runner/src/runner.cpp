@@ -60,6 +60,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
               [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; });
     record.clients = std::move(result.clients);
     record.command = std::move(result.command);
+    record.declared = s.client->declared();
 
     if (!result.error.empty()) {
         record.harness_error = "the client driver failed: " + result.error;

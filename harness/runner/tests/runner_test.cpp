@@ -4,12 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "faultline/drivers/driver.hpp"
 
 namespace faultline::harness {
 namespace {
 
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
 std::string error_text(const config_errors& errors) {
@@ -182,6 +188,80 @@ TEST(runner, a_journal_overflow_is_a_harness_error) {
     EXPECT_NE(run.harness_error, "");
     EXPECT_TRUE(run.verdicts.empty());
     EXPECT_EQ(exit_code_of(run), exit_code::harness_error);
+}
+
+// A third-party client through real sockets: curl sends one POST with the process's key and gets a
+// 503; then the client's "retries" fail locally (here: it sleeps) and it returns long after the
+// deadline it declared. Only its process times can show that.
+constexpr const char* late_command = R"(name = "late-command"
+seed = 7
+time_limit = "10s"
+
+[[fault]]
+kind = "status"
+status = 503
+
+[client]
+driver = "command"
+command = ["sh", "-c", "curl -s -o /dev/null -X POST -H 'Idempotency-Key: {key}' {url}/payments; sleep 0.4; exit 1"]
+deadline = "100ms"
+max_attempts = 1
+
+[[expect]]
+check = "deadline"
+process_tolerance = "10ms"
+
+[[expect]]
+check = "max_attempts"
+)";
+
+bool have_curl() { return std::system("command -v curl > /dev/null 2>&1") == 0; }
+
+TEST(runner, a_command_clients_process_times_share_the_journals_clock) {
+    if (!have_curl()) GTEST_SKIP() << "needs curl";
+    const run_record run = run_scenario(load(late_command));
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_TRUE(run.command.has_value());
+    ASSERT_THAT(run.command->processes, SizeIs(1));
+    ASSERT_THAT(run.journal, SizeIs(1));
+    const process_record& p = run.command->processes.front();
+    const journal_record& attempt = run.journal.front();
+    EXPECT_EQ(p.op, 0u);
+    EXPECT_GT(p.pid, 0);
+    EXPECT_EQ(p.exit_status, 1);
+    EXPECT_FALSE(p.killed);
+    // The attempt happened inside the process's life, on the same clock.
+    EXPECT_LE(p.started_ns, attempt.request_ns);
+    EXPECT_LE(attempt.finished_ns, p.finished_ns);
+    // It slept 400 ms after its attempt before exiting.
+    EXPECT_GE(p.finished_ns - attempt.request_ns, 400'000'000);
+    EXPECT_EQ(attempt.operation, operation_key(7, 0).view());
+    EXPECT_EQ(run.declared.deadline, std::chrono::nanoseconds{std::chrono::milliseconds{100}});
+
+    ASSERT_THAT(run.verdicts, SizeIs(2));
+    const verdict& deadline = run.verdicts[0];
+    EXPECT_FALSE(deadline.passed) << deadline.summary;
+    ASSERT_THAT(deadline.evidence, SizeIs(1));
+    EXPECT_THAT(deadline.evidence[0].seqs, ElementsAre(attempt.seq));
+    EXPECT_THAT(deadline.evidence[0].detail,
+                HasSubstr("process 0 (pid " + std::to_string(p.pid) + ") started at "));
+    EXPECT_THAT(deadline.evidence[0].detail, HasSubstr("with status 1: "));
+    // One attempt, as it declared.
+    EXPECT_TRUE(run.verdicts[1].passed) << run.verdicts[1].summary;
+    EXPECT_EQ(exit_code_of(run), exit_code::check_failed);
+}
+
+TEST(runner, a_command_client_that_returns_within_its_declared_deadline_passes) {
+    if (!have_curl()) GTEST_SKIP() << "needs curl";
+    std::string text = late_command;
+    text.replace(text.find("sleep 0.4; exit 1"), 17, "exit 0");
+    text.replace(text.find("deadline = \"100ms\""), 18, "deadline = \"5s\"");
+    const run_record run = run_scenario(load(text));
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_THAT(run.verdicts, SizeIs(2));
+    EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
+    EXPECT_THAT(run.verdicts[0].summary, HasSubstr("0 of 1 processes exited after start + the declared deadline"));
+    EXPECT_EQ(exit_code_of(run), exit_code::passed);
 }
 
 }  // namespace

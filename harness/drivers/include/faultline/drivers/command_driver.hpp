@@ -1,9 +1,10 @@
 // The `command` driver: any program as the client under test. It is started with posix_spawn in a
 // process group of its own (so the whole tree it forks can be signalled), stdin from /dev/null,
 // stdout and stderr on pipes that are read concurrently with poll(2), so a chatty client can never
-// block on a full pipe. The environment gets FAULTLINE_URL (the server's base URL) and, per
-// operation, FAULTLINE_OP and FAULTLINE_CLIENT; the placeholders {url}, {op}, {client} (and {n})
-// in the arguments are substituted. At the time limit each running process group gets SIGTERM,
+// block on a full pipe. The environment gets FAULTLINE_URL (the server's base URL), FAULTLINE_KEY
+// (the process's idempotency key: operation_key(seed, op), a UUIDv4 stable for a given seed) and, per
+// operation, FAULTLINE_OP and FAULTLINE_CLIENT; the placeholders {url}, {key}, {op}, {client} (and
+// {n}) in the arguments are substituted. At the time limit each running process group gets SIGTERM,
 // then SIGKILL after the grace period; the process is reported as killed. When a process exits, any
 // process it left behind in its group is killed too.
 //
@@ -15,10 +16,17 @@
 // succeeded); a process ended by a signal counts as 128 + the signal number, as in a shell.
 // stdout_text / stderr_text hold the output of every process, in the order they finished, up to
 // `output_limit` bytes each (the rest is read and dropped, and a line saying how much was dropped is
-// appended). `killed` is true if any process was signalled at the time limit.
+// appended). `killed` is true if any process was signalled at the time limit. `processes` has one
+// process_record per process (pid, start and exit in ns since the run start — the journal's clock —,
+// exit status, signal, killed), in operation order.
+//
+// The client's declared facts (declared_client: its own deadline, max_attempts and backoff curve)
+// are kept for the run record only; the driver does not enforce them, the checks hold the client to
+// them.
 //
 // Registered as driver "command"; its [client] keys are command, mode, operations, concurrency,
-// kill_grace and output_limit (docs/scenarios.md, "The command driver"). A command given on the
+// kill_grace, output_limit and the declared deadline, max_attempts and backoff (docs/scenarios.md,
+// "The command driver"). A command given on the
 // command line (client_overrides::command) replaces the table's `command`.
 #pragma once
 
@@ -54,6 +62,7 @@ struct command_options {
 struct command_config {
     std::vector<std::string> argv;  // never empty
     command_options options;
+    declared_client declared;
 };
 
 // Reads the command driver's keys of a [client] table (all but `driver`; the caller finishes the
@@ -69,14 +78,16 @@ struct command_stats {
     std::uint64_t killed = 0;       // processes signalled at the time limit
 };
 
-// Owns its argv and options. `run` blocks the calling thread; not thread-safe (one run at a time).
+// Owns its argv, options and declared facts. `run` blocks the calling thread; not thread-safe (one
+// run at a time).
 class command_driver final : public driver {
 public:
     // Throws std::invalid_argument if argv is empty or argv[0] is empty.
-    command_driver(std::vector<std::string> argv, command_options options);
+    command_driver(std::vector<std::string> argv, command_options options, declared_client declared = {});
 
     driver_result run(const driver_context& ctx) override;
     std::string_view name() const override { return "command"; }
+    declared_client declared() const override { return declared_; }
 
     const std::vector<std::string>& argv() const { return argv_; }
     const command_options& options() const { return options_; }
@@ -85,11 +96,14 @@ public:
 private:
     std::vector<std::string> argv_;
     command_options options_;
+    declared_client declared_;
     command_stats stats_;
 };
 
-// A command driver for `argv` (argv[0] looked up in PATH). Placeholders {url}, {op}, {client} in the
-// arguments are substituted per process. Throws std::invalid_argument if argv or argv[0] is empty.
-std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options = {});
+// A command driver for `argv` (argv[0] looked up in PATH). Placeholders {url}, {key}, {op}, {client}
+// in the arguments are substituted per process. Throws std::invalid_argument if argv or argv[0] is
+// empty.
+std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options = {},
+                                            declared_client declared = {});
 
 }  // namespace faultline::harness

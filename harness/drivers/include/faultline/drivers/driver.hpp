@@ -29,6 +29,7 @@
 #include "faultline/core/config_error.hpp"
 #include "faultline/core/registry.hpp"
 #include "faultline/record/run_record.hpp"
+#include "faultline/retry/idempotency.hpp"
 #include "faultline/retry/policy.hpp"
 
 namespace faultline::harness {
@@ -67,6 +68,9 @@ public:
     // `backoff` and `max_attempts` can read its envelope. Budget and breaker pointers in it are empty:
     // those objects exist only during a run.
     virtual const retry::retry_policy* declared_policy() const { return nullptr; }
+    // What the client declares about itself, copied into the run record for the checks (the command
+    // driver's [client] keys deadline, max_attempts, backoff). Empty: nothing declared.
+    virtual declared_client declared() const { return {}; }
     // The request header naming the operation on every attempt, when the driver sends one: the
     // runner makes it the server's identity header, so journal_record::operation and
     // client_record::operation agree (an Idempotency-Key still takes precedence on the server).
@@ -113,17 +117,23 @@ inline constexpr std::string_view override_driver = "command";
 std::unique_ptr<driver> parse_client(const toml::table& client, const std::string& file,
                                      config_errors& errors, const client_overrides& overrides = {});
 
-// Values for the placeholders drivers substitute. `url` is only substituted when set (the command
-// driver).
+// Values for the placeholders drivers substitute. `url` and `key` are only substituted when set
+// (the command driver).
 struct placeholder_values {
     std::uint64_t op = 0;
     std::uint64_t client = 0;
     std::uint64_t n = 0;
     std::optional<std::string_view> url;
+    std::optional<std::string_view> key;
 };
 
-// Replaces every `{op}`, `{client}`, `{n}` (and `{url}` when given) in `text`. Any other brace is
-// kept literally, so JSON bodies need no escaping.
+// Replaces every `{op}`, `{client}`, `{n}` (and `{url}`, `{key}` when given) in `text`. Any other
+// brace is kept literally, so JSON bodies need no escaping.
 std::string substitute(std::string_view text, const placeholder_values& values);
+
+// The idempotency key of operation `op` in a run with `seed`: a UUIDv4 drawn from a stream of the
+// seed that only keys use, so a replay with the same seed gives every operation the same key
+// whichever driver runs it and whatever the interleaving.
+retry::idempotency_key operation_key(std::uint64_t seed, std::uint64_t op);
 
 }  // namespace faultline::harness

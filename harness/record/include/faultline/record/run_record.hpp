@@ -1,9 +1,9 @@
 // The run record: everything one scenario run produced — the server's journal (one record per
-// attempt), the client-side outcomes the built-in driver kept, an external client command's result,
-// timings, the seed, and the verdicts once the checks ran. It is a plain value: checks read it and
-// report writers are pure functions of it. The helpers below give the views every check needs
-// (operations with their attempts in order, the ledger of committed effects) so that all checks
-// group attempts the same way.
+// attempt), the client-side outcomes the built-in driver kept, an external client command's result
+// with each of its processes, what the client declared about itself, timings, the seed, and the
+// verdicts once the checks ran. It is a plain value: checks read it and report writers are pure
+// functions of it. The helpers below give the views every check needs (operations with their
+// attempts in order, the ledger of committed effects) so that all checks group attempts the same way.
 #pragma once
 
 #include <chrono>
@@ -34,12 +34,50 @@ struct client_record {
     std::vector<std::string> attempt_outcomes;  // one per attempt: "200", "503", "reset_after_write", …
 };
 
+// One process the `command` driver started. Times are on the journal's clock (ns since run start),
+// so a process's life can be laid over the attempts the server saw.
+struct process_record {
+    std::uint64_t op = 0;          // operation number: its index in per_operation mode, 0 when run once
+    std::int64_t pid = 0;
+    std::int64_t started_ns = 0;   // just before it was spawned
+    std::int64_t finished_ns = 0;  // when its exit was seen
+    int exit_status = 0;           // as a shell reports it: 128 + the signal when a signal ended it
+    std::optional<int> signal;     // the signal that ended it, if one did
+    bool killed = false;           // signalled at the scenario's time limit
+};
+
 // What an external client command did (the `command` driver).
 struct command_result {
-    int exit_status = 0;
+    int exit_status = 0;  // the first non-zero exit status in operation order; 0 when all succeeded
     std::string stdout_text;
     std::string stderr_text;
-    bool killed = false;  // killed at the scenario's time limit
+    bool killed = false;  // some process was killed at the scenario's time limit
+    std::vector<process_record> processes;  // every process started, in operation order
+};
+
+// The jitter a client declares, named as in faultline's retry library (retry/backoff.hpp).
+enum class declared_jitter { none, full, equal, decorrelated, proportional };
+
+std::string_view to_string(declared_jitter jitter);
+
+// The backoff curve a client declares: min(cap, base * multiplier^n) before retry n, with `jitter`.
+struct declared_backoff {
+    std::chrono::nanoseconds base{0};
+    std::chrono::nanoseconds cap{0};
+    double multiplier = 2.0;
+    declared_jitter jitter = declared_jitter::full;
+    double jitter_fraction = 0.2;  // proportional jitter only
+};
+
+// What a client under test says about itself (the command driver's [client] keys `deadline`,
+// `max_attempts`, `backoff`), so checks can hold a third-party client to its own settings. A fact
+// not declared is absent; nothing is assumed for it.
+struct declared_client {
+    std::optional<std::chrono::nanoseconds> deadline;  // overall deadline of each process, from its start
+    std::optional<std::uint32_t> max_attempts;          // per operation, the first attempt included
+    std::optional<declared_backoff> backoff;
+
+    bool empty() const { return !deadline && !max_attempts && !backoff; }
 };
 
 struct run_record {
@@ -53,6 +91,7 @@ struct run_record {
     std::vector<journal_record> journal;   // every attempt the server saw (checks do not rely on the order)
     std::vector<client_record> clients;    // empty for `command` clients
     std::optional<command_result> command;
+    declared_client declared;              // what the client declared about itself (command clients)
 
     std::string harness_error;  // non-empty when the run itself failed (exit code 3); checks may be missing
     std::vector<verdict> verdicts;  // filled after the checks ran

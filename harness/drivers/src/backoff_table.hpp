@@ -1,0 +1,16 @@
+// Reading a backoff table (internal to harness/drivers/src): the builtin driver's
+// [client.policy.backoff] and a command client's declared [client] `backoff` have the same keys,
+// ranges and messages because both are read here.
+#pragma once
+
+#include "faultline/config/reader.hpp"
+#include "faultline/retry/backoff.hpp"
+
+namespace faultline::harness {
+
+// Reads base, cap, multiplier, jitter and jitter_fraction into `policy` and finishes the reader.
+// `curve_keys` says whether base, cap and jitter must be given: the builtin client starts from a
+// preset's curve, while a declared curve is a fact about another program and has no default.
+void read_backoff_table(config::table_reader& r, retry::backoff_policy& policy, config::need curve_keys);
+
+}  // namespace faultline::harness
