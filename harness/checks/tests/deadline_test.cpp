@@ -19,7 +19,7 @@ TEST(deadline, an_attempt_after_the_header_deadline_is_named) {
     EXPECT_EQ(v.evidence[0].operation, "a");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u));
     EXPECT_THAT(v.evidence[0].detail,
-                HasSubstr("attempt started 101.0ms after the deadline 100.0ms: #2 POST /charge at 201.0ms→202.0ms: 200"));
+                HasSubstr("attempt started 101.0ms after the deadline 100.0ms: #2 POST /charge on conn 2 at 201.0ms→202.0ms: 200"));
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("deadline header 1 ms exceeds the -101.0ms left"));
     EXPECT_THAT(v.summary, HasSubstr("1 attempts started late, 0 clients finished late, 1 bad deadline headers"));
 }

@@ -19,7 +19,7 @@ TEST(no_retry_on_status, a_retry_after_404_is_named) {
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
-    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retried after a 404:\n#1 POST /charge at 0.0ms→1.0ms: 404 [fault status, rule r1]"));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retried after a 404:\n#1 POST /charge on conn 1 at 0.0ms→1.0ms: 404 [fault status, rule r1]"));
 }
 
 TEST(no_retry_on_status, stopping_at_a_permanent_status_passes) {

@@ -196,6 +196,7 @@ void session::on_read(error_code ec) {
     }
     if (ec) return close_now();
     state_ = state::busy;
+    ++requests_read_;
     request_ = parser_->release();
     if (control_only_ || is_control_target(to_std(request_.target()))) return serve_control();
     begin_attempt(bytes_in_);
@@ -240,6 +241,7 @@ void session::begin_attempt(std::size_t bytes_in) {
     attempt_open_ = true;
     record_ = journal_record{};
     record_.connection = id_;
+    record_.connection_request = requests_read_;
     record_.accepted_ns = accepted_ns_;
     record_.request_ns = core_->since_start_ns();
     record_.method = std::string{to_std(request_.method_string())};

@@ -121,6 +121,7 @@ private:
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
     std::size_t bytes_in_ = 0;  // request bytes the parser consumed
+    std::uint32_t requests_read_ = 0;  // on this connection, control requests included
     request_t request_;
     struct outgoing {
         std::string head;  // status line and fields, serialized, ending in the blank line
