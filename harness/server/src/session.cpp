@@ -297,8 +297,8 @@ void session::hold_at_barrier() {
     });
     // The wake may run on whichever thread releases the group; the attempt goes on on its own. It
     // holds the session until then, which the group's release (count, deadline or stop) bounds.
-    ticket.on_release([self = shared_from_this()] {
-        asio::post(self->socket_.get_executor(), [self] { self->on_barrier_released(); });
+    ticket.on_release([self = shared_from_this(), executor = socket_.get_executor()] {
+        asio::post(executor, [self] { self->on_barrier_released(); });
     });
     if (stopping_) release_barrier_group();
 }
