@@ -13,10 +13,13 @@
 namespace faultline::faults {
 
 struct fault_engine::entry {
-    explicit entry(rule r) : definition{std::move(r)} {}
+    explicit entry(rule r) : definition{std::move(r)} {
+        if (definition.when.barrier) gathering.emplace(*definition.when.barrier);
+    }
 
     const rule definition;
     std::atomic<std::uint64_t> fired{0};
+    std::optional<attempt_barrier> gathering;  // the rule's barrier state, when it has one
 };
 
 namespace {
@@ -118,6 +121,7 @@ fault_decision fault_engine::on_attempt(const attempt_context& attempt) {
         decision.plan_ = std::move(outcome.plan);
         decision.rule_ = r.name;
         decision.kind_ = r.kind;
+        if (e->gathering) decision.barrier_ = e->gathering->arrive(attempt.since_start);
         count_fired(*e);
         return decision;
     }

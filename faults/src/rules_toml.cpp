@@ -95,6 +95,7 @@ std::optional<trigger> parse_when(config::table_reader& rule) {
     }
     config::table_reader keys = rule.child(*table, "[fault.when]");
     constexpr std::int64_t max_int = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t max_barrier_count = 1'000'000;
     trigger when;
     when.probability = keys.number("probability", 0.0, 1.0);
     if (auto attempts = keys.integers("attempts", 1, std::numeric_limits<std::uint32_t>::max())) {
@@ -110,6 +111,18 @@ std::optional<trigger> parse_when(config::table_reader& rule) {
     }
     when.from = keys.duration("from");
     when.for_duration = keys.duration("for", std::chrono::nanoseconds{1});
+    // A barrier of one would hold nothing; an hour bounds how long any attempt can be held.
+    const auto barrier_count = keys.integer("barrier", 2, max_barrier_count);
+    const auto barrier_timeout = keys.duration("barrier_timeout", std::chrono::milliseconds{1}, std::chrono::hours{1});
+    if (barrier_count) {
+        barrier_config barrier;
+        barrier.count = static_cast<std::uint32_t>(*barrier_count);
+        barrier.timeout = barrier_timeout.value_or(barrier.timeout);
+        when.barrier = barrier;
+    }
+    if (barrier_timeout && !keys.has("barrier")) {
+        keys.fail("barrier_timeout", "only applies with \"barrier\" (the number of attempts to gather)");
+    }
     keys.finish();
     if (!keys.ok()) {
         return std::nullopt;
@@ -157,6 +170,11 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
                 head.child(*table.get_as<toml::table>("when"), "[fault.when]")
                     .fail_table("attempts: a connection-level fault (\"" + info->name +
                                 "\" here) has no attempts to count");
+            }
+            if (when && when->barrier) {
+                head.child(*table.get_as<toml::table>("when"), "[fault.when]")
+                    .fail_table("barrier: a connection-level fault (\"" + info->name +
+                                "\" here) acts on accept and has no attempts to hold");
             }
         }
     }

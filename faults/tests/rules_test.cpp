@@ -153,8 +153,8 @@ TEST(rule_format, errors_name_the_key_and_the_allowed_ones) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nevery = 0\n"),
               "rules.toml:4:9: [fault.when]: every: must be at least 1, got 0");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nprobabilty = 0.5\n"),
-              "rules.toml:4:1: [fault.when]: unknown key \"probabilty\"; allowed: attempts, every, first, for, from, "
-              "probability");
+              "rules.toml:4:1: [fault.when]: unknown key \"probabilty\"; allowed: attempts, barrier, barrier_timeout, "
+              "every, first, for, from, probability");
 }
 
 TEST(rule_format, file_level_errors) {

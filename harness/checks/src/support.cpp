@@ -25,8 +25,13 @@ std::string attempt_result(const journal_record& r) {
 }
 
 std::string describe_attempt(const journal_record& r) {
-    std::string out = "#" + std::to_string(r.seq) + " " + r.method + " " + r.target + " at " +
-                      format_ms(r.request_ns) + "→" + format_ms(r.finished_ns) + ": " + attempt_result(r);
+    std::string out = "#" + std::to_string(r.seq) + " " + r.method + " " + r.target + " on conn " +
+                      std::to_string(r.connection);
+    // A resend on a kept-alive connection is invisible to a client's logs; the evidence says so.
+    if (r.connection_request && *r.connection_request > 1) {
+        out += " (request " + std::to_string(*r.connection_request) + ", kept alive)";
+    }
+    out += " at " + format_ms(r.request_ns) + "→" + format_ms(r.finished_ns) + ": " + attempt_result(r);
     if (r.effect != effect_kind::none) out += ", effect " + std::string(to_string(r.effect));
     if (!r.fault.empty()) {
         out += " [fault " + r.fault;

@@ -19,7 +19,7 @@ TEST(deadline, an_attempt_after_the_header_deadline_is_named) {
     EXPECT_EQ(v.evidence[0].operation, "a");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u));
     EXPECT_THAT(v.evidence[0].detail,
-                HasSubstr("attempt started 101.0ms after the deadline 100.0ms: #2 POST /charge at 201.0ms→202.0ms: 200"));
+                HasSubstr("attempt started 101.0ms after the deadline 100.0ms: #2 POST /charge on conn 2 at 201.0ms→202.0ms: 200"));
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("deadline header 1 ms exceeds the -101.0ms left"));
     EXPECT_THAT(v.summary, HasSubstr("1 attempts started late, 0 clients finished late, 1 bad deadline headers"));
 }
@@ -113,8 +113,8 @@ TEST(deadline, a_process_that_returns_long_after_its_declared_deadline_is_named)
               "process 0 (pid 4242) started at 0.0ms, exited at 3000.0ms with status 1: 2000.0ms past its declared "
               "deadline 1000.0ms\n"
               "attempts that reached the server during its life:\n"
-              "#1 POST /charge at 10.0ms→11.0ms: 503\n"
-              "#2 POST /charge at 200.0ms→201.0ms: 503");
+              "#1 POST /charge on conn 1 at 10.0ms→11.0ms: 503\n"
+              "#2 POST /charge on conn 2 at 200.0ms→201.0ms: 503");
     EXPECT_EQ(v.summary,
               "0 of 1 operations had a deadline; 0 broke it: 0 attempts started late, 0 clients finished late, 0 bad "
               "deadline headers (tolerance 10.0ms); 1 of 1 processes exited after start + the declared deadline "
@@ -130,8 +130,8 @@ TEST(deadline, late_attempts_and_other_running_processes_are_marked) {
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("process 0 (pid 10)"));
     EXPECT_THAT(v.evidence[0].detail,
-                HasSubstr("during its life (other processes were running too):\n#1 POST /charge at 50.0ms→51.0ms: 503\n"
-                          "after its deadline: #2 POST /charge at 1500.0ms→1501.0ms: 503"));
+                HasSubstr("during its life (other processes were running too):\n#1 POST /charge on conn 1 at 50.0ms→51.0ms: 503\n"
+                          "after its deadline: #2 POST /charge on conn 2 at 1500.0ms→1501.0ms: 503"));
     EXPECT_THAT(v.summary, HasSubstr("1 of 2 processes exited after"));
 }
 

@@ -19,7 +19,21 @@ TEST(no_double_effects, a_resend_without_a_key_after_a_lost_reply_commits_twice)
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
-    EXPECT_THAT(v.evidence[0].detail, HasSubstr("#1 POST /charge at 0.0ms→1.0ms: reset, effect committed [fault lost_response"));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("#1 POST /charge on conn 1 at 0.0ms→1.0ms: reset, effect committed [fault lost_response"));
+}
+
+TEST(no_double_effects, evidence_shows_a_silent_resend_on_the_kept_alive_connection) {
+    test::journal_builder j;
+    j.op("a").lost(wire_outcome::client_gone).committed().wait(5).attempt(200).committed();
+    run_record run = j.run();
+    run.journal[0].connection_request = 1;
+    run.journal[1].connection = run.journal[0].connection;
+    run.journal[1].connection_request = 2;
+    const verdict v = test::run_check(R"(check = "no_double_effects")", run);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("\n#1 POST /charge on conn 1 at 0.0ms→1.0ms: client_gone"));
+    EXPECT_THAT(v.evidence[0].detail,
+                HasSubstr("\n#2 POST /charge on conn 1 (request 2, kept alive) at 6.0ms→7.0ms: 200, effect committed"));
 }
 
 TEST(no_double_effects, replays_pass_and_lost_replies_are_indeterminate) {

@@ -25,8 +25,8 @@ TEST(no_retry_on_status, a_retry_after_404_is_named_with_both_attempts) {
     EXPECT_EQ(v.evidence[0].operation, "a");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
     EXPECT_EQ(v.evidence[0].detail,
-              "retried after a 404:\n#1 POST /charge at 0.0ms→1.0ms: 404 [fault status, rule r1]\n"
-              "#2 POST /charge at 4.0ms→5.0ms: 200");
+              "retried after a 404:\n#1 POST /charge on conn 1 at 0.0ms→1.0ms: 404 [fault status, rule r1]\n"
+              "#2 POST /charge on conn 2 at 4.0ms→5.0ms: 200");
 }
 
 TEST(no_retry_on_status, a_retry_after_405_fails) {
@@ -36,7 +36,7 @@ TEST(no_retry_on_status, a_retry_after_405_fails) {
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].detail,
-              "retried after a 405:\n#1 DELETE /items/1 at 0.0ms→1.0ms: 405\n#2 DELETE /items/1 at 4.0ms→5.0ms: 405");
+              "retried after a 405:\n#1 DELETE /items/1 on conn 1 at 0.0ms→1.0ms: 405\n#2 DELETE /items/1 on conn 2 at 4.0ms→5.0ms: 405");
 }
 
 TEST(no_retry_on_status, a_retry_after_413_without_retry_after_names_the_condition) {
@@ -47,8 +47,8 @@ TEST(no_retry_on_status, a_retry_after_413_without_retry_after_names_the_conditi
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
     EXPECT_EQ(v.evidence[0].detail,
-              "retried after a 413 without Retry-After:\n#1 POST /charge at 0.0ms→1.0ms: 413\n"
-              "#2 POST /charge at 4.0ms→5.0ms: 201");
+              "retried after a 413 without Retry-After:\n#1 POST /charge on conn 1 at 0.0ms→1.0ms: 413\n"
+              "#2 POST /charge on conn 2 at 4.0ms→5.0ms: 201");
 }
 
 // RFC 9110 §15.5.9 (408: the client MAY repeat) and §15.5.14 (413 with Retry-After: the client MAY
@@ -68,11 +68,11 @@ TEST(no_retry_on_status, retrying_408_and_413_with_retry_after_passes_by_default
     ASSERT_EQ(strict.evidence.size(), 2u);
     EXPECT_EQ(strict.evidence[0].operation, "slow");
     EXPECT_EQ(strict.evidence[0].detail,
-              "retried after a 408 (never retried under strict):\n#1 POST /charge at 0.0ms→1.0ms: 408\n"
-              "#2 POST /charge at 4.0ms→5.0ms: 200");
+              "retried after a 408 (never retried under strict):\n#1 POST /charge on conn 1 at 0.0ms→1.0ms: 408\n"
+              "#2 POST /charge on conn 2 at 4.0ms→5.0ms: 200");
     EXPECT_EQ(strict.evidence[1].operation, "large");
     EXPECT_THAT(strict.evidence[1].detail, HasSubstr("retried after a 413 with Retry-After (never retried under strict):\n"
-                                                     "#3 POST /charge at 10.0ms→11.0ms: 413\n"));
+                                                     "#3 POST /charge on conn 3 at 10.0ms→11.0ms: 413\n"));
 }
 
 TEST(no_retry_on_status, a_409_is_retryable_only_when_its_key_is_in_use) {

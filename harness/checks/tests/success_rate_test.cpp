@@ -25,7 +25,7 @@ TEST(success_rate, from_the_journal_names_the_failed_operations) {
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "b");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 3u));
-    EXPECT_THAT(v.evidence[0].detail, HasSubstr("last of 2 attempts: #3 POST /charge at 7.0ms→8.0ms: 503 [fault status"));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("last of 2 attempts: #3 POST /charge on conn 3 at 7.0ms→8.0ms: 503 [fault status"));
 }
 
 TEST(success_rate, client_records_take_precedence) {

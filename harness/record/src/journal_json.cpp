@@ -41,6 +41,7 @@ template <class Record, class Visitor>
 void visit_fields(Record& r, Visitor& v) {
     v.number("seq", r.seq);
     v.number("conn", r.connection);
+    v.optional_number("conn_req", r.connection_request);
     v.number("t_accept", r.accepted_ns);
     v.number("t_request", r.request_ns);
     v.number("t_response", r.response_started_ns);
@@ -65,7 +66,7 @@ void visit_fields(Record& r, Visitor& v) {
     v.number("bytes_out", r.bytes_out);
 }
 
-constexpr std::size_t field_count = 24;
+constexpr std::size_t field_count = 25;
 
 std::optional<identity_source> from_string(std::string_view s, identity_source) { return identity_source_from_string(s); }
 std::optional<effect_kind> from_string(std::string_view s, effect_kind) { return effect_kind_from_string(s); }

@@ -18,7 +18,7 @@ TEST(journal_json, field_names_are_the_documented_ones) {
     auto r = sample(0);
     r.seq = 12;
     EXPECT_EQ(to_jsonl_line(r),
-              R"({"seq":12,"conn":1,"t_accept":0,"t_request":10,"t_response":-1,"t_end":30,"method":"POST",)"
+              R"({"seq":12,"conn":1,"conn_req":1,"t_accept":0,"t_request":10,"t_response":-1,"t_end":30,"method":"POST",)"
               R"("target":"/payments?n=0","op":"op-0","op_source":"idempotency_key","attempt":1,)"
               R"("idempotency_key":"k\"0","attempt_header":"0","grpc_previous_attempts":"1","deadline_ms":250,)"
               R"("body_hash":18364758544493064720,"rule":"lose-first","fault":"lost_response","effect":"committed",)"
@@ -28,6 +28,17 @@ TEST(journal_json, field_names_are_the_documented_ones) {
     EXPECT_FALSE(plain.contains("attempt_header"));
     EXPECT_FALSE(plain.contains("deadline_ms"));
     EXPECT_FALSE(plain.contains("retry_after_ms"));
+    EXPECT_FALSE(plain.contains("conn_req"));
+}
+
+TEST(journal_json, journals_written_before_conn_req_still_read) {
+    auto v = boost::json::value(to_json(sample(0)));
+    v.as_object().erase("conn_req");
+    std::string error;
+    const auto r = record_from_json(v, error);
+    ASSERT_TRUE(r) << error;
+    EXPECT_FALSE(r->connection_request);
+    EXPECT_EQ(r->connection, 1U);
 }
 
 TEST(journal_json, the_line_writer_matches_the_object_form) {

@@ -13,6 +13,7 @@ namespace faultline::harness::testing {
 inline journal_record sample(std::uint64_t n) {
     journal_record r;
     r.connection = n % 3 + 1;
+    if (n % 2 == 0) r.connection_request = static_cast<std::uint32_t>(n / 3 + 1);
     r.accepted_ns = static_cast<std::int64_t>(n) * 100;
     r.request_ns = r.accepted_ns + 10;
     r.response_started_ns = n % 2 == 0 ? -1 : r.request_ns + 5;
@@ -39,7 +40,8 @@ inline journal_record sample(std::uint64_t n) {
 }
 
 inline bool same(const journal_record& a, const journal_record& b) {
-    return a.seq == b.seq && a.connection == b.connection && a.accepted_ns == b.accepted_ns &&
+    return a.seq == b.seq && a.connection == b.connection && a.connection_request == b.connection_request &&
+           a.accepted_ns == b.accepted_ns &&
            a.request_ns == b.request_ns && a.response_started_ns == b.response_started_ns &&
            a.finished_ns == b.finished_ns && a.method == b.method && a.target == b.target &&
            a.operation == b.operation && a.identity == b.identity && a.attempt == b.attempt &&

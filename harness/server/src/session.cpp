@@ -132,6 +132,7 @@ void session::on_server_stop() {
     asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
         if (self->state_ == state::idle) return self->close_now();
+        if (self->state_ == state::held) return self->release_barrier_group();
         if (self->state_ == state::hanging) return self->end_hang();
         if (self->state_ == state::closing) return self->close_now();
     });
@@ -140,6 +141,8 @@ void session::on_server_stop() {
 void session::force_close() {
     asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
+        // The rest of the group is not left waiting for this one; this one's wake finds it closed.
+        if (self->state_ == state::held) self->release_barrier_group();
         self->close_now();
     });
 }
@@ -193,6 +196,7 @@ void session::on_read(error_code ec) {
     }
     if (ec) return close_now();
     state_ = state::busy;
+    ++requests_read_;
     request_ = parser_->release();
     if (control_only_ || is_control_target(to_std(request_.target()))) return serve_control();
     begin_attempt(bytes_in_);
@@ -237,6 +241,7 @@ void session::begin_attempt(std::size_t bytes_in) {
     attempt_open_ = true;
     record_ = journal_record{};
     record_.connection = id_;
+    record_.connection_request = requests_read_;
     record_.accepted_ns = accepted_ns_;
     record_.request_ns = core_->since_start_ns();
     record_.method = std::string{to_std(request_.method_string())};
@@ -274,8 +279,38 @@ void session::begin_attempt(std::size_t bytes_in) {
     }
     record_.rule = decision_.rule();
     record_.fault = decision_.kind();
+    if (decision_.barrier()) return hold_at_barrier();
     action_executor<session>::run(*this, *decision_.plan());
 }
+
+// Nothing is read or written while held: the client sees a slow server, the journal a gap between
+// t_request and t_response. Every held attempt arms its own timer at the group's deadline and the
+// first to fire releases them all, so a group never outlives its deadline.
+void session::hold_at_barrier() {
+    state_ = state::held;
+    const faults::barrier_ticket& ticket = *decision_.barrier();
+    const auto remaining = ticket.deadline() - std::chrono::nanoseconds{core_->since_start_ns()};
+    timer_.expires_after(std::max(remaining, std::chrono::nanoseconds{0}));
+    // The handler names its own group: by the time it runs, this connection may hold a later attempt.
+    timer_.async_wait([ticket](error_code ec) {
+        if (!ec) ticket.release_group();
+    });
+    // The wake may run on whichever thread releases the group; the attempt goes on on its own. It
+    // holds the session until then, which the group's release (count, deadline or stop) bounds.
+    ticket.on_release([self = shared_from_this(), executor = socket_.get_executor()] {
+        asio::post(executor, [self] { self->on_barrier_released(); });
+    });
+    if (stopping_) release_barrier_group();
+}
+
+void session::on_barrier_released() {
+    if (state_ != state::held) return;  // closed by a forced stop meanwhile
+    state_ = state::busy;
+    timer_.cancel();
+    action_executor<session>::run(*this, *decision_.plan());
+}
+
+void session::release_barrier_group() { decision_.barrier()->release_group(); }
 
 // The commit point: the idempotency layer first, then the service.
 service_response session::run_service() {

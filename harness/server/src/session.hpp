@@ -57,7 +57,7 @@ private:
     using response_t = boost::beast::http::response<boost::beast::http::string_body>;
     using error_code = boost::system::error_code;
 
-    enum class state { idle, busy, hanging, closing };
+    enum class state { idle, busy, held, hanging, closing };
 
     // reading a request
     void do_read();
@@ -70,6 +70,11 @@ private:
     // one attempt
     void begin_attempt(std::size_t bytes_in);
     service_response run_service();
+
+    // held at the rule's barrier until its group is released, then the fault plan is carried out
+    void hold_at_barrier();
+    void on_barrier_released();
+    void release_barrier_group();
 
     // the reply
     template <class Headers>
@@ -116,6 +121,7 @@ private:
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
     std::size_t bytes_in_ = 0;  // request bytes the parser consumed
+    std::uint32_t requests_read_ = 0;  // on this connection, control requests included
     request_t request_;
     struct outgoing {
         std::string head;  // status line and fields, serialized, ending in the blank line

@@ -274,5 +274,86 @@ TEST(faults_e2e, delay_shows_in_the_journal_times) {
     EXPECT_GE(r.response_started_ns - r.request_ns, std::chrono::nanoseconds{30ms}.count());
 }
 
+// A herd of first attempts, one operation each (distinct bodies), for the barrier tests.
+std::vector<std::string> herd_requests(int n) {
+    std::vector<std::string> out;
+    for (int i = 0; i < n; ++i) out.push_back(make_request("PUT", "/kv/k" + std::to_string(i), "v" + std::to_string(i)));
+    return out;
+}
+
+std::int64_t spread(const std::vector<journal_record>& journal, std::int64_t journal_record::*time) {
+    const auto [lo, hi] = std::minmax_element(journal.begin(), journal.end(),
+                                              [time](const auto& a, const auto& b) { return a.*time < b.*time; });
+    return (*hi).*time - (*lo).*time;
+}
+
+std::chrono::nanoseconds spread(const std::vector<raw_reply>& replies) {
+    const auto [lo, hi] = std::minmax_element(replies.begin(), replies.end(),
+                                              [](const auto& a, const auto& b) { return a.ended < b.ended; });
+    return hi->ended - lo->ended;
+}
+
+// Clients that reach the server 60 ms apart all get their 503 at one instant: the N-th releases the
+// group. Two server threads, so the release crosses threads.
+TEST(faults_e2e, barrier_releases_a_staggered_herd_at_once) {
+    server_options options;
+    options.threads = 2;
+    test_server s{"[[fault]]\nname = \"herd\"\nkind = \"status\"\nstatus = 503\n[fault.when]\nattempts = [1]\n"
+                  "barrier = 4\nbarrier_timeout = \"1h\"\n",
+                  7, options};
+    const auto replies = exchange_staggered(s.port(), herd_requests(4), 60ms);
+    for (const auto& reply : replies) {
+        ASSERT_TRUE(reply.parsed()) << reply.bytes;
+        EXPECT_EQ(reply.parsed()->result_int(), 503);
+    }
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 4U);
+    // Arrivals 180 ms apart from first to last (less whatever the client timers lag), one release.
+    EXPECT_GE(spread(journal, &journal_record::request_ns), std::chrono::nanoseconds{150ms}.count());
+    EXPECT_LT(spread(journal, &journal_record::response_started_ns), std::chrono::nanoseconds{20ms}.count());
+    EXPECT_LT(spread(replies), 20ms);
+    for (const auto& r : journal) {
+        EXPECT_EQ(r.rule, "herd");
+        EXPECT_EQ(r.status, 503);
+        EXPECT_EQ(r.outcome, wire_outcome::responded);
+    }
+}
+
+// Fewer clients than the barrier's count: the timeout, counted from the first arrival, releases those
+// that came, together.
+TEST(faults_e2e, barrier_timeout_releases_a_short_herd) {
+    test_server s{"[[fault]]\nkind = \"status\"\nstatus = 503\n[fault.when]\nbarrier = 5\nbarrier_timeout = \"300ms\"\n"};
+    const auto replies = exchange_staggered(s.port(), herd_requests(2), 50ms);
+    for (const auto& reply : replies) {
+        ASSERT_TRUE(reply.parsed()) << reply.bytes;
+        EXPECT_EQ(reply.parsed()->result_int(), 503);
+    }
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    const std::int64_t first_arrival = std::min(journal[0].request_ns, journal[1].request_ns);
+    for (const auto& r : journal) {
+        EXPECT_GE(r.response_started_ns - first_arrival, std::chrono::nanoseconds{300ms}.count());
+        EXPECT_LT(r.response_started_ns - first_arrival, std::chrono::nanoseconds{1s}.count());
+    }
+    EXPECT_LT(spread(journal, &journal_record::response_started_ns), std::chrono::nanoseconds{20ms}.count());
+}
+
+// Stopping the server releases a held attempt at once: it gets its fault, not an hour's wait.
+TEST(faults_e2e, server_stop_releases_held_attempts) {
+    test_server s{"[[fault]]\nkind = \"status\"\nstatus = 503\n[fault.when]\nbarrier = 5\nbarrier_timeout = \"1h\"\n"};
+    connection c{s.port()};
+    ASSERT_TRUE(c.connected());
+    EXPECT_TRUE(c.round_trip(make_request("GET", "/x"), 200ms).timed_out);
+    s.finish();
+    const auto reply = c.read_response(1s);
+    ASSERT_TRUE(reply.parsed()) << reply.bytes;
+    EXPECT_EQ(reply.parsed()->result_int(), 503);
+    const auto r = only(s.journal());
+    EXPECT_EQ(r.status, 503);
+    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    // Held from its arrival until the stop, which came after the client's 200 ms.
+    EXPECT_GE(r.response_started_ns - r.request_ns, std::chrono::nanoseconds{150ms}.count());
+}
+
 }  // namespace
 }  // namespace faultline::harness::testing

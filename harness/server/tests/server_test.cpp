@@ -36,6 +36,7 @@ TEST(server, serves_the_model_and_journals_the_attempt) {
     const journal_record& r = journal[0];
     EXPECT_EQ(r.seq, 1U);
     EXPECT_EQ(r.connection, 1U);
+    EXPECT_EQ(r.connection_request, 1U);
     EXPECT_EQ(r.method, "GET");
     EXPECT_EQ(r.target, "/hello");
     EXPECT_EQ(r.identity, identity_source::request_hash);
@@ -68,6 +69,9 @@ TEST(server, keep_alive_counts_attempts_of_one_operation) {
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 2U);
     EXPECT_EQ(journal[0].connection, journal[1].connection);
+    // The retry went out on the kept-alive connection: its second request.
+    EXPECT_EQ(journal[0].connection_request, 1U);
+    EXPECT_EQ(journal[1].connection_request, 2U);
     EXPECT_EQ(journal[0].operation, journal[1].operation);
     EXPECT_EQ(journal[0].attempt, 1U);
     EXPECT_EQ(journal[1].attempt, 2U);

@@ -97,7 +97,10 @@ private:
         return true;
     }
 
-    void finish() { timer_.cancel(); }
+    void finish() {
+        out_.ended = std::chrono::steady_clock::now();
+        timer_.cancel();
+    }
 
     tcp::socket& socket_;
     asio::steady_timer timer_;
@@ -150,17 +153,28 @@ raw_reply exchange(std::uint16_t port, std::string request, std::chrono::millise
 
 std::vector<raw_reply> exchange_concurrently(std::uint16_t port, const std::vector<std::string>& requests,
                                              std::chrono::milliseconds timeout) {
+    return exchange_staggered(port, requests, std::chrono::milliseconds{0}, timeout);
+}
+
+std::vector<raw_reply> exchange_staggered(std::uint16_t port, const std::vector<std::string>& requests,
+                                          std::chrono::milliseconds spacing, std::chrono::milliseconds timeout) {
     asio::io_context io;
     std::vector<raw_reply> replies(requests.size());
     std::vector<std::unique_ptr<tcp::socket>> sockets;
+    std::vector<std::unique_ptr<asio::steady_timer>> starts;
     std::vector<std::string> pending(requests.size());
     sockets.reserve(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
         sockets.push_back(std::make_unique<tcp::socket>(io));
-        std::make_shared<round_trip_op>(*sockets.back(), requests[i], pending[i], replies[i], timeout)
-            ->start(true, port);
+        auto op = std::make_shared<round_trip_op>(*sockets.back(), requests[i], pending[i], replies[i], timeout);
+        if (spacing.count() == 0) {
+            op->start(true, port);
+            continue;
+        }
+        starts.push_back(std::make_unique<asio::steady_timer>(io, spacing * static_cast<int>(i)));
+        starts.back()->async_wait([op, port](error_code) { op->start(true, port); });
     }
-    run_bounded(io, timeout);
+    run_bounded(io, spacing * static_cast<int>(requests.size()) + timeout);
     return replies;
 }
 

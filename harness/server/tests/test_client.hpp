@@ -36,6 +36,7 @@ struct raw_reply {
     boost::system::error_code write_error;  // sending the request failed (the server reset first)
     bool timed_out = false;
     std::string bytes;  // everything the server sent, raw
+    std::chrono::steady_clock::time_point ended;  // when the exchange ended, however it did
 
     // The response parsed from `bytes`, when they hold a complete one.
     std::optional<response> parsed() const;
@@ -60,6 +61,12 @@ raw_reply exchange(std::uint16_t port, std::string request, std::chrono::millise
 // completes; replies come back in the order of `requests`.
 std::vector<raw_reply> exchange_concurrently(std::uint16_t port, const std::vector<std::string>& requests,
                                              std::chrono::milliseconds timeout = default_timeout);
+
+// The same with clients that start at different times: request i is sent `spacing` x i after the
+// first (each client's own timer), and each has `timeout` from its start.
+std::vector<raw_reply> exchange_staggered(std::uint16_t port, const std::vector<std::string>& requests,
+                                          std::chrono::milliseconds spacing,
+                                          std::chrono::milliseconds timeout = default_timeout);
 
 // One kept-alive connection for several requests in turn.
 class connection {

@@ -1,8 +1,8 @@
 // The fault engine: decides, for each new connection and each attempt, which rule (if any) fires
 // and what the server must do. Rules apply in order and the first that fires wins; later rules are
 // not consulted. A decision is a pure function of (seed, rule, operation identity, attempt) except
-// for the triggers that are about order or time by nature (first, every, from/for) and for
-// overload's capacity state. A cap on concurrently active faults protects the harness: when it is
+// for the triggers that are about order or time by nature (first, every, from/for, barrier groups)
+// and for overload's capacity state. A cap on concurrently active faults protects the harness: when it is
 // reached, the attempt is served without a fault and counted as overflowed (Envoy's
 // faults_overflow).
 #pragma once
@@ -21,6 +21,7 @@
 #include <boost/json/fwd.hpp>
 
 #include "faultline/faults/action.hpp"
+#include "faultline/faults/barrier.hpp"
 #include "faultline/faults/kind.hpp"
 #include "faultline/faults/request.hpp"
 #include "faultline/faults/rule.hpp"
@@ -50,6 +51,9 @@ public:
     const std::string& rule() const { return rule_; }  // "" when no fault
     const std::string& kind() const { return kind_; }  // "" when no fault
     bool overflowed() const { return overflowed_; }     // a rule fired but the active cap was full
+    // Set when the rule that fired has a barrier: hold the attempt until the ticket's group is
+    // released, then carry out the plan.
+    const std::optional<barrier_ticket>& barrier() const { return barrier_; }
 
 private:
     friend class fault_engine;
@@ -58,6 +62,7 @@ private:
     std::string kind_;
     bool overflowed_ = false;
     std::vector<held_slot> holds_;
+    std::optional<barrier_ticket> barrier_;
 };
 
 struct connection_decision {

@@ -14,6 +14,7 @@
 #include <boost/json/object.hpp>
 
 #include "faultline/core/config_error.hpp"
+#include "faultline/faults/barrier.hpp"
 #include "faultline/faults/kind.hpp"
 #include "faultline/faults/request.hpp"
 
@@ -47,6 +48,8 @@ struct request_match {
 //  - first / every: on the server-wide request_seq (connection_seq for connection-level kinds):
 //    seq <= first, seq % every == 0. These depend on arrival order by nature.
 //  - from / for_duration: since_start in [from, from + for). These depend on arrival time by nature.
+// `barrier` is not a condition: it says when a fired rule's fault is delivered. The attempt is held
+// until `count` fired attempts of the rule have gathered or the timeout passes (barrier.hpp).
 struct trigger {
     std::optional<double> probability;
     std::vector<std::uint32_t> attempts;
@@ -54,6 +57,7 @@ struct trigger {
     std::optional<std::uint64_t> every;
     std::optional<std::chrono::nanoseconds> from;
     std::optional<std::chrono::nanoseconds> for_duration;
+    std::optional<barrier_config> barrier;
 
     // `trigger_draw` is unit_from_hash of the trigger subkey of the decision key.
     bool holds(double trigger_draw, std::uint32_t attempt, std::uint64_t seq,

@@ -40,6 +40,9 @@ std::string_view to_string(wire_outcome v);
 struct journal_record {
     std::uint64_t seq = 0;            // "seq": server-wide, 1-based, assigned when the request is read
     std::uint64_t connection = 0;     // "conn": connection id, 1-based
+    // "conn_req": n-th request read on that connection, 1-based; above 1 the client reused a kept-alive
+    // connection. Absent in journals written before faultline recorded it.
+    std::optional<std::uint32_t> connection_request;
     // Monotonic ns since the run started.
     std::int64_t accepted_ns = 0;          // "t_accept": connection accepted
     std::int64_t request_ns = 0;           // "t_request": request fully read
