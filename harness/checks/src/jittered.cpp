@@ -1,13 +1,16 @@
 // jittered: the client randomises its backoff, judged from the spread of its gaps (previous attempt's
 // t_end → next t_request) at one retry index across operations. Without jitter every operation's k-th
-// gap is the same delay plus timing noise, so the interquartile range (IQR) of those gaps is as small
-// as the noise; any jitter worth having spreads them far wider. An index with at least `min_samples`
-// gaps is jittered when IQR > max(noise_floor, min_relative_spread × median): the noise floor bounds
-// loopback and scheduling noise, the relative part noise that grows with the delay. When no index has
-// enough gaps, the indexes with two or more are pooled, each gap divided by its index's median (at
-// least the noise floor), and the pooled IQR is held against max(min_relative_spread, noise_floor /
-// the smallest such median). With fewer gaps than that the verdict is insufficient evidence. Gaps
-// after a response with Retry-After are left out: the server chose them, and equal ones are right.
+// gap is the same delay plus timing noise, so most of those gaps fall within one noise-wide window;
+// any jitter worth having spreads them far wider. An index with at least `min_samples` gaps is NOT
+// jittered when more than half of them lie within one window of width max(noise_floor,
+// min_relative_spread × median): the noise floor bounds loopback and scheduling noise, the relative
+// part noise that grows with the delay. The densest window is searched wherever it lies, not only
+// around the median, so a scheduler stall that shifts a minority of the retries by a step (two herds
+// sharing two cores) does not pass for jitter, as it would with the interquartile range. When no index
+// has enough gaps, the indexes with two or more are pooled, each gap divided by its index's median (at
+// least the noise floor), with the window max(min_relative_spread, noise_floor / the smallest such
+// median). With fewer gaps than that the verdict is insufficient evidence. Gaps after a response with
+// Retry-After are left out: the server chose them, and equal ones are right.
 #include <algorithm>
 #include <map>
 
@@ -22,24 +25,36 @@ struct gap {
     std::uint64_t retry_seq;  // the attempt the gap led to
 };
 
-// What the spread of one sample of gaps came to, in the sample's own units.
+// How one sample of gaps is spread: its range, median, and the most of it one noise-wide window holds.
 struct spread {
+    std::size_t n = 0;
     double min = 0;
     double median = 0;
     double max = 0;
-    double iqr = 0;
-    double threshold = 0;
-    bool jittered() const { return iqr > threshold; }
+    double width = 0;         // the noise window: max(floor, relative × median)
+    std::size_t densest = 0;  // the most values any window [from, from + width] holds
+    double densest_from = 0;
+    // A strict majority within timing noise of one value is one delay plus noise.
+    bool jittered() const { return 2 * densest <= n; }
 };
 
-spread spread_of(std::vector<double> values, double threshold_floor, double relative) {
+spread spread_of(std::vector<double> values, double width_floor, double relative) {
     std::sort(values.begin(), values.end());
     spread s;
+    s.n = values.size();
     s.min = values.front();
     s.max = values.back();
     s.median = quantile(values, 0.5);
-    s.iqr = quantile(values, 0.75) - quantile(values, 0.25);
-    s.threshold = std::max(threshold_floor, relative * s.median);
+    s.width = std::max(width_floor, relative * s.median);
+    // The densest window starts at a value: slide its end along the sorted values.
+    std::size_t end = 0;
+    for (std::size_t begin = 0; begin < values.size(); ++begin) {
+        while (end < values.size() && values[end] <= values[begin] + s.width) ++end;
+        if (end - begin > s.densest) {
+            s.densest = end - begin;
+            s.densest_from = values[begin];
+        }
+    }
     return s;
 }
 
@@ -79,7 +94,8 @@ public:
         std::string unjudged;
         for (const auto& [k, gaps] : by_index) {
             if (gaps.size() < min_samples_) {
-                unjudged += (unjudged.empty() ? "" : ", ") + std::to_string(k) + " (" + std::to_string(gaps.size()) + ")";
+                unjudged += (unjudged.empty() ? "" : ", ") + std::to_string(k) + " (" +
+                            std::to_string(gaps.size()) + ")";
                 continue;
             }
             judged += (judged.empty() ? "" : "; ") + judge_index(v, k, gaps);
@@ -104,15 +120,16 @@ private:
         values.reserve(gaps.size());
         for (const gap& g : gaps) values.push_back(g.ns);
         const spread s = spread_of(std::move(values), noise_floor_, relative_);
-        const std::string line = "retry " + std::to_string(k) + ": " + std::to_string(gaps.size()) +
+        const std::string line = "retry " + std::to_string(k) + ": " + std::to_string(s.n) +
                                  " gaps, min/median/max " + ms(s.min) + "/" + ms(s.median) + "/" + ms(s.max) +
-                                 ", IQR " + ms(s.iqr) + (s.jittered() ? " > " : " <= ") + ms(s.threshold);
+                                 ", the densest " + ms(s.width) + " holds " + std::to_string(s.densest);
         if (!s.jittered()) {
             add_evidence(v, evidence_item{"", some_seqs(gaps),
-                                          line + " = max(noise floor " + ms(noise_floor_) + ", " +
-                                              format_number(relative_) +
-                                              " × median): the gaps are one delay plus timing noise, not jittered "
-                                              "(seqs: the first retries at that index)"});
+                                          line + " (" + ms(s.densest_from) + "–" + ms(s.densest_from + s.width) +
+                                              "), more than half; the width is max(noise floor " + ms(noise_floor_) +
+                                              ", " + format_number(relative_) +
+                                              " × median): one delay plus timing noise, not jittered (seqs: the "
+                                              "first retries at that index)"});
         }
         return line;
     }
@@ -140,17 +157,16 @@ private:
                    std::to_string(pooled.size()) + " (" + std::to_string(min_samples_) +
                    " needed): too few retries to tell jitter from timing noise";
         }
-        // The noise floor in units of the smallest scale is the largest share noise can take anywhere.
-        const spread s = spread_of(std::move(normalised), 0, 0);
-        const double threshold = std::max(relative_, noise_floor_ / smallest_scale);
-        const std::string line = "retries " + indexes + " pooled (" + std::to_string(pooled.size()) +
-                                 " gaps, each over its index's median): IQR " + format_number(s.iqr) + " of the median" +
-                                 (s.iqr > threshold ? " > " : " <= ") + format_number(threshold);
-        if (s.iqr <= threshold) {
+        // The noise floor in units of the smallest scale is the largest share of a delay noise can take.
+        const spread s = spread_of(std::move(normalised), std::max(relative_, noise_floor_ / smallest_scale), 0);
+        const std::string line = "retries " + indexes + " pooled (" + std::to_string(s.n) +
+                                 " gaps, each over its index's median): the densest " + format_number(s.width) +
+                                 " of a median holds " + std::to_string(s.densest);
+        if (!s.jittered()) {
             add_evidence(v, evidence_item{"", some_seqs(pooled),
-                                          line + " = max(" + format_number(relative_) + ", noise floor " +
-                                              ms(noise_floor_) + " / " + ms(smallest_scale) +
-                                              "): the gaps are one delay per index plus timing noise, not jittered"});
+                                          line + ", more than half; the width is max(" + format_number(relative_) +
+                                              ", noise floor " + ms(noise_floor_) + " / " + ms(smallest_scale) +
+                                              "): one delay per index plus timing noise, not jittered"});
         }
         return line;
     }

@@ -28,14 +28,23 @@ TEST(jittered, one_delay_for_every_operation_fails_with_the_spread) {
     EXPECT_EQ(v.evidence[0].operation, "");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 4u, 6u, 8u, 10u, 12u, 14u, 16u));
     EXPECT_THAT(v.evidence[0].detail,
-                HasSubstr("retry 1: 10 gaps, min/median/max 100.0ms/100.0ms/100.0ms, IQR 0.0ms <= 5.0ms = max(noise "
-                          "floor 5.0ms, 0.001 × median)"));
+                HasSubstr("retry 1: 10 gaps, min/median/max 100.0ms/100.0ms/100.0ms, the densest 5.0ms holds 10 "
+                          "(100.0ms–105.0ms), more than half; the width is max(noise floor 5.0ms, 0.001 × median)"));
 }
 
 TEST(jittered, noise_below_the_floor_is_not_jitter) {
-    const verdict v = test::run_check(R"(check = "jittered")", retries(10, 1, [](int i, int) { return 200.0 + 0.4 * i; }));
+    const verdict v =
+        test::run_check(R"(check = "jittered")", retries(10, 1, [](int i, int) { return 200.0 + 0.4 * i; }));
     EXPECT_EQ(v.outcome(), verdict_outcome::fail);
-    EXPECT_THAT(v.summary, HasSubstr("IQR 1.8ms <= 5.0ms"));
+    EXPECT_THAT(v.summary, HasSubstr("the densest 5.0ms holds 10"));
+}
+
+TEST(jittered, a_stall_that_shifts_a_minority_of_the_retries_is_not_jitter) {
+    // 6 retries on time, 4 held up 20 ms by a scheduler stall: the interquartile range would be 20 ms.
+    const verdict v =
+        test::run_check(R"(check = "jittered")", retries(10, 1, [](int i, int) { return i < 6 ? 100.0 : 120.0; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_THAT(v.summary, HasSubstr("the densest 5.0ms holds 6"));
 }
 
 TEST(jittered, the_relative_threshold_applies_to_long_delays) {
@@ -43,14 +52,15 @@ TEST(jittered, the_relative_threshold_applies_to_long_delays) {
     EXPECT_EQ(test::run_check(R"(check = "jittered")", retries(10, 1, gap)).outcome(), verdict_outcome::pass);
     const verdict v = test::run_check("check = \"jittered\"\nmin_relative_spread = 0.01\n", retries(10, 1, gap));
     EXPECT_EQ(v.outcome(), verdict_outcome::fail);
-    EXPECT_THAT(v.summary, HasSubstr("IQR 18.0ms <= 100.2ms"));
+    EXPECT_THAT(v.summary, HasSubstr("the densest 100.2ms holds 10"));
 }
 
 TEST(jittered, spread_gaps_pass_per_retry_index) {
     const verdict v = test::run_check(R"(check = "jittered")",
                                       retries(10, 2, [](int i, int k) { return 100.0 * k + 10.0 * i; }));
     EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
-    EXPECT_THAT(v.summary, HasSubstr("retry 1: 10 gaps, min/median/max 100.0ms/145.0ms/190.0ms, IQR 45.0ms > 5.0ms"));
+    EXPECT_THAT(v.summary,
+                HasSubstr("retry 1: 10 gaps, min/median/max 100.0ms/145.0ms/190.0ms, the densest 5.0ms holds 1"));
     EXPECT_THAT(v.summary, HasSubstr("retry 2: 10 gaps"));
 }
 
@@ -68,8 +78,8 @@ TEST(jittered, small_indexes_are_pooled_over_their_medians) {
     EXPECT_EQ(flat.outcome(), verdict_outcome::fail);
     ASSERT_EQ(flat.evidence.size(), 1u);
     EXPECT_THAT(flat.evidence[0].detail,
-                HasSubstr("retries 1, 2, 3 pooled (12 gaps, each over its index's median): IQR 0 of the median <= 0.05 "
-                          "= max(0.001, noise floor 5.0ms / 100.0ms)"));
+                HasSubstr("retries 1, 2, 3 pooled (12 gaps, each over its index's median): the densest 0.05 of a "
+                          "median holds 12, more than half; the width is max(0.001, noise floor 5.0ms / 100.0ms)"));
 
     const verdict spread =
         test::run_check(R"(check = "jittered")", retries(4, 3, [](int i, int k) { return 100.0 * k * (1 + 0.1 * i); }));
