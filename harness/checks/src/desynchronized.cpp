@@ -12,6 +12,7 @@
 // half a bucket, so a wave at most half a bucket wide lies wholly in one bucket. `after`/`before`
 // restrict the check to retries inside a time range (e.g. around a mass outage in a longer run).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -102,16 +103,21 @@ private:
         out.window = std::max(central, min_window_);
         out.p = std::min(1.0, density_ * static_cast<double>(bucket_) / static_cast<double>(out.window));
         const std::int64_t span = points.back().at - points.front().at;
-        out.buckets = 2 * static_cast<std::size_t>(span / bucket_ + 1);
+        for (const std::int64_t offset : grid_offsets()) {
+            out.buckets += static_cast<std::size_t>((span + offset) / bucket_ + 1);
+        }
         out.points = std::move(points);
         return out;
     }
+
+    // Where the two grids of buckets start, before the first retry.
+    std::array<std::int64_t, 2> grid_offsets() const { return {0, bucket_ / 2}; }
 
     // Both grids' buckets that hold any retry.
     std::vector<bucket_count> fill(const retry_index& index) const {
         const std::int64_t first = index.points.front().at;
         std::vector<bucket_count> out;
-        for (const std::int64_t offset : {std::int64_t{0}, bucket_ / 2}) {
+        for (const std::int64_t offset : grid_offsets()) {
             std::map<std::int64_t, std::vector<std::uint64_t>> grid;  // bucket number -> seqs
             for (const auto& p : index.points) grid[(p.at - first + offset) / bucket_].push_back(p.seq);
             for (auto& [b, seqs] : grid) out.push_back(bucket_count{first - offset + b * bucket_, std::move(seqs)});
