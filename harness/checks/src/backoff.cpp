@@ -1,8 +1,14 @@
 // backoff: every gap between consecutive attempts of an operation (previous t_end → next t_request)
 // lies inside the declared policy's envelope for its retry index k (1 for the gap before attempt 2),
 // within `tolerance`. With t = min(cap, base × multiplier^(k−1)):
-//   none [t, t] · full [0, t] · equal [t/2, t] · proportional [t(1−f), min(cap, t(1+f))] ·
-//   decorrelated [base, min(cap, 3 × previous gap)] (the previous gap starts at base).
+//   none [t, t] · full [0, t] · equal [t/2, t] · decorrelated [base, min(cap, 3 × previous gap)] (the
+//   previous gap starts at base) · additive [t, t + a] (a = jitter_max: urllib3, got, retry-go) ·
+//   proportional [t(1−f), t(1+f)], or one side of it with jitter_sides = "above" (a "+0–20 %" client)
+//   or "below". The upper ends are not clipped at the cap: gRPC C-core jitters the capped delay by
+//   ±20 % and so reaches 1.2 × cap, got adds its jitter after the cap; a client that draws inside the
+//   cap stays inside these envelopes too.
+// These envelopes cannot see MISSING jitter (an unjittered gap lies inside every one); the
+// `jittered` check judges that from the spread of the gaps.
 // Gaps after a response with Retry-After are left to the retry_after check. And no spike at the cap:
 // among gaps whose envelope reaches the cap, the share within `tolerance` of the cap must not exceed
 // max_share_at_cap (judged once there are min_samples_at_cap of them; not for jitter "none", whose
@@ -22,6 +28,8 @@ struct policy {
     double multiplier = 2;
     std::string jitter;
     double fraction = 0.2;
+    std::string sides = "both";  // proportional: "both", "above" or "below" t
+    double jitter_max = 0;       // ns, additive
     double tolerance = 0;  // ns
     double max_share_at_cap = 0.1;
     std::size_t min_samples_at_cap = 20;
@@ -99,7 +107,10 @@ private:
         if (p_.jitter == "none") return {t, t};
         if (p_.jitter == "full") return {0, t};
         if (p_.jitter == "equal") return {t / 2, t};
-        if (p_.jitter == "proportional") return {t * (1 - p_.fraction), std::min(p_.cap, t * (1 + p_.fraction))};
+        if (p_.jitter == "additive") return {t, t + p_.jitter_max};
+        if (p_.jitter == "proportional") {
+            return {p_.sides == "above" ? t : t * (1 - p_.fraction), p_.sides == "below" ? t : t * (1 + p_.fraction)};
+        }
         const double hi = std::min(p_.cap, 3 * std::max(previous_gap, p_.base));
         return {p_.base, std::max(hi, p_.base)};
     }
@@ -115,8 +126,13 @@ std::unique_ptr<check> make_backoff(config::table_reader& p) {
     pol.base = static_cast<double>(base.value_or(nanoseconds{0}).count());
     pol.cap = static_cast<double>(cap.value_or(nanoseconds{0}).count());
     pol.multiplier = p.number("multiplier", 1, 1000).value_or(2);
-    pol.jitter = p.choice("jitter", {"none", "full", "equal", "decorrelated", "proportional"}).value_or("full");
+    pol.jitter =
+        p.choice("jitter", {"none", "full", "equal", "decorrelated", "proportional", "additive"}).value_or("full");
     pol.fraction = p.number("jitter_fraction", 0, 1).value_or(0.2);
+    pol.sides = p.choice("jitter_sides", {"both", "above", "below"}).value_or("both");
+    const auto jitter_max = p.duration("jitter_max");
+    pol.jitter_max = static_cast<double>(jitter_max.value_or(nanoseconds{0}).count());
+    if (pol.jitter == "additive" && !jitter_max) p.fail("jitter_max", "required for jitter \"additive\"");
     pol.tolerance = static_cast<double>(p.duration("tolerance").value_or(std::chrono::milliseconds{10}).count());
     pol.max_share_at_cap = p.number("max_share_at_cap", 0, 1).value_or(0.1);
     pol.min_samples_at_cap =

@@ -1,12 +1,19 @@
 // desynchronized: the thundering-herd check. After many operations fail at once, a jittered client
-// spreads its retries; an unjittered one sends them in lock-step waves. For each retry index k (the
-// k-th retry of an operation) with at least `min_retries` retries, the retry window runs from the
-// earliest end of an attempt that preceded such a retry to the last such retry (at least
-// `min_window` long, so retries fired instantly still form a window to compare against). The window
-// is cut into `bucket`-long buckets; a uniform spread of n retries expects n × bucket / window per
-// bucket, and no bucket may hold more than k × that. `after`/`before` restrict the check to retries
-// inside a time range (e.g. around a mass outage in a longer run).
+// spreads its retries; an unjittered one sends them in lock-step waves. For each retry index k (every
+// operation's k-th retry) with at least `min_retries` retries, the retry window is where those retries
+// actually fall: the central 90 % of their times (5th to 95th percentile, so one straggler does not
+// stretch it), at least `min_window` long (retries fired at once still get a window to compare
+// against: a spread narrower than it counts as a wave). The null model: each retry lands in any
+// `bucket`-long interval with probability at most p = min(1, k × bucket / window) — a uniform spread
+// over the window, with k allowing for the peak of the bell that later indexes form (the sum of
+// several jittered delays). A bucket fails when it holds more than the binomial upper quantile of
+// (n, p) at `false_alarm_rate` per run, Bonferroni-divided over every bucket judged, and never less
+// than 1 (one retry is not a wave). Buckets tile first → last retry twice, the second grid offset by
+// half a bucket, so a wave at most half a bucket wide lies wholly in one bucket. `after`/`before`
+// restrict the check to retries inside a time range (e.g. around a mass outage in a longer run).
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -17,18 +24,33 @@ namespace faultline::harness::checks {
 namespace {
 
 struct retry_point {
-    std::int64_t at;           // the retry's t_request
-    std::int64_t failed_at;    // the previous attempt's t_end
+    std::int64_t at;  // the retry's t_request
     std::uint64_t seq;
+};
+
+// One retry index's retries and what the null model allows per bucket.
+struct retry_index {
+    std::size_t k = 0;
+    std::vector<retry_point> points;  // sorted by time
+    std::int64_t window = 0;          // ns: central 90 % of the times, at least min_window
+    double p = 0;                     // the largest chance of one retry landing in a given bucket
+    std::size_t buckets = 0;          // buckets judged, over both grids
+};
+
+// A bucket's retries: [from, from + bucket).
+struct bucket_count {
+    std::int64_t from;
+    std::vector<std::uint64_t> seqs;
 };
 
 class desynchronized final : public check {
 public:
-    desynchronized(std::chrono::nanoseconds bucket, double factor, std::size_t min_retries,
-                   std::chrono::nanoseconds min_window, std::chrono::nanoseconds after,
+    desynchronized(std::chrono::nanoseconds bucket, double density, std::size_t min_retries,
+                   std::chrono::nanoseconds min_window, double false_alarm_rate, std::chrono::nanoseconds after,
                    std::optional<std::chrono::nanoseconds> before, std::size_t top)
-        : bucket_(bucket.count()), factor_(factor), min_retries_(min_retries), min_window_(min_window.count()),
-          after_(after.count()), before_(before ? before->count() : std::numeric_limits<std::int64_t>::max()), top_(top) {}
+        : bucket_(bucket.count()), density_(density), min_retries_(min_retries), min_window_(min_window.count()),
+          false_alarm_rate_(false_alarm_rate), after_(after.count()),
+          before_(before ? before->count() : std::numeric_limits<std::int64_t>::max()), top_(top) {}
 
     verdict evaluate(const run_record& run) const override {
         verdict v;
@@ -37,64 +59,108 @@ public:
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& r = *op.attempts[k];
                 if (r.request_ns < after_ || r.request_ns >= before_) continue;
-                by_index[k].push_back(retry_point{r.request_ns, op.attempts[k - 1]->finished_ns, r.seq});
+                by_index[k].push_back(retry_point{r.request_ns, r.seq});
             }
         }
-        std::string judged;
+        std::vector<retry_index> judged;
+        std::size_t most = 0;
+        std::size_t total_buckets = 0;
         for (auto& [k, points] : by_index) {
+            most = std::max(most, points.size());
             if (points.size() < min_retries_) continue;
-            judged += (judged.empty() ? "" : ", ") + judge(v, k, points);
+            judged.push_back(measure(k, std::move(points)));
+            total_buckets += judged.back().buckets;
         }
+        if (judged.empty()) {
+            v.insufficient_evidence = true;
+            v.summary = "no retry index had " + std::to_string(min_retries_) + " retries (most: " +
+                        std::to_string(most) + "): too few to tell a wave from a spread";
+            return v;
+        }
+        // Bonferroni: each bucket may exceed its bound with at most rate / buckets, so a run of
+        // well-spread retries fails anywhere with at most `false_alarm_rate`.
+        const double alpha = false_alarm_rate_ / static_cast<double>(total_buckets);
+        std::string summary;
+        for (const retry_index& index : judged) summary += (summary.empty() ? "" : ", ") + judge(v, index, alpha);
         v.passed = v.evidence_total == 0;
-        v.summary = judged.empty() ? "no retry index had " + std::to_string(min_retries_) +
-                                         " retries; nothing synchronised to judge"
-                                   : "busiest " + format_ms(bucket_) + " bucket vs the limit " +
-                                         format_number(factor_) + "× uniform, per retry index: " + judged;
+        v.summary = "busiest " + format_ms(bucket_) + " bucket vs its binomial bound (false-alarm rate " +
+                    format_number(false_alarm_rate_) + " per run over " + std::to_string(total_buckets) +
+                    " buckets), per retry index: " + summary;
         return v;
     }
 
 private:
-    std::string judge(verdict& v, std::size_t k, std::vector<retry_point>& points) const {
+    retry_index measure(std::size_t k, std::vector<retry_point> points) const {
         std::sort(points.begin(), points.end(), [](const retry_point& a, const retry_point& b) {
             return a.at != b.at ? a.at < b.at : a.seq < b.seq;
         });
-        std::int64_t start = points.front().failed_at;
-        for (const auto& p : points) start = std::min(start, p.failed_at);
-        const std::int64_t width = std::max(points.back().at - start, min_window_);
-        const double n = static_cast<double>(points.size());
-        const double expected = n * static_cast<double>(bucket_) / static_cast<double>(width);
-        const double limit = factor_ * expected;
-        std::map<std::int64_t, std::vector<std::uint64_t>> buckets;  // bucket number -> seqs
-        for (const auto& p : points) buckets[(p.at - start) / bucket_].push_back(p.seq);
-        std::vector<std::pair<std::int64_t, const std::vector<std::uint64_t>*>> busiest;
-        for (const auto& [b, seqs] : buckets) busiest.emplace_back(b, &seqs);
-        std::stable_sort(busiest.begin(), busiest.end(),
-                         [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
-        const std::size_t peak = busiest.front().second->size();
-        std::size_t reported = 0;
-        for (const auto& [b, seqs] : busiest) {
-            if (static_cast<double>(seqs->size()) <= limit || reported == top_) break;
-            ++reported;
-            const std::int64_t from = start + b * bucket_;
-            std::vector<std::uint64_t> shown(seqs->begin(),
-                                             seqs->begin() + static_cast<std::ptrdiff_t>(
-                                                                 std::min(seqs->size(), evidence_limit)));
-            add_evidence(v, evidence_item{"", std::move(shown),
-                                          "retry " + std::to_string(k) + ": " + std::to_string(seqs->size()) +
-                                              " retries in " + format_ms(from) + "–" + format_ms(from + bucket_) +
-                                              "; a uniform spread of " + std::to_string(points.size()) +
-                                              " retries over the " + format_ms(width) + " window from " +
-                                              format_ms(start) + " expects " + format_number(expected) +
-                                              " per bucket, limit " + format_number(limit)});
+        std::vector<double> times;
+        times.reserve(points.size());
+        for (const auto& p : points) times.push_back(static_cast<double>(p.at));
+        retry_index out;
+        out.k = k;
+        const auto central = static_cast<std::int64_t>(std::llround(quantile(times, 0.95) - quantile(times, 0.05)));
+        out.window = std::max(central, min_window_);
+        out.p = std::min(1.0, density_ * static_cast<double>(bucket_) / static_cast<double>(out.window));
+        const std::int64_t span = points.back().at - points.front().at;
+        for (const std::int64_t offset : grid_offsets()) {
+            out.buckets += static_cast<std::size_t>((span + offset) / bucket_ + 1);
         }
-        return "retry " + std::to_string(k) + ": " + std::to_string(peak) + " of " + std::to_string(points.size()) +
-               " (limit " + format_number(limit) + ")";
+        out.points = std::move(points);
+        return out;
+    }
+
+    // Where the two grids of buckets start, before the first retry.
+    std::array<std::int64_t, 2> grid_offsets() const { return {0, bucket_ / 2}; }
+
+    // Both grids' buckets that hold any retry.
+    std::vector<bucket_count> fill(const retry_index& index) const {
+        const std::int64_t first = index.points.front().at;
+        std::vector<bucket_count> out;
+        for (const std::int64_t offset : grid_offsets()) {
+            std::map<std::int64_t, std::vector<std::uint64_t>> grid;  // bucket number -> seqs
+            for (const auto& p : index.points) grid[(p.at - first + offset) / bucket_].push_back(p.seq);
+            for (auto& [b, seqs] : grid) out.push_back(bucket_count{first - offset + b * bucket_, std::move(seqs)});
+        }
+        std::stable_sort(out.begin(), out.end(),
+                         [](const bucket_count& a, const bucket_count& b) { return a.seqs.size() > b.seqs.size(); });
+        return out;
+    }
+
+    std::string judge(verdict& v, const retry_index& index, double alpha) const {
+        const std::size_t n = index.points.size();
+        const std::size_t limit = std::max<std::size_t>(1, binomial_upper_bound(n, index.p, alpha));
+        const std::vector<bucket_count> buckets = fill(index);
+        std::vector<std::int64_t> reported;  // bucket starts, so a wave is not listed once per grid
+        for (const bucket_count& b : buckets) {
+            if (b.seqs.size() <= limit || reported.size() == top_) break;
+            const bool overlaps = std::any_of(reported.begin(), reported.end(), [&](std::int64_t from) {
+                return b.from < from + bucket_ && from < b.from + bucket_;
+            });
+            if (overlaps) continue;
+            reported.push_back(b.from);
+            std::vector<std::uint64_t> shown(
+                b.seqs.begin(), b.seqs.begin() + static_cast<std::ptrdiff_t>(std::min(b.seqs.size(), evidence_limit)));
+            add_evidence(v, evidence_item{"", std::move(shown),
+                                          "retry " + std::to_string(index.k) + ": " + std::to_string(b.seqs.size()) +
+                                              " retries in " + format_ms(b.from) + "–" + format_ms(b.from + bucket_) +
+                                              "; " + std::to_string(n) + " retries spread over a " +
+                                              format_ms(index.window) + " window (central 90 % of " +
+                                              format_ms(index.points.front().at) + "–" +
+                                              format_ms(index.points.back().at) + ", at least " +
+                                              format_ms(min_window_) + ") allow at most " + std::to_string(limit) +
+                                              " per bucket (binomial, p = " + format_number(density_) + " × " +
+                                              format_ms(bucket_) + " / window = " + format_number(index.p) + ")"});
+        }
+        return "retry " + std::to_string(index.k) + ": " + std::to_string(buckets.front().seqs.size()) + " of " +
+               std::to_string(n) + " (bound " + std::to_string(limit) + ")";
     }
 
     std::int64_t bucket_;
-    double factor_;
+    double density_;
     std::size_t min_retries_;
     std::int64_t min_window_;
+    double false_alarm_rate_;
     std::int64_t after_;
     std::int64_t before_;
     std::size_t top_;
@@ -102,19 +168,27 @@ private:
 
 std::unique_ptr<check> make_desynchronized(config::table_reader& p) {
     const auto bucket = p.duration("bucket", std::chrono::nanoseconds{1}).value_or(std::chrono::milliseconds{10});
-    const double factor = p.number("k", 1, 1e6).value_or(3);
-    const auto min_retries = static_cast<std::size_t>(p.integer("min_retries", 1, 1'000'000'000).value_or(20));
+    const double density = p.number("k", 1, 1e6).value_or(2);
+    const auto min_retries = static_cast<std::size_t>(p.integer("min_retries", 2, 1'000'000'000).value_or(20));
     const auto min_window = p.duration("min_window").value_or(std::chrono::milliseconds{100});
+    const double false_alarm_rate = p.number_above("false_alarm_rate", 0, 0.5).value_or(1e-3);
     const auto after = p.duration("after").value_or(std::chrono::nanoseconds{0});
     const auto before = p.duration("before");
     const auto top = static_cast<std::size_t>(p.integer("top", 1, 1000).value_or(5));
-    return std::make_unique<desynchronized>(bucket, factor, min_retries, min_window, after, before, top);
+    // With k × bucket >= min_window a lock-step wave could put every retry in one bucket by the
+    // model's own odds (p = 1), so no wave could ever be caught.
+    if (p.ok() && density * static_cast<double>(bucket.count()) >= static_cast<double>(min_window.count())) {
+        p.fail("min_window", "must be longer than k × bucket (" + format_number(density) + " × " +
+                                 format_ms(bucket) + "), or no bucket can ever hold too many retries");
+    }
+    return std::make_unique<desynchronized>(bucket, density, min_retries, min_window, false_alarm_rate, after, before,
+                                            top);
 }
 
 }  // namespace
 
 const core::registration<check_info> registered{
-    "desynchronized", "after a synchronised failure no time bucket holds more than k x a uniform spread of retries",
+    "desynchronized", "no time bucket holds more retries than a spread over their window allows (binomial bound)",
     &make_desynchronized};
 
 }  // namespace faultline::harness::checks

@@ -1,6 +1,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace faultline::harness::checks {
@@ -99,6 +100,35 @@ std::size_t count_in(const std::vector<std::int64_t>& sorted_times, std::int64_t
     const auto lo = std::lower_bound(sorted_times.begin(), sorted_times.end(), from);
     const auto hi = std::lower_bound(lo, sorted_times.end(), to);
     return static_cast<std::size_t>(hi - lo);
+}
+
+double quantile(const std::vector<double>& sorted_values, double q) {
+    const double position = q * static_cast<double>(sorted_values.size() - 1);
+    const auto below = static_cast<std::size_t>(std::floor(position));
+    const std::size_t above = std::min(below + 1, sorted_values.size() - 1);
+    const double weight = position - static_cast<double>(below);
+    return sorted_values[below] + weight * (sorted_values[above] - sorted_values[below]);
+}
+
+std::size_t binomial_upper_bound(std::size_t n, double p, double alpha) {
+    if (p >= 1) return n;
+    if (p <= 0) return 0;
+    // log P(X = j) from the recurrence P(j+1) = P(j) × (n−j)/(j+1) × p/(1−p), starting at
+    // log P(X = 0) = n log(1−p): lgamma would be simpler but is not thread-safe (signgam).
+    const double log_odds = std::log(p) - std::log1p(-p);
+    std::vector<double> log_pmf(n + 1);
+    log_pmf[0] = static_cast<double>(n) * std::log1p(-p);
+    for (std::size_t j = 0; j < n; ++j) {
+        log_pmf[j + 1] = log_pmf[j] + std::log(static_cast<double>(n - j)) - std::log(static_cast<double>(j + 1)) +
+                         log_odds;
+    }
+    double tail_above = 0;  // P(X > m) for the m being tried
+    for (std::size_t m = n; m > 0; --m) {
+        const double tail_from = tail_above + std::exp(log_pmf[m]);  // P(X >= m) = P(X > m − 1)
+        if (tail_from > alpha) return m;
+        tail_above = tail_from;
+    }
+    return 0;
 }
 
 void add_evidence(verdict& v, evidence_item item) {

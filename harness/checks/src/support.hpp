@@ -1,6 +1,6 @@
 // Helpers shared by the check implementations (internal to harness/checks/src): how attempts and
 // times are written in evidence, which outcomes count as success or retryable failure, the
-// operation deadline, sliding windows, and `check_info`, the entry each check file registers with
+// operation deadline, sliding windows, the quantiles and binomial tail the statistical checks use, and `check_info`, the entry each check file registers with
 // `core::registry` (registry.cpp looks checks up there).
 #pragma once
 
@@ -58,6 +58,16 @@ std::optional<std::int64_t> operation_deadline(const operation_attempts& op, con
 std::vector<std::int64_t> window_starts(const std::vector<std::int64_t>& sorted_times, std::int64_t width);
 // Number of sorted times in [from, to).
 std::size_t count_in(const std::vector<std::int64_t>& sorted_times, std::int64_t from, std::int64_t to);
+
+// The q-quantile (q in [0, 1]) of sorted, non-empty values, interpolating linearly between the two
+// nearest order statistics (R's and NumPy's default, "type 7"), so small samples give stable spreads.
+double quantile(const std::vector<double>& sorted_values, double q);
+
+// The smallest count m with P(X > m) <= alpha for X ~ Binomial(n, p): a bucket that holds more than m
+// of n independent events, each landing in it with probability at most p, has probability at most
+// alpha under that model. Summed from the upper tail in log space, so it neither underflows nor
+// loses alpha to cancellation; p >= 1 gives n (nothing can exceed it).
+std::size_t binomial_upper_bound(std::size_t n, double p, double alpha);
 
 // Appends evidence up to `evidence_limit`, counting all of it.
 void add_evidence(verdict& v, evidence_item item);

@@ -78,16 +78,61 @@ TEST(backoff, clamping_after_jitter_piles_gaps_at_the_cap) {
     EXPECT_THAT(ok.summary, HasSubstr("0 of 10 gaps that could reach the cap sit at it"));
 }
 
+TEST(backoff, additive_jitter_adds_up_to_jitter_max_to_the_curve) {
+    constexpr std::string_view policy =
+        "check = \"backoff\"\nbase = \"100ms\"\ncap = \"1s\"\njitter = \"additive\"\njitter_max = \"100ms\"\n";
+    test::journal_builder good;
+    good.op("a").attempt(503).wait(190).attempt(503).wait(200).attempt(200);
+    EXPECT_TRUE(test::run_check(policy, good.run()).passed);
+
+    test::journal_builder bad;
+    bad.op("a").attempt(503).wait(60).attempt(503).wait(320).attempt(200);
+    const verdict v = test::run_check(policy, bad.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 2u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 1: gap 60.0ms outside [100.0ms, 200.0ms]"));
+    EXPECT_THAT(v.evidence[1].detail, HasSubstr("retry 2: gap 320.0ms outside [200.0ms, 300.0ms]"));
+}
+
+TEST(backoff, proportional_matches_grpc_beyond_the_cap_and_one_sided_clients) {
+    // gRPC C-core: the capped delay × U[0.8, 1.2), so up to 1.2 × cap.
+    constexpr std::string_view grpc =
+        "check = \"backoff\"\nbase = \"100ms\"\ncap = \"200ms\"\njitter = \"proportional\"\n";
+    test::journal_builder at_cap;
+    at_cap.op("a").attempt(503).wait(85).attempt(503).wait(235).attempt(503).wait(165).attempt(200);
+    EXPECT_TRUE(test::run_check(grpc, at_cap.run()).passed);
+
+    // "+0–20 %": t × U[1, 1.2); a gap below t is outside.
+    const std::string above = std::string(grpc) + "jitter_sides = \"above\"\n";
+    test::journal_builder low;
+    low.op("a").attempt(503).wait(85).attempt(503).wait(235).attempt(200);
+    const verdict v = test::run_check(above, low.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 1: gap 85.0ms outside [100.0ms, 120.0ms]"));
+
+    const std::string below = std::string(grpc) + "jitter_sides = \"below\"\n";
+    test::journal_builder high;
+    high.op("a").attempt(503).wait(115).attempt(200);
+    EXPECT_THAT(test::run_check(below, high.run()).evidence.at(0).detail,
+                HasSubstr("retry 1: gap 115.0ms outside [80.0ms, 100.0ms]"));
+}
+
 TEST(backoff, bad_config) {
     auto errors = test::parse_errors("check = \"backoff\"\njitter = \"random\"\n");
     ASSERT_EQ(errors.size(), 3u);
     EXPECT_THAT(errors[0].message, HasSubstr("check \"backoff\": missing required key \"base\""));
     EXPECT_THAT(errors[1].message, HasSubstr("check \"backoff\": missing required key \"cap\""));
     EXPECT_THAT(errors[2].message,
-                HasSubstr("jitter: unknown value \"random\"; allowed: none, full, equal, decorrelated, proportional"));
+                HasSubstr("jitter: unknown value \"random\"; allowed: none, full, equal, decorrelated, proportional, additive"));
     errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\ncap = \"100ms\"\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].to_string(), "scenario.toml:3:7: check \"backoff\": cap: must be at least base");
+    errors = test::parse_errors(
+        "check = \"backoff\"\nbase = \"1s\"\ncap = \"2s\"\njitter = \"additive\"\njitter_sides = \"up\"\n");
+    ASSERT_EQ(errors.size(), 2u);
+    EXPECT_THAT(errors[0].message, HasSubstr("jitter_sides: unknown value \"up\"; allowed: both, above, below"));
+    EXPECT_THAT(errors[1].message, HasSubstr("jitter_max: required for jitter \"additive\""));
 }
 
 }  // namespace

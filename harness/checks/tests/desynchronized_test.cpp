@@ -18,46 +18,85 @@ run_record herd(Gap gap) {
 
 TEST(desynchronized, lock_step_retries_fill_one_bucket) {
     const verdict v = test::run_check(R"(check = "desynchronized")", herd([](int) { return 100.0; }));
-    EXPECT_FALSE(v.passed);
-    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(v.evidence.size(), 1u);  // the half-offset bucket holding the same wave is not listed again
     EXPECT_EQ(v.evidence[0].operation, "");
     ASSERT_EQ(v.evidence[0].seqs.size(), 20u);
     EXPECT_EQ(v.evidence[0].seqs[0], 2u);
     EXPECT_EQ(v.evidence[0].seqs[19], 40u);
     EXPECT_THAT(v.evidence[0].detail,
-                HasSubstr("retry 1: 50 retries in 101.0ms–111.0ms; a uniform spread of 50 retries over the 100.0ms "
-                          "window from 1.0ms expects 5 per bucket, limit 15"));
-    EXPECT_THAT(v.summary, HasSubstr("retry 1: 50 of 50 (limit 15)"));
+                HasSubstr("retry 1: 50 retries in 101.0ms–111.0ms; 50 retries spread over a 100.0ms window (central "
+                          "90 % of 101.0ms–101.0ms, at least 100.0ms) allow at most 20 per bucket (binomial, p = 2 × "
+                          "10.0ms / window = 0.2)"));
+    EXPECT_THAT(v.summary, HasSubstr("false-alarm rate 0.001 per run over 2 buckets"));
+    EXPECT_THAT(v.summary, HasSubstr("retry 1: 50 of 50 (bound 20)"));
 }
 
 TEST(desynchronized, instant_lock_step_retries_fail_too) {
     const verdict v = test::run_check(R"(check = "desynchronized")", herd([](int) { return 0.0; }));
-    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
 }
 
-TEST(desynchronized, jittered_retries_pass) {
+TEST(desynchronized, a_wave_across_a_bucket_edge_is_caught_by_the_offset_grid) {
+    // Buckets start at the first retry (97 ms), so the wave at 103 and 107 ms straddles the edge at
+    // 105 ms: 11 and 10 per bucket, within the bound. The grid offset by half a bucket holds all 20.
+    test::journal_builder j;
+    j.op("early").attempt(503).wait(96).attempt(200);
+    for (int i = 0; i < 20; ++i) j.op("op" + std::to_string(i)).attempt(503).wait(i % 2 == 0 ? 102 : 106).attempt(200);
+    const verdict v = test::run_check("check = \"desynchronized\"\nbucket = \"8ms\"\nk = 6\n", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 1: 20 retries in 101.0ms–109.0ms"));
+}
+
+TEST(desynchronized, retries_spread_over_their_window_pass) {
     const verdict v = test::run_check(R"(check = "desynchronized")", herd([](int i) { return 2.0 * i; }));
-    EXPECT_TRUE(v.passed) << v.summary;
+    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
 }
 
-TEST(desynchronized, too_few_retries_are_not_judged) {
+TEST(desynchronized, a_narrow_additive_jitter_is_judged_over_where_the_retries_fall) {
+    // 400 ms + U(0, 100 ms): the retries sit 400–500 ms after the failure. The window is where they
+    // are, not the whole backoff, so the empty 400 ms before them do not make them look dense.
+    const verdict v = test::run_check(R"(check = "desynchronized")", herd([](int i) { return 400.0 + 2.0 * i; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("retry 1: 5 of 50"));
+}
+
+TEST(desynchronized, too_few_retries_are_insufficient_evidence) {
     test::journal_builder j;
     for (int i = 0; i < 5; ++i) j.op("op" + std::to_string(i)).attempt(503).wait(100).attempt(200);
     const verdict v = test::run_check(R"(check = "desynchronized")", j.run());
-    EXPECT_TRUE(v.passed);
-    EXPECT_THAT(v.summary, HasSubstr("no retry index had 20 retries"));
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_FALSE(v.passed);
+    EXPECT_THAT(v.summary, HasSubstr("no retry index had 20 retries (most: 5)"));
 }
 
 TEST(desynchronized, after_and_before_restrict_the_retries) {
-    const verdict v = test::run_check("check = \"desynchronized\"\nafter = \"200ms\"\n", herd([](int) { return 100.0; }));
-    EXPECT_TRUE(v.passed);
+    // A lock-step wave at 101 ms, then operations failing from 1 s on and retrying spread out.
+    test::journal_builder j;
+    for (int i = 0; i < 50; ++i) j.op("wave" + std::to_string(i)).attempt(503).wait(100).attempt(200);
+    for (int i = 0; i < 50; ++i) j.op("late" + std::to_string(i)).at(1000).attempt(503).wait(2.0 * i).attempt(200);
+    const run_record run = j.run();
+    EXPECT_EQ(test::run_check(R"(check = "desynchronized")", run).outcome(), verdict_outcome::fail);
+    EXPECT_EQ(test::run_check("check = \"desynchronized\"\nafter = \"500ms\"\n", run).outcome(),
+              verdict_outcome::pass);
+    EXPECT_EQ(test::run_check("check = \"desynchronized\"\nbefore = \"500ms\"\n", run).outcome(),
+              verdict_outcome::fail);
 }
 
 TEST(desynchronized, bad_config) {
-    const auto errors = test::parse_errors("check = \"desynchronized\"\nbucket = \"0s\"\nk = 0.5\n");
-    ASSERT_EQ(errors.size(), 2u);
+    auto errors = test::parse_errors(
+        "check = \"desynchronized\"\nbucket = \"0s\"\nk = 0.5\nfalse_alarm_rate = 0\nmin_retries = 1\n");
+    ASSERT_EQ(errors.size(), 4u);
     EXPECT_THAT(errors[0].message, HasSubstr("bucket: must be longer than 0, got \"0s\""));
     EXPECT_THAT(errors[1].message, HasSubstr("k: must be in [1, 1000000], got 0.5"));
+    EXPECT_THAT(errors[2].message, HasSubstr("min_retries: must be in [2, 1000000000], got 1"));
+    EXPECT_THAT(errors[3].message, HasSubstr("false_alarm_rate: must be in (0, 0.5], got 0"));
+    errors = test::parse_errors("check = \"desynchronized\"\nbucket = \"50ms\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_THAT(errors[0].message,
+                HasSubstr("min_window: must be longer than k × bucket (2 × 50.0ms), or no bucket can ever hold too many "
+                          "retries"));
 }
 
 }  // namespace

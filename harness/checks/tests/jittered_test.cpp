@@ -1,0 +1,125 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "check_test_support.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// `operations` operations, each with `retries` retries; gap(i, k) ms before operation i's k-th retry.
+template <class Gap>
+run_record retries(int operations, int retries, Gap gap) {
+    test::journal_builder j;
+    for (int i = 0; i < operations; ++i) {
+        j.op("op" + std::to_string(i));
+        for (int k = 1; k <= retries; ++k) j.attempt(503).wait(gap(i, k));
+        j.attempt(200);
+    }
+    return j.run();
+}
+
+TEST(jittered, one_delay_for_every_operation_fails_with_the_spread) {
+    const verdict v = test::run_check(R"(check = "jittered")", retries(10, 1, [](int, int) { return 100.0; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 4u, 6u, 8u, 10u, 12u, 14u, 16u));
+    EXPECT_THAT(v.evidence[0].detail,
+                HasSubstr("retry 1: 10 gaps, min/median/max 100.0ms/100.0ms/100.0ms, the densest 5.0ms holds 10 "
+                          "(100.0ms–105.0ms), more than half; the width is max(noise floor 5.0ms, 0.001 × median)"));
+}
+
+TEST(jittered, noise_below_the_floor_is_not_jitter) {
+    const verdict v =
+        test::run_check(R"(check = "jittered")", retries(10, 1, [](int i, int) { return 200.0 + 0.4 * i; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_THAT(v.summary, HasSubstr("the densest 5.0ms holds 10"));
+}
+
+TEST(jittered, a_stall_that_shifts_a_minority_of_the_retries_is_not_jitter) {
+    // 6 retries on time, 4 held up 20 ms by a scheduler stall: the interquartile range would be 20 ms.
+    const verdict v =
+        test::run_check(R"(check = "jittered")", retries(10, 1, [](int i, int) { return i < 6 ? 100.0 : 120.0; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_THAT(v.summary, HasSubstr("the densest 5.0ms holds 6"));
+}
+
+TEST(jittered, the_relative_threshold_applies_to_long_delays) {
+    const auto gap = [](int i, int) { return 10'000.0 + 4.0 * i; };  // 36 ms of spread on 10 s
+    EXPECT_EQ(test::run_check(R"(check = "jittered")", retries(10, 1, gap)).outcome(), verdict_outcome::pass);
+    const verdict v = test::run_check("check = \"jittered\"\nmin_relative_spread = 0.01\n", retries(10, 1, gap));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_THAT(v.summary, HasSubstr("the densest 100.2ms holds 10"));
+}
+
+TEST(jittered, spread_gaps_pass_per_retry_index) {
+    const verdict v = test::run_check(R"(check = "jittered")",
+                                      retries(10, 2, [](int i, int k) { return 100.0 * k + 10.0 * i; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_THAT(v.summary,
+                HasSubstr("retry 1: 10 gaps, min/median/max 100.0ms/145.0ms/190.0ms, the densest 5.0ms holds 1"));
+    EXPECT_THAT(v.summary, HasSubstr("retry 2: 10 gaps"));
+}
+
+TEST(jittered, one_unjittered_index_fails) {
+    const verdict v = test::run_check(R"(check = "jittered")",
+                                      retries(10, 2, [](int i, int k) { return k == 1 ? 10.0 * i : 400.0; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 2: 10 gaps"));
+}
+
+TEST(jittered, small_indexes_are_pooled_over_their_medians) {
+    // 4 operations × 3 retries: no index has 8 gaps, but 12 pool.
+    const verdict flat = test::run_check(R"(check = "jittered")", retries(4, 3, [](int, int k) { return 100.0 * k; }));
+    EXPECT_EQ(flat.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(flat.evidence.size(), 1u);
+    EXPECT_THAT(flat.evidence[0].detail,
+                HasSubstr("retries 1, 2, 3 pooled (12 gaps, each over its index's median): the densest 0.05 of a "
+                          "median holds 12, more than half; the width is max(0.001, noise floor 5.0ms / 100.0ms)"));
+
+    const verdict spread =
+        test::run_check(R"(check = "jittered")", retries(4, 3, [](int i, int k) { return 100.0 * k * (1 + 0.1 * i); }));
+    EXPECT_EQ(spread.outcome(), verdict_outcome::pass) << spread.summary;
+    EXPECT_THAT(spread.summary, HasSubstr("not judged alone: 1 (4), 2 (4), 3 (4)"));
+}
+
+TEST(jittered, too_few_gaps_are_insufficient_evidence) {
+    const verdict v = test::run_check(R"(check = "jittered")", retries(5, 1, [](int, int) { return 100.0; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_TRUE(v.evidence.empty());
+    EXPECT_THAT(v.summary, HasSubstr("no retry index had 8 gaps and indexes with two or more pool 5 (8 needed)"));
+
+    const verdict lower = test::run_check("check = \"jittered\"\nmin_samples = 5\n",
+                                          retries(5, 1, [](int, int) { return 100.0; }));
+    EXPECT_EQ(lower.outcome(), verdict_outcome::fail);
+}
+
+TEST(jittered, gaps_after_retry_after_are_left_out) {
+    test::journal_builder j;
+    for (int i = 0; i < 10; ++i) j.op("op" + std::to_string(i)).attempt(503).retry_after(1000).wait(1000).attempt(200);
+    const verdict v = test::run_check(R"(check = "jittered")", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(v.summary, HasSubstr("10 gaps after Retry-After left out"));
+}
+
+TEST(jittered, insufficient_evidence_survives_expect_failure) {
+    const verdict v = test::run_check("check = \"jittered\"\nexpect_failure = true\n",
+                                      retries(3, 1, [](int, int) { return 100.0; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+}
+
+TEST(jittered, bad_config) {
+    const auto errors =
+        test::parse_errors("check = \"jittered\"\nmin_samples = 3\nnoise_floor = \"5\"\nmin_relative_spread = 2\n");
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_THAT(errors[0].message, HasSubstr("min_samples: must be in [4, 1000000000], got 3"));
+    EXPECT_THAT(errors[1].message, HasSubstr("noise_floor: bad duration \"5\""));
+    EXPECT_THAT(errors[2].message, HasSubstr("min_relative_spread: must be in [0, 1], got 2"));
+}
+
+}  // namespace
+}  // namespace faultline::harness
