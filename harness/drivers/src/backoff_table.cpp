@@ -37,4 +37,24 @@ void read_backoff_table(config::table_reader& r, retry::backoff_policy& policy, 
     r.finish();
 }
 
+namespace {
+
+declared_jitter declared_from(retry::jitter_kind kind) {
+    switch (kind) {
+        case retry::jitter_kind::none: return declared_jitter::none;
+        case retry::jitter_kind::full: return declared_jitter::full;
+        case retry::jitter_kind::equal: return declared_jitter::equal;
+        case retry::jitter_kind::decorrelated: return declared_jitter::decorrelated;
+        case retry::jitter_kind::proportional: return declared_jitter::proportional;
+    }
+    return declared_jitter::full;
+}
+
+}  // namespace
+
+declared_backoff declared_backoff_of(const retry::backoff_policy& policy) {
+    return declared_backoff{policy.base, policy.cap, policy.multiplier, declared_from(policy.jitter),
+                            policy.jitter_fraction};
+}
+
 }  // namespace faultline::harness

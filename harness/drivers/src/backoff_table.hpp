@@ -4,6 +4,7 @@
 #pragma once
 
 #include "faultline/config/reader.hpp"
+#include "faultline/record/run_record.hpp"
 #include "faultline/retry/backoff.hpp"
 
 namespace faultline::harness {
@@ -12,5 +13,8 @@ namespace faultline::harness {
 // `curve_keys` says whether base, cap and jitter must be given: the builtin client starts from a
 // preset's curve, while a declared curve is a fact about another program and has no default.
 void read_backoff_table(config::table_reader& r, retry::backoff_policy& policy, config::need curve_keys);
+
+// The curve as the run record declares it.
+declared_backoff declared_backoff_of(const retry::backoff_policy& policy);
 
 }  // namespace faultline::harness

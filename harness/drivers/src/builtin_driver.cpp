@@ -601,6 +601,13 @@ std::string operation_name(std::uint64_t client, std::uint64_t n) {
 
 builtin_driver::builtin_driver(builtin_config config) : config_{std::move(config)} {}
 
+declared_client builtin_driver::declared() const {
+    declared_client out;
+    out.max_attempts = std::max<std::uint32_t>(1, config_.policy.policy.max_attempts);
+    out.backoff = declared_backoff_of(config_.policy.policy.backoff);
+    return out;
+}
+
 driver_result builtin_driver::run(const driver_context& ctx) {
     stats_ = {};
     try {

@@ -43,17 +43,6 @@ constexpr std::string_view driver_variables[] = {"FAULTLINE_URL=", "FAULTLINE_OP
 using config::need;
 using config::table_reader;
 
-declared_jitter declared_from(retry::jitter_kind kind) {
-    switch (kind) {
-        case retry::jitter_kind::none: return declared_jitter::none;
-        case retry::jitter_kind::full: return declared_jitter::full;
-        case retry::jitter_kind::equal: return declared_jitter::equal;
-        case retry::jitter_kind::decorrelated: return declared_jitter::decorrelated;
-        case retry::jitter_kind::proportional: return declared_jitter::proportional;
-    }
-    return declared_jitter::full;
-}
-
 // What the client says about its own retrying: plain facts for the checks, nothing the driver acts on.
 void read_declared(table_reader& r, declared_client& d) {
     if (const auto v = r.duration("deadline", 1ms, 24h)) d.deadline = *v;
@@ -63,8 +52,7 @@ void read_declared(table_reader& r, declared_client& d) {
         retry::backoff_policy curve;
         read_backoff_table(sub, curve, need::required);
         if (sub.ok()) {
-            d.backoff = declared_backoff{curve.base, curve.cap, curve.multiplier, declared_from(curve.jitter),
-                                         curve.jitter_fraction};
+            d.backoff = declared_backoff_of(curve);
         }
     }
 }

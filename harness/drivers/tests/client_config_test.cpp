@@ -401,7 +401,8 @@ backoff = { base = "100ms", cap = "2s", multiplier = 3, jitter = "proportional",
     auto r = parse("[client]\ndriver = \"command\"\ncommand = [\"x\"]\n");
     ASSERT_TRUE(r.errors.empty());
     EXPECT_TRUE(command(r).declared().empty());
-    EXPECT_TRUE(parse("[client]\n").client->declared().empty());
+    // The builtin client declares its own policy's limit and curve.
+    EXPECT_EQ(parse("[client]\n[client.policy]\nmax_attempts = 2\n").client->declared().max_attempts, 2u);
 }
 
 TEST(ClientConfig, AnEmptyProgramFromTheCommandLineIsAConfigError) {
@@ -440,14 +441,17 @@ TEST(ClientConfig, ParseClientBuildsTheDriver) {
     auto d = parse_client(*doc["client"].as_table(), file, errors);
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(d->name(), "builtin");
-    ASSERT_NE(d->declared_policy(), nullptr);
-    EXPECT_EQ(d->declared_policy()->max_attempts, 4u);
+    ASSERT_TRUE(d->declared().max_attempts);
+    EXPECT_EQ(*d->declared().max_attempts, 4u);
+    ASSERT_TRUE(d->declared().backoff);
+    EXPECT_EQ(d->declared().backoff->cap, std::chrono::seconds{2});
+    EXPECT_FALSE(d->declared().deadline);
 
     auto doc2 = toml::parse("[client]\ndriver = \"command\"\ncommand = [\"true\"]\n", file);
     auto c = parse_client(*doc2["client"].as_table(), file, errors);
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->name(), "command");
-    EXPECT_EQ(c->declared_policy(), nullptr);
+    EXPECT_TRUE(c->declared().empty());
     EXPECT_TRUE(errors.empty());
 
     auto bad = toml::parse("[client]\nclients = -1\n", file);

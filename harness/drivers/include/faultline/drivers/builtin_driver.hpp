@@ -157,7 +157,9 @@ public:
 
     driver_result run(const driver_context& ctx) override;
     std::string_view name() const override { return "builtin"; }
-    const retry::retry_policy* declared_policy() const override { return &config_.policy.policy; }
+    // Its policy's attempt limit and backoff curve: what the checks hold it to when a scenario leaves
+    // their parameters out (the deadline is per operation, in each client_record).
+    declared_client declared() const override;
     std::string_view identity_header() const override { return operation_header; }
 
     const builtin_config& config() const { return config_; }

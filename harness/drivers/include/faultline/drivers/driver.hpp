@@ -64,12 +64,9 @@ public:
     virtual driver_result run(const driver_context& ctx) = 0;
     // The name it is registered under ("builtin", "command", …).
     virtual std::string_view name() const = 0;
-    // The retry policy the client declares (builtin only; nullptr for command), so checks such as
-    // `backoff` and `max_attempts` can read its envelope. Budget and breaker pointers in it are empty:
-    // those objects exist only during a run.
-    virtual const retry::retry_policy* declared_policy() const { return nullptr; }
     // What the client declares about itself, copied into the run record for the checks (the command
-    // driver's [client] keys deadline, max_attempts, backoff). Empty: nothing declared.
+    // driver's [client] keys deadline, max_attempts, backoff; the builtin client's policy). Empty:
+    // nothing declared.
     virtual declared_client declared() const { return {}; }
     // The request header naming the operation on every attempt, when the driver sends one: the
     // runner makes it the server's identity header, so journal_record::operation and
