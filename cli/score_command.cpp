@@ -108,7 +108,11 @@ void run_score(const score_args& args) {
             options.mode = harness::command_mode::per_operation;
             options.operations = p.operations;
             options.concurrency = p.concurrency;
-            s.client = harness::make_command_driver(score::instantiate(args.command, p.request, declared), options);
+            harness::declared_client facts;
+            facts.deadline = declared.deadline;
+            facts.max_attempts = declared.max_attempts;
+            s.client = harness::make_command_driver(score::instantiate(args.command, p.request, declared), options,
+                                                    std::move(facts));
         }
         scenarios.push_back(std::move(s));
     }
