@@ -38,7 +38,8 @@ struct score_args {
     std::string catalogue = FAULTLINE_CONFORMANCE_DIR;
     std::vector<std::string> only;
     std::optional<std::uint64_t> seed;
-    std::size_t jobs = 2;
+    // Probes mostly wait (on backoff, Retry-After, timeouts), so four at a time fit 2 cores.
+    std::size_t jobs = 4;
     report_targets reports;
 };
 
@@ -129,7 +130,7 @@ void run_score(const score_args& args) {
         bad_input("the client never reached the server in any probe: check that the template puts {url} "
                   "where the URL goes");
     }
-    std::cout << score::render_scorecard(card, declared, {builtin ? "builtin" : joined(args.command), terminal});
+    std::cout << score::render_scorecard(card, declared, {builtin ? "builtin" : joined(args.command), builtin, terminal});
     harness::exit_code code = score::exit_code_of(card);
     if (!write_reports(args.reports, runs)) {
         code = harness::worst(code, harness::exit_code::harness_error);

@@ -55,6 +55,7 @@ void settle(property_row& row) {
         row.reason = row.findings.front().verdict.summary;
     } else {
         row.outcome = property_outcome::not_applicable;
+        if (row.reason.empty()) row.reason = "no probe run judges it";
     }
     std::stable_partition(row.findings.begin(), row.findings.end(), [](const finding& f) {
         return f.verdict.outcome() == harness::verdict_outcome::fail;
@@ -142,10 +143,14 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
         return "?";
     };
     std::string out = "faultline score: " + options.client + "\n";
-    out += "declared: deadline " + (declared.deadline ? seconds_text(*declared.deadline) + "s" : std::string("—")) +
+    if (options.builtin) {
+        out += "declared: each probe's [client] policy\n\n";
+    } else {
+        out += "declared: deadline " + (declared.deadline ? seconds_text(*declared.deadline) + "s" : std::string("—")) +
            " · max attempts " + (declared.max_attempts ? std::to_string(*declared.max_attempts) : std::string("—")) +
            " · jitter " + (declared.jitters ? "expected" : "none") + " · {timeout} " +
            seconds_text(declared.timeout) + "s\n\n";
+    }
     std::size_t width = 0;
     for (const property_row& row : card.rows) width = std::max(width, row.property->title.size());
     for (const property_row& row : card.rows) {
@@ -155,7 +160,8 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
         title.resize(width, ' ');
         std::string figure;
         if (row.outcome == property_outcome::pass || row.outcome == property_outcome::fail) {
-            figure = std::to_string(row.passed) + " of " + std::to_string(row.judged) + " situations passed";
+            figure = std::to_string(row.passed) + " of " + std::to_string(row.judged) +
+                     (row.judged == 1 ? " situation passed" : " situations passed");
         } else {
             figure = row.reason;
         }

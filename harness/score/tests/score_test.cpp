@@ -192,7 +192,7 @@ TEST(scorecard, one_failed_situation_fails_the_property_with_its_evidence) {
     ASSERT_EQ(r.findings.size(), 1u);
     EXPECT_EQ(r.findings[0].probe, "reset");
     EXPECT_EQ(exit_code_of(card), harness::exit_code::check_failed);
-    const std::string text = render_scorecard(card, {}, {"curl {url}", false});
+    const std::string text = render_scorecard(card, {}, {"curl {url}", false, false});
     EXPECT_THAT(text, HasSubstr("  FAIL         no second execution of a committed non-idempotent request"));
     EXPECT_THAT(text, HasSubstr("1 of 2 situations passed"));
     EXPECT_THAT(text, HasSubstr("✘ no second execution of a committed non-idempotent request — situation reset "
@@ -243,7 +243,7 @@ TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
     runs[0].harness_error = "cannot start \"curl\"";
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(exit_code_of(card), harness::exit_code::harness_error);
-    EXPECT_THAT(render_scorecard(card, {}, {"curl", false}), HasSubstr("harness error: lost: cannot start \"curl\""));
+    EXPECT_THAT(render_scorecard(card, {}, {"curl", false, false}), HasSubstr("harness error: lost: cannot start \"curl\""));
 }
 
 }  // namespace

@@ -53,7 +53,8 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
 harness::exit_code exit_code_of(const scorecard& card);
 
 struct render_options {
-    std::string client;  // the template as the user wrote it, or "builtin"
+    std::string client;    // the template as the user wrote it, or "builtin"
+    bool builtin = false;  // the probes ran their own [client]: its policy is what is declared
     bool color = false;
 };
 std::string render_scorecard(const scorecard& card, const declared_settings& declared, const render_options& options);
