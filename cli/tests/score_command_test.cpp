@@ -1,0 +1,112 @@
+// `faultline score` as a user runs it: real curl through every conformance probe, the builtin
+// client, and bad templates. The curl verdicts are the ones docs/score.md explains from curl's own
+// documentation; a change in any of them is a change in what faultline tells users about curl.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+
+namespace faultline::harness::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+bool curl_installed() { return ::access("/usr/bin/curl", X_OK) == 0; }
+
+std::vector<std::string> score(std::vector<std::string> client) {
+    std::vector<std::string> args{FAULTLINE_BINARY, "score"};
+    args.insert(args.end(), client.begin(), client.end());
+    return args;
+}
+
+// The scorecard row of a property: "  FAIL         no second execution … 7 of 8 situations passed".
+std::string row(const std::string& out, std::string_view title) {
+    const std::size_t at = out.find(std::string(title));
+    if (at == std::string::npos) return "";
+    const std::size_t start = out.rfind('\n', at) + 1;
+    return out.substr(start, out.find('\n', at) - start);
+}
+
+TEST(score_command, curl_with_retry_resends_a_post_on_a_dead_kept_alive_connection_and_never_jitters) {
+    if (!curl_installed()) GTEST_SKIP() << "curl is not installed";
+    child proc{score({"--", "curl", "-s", "--retry", "3", "-X", "{method}", "{url}{path}", "-d", "{body}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    // libcurl re-sends a request whose reused connection died before any reply: the POST is charged
+    // twice, right after the 503 it retried.
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("FAIL"));
+    EXPECT_THAT(r.out, HasSubstr("(lost-response-kept-alive, no_double_effects)"));
+    EXPECT_THAT(r.out, HasSubstr("on conn 1 (request 2, kept alive)"));
+    // --retry retries 408, 429, 500, 502, 503, 504 and timeouts only; it waits for Retry-After; and
+    // its fixed 1 s first delay sends the herd back as one wave.
+    EXPECT_THAT(row(r.out, "only retryable statuses"), HasSubstr("PASS"));
+    EXPECT_THAT(row(r.out, "Retry-After honoured"), HasSubstr("PASS"));
+    EXPECT_THAT(row(r.out, "retries jittered"), HasSubstr("FAIL"));
+    EXPECT_THAT(r.out, HasSubstr("the densest 15.0ms holds 24"));
+    EXPECT_THAT(row(r.out, "idempotency key stable"), HasSubstr("the client sent no Idempotency-Key"));
+    EXPECT_THAT(row(r.out, "deadline kept"), HasSubstr("no deadline declared (--deadline)"));
+}
+
+TEST(score_command, curl_without_retry_is_judged_only_where_not_retrying_counts) {
+    if (!curl_installed()) GTEST_SKIP() << "curl is not installed";
+    child proc{score({"--", "curl", "-s", "-X", "{method}", "{url}{path}", "-d", "{body}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("PASS"));
+    EXPECT_THAT(row(r.out, "only retryable statuses"), HasSubstr("PASS"));
+    EXPECT_THAT(row(r.out, "Retry-After honoured"), HasSubstr("N/A"));
+    EXPECT_THAT(row(r.out, "failures before anything was sent"), HasSubstr("the client never retried in any probe"));
+}
+
+TEST(score_command, the_builtin_client_passes_every_property) {
+    child proc{score({})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("declared: each probe's [client] policy"));
+    for (const char* title : {"no second execution", "only retryable statuses", "Retry-After honoured",
+                              "failures before anything was sent", "idempotency key stable", "retries jittered",
+                              "attempts within the declared limit", "deadline kept"}) {
+        EXPECT_THAT(row(r.out, title), HasSubstr("PASS")) << title << "\n" << r.out;
+    }
+}
+
+TEST(score_command, bad_templates_and_settings_are_usage_errors_and_nothing_runs) {
+    const auto code_and_err = [](std::vector<std::string> args) {
+        child proc{score(std::move(args))};
+        const auto r = proc.finish();
+        EXPECT_THAT(r.out, ::testing::Not(HasSubstr("faultline score:"))) << "a scorecard was printed";
+        return std::pair{r.code, r.err};
+    };
+    EXPECT_EQ(code_and_err({"--", "curl", "{url}{pth}"}),
+              std::pair(2, std::string("faultline score: unknown placeholder {pth} in the client template; known: "
+                                       "{body} {client} {deadline} {key} {method} {n} {op} {path} {timeout} {url}\n")));
+    EXPECT_THAT(code_and_err({"--", "curl", "http://127.0.0.1:1/x"}).second,
+                HasSubstr("the client template never names the server"));
+    EXPECT_EQ(code_and_err({"--deadline", "5", "--", "curl", "{url}"}).first, 2);
+    EXPECT_EQ(code_and_err({"--deadline", "2h", "--", "curl", "{url}"}),
+              std::pair(2, std::string("faultline score: --deadline: must be in [100ms, 1m], got 2h\n")));
+    EXPECT_EQ(code_and_err({"--max-attempts", "0", "--", "curl", "{url}"}).first, 2);
+}
+
+TEST(score_command, a_program_that_cannot_start_is_a_harness_error) {
+    child proc{score({"--only", "status-404", "--", "/nonexistent/client", "{url}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 3) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("harness error: status-404:"));
+}
+
+TEST(score_command, a_client_that_never_reaches_the_server_is_bad_input) {
+    child proc{score({"--only", "status-404", "--", "sh", "-c", "exit 0", "{url}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr("the client never reached the server in any probe"));
+}
+
+}  // namespace
+}  // namespace faultline::harness::testing
