@@ -1,4 +1,5 @@
-// `faultline score [--deadline D] [--max-attempts N] [--jitter expected|none] [--timeout T]
+// `faultline score [--deadline D] [--max-attempts N] [--jitter expected|none|KIND] [--backoff BASE:CAP]
+// [--backoff-multiplier M] [--timeout T]
 // [--catalogue DIR] [--only NAME] [-j N] [--report F:PATH] [--report-dir DIR] [-- <client template>]`:
 // puts one client through every probe of the conformance catalogue (suites/conformance/) and
 // prints its scorecard. Without a template the probes run their own [client], faultline's builtin
@@ -34,6 +35,8 @@ struct score_args {
     std::string deadline;
     std::optional<std::uint32_t> max_attempts;
     std::string jitter = "expected";
+    std::string backoff;  // "BASE:CAP"
+    double backoff_multiplier = 2.0;
     std::string timeout = "1s";
     std::string catalogue = FAULTLINE_CONFORMANCE_DIR;
     std::vector<std::string> only;
@@ -67,6 +70,26 @@ score::declared_settings declared_of(const score_args& args) {
     d.max_attempts = args.max_attempts;
     d.jitters = args.jitter != "none";
     d.timeout = duration_option("--timeout", args.timeout, 100ms, 30s);
+    if (!args.backoff.empty()) {
+        const std::size_t colon = args.backoff.find(':');
+        if (colon == std::string::npos) bad_input("--backoff: expected BASE:CAP, e.g. 1s:10s, got " + args.backoff);
+        harness::declared_backoff curve;
+        curve.base = duration_option("--backoff base", args.backoff.substr(0, colon), 0ms, 10min);
+        curve.cap = duration_option("--backoff cap", args.backoff.substr(colon + 1), curve.base, 1h);
+        curve.multiplier = args.backoff_multiplier;
+        const std::vector<std::pair<std::string_view, harness::declared_jitter>> kinds{
+            {"none", harness::declared_jitter::none},
+            {"full", harness::declared_jitter::full},
+            {"equal", harness::declared_jitter::equal},
+            {"decorrelated", harness::declared_jitter::decorrelated},
+            {"proportional", harness::declared_jitter::proportional}};
+        const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == args.jitter; });
+        if (kind == kinds.end()) {
+            bad_input("--backoff needs the curve's jitter: --jitter none, full, equal, decorrelated or proportional");
+        }
+        curve.jitter = kind->second;
+        d.backoff = curve;
+    }
     return d;
 }
 
@@ -112,6 +135,7 @@ void run_score(const score_args& args) {
             harness::declared_client facts;
             facts.deadline = declared.deadline;
             facts.max_attempts = declared.max_attempts;
+            facts.backoff = declared.backoff;
             s.client = harness::make_command_driver(score::instantiate(args.command, p.request, declared), options,
                                                     std::move(facts));
         }
@@ -153,8 +177,13 @@ void add_score_command(CLI::App& app) {
     cmd->add_option("--deadline", args->deadline, "The client's own overall deadline, to be judged (e.g. 2s)");
     cmd->add_option("--max-attempts", args->max_attempts, "The client's attempt limit, first attempt included")
         ->check(CLI::Range(1U, 100U));
-    cmd->add_option("--jitter", args->jitter, "Whether the client is meant to jitter its retries")
-        ->check(CLI::IsMember({"expected", "none"}));
+    cmd->add_option("--jitter", args->jitter,
+                    "Whether the client jitters: expected (default), none, or its kind for --backoff "
+                    "(full, equal, decorrelated, proportional)")
+        ->check(CLI::IsMember({"expected", "none", "full", "equal", "decorrelated", "proportional"}));
+    cmd->add_option("--backoff", args->backoff, "The client's backoff curve BASE:CAP, to be judged (e.g. 1s:600s)");
+    cmd->add_option("--backoff-multiplier", args->backoff_multiplier, "Growth per retry of the --backoff curve")
+        ->check(CLI::Range(1.0, 100.0));
     cmd->add_option("--timeout", args->timeout, "The per-attempt timeout {timeout} gives the client (default 1s)");
     cmd->add_option("--catalogue", args->catalogue, "The folder of probe files")->check(CLI::ExistingDirectory);
     cmd->add_option("--only", args->only, "Run only probes whose name matches (glob, repeatable)")

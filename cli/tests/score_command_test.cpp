@@ -64,6 +64,27 @@ TEST(score_command, curl_without_retry_is_judged_only_where_not_retrying_counts)
     EXPECT_THAT(row(r.out, "failures before anything was sent"), HasSubstr("the client never retried in any probe"));
 }
 
+// curl's documented curve: 1 s, doubling, no jitter. Declared right it passes; declared as a 100 ms
+// full-jitter curve, the 1 s and 2 s gaps lie outside it.
+TEST(score_command, a_declared_backoff_curve_is_judged_on_persistent_5xx) {
+    if (!curl_installed()) GTEST_SKIP() << "curl is not installed";
+    const std::vector<std::string> curl{"curl", "-s", "--retry", "3", "-X", "{method}", "{url}{path}", "-d", "{body}"};
+    std::vector<std::string> right{"--only", "persistent-5xx", "--backoff", "1s:600s", "--jitter", "none", "--"};
+    right.insert(right.end(), curl.begin(), curl.end());
+    child good{score(right)};
+    const auto g = good.finish();
+    EXPECT_EQ(g.code, 0) << g.out << g.err;
+    EXPECT_THAT(row(g.out, "backoff grows and is capped"), HasSubstr("PASS"));
+
+    std::vector<std::string> wrong{"--only", "persistent-5xx", "--backoff", "100ms:1s", "--jitter", "full", "--"};
+    wrong.insert(wrong.end(), curl.begin(), curl.end());
+    child bad{score(wrong)};
+    const auto b = bad.finish();
+    EXPECT_EQ(b.code, 1) << b.out << b.err;
+    EXPECT_THAT(row(b.out, "backoff grows and is capped"), HasSubstr("FAIL"));
+    EXPECT_THAT(b.out, HasSubstr("outside [0.0ms, 100.0ms]"));
+}
+
 TEST(score_command, the_builtin_client_passes_every_property) {
     child proc{score({})};
     const auto r = proc.finish();
@@ -71,7 +92,7 @@ TEST(score_command, the_builtin_client_passes_every_property) {
     EXPECT_THAT(r.out, HasSubstr("declared: each probe's [client] policy"));
     for (const char* title : {"no second execution", "only retryable statuses", "Retry-After honoured",
                               "failures before anything was sent", "idempotency key stable", "retries jittered",
-                              "attempts within the declared limit", "deadline kept"}) {
+                              "backoff grows and is capped", "attempts within the declared limit", "deadline kept"}) {
         EXPECT_THAT(row(r.out, title), HasSubstr("PASS")) << title << "\n" << r.out;
     }
 }
@@ -92,6 +113,11 @@ TEST(score_command, bad_templates_and_settings_are_usage_errors_and_nothing_runs
     EXPECT_EQ(code_and_err({"--deadline", "2h", "--", "curl", "{url}"}),
               std::pair(2, std::string("faultline score: --deadline: must be in [100ms, 1m], got 2h\n")));
     EXPECT_EQ(code_and_err({"--max-attempts", "0", "--", "curl", "{url}"}).first, 2);
+    EXPECT_EQ(code_and_err({"--backoff", "1s", "--jitter", "none", "--", "curl", "{url}"}),
+              std::pair(2, std::string("faultline score: --backoff: expected BASE:CAP, e.g. 1s:10s, got 1s\n")));
+    EXPECT_EQ(code_and_err({"--backoff", "1s:10s", "--", "curl", "{url}"}),
+              std::pair(2, std::string("faultline score: --backoff needs the curve's jitter: --jitter none, full, "
+                                       "equal, decorrelated or proportional\n")));
 }
 
 TEST(score_command, a_program_that_cannot_start_is_a_harness_error) {

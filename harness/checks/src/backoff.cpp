@@ -1,5 +1,7 @@
 // backoff: every gap between consecutive attempts of an operation (previous t_end → next t_request)
 // lies inside the declared policy's envelope for its retry index k (1 for the gap before attempt 2),
+// the policy being the check's own base/cap/… or, without them, the curve the client declared
+// (run_record::declared; without either the verdict is insufficient evidence),
 // within `tolerance`. With t = min(cap, base × multiplier^(k−1)):
 //   none [t, t] · full [0, t] · equal [t/2, t] · decorrelated [base, min(cap, 3 × previous gap)] (the
 //   previous gap starts at base) · additive [t, t + a] (a = jitter_max: urllib3, got, retry-go) ·
@@ -37,9 +39,32 @@ struct policy {
 
 class backoff final : public check {
 public:
-    explicit backoff(policy p) : p_(std::move(p)) {}
+    // `has_curve`: base and cap (and the curve keys) came from the check's table; otherwise the
+    // client's declared curve is used.
+    backoff(policy p, bool has_curve) : p_(std::move(p)), has_curve_(has_curve) {}
 
     verdict evaluate(const run_record& run) const override {
+        if (has_curve_) return judge(p_, run);
+        if (!run.declared.backoff) {
+            verdict v;
+            v.insufficient_evidence = true;
+            v.summary = "no backoff curve to judge against: neither base and cap here nor one declared by the client";
+            return v;
+        }
+        policy p = p_;
+        const declared_backoff& d = *run.declared.backoff;
+        p.base = static_cast<double>(d.base.count());
+        p.cap = static_cast<double>(d.cap.count());
+        p.multiplier = d.multiplier;
+        p.jitter = std::string(to_string(d.jitter));
+        p.fraction = d.jitter_fraction;
+        verdict v = judge(p, run);
+        v.summary += " (the client's declared curve)";
+        return v;
+    }
+
+private:
+    verdict judge(const policy& p, const run_record& run) const {
         verdict v;
         const auto operations = group_operations(run.journal);
         std::size_t checked = 0;
@@ -47,49 +72,49 @@ public:
         std::size_t could_reach_cap = 0;
         std::vector<std::uint64_t> at_cap_seqs;
         for (const auto& op : operations) {
-            double previous_gap = p_.base;
+            double previous_gap = p.base;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& prev = *op.attempts[k - 1];
                 const journal_record& next = *op.attempts[k];
                 const double gap = static_cast<double>(next.request_ns - prev.finished_ns);
-                const auto [lo, hi] = envelope(k, previous_gap);
+                const auto [lo, hi] = envelope(p, k, previous_gap);
                 previous_gap = gap;
                 if (prev.retry_after_ms) continue;
                 ++checked;
-                if (gap < lo - p_.tolerance || gap > hi + p_.tolerance) {
+                if (gap < lo - p.tolerance || gap > hi + p.tolerance) {
                     ++outside;
                     add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
                                                   "retry " + std::to_string(k) + ": gap " + ms(gap) + " outside [" +
-                                                      ms(lo) + ", " + ms(hi) + "] ± " + ms(p_.tolerance) + "\n" +
+                                                      ms(lo) + ", " + ms(hi) + "] ± " + ms(p.tolerance) + "\n" +
                                                       describe_attempt(prev) + "\n" + describe_attempt(next)});
                 }
-                if (p_.jitter != "none" && hi >= p_.cap) {
+                if (p.jitter != "none" && hi >= p.cap) {
                     ++could_reach_cap;
-                    if (std::abs(gap - p_.cap) <= p_.tolerance) at_cap_seqs.push_back(next.seq);
+                    if (std::abs(gap - p.cap) <= p.tolerance) at_cap_seqs.push_back(next.seq);
                 }
             }
         }
-        std::string summary = std::to_string(checked) + " gaps checked against " + p_.jitter + " jitter (base " +
-                              ms(p_.base) + ", cap " + ms(p_.cap) + ", ×" + format_number(p_.multiplier) + "): " +
+        std::string summary = std::to_string(checked) + " gaps checked against " + p.jitter + " jitter (base " +
+                              ms(p.base) + ", cap " + ms(p.cap) + ", ×" + format_number(p.multiplier) + "): " +
                               std::to_string(outside) + " outside the envelope";
         const double share = could_reach_cap == 0 ? 0
                                                   : static_cast<double>(at_cap_seqs.size()) /
                                                         static_cast<double>(could_reach_cap);
-        if (p_.jitter == "none") {
+        if (p.jitter == "none") {
             summary += "; spike at the cap not judged for jitter none";
-        } else if (could_reach_cap < p_.min_samples_at_cap) {
+        } else if (could_reach_cap < p.min_samples_at_cap) {
             summary += "; spike at the cap not judged (" + std::to_string(could_reach_cap) + " gaps could reach it, " +
-                       std::to_string(p_.min_samples_at_cap) + " needed)";
+                       std::to_string(p.min_samples_at_cap) + " needed)";
         } else {
             summary += "; " + std::to_string(at_cap_seqs.size()) + " of " + std::to_string(could_reach_cap) +
                        " gaps that could reach the cap sit at it (share " + format_number(share) + ", max " +
-                       format_number(p_.max_share_at_cap) + ")";
-            if (share > p_.max_share_at_cap) {
+                       format_number(p.max_share_at_cap) + ")";
+            if (share > p.max_share_at_cap) {
                 if (at_cap_seqs.size() > evidence_limit) at_cap_seqs.resize(evidence_limit);
                 add_evidence(v, evidence_item{"", at_cap_seqs,
                                               "spike at the cap: share " + format_number(share) + " of gaps within " +
-                                                  ms(p_.tolerance) + " of " + ms(p_.cap) + " > " +
-                                                  format_number(p_.max_share_at_cap) +
+                                                  ms(p.tolerance) + " of " + ms(p.cap) + " > " +
+                                                  format_number(p.max_share_at_cap) +
                                                   " (seqs: retries that landed at the cap)"});
             }
         }
@@ -98,30 +123,31 @@ public:
         return v;
     }
 
-private:
     static std::string ms(double ns) { return format_ms(static_cast<std::int64_t>(std::llround(ns))); }
 
-    std::pair<double, double> envelope(std::size_t k, double previous_gap) const {
+    static std::pair<double, double> envelope(const policy& p, std::size_t k, double previous_gap) {
         // pow may overflow to +inf for a large k; min() with the cap keeps that finite.
-        const double t = std::min(p_.cap, p_.base * std::pow(p_.multiplier, static_cast<double>(k - 1)));
-        if (p_.jitter == "none") return {t, t};
-        if (p_.jitter == "full") return {0, t};
-        if (p_.jitter == "equal") return {t / 2, t};
-        if (p_.jitter == "additive") return {t, t + p_.jitter_max};
-        if (p_.jitter == "proportional") {
-            return {p_.sides == "above" ? t : t * (1 - p_.fraction), p_.sides == "below" ? t : t * (1 + p_.fraction)};
+        const double t = std::min(p.cap, p.base * std::pow(p.multiplier, static_cast<double>(k - 1)));
+        if (p.jitter == "none") return {t, t};
+        if (p.jitter == "full") return {0, t};
+        if (p.jitter == "equal") return {t / 2, t};
+        if (p.jitter == "additive") return {t, t + p.jitter_max};
+        if (p.jitter == "proportional") {
+            return {p.sides == "above" ? t : t * (1 - p.fraction), p.sides == "below" ? t : t * (1 + p.fraction)};
         }
-        const double hi = std::min(p_.cap, 3 * std::max(previous_gap, p_.base));
-        return {p_.base, std::max(hi, p_.base)};
+        const double hi = std::min(p.cap, 3 * std::max(previous_gap, p.base));
+        return {p.base, std::max(hi, p.base)};
     }
 
     policy p_;
+    bool has_curve_;
 };
 
 std::unique_ptr<check> make_backoff(config::table_reader& p) {
     using std::chrono::nanoseconds;
-    const auto base = p.duration("base", nanoseconds{0}, nanoseconds::max(), config::need::required);
-    const auto cap = p.duration("cap", nanoseconds{0}, nanoseconds::max(), config::need::required);
+    const auto base = p.duration("base", nanoseconds{0}, nanoseconds::max());
+    const auto cap = p.duration("cap", nanoseconds{0}, nanoseconds::max());
+    if (base.has_value() != cap.has_value()) p.fail(base ? "cap" : "base", "base and cap go together");
     policy pol;
     pol.base = static_cast<double>(base.value_or(nanoseconds{0}).count());
     pol.cap = static_cast<double>(cap.value_or(nanoseconds{0}).count());
@@ -138,7 +164,12 @@ std::unique_ptr<check> make_backoff(config::table_reader& p) {
     pol.min_samples_at_cap =
         static_cast<std::size_t>(p.integer("min_samples_at_cap", 1, 1'000'000'000).value_or(20));
     if (base && cap && *cap < *base) p.fail("cap", "must be at least base");
-    return std::make_unique<backoff>(std::move(pol));
+    if (!base && !cap) {
+        for (const std::string_view key : {"multiplier", "jitter", "jitter_fraction", "jitter_sides", "jitter_max"}) {
+            if (p.has(key)) p.fail(key, "only with base and cap (without them the client's declared curve is used)");
+        }
+    }
+    return std::make_unique<backoff>(std::move(pol), base.has_value());
 }
 
 }  // namespace

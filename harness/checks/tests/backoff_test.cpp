@@ -119,12 +119,17 @@ TEST(backoff, proportional_matches_grpc_beyond_the_cap_and_one_sided_clients) {
 }
 
 TEST(backoff, bad_config) {
-    auto errors = test::parse_errors("check = \"backoff\"\njitter = \"random\"\n");
-    ASSERT_EQ(errors.size(), 3u);
-    EXPECT_THAT(errors[0].message, HasSubstr("check \"backoff\": missing required key \"base\""));
-    EXPECT_THAT(errors[1].message, HasSubstr("check \"backoff\": missing required key \"cap\""));
-    EXPECT_THAT(errors[2].message,
+    auto errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\ncap = \"2s\"\njitter = \"random\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_THAT(errors[0].message,
                 HasSubstr("jitter: unknown value \"random\"; allowed: none, full, equal, decorrelated, proportional, additive"));
+    errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].to_string(), "scenario.toml:1:1: check \"backoff\": cap: base and cap go together");
+    errors = test::parse_errors("check = \"backoff\"\njitter = \"none\"\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].to_string(), "scenario.toml:2:10: check \"backoff\": jitter: only with base and cap (without "
+                                     "them the client's declared curve is used)");
     errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\ncap = \"100ms\"\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].to_string(), "scenario.toml:3:7: check \"backoff\": cap: must be at least base");
@@ -133,6 +138,35 @@ TEST(backoff, bad_config) {
     ASSERT_EQ(errors.size(), 2u);
     EXPECT_THAT(errors[0].message, HasSubstr("jitter_sides: unknown value \"up\"; allowed: both, above, below"));
     EXPECT_THAT(errors[1].message, HasSubstr("jitter_max: required for jitter \"additive\""));
+}
+
+}  // namespace
+}  // namespace faultline::harness
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Without base and cap the check judges against the curve the client declared; without that
+// either, it cannot judge.
+TEST(backoff, judges_the_declared_curve_when_the_check_gives_none) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(1000).attempt(503).wait(2000).attempt(503).wait(1500).attempt(200);
+    run_record run = j.run();
+    const auto check = test::parse_ok("check = \"backoff\"\n");
+    const verdict unjudged = evaluate(check, run);
+    EXPECT_TRUE(unjudged.insufficient_evidence);
+    EXPECT_EQ(unjudged.summary,
+              "no backoff curve to judge against: neither base and cap here nor one declared by the client");
+
+    run.declared.backoff = declared_backoff{std::chrono::seconds{1}, std::chrono::seconds{4}, 2.0, declared_jitter::none, 0.2};
+    const verdict v = evaluate(check, run);
+    EXPECT_FALSE(v.passed);
+    EXPECT_THAT(v.summary, HasSubstr("3 gaps checked against none jitter (base 1000.0ms, cap 4000.0ms, ×2): 1 outside"));
+    EXPECT_THAT(v.summary, HasSubstr("(the client's declared curve)"));
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 3: gap 1500.0ms outside [4000.0ms, 4000.0ms]"));
 }
 
 }  // namespace

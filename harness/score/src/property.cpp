@@ -7,7 +7,7 @@ namespace faultline::score {
 
 namespace {
 
-constexpr std::array<property_info, 8> catalogue{{
+constexpr std::array<property_info, 9> catalogue{{
     {"single_execution", "no second execution of a committed non-idempotent request", applicability::always},
     {"retryable_statuses", "only retryable statuses retried (RFC 9110)", applicability::always},
     {"retry_after", "Retry-After honoured", applicability::probe_retried},
@@ -15,6 +15,7 @@ constexpr std::array<property_info, 8> catalogue{{
      applicability::client_retries},
     {"stable_key", "idempotency key stable across attempts", applicability::keys_sent},
     {"jittered", "retries jittered (no lock-step herd)", applicability::jitter_expected},
+    {"backoff", "backoff grows and is capped as declared", applicability::backoff_declared},
     {"attempt_limit", "attempts within the declared limit", applicability::max_attempts_declared},
     {"deadline", "deadline kept", applicability::deadline_declared},
 }};

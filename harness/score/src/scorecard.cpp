@@ -38,6 +38,9 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
             return builtin || declared.deadline ? "" : "no deadline declared (--deadline)";
         case applicability::max_attempts_declared:
             return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
+        case applicability::backoff_declared:
+            if (!builtin && !declared.backoff) return "no backoff curve declared (--backoff)";
+            return retried(run) ? "" : "the client did not retry here";
     }
     return "";
 }
@@ -148,6 +151,10 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
     } else {
         out += "declared: deadline " + (declared.deadline ? seconds_text(*declared.deadline) + "s" : std::string("—")) +
            " · max attempts " + (declared.max_attempts ? std::to_string(*declared.max_attempts) : std::string("—")) +
+           " · backoff " +
+               (declared.backoff ? seconds_text(declared.backoff->base) + "s→" + seconds_text(declared.backoff->cap) +
+                                       "s " + std::string(to_string(declared.backoff->jitter))
+                                 : std::string("—")) +
            " · jitter " + (declared.jitters ? "expected" : "none") + " · {timeout} " +
            seconds_text(declared.timeout) + "s\n\n";
     }

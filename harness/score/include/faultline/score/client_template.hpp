@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "faultline/record/run_record.hpp"
+
 namespace faultline::score {
 
 // What the user declares about the client, to have it judged (`--deadline`, `--max-attempts`,
@@ -21,6 +23,7 @@ struct declared_settings {
     std::optional<std::chrono::nanoseconds> deadline;  // the client's own overall deadline
     std::optional<std::uint32_t> max_attempts;         // the client's attempt limit (first attempt included)
     bool jitters = true;                               // false: declared not to jitter (`--jitter none`)
+    std::optional<harness::declared_backoff> backoff;  // the client's curve (`--backoff`, `--jitter KIND`)
     std::chrono::nanoseconds timeout = std::chrono::seconds{1};  // {timeout}
 };
 

@@ -19,6 +19,7 @@ enum class applicability {
     jitter_expected,    // the client retried and the user did not declare `--jitter none`
     deadline_declared,  // the user declared the client's deadline (`--deadline`)
     max_attempts_declared,  // the user declared the client's attempt limit (`--max-attempts`)
+    backoff_declared,   // the user declared the client's backoff curve (`--backoff`) and it retried here
 };
 
 struct property_info {
