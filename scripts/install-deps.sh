@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config
           libboost1.81-dev libboost-json1.81-dev
           libtomlplusplus-dev libcli11-dev
-          googletest libgtest-dev libgmock-dev libbenchmark-dev)
+          googletest libgtest-dev libgmock-dev libbenchmark-dev
+          curl wget)  # real third-party clients: the `faultline score` tests and docs/score.md
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(wrk nginx-light)
 fi
