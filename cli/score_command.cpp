@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -44,6 +45,7 @@ struct score_args {
     // Probes mostly wait (on backoff, Retry-After, timeouts), so four at a time fit 2 cores.
     std::size_t jobs = 4;
     report_targets reports;
+    std::string scorecard_json;  // --scorecard-json PATH
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
@@ -156,6 +158,14 @@ void run_score(const score_args& args) {
     }
     std::cout << score::render_scorecard(card, declared, {builtin ? "builtin" : joined(args.command), builtin, terminal});
     harness::exit_code code = score::exit_code_of(card);
+    if (!args.scorecard_json.empty()) {
+        std::ofstream out(args.scorecard_json, std::ios::binary | std::ios::trunc);
+        out << score::scorecard_json(card, builtin ? "builtin" : joined(args.command));
+        if (!out) {
+            std::cerr << "faultline score: cannot write " << args.scorecard_json << '\n';
+            code = harness::worst(code, harness::exit_code::harness_error);
+        }
+    }
     if (!write_reports(args.reports, runs)) {
         code = harness::worst(code, harness::exit_code::harness_error);
     } else if (!args.reports.report_dir.empty()) {
@@ -193,6 +203,7 @@ void add_score_command(CLI::App& app) {
     cmd->add_option("--seed", args->seed, "Seed for every probe (replays a run)");
     cmd->add_option("-j,--jobs", args->jobs, "Probes to run in parallel")->check(CLI::Range(std::size_t{1}, std::size_t{16}));
     add_report_options(*cmd, args->reports);
+    cmd->add_option("--scorecard-json", args->scorecard_json, "Write the scorecard as JSON to this file");
     cmd->footer(
         "Examples:\n  faultline score -- curl -s --retry 3 -X {method} {url}{path} -d {body}\n"
         "  faultline score --deadline 5s --max-attempts 4 -- ./my-client {url}{path}\n"

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <boost/json.hpp>
+
 #include "faultline/reports/console.hpp"
 
 namespace faultline::score {
@@ -191,6 +193,39 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
     }
     for (const std::string& e : card.harness_errors) out += "\nharness error: " + e + "\n";
     return out;
+}
+
+std::string scorecard_json(const scorecard& card, std::string_view client) {
+    boost::json::array rows;
+    for (const property_row& row : card.rows) {
+        boost::json::array findings;
+        for (const finding& f : row.findings) {
+            boost::json::array evidence;
+            for (const harness::evidence_item& e : f.verdict.evidence) {
+                boost::json::array seqs(e.seqs.begin(), e.seqs.end());
+                evidence.push_back({{"operation", e.operation}, {"seqs", std::move(seqs)}, {"detail", e.detail}});
+            }
+            findings.push_back({{"probe", f.probe},
+                                {"situation", f.situation},
+                                {"check", f.verdict.check},
+                                {"outcome", to_string(f.verdict.outcome())},
+                                {"summary", f.verdict.summary},
+                                {"evidence", std::move(evidence)}});
+        }
+        rows.push_back({{"id", row.property->id},
+                        {"title", row.property->title},
+                        {"outcome", to_string(row.outcome)},
+                        {"judged", row.judged},
+                        {"passed", row.passed},
+                        {"reason", row.reason},
+                        {"findings", std::move(findings)}});
+    }
+    boost::json::array errors(card.harness_errors.begin(), card.harness_errors.end());
+    const boost::json::object doc{{"client", client},
+                                  {"outcome", harness::to_string(exit_code_of(card))},
+                                  {"properties", std::move(rows)},
+                                  {"harness_errors", std::move(errors)}};
+    return boost::json::serialize(doc) + "\n";
 }
 
 }  // namespace faultline::score

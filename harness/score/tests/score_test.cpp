@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include "faultline/score/client_template.hpp"
 #include "faultline/score/probe.hpp"
 #include "faultline/score/scorecard.hpp"
@@ -198,6 +200,17 @@ TEST(scorecard, one_failed_situation_fails_the_property_with_its_evidence) {
     EXPECT_THAT(text, HasSubstr("✘ no second execution of a committed non-idempotent request — situation reset "
                                 "(reset, no_double_effects): summary of no_double_effects\n"));
     EXPECT_THAT(text, HasSubstr("the proof"));
+
+    const boost::json::value doc = boost::json::parse(scorecard_json(card, "curl {url}"));
+    EXPECT_EQ(doc.at("client").as_string(), "curl {url}");
+    EXPECT_EQ(doc.at("outcome").as_string(), "check failed");
+    const boost::json::object& first = doc.at("properties").as_array().at(0).as_object();
+    EXPECT_EQ(first.at("id").as_string(), "single_execution");
+    EXPECT_EQ(first.at("outcome").as_string(), "fail");
+    EXPECT_EQ(first.at("judged").as_int64(), 2);
+    const boost::json::object& found = first.at("findings").as_array().at(0).as_object();
+    EXPECT_EQ(found.at("probe").as_string(), "reset");
+    EXPECT_EQ(found.at("evidence").as_array().at(0).at("detail").as_string(), "the proof");
 }
 
 TEST(scorecard, declared_settings_and_keys_decide_applicability) {

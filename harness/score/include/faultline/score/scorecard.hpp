@@ -59,4 +59,9 @@ struct render_options {
 };
 std::string render_scorecard(const scorecard& card, const declared_settings& declared, const render_options& options);
 
+// The scorecard as JSON, for tools: {"client", "outcome", "properties": [{"id", "title", "outcome",
+// "judged", "passed", "reason", "findings": [{"probe", "situation", "check", "outcome", "summary",
+// "evidence": [{"operation", "seqs", "detail"}]}]}], "harness_errors": [...]}.
+std::string scorecard_json(const scorecard& card, std::string_view client);
+
 }  // namespace faultline::score
