@@ -47,6 +47,12 @@ TEST(delay_kind, fixed_wait) {
     EXPECT_EQ(delay_of("[[fault]]\nkind = \"delay\"\ndistribution = \"fixed\"\nwait = \"2s\"\n", {0.1}), 2s);
 }
 
+TEST(delay_kind, after_commits_first_then_waits) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"delay\"\nwait = \"3s\"\nphase = \"after\"\n");
+    EXPECT_EQ(plan.phase, commit_phase::after);
+    EXPECT_EQ(std::get<delay_action>(plan.what).wait, 3s);
+}
+
 TEST(delay_kind, uniform_between_min_and_max) {
     const char* toml = "[[fault]]\nkind = \"delay\"\ndistribution = \"uniform\"\nmin = \"100ms\"\nmax = \"200ms\"\n";
     EXPECT_EQ(delay_of(toml, {0.25}), 125ms);
@@ -88,7 +94,7 @@ TEST(delay_kind, bad_config) {
               "rules.toml:3:8: fault kind \"delay\": wait: bad duration \"5\": missing unit (ns, us, ms, s, m, h)");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = \"1s\"\nwiat = \"2s\"\n"),
               "rules.toml:4:1: fault kind \"delay\": unknown key \"wiat\"; allowed: distribution, kind, match, name, "
-              "wait, when");
+              "phase, wait, when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"uniform\"\nmin = \"2s\"\nmax = \"1s\"\n"),
               "rules.toml:5:7: fault kind \"delay\": max: must not be less than \"min\"");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"lognormal\"\nmedian = \"1s\"\nsigma = 20\n"

@@ -42,11 +42,14 @@ public:
             kind->sigma_ = keys.number("sigma", 0.0, 10.0, need::required).value_or(0.0);
             kind->max_ = keys.duration("max", zero, unbounded, need::required).value_or(zero);
         }
+        // "after": the service commits first, then the reply waits — a committed request answered
+        // after the client's own timeout.
+        kind->phase_ = keys.choice("phase", {"before", "after"}) == "after" ? commit_phase::after : commit_phase::before;
         return kind;
     }
 
     kind_outcome on_attempt(const attempt_context&, random_source& random) const override {
-        return {fault_plan{delay_action{sample(random)}, commit_phase::before}, {}};
+        return {fault_plan{delay_action{sample(random)}, phase_}, {}};
     }
 
 private:
@@ -76,6 +79,7 @@ private:
     nanoseconds b_{0};  // uniform: max; normal: stddev
     double sigma_ = 0;  // lognormal: sigma of the underlying normal
     nanoseconds max_ = nanoseconds::max();
+    commit_phase phase_ = commit_phase::before;
 };
 
 const kind_registration registered{"delay", "wait (fixed, uniform, normal or lognormal), then serve normally",
