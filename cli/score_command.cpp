@@ -22,6 +22,7 @@
 #include "faultline/drivers/command_driver.hpp"
 #include "faultline/faults/rule.hpp"
 #include "faultline/runner/runner.hpp"
+#include "faultline/score/attribution.hpp"
 #include "faultline/score/probe.hpp"
 #include "faultline/score/scorecard.hpp"
 
@@ -149,7 +150,12 @@ void run_score(const score_args& args) {
     std::cout << "scoring " << (builtin ? std::string("the builtin client") : joined(args.command)) << " in "
               << scenarios.size() << " situations, " << args.jobs << " at a time\n"
               << std::flush;
-    const std::vector<harness::run_record> runs = harness::run_scenarios(scenarios, options, args.jobs);
+    std::vector<harness::run_record> runs = harness::run_scenarios(scenarios, options, args.jobs);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (!builtin && runs[i].harness_error.empty() && score::attribute_to_processes(runs[i])) {
+            harness::evaluate_checks(scenarios[i].expectations, runs[i]);
+        }
+    }
 
     const score::scorecard card = score::make_scorecard(probes, runs, declared, builtin);
     if (card.harness_errors.empty() && card.attempts == 0) {

@@ -79,12 +79,17 @@ public:
         verdict v;
         std::map<std::size_t, std::vector<gap>> by_index;
         std::size_t after_retry_after = 0;
+        std::size_t overlapping = 0;  // sent before the previous attempt ended: a timeout, not a backoff
         for (const auto& op : group_operations(run.journal)) {
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& prev = *op.attempts[k - 1];
                 const journal_record& next = *op.attempts[k];
                 if (prev.retry_after_ms) {
                     ++after_retry_after;
+                    continue;
+                }
+                if (next.request_ns < prev.finished_ns) {
+                    ++overlapping;
                     continue;
                 }
                 by_index[k].push_back(gap{static_cast<double>(next.request_ns - prev.finished_ns), next.seq});
@@ -105,6 +110,10 @@ public:
         if (!unjudged.empty() && !v.insufficient_evidence) {
             summary += "; retry indexes with fewer than " + std::to_string(min_samples_) + " gaps, not judged alone: " +
                        unjudged;
+        }
+        if (overlapping > 0) {
+            summary += "; " + std::to_string(overlapping) +
+                       " retries sent before their previous attempt ended (the client's timeout fired) left out";
         }
         if (after_retry_after > 0) {
             summary += "; " + std::to_string(after_retry_after) + " gaps after Retry-After left out";

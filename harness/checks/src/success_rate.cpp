@@ -45,8 +45,8 @@ public:
                                                      " attempts: " + describe_attempt(last)});
             }
         }
-        const double rate =
-            total == 0 ? 1 : static_cast<double>(total - failed) / static_cast<double>(total);
+        if (total == 0) return nothing_reached_the_server(run);
+        const double rate = static_cast<double>(total - failed) / static_cast<double>(total);
         v.passed = rate >= min_;
         if (!v.passed) {
             for (auto& item : failures) add_evidence(v, std::move(item));
@@ -58,6 +58,24 @@ public:
     }
 
 private:
+    // No operation at all is no success: a client that gave up before anything reached the server
+    // (or was killed first) must not pass by default.
+    verdict nothing_reached_the_server(const run_record& run) const {
+        verdict v;
+        v.passed = min_ == 0;
+        v.summary = "no operation reached the server, so none succeeded (min " + format_number(min_) + ")";
+        if (v.passed) return v;
+        std::string detail = "the journal holds no attempt";
+        if (run.command) {
+            for (const process_record& p : run.command->processes) {
+                detail += "; process " + std::to_string(p.op) + " (pid " + std::to_string(p.pid) + ") exited with status " +
+                          std::to_string(p.exit_status) + (p.killed ? " (killed at the time limit)" : "");
+            }
+        }
+        add_evidence(v, evidence_item{"", {}, detail});
+        return v;
+    }
+
     double min_;
 };
 

@@ -106,6 +106,17 @@ TEST(jittered, gaps_after_retry_after_are_left_out) {
     EXPECT_THAT(v.summary, HasSubstr("10 gaps after Retry-After left out"));
 }
 
+// A client whose own timeout fired while the server still held the attempt (at a barrier, say)
+// resends before that attempt ended: a negative "gap" is no backoff and is left out.
+TEST(jittered, retries_sent_before_their_previous_attempt_ended_are_left_out) {
+    test::journal_builder j;
+    for (int i = 0; i < 10; ++i) j.op("op" + std::to_string(i)).attempt(503, 2000).wait(-1000).attempt(200);
+    const verdict v = test::run_check(R"(check = "jittered")", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(v.summary, HasSubstr("10 retries sent before their previous attempt ended (the client's timeout fired) "
+                                     "left out"));
+}
+
 TEST(jittered, insufficient_evidence_survives_expect_failure) {
     const verdict v = test::run_check("check = \"jittered\"\nexpect_failure = true\n",
                                       retries(3, 1, [](int, int) { return 100.0; }));

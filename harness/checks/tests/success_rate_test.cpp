@@ -51,6 +51,23 @@ TEST(success_rate, enough_successes_pass) {
     EXPECT_TRUE(v.evidence.empty());
 }
 
+// Nothing reached the server — a client that gave up at once, or was killed — is no success.
+TEST(success_rate, no_operation_at_all_fails_with_the_processes) {
+    run_record run;
+    run.command = command_result{};
+    process_record p;
+    p.op = 0;
+    p.pid = 4242;
+    p.exit_status = 2;
+    run.command->processes.push_back(p);
+    const verdict v = test::run_check("check = \"success_rate\"\nmin = 1\n", run);
+    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.summary, "no operation reached the server, so none succeeded (min 1)");
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].detail, "the journal holds no attempt; process 0 (pid 4242) exited with status 2");
+    EXPECT_TRUE(test::run_check("check = \"success_rate\"\nmin = 0\n", run).passed);
+}
+
 TEST(success_rate, bad_config) {
     const auto errors = test::parse_errors("check = \"success_rate\"\nmin = 1.5\n");
     ASSERT_EQ(errors.size(), 1u);

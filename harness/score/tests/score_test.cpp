@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "faultline/score/attribution.hpp"
 #include "faultline/score/client_template.hpp"
 #include "faultline/score/probe.hpp"
 #include "faultline/score/scorecard.hpp"
@@ -257,6 +258,42 @@ TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(exit_code_of(card), harness::exit_code::harness_error);
     EXPECT_THAT(render_scorecard(card, {}, {"curl", false, false}), HasSubstr("harness error: lost: cannot start \"curl\""));
+}
+
+// A client that sends a new Idempotency-Key on every attempt: four "operations" on the server, one
+// process, so one operation with four attempts (and four keys) for the checks.
+TEST(attribution, attempts_during_one_process_are_its_operation) {
+    harness::run_record run;
+    for (std::uint64_t i = 1; i <= 4; ++i) run.journal.push_back(attempt(i, "key-" + std::to_string(i), "key-" + std::to_string(i)));
+    run.command = harness::command_result{};
+    harness::process_record p;
+    p.op = 0;
+    p.started_ns = 0;
+    p.finished_ns = 10'000;
+    run.command->processes.push_back(p);
+    ASSERT_TRUE(attribute_to_processes(run));
+    const auto operations = harness::group_operations(run.journal);
+    ASSERT_EQ(operations.size(), 1u);
+    EXPECT_EQ(operations[0].operation, "process 0");
+    EXPECT_EQ(operations[0].attempts.size(), 4u);
+    EXPECT_EQ(run.journal[3].idempotency_key, "key-4");
+}
+
+TEST(attribution, overlapping_processes_keep_the_servers_names) {
+    harness::run_record run;
+    run.journal = {attempt(1, "a"), attempt(2, "b")};
+    run.command = harness::command_result{};
+    harness::process_record first;
+    first.started_ns = 0;
+    first.finished_ns = 5'000;
+    harness::process_record second = first;
+    second.op = 1;
+    second.started_ns = 100;
+    run.command->processes = {first, second};
+    EXPECT_FALSE(attribute_to_processes(run));
+    EXPECT_EQ(run.journal[0].operation, "a");
+    harness::run_record builtin;
+    EXPECT_FALSE(attribute_to_processes(builtin));
 }
 
 }  // namespace
