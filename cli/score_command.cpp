@@ -19,11 +19,10 @@
 #include <vector>
 
 #include "faultline/config/duration.hpp"
-#include "faultline/drivers/command_driver.hpp"
 #include "faultline/faults/rule.hpp"
 #include "faultline/runner/runner.hpp"
-#include "faultline/score/attribution.hpp"
 #include "faultline/score/probe.hpp"
+#include "faultline/score/run_probes.hpp"
 #include "faultline/score/scorecard.hpp"
 
 namespace faultline::cli {
@@ -127,35 +126,13 @@ void run_score(const score_args& args) {
         bad_input(problem);
     }
 
-    std::vector<harness::scenario> scenarios;
-    for (const score::probe& p : probes) {
-        harness::scenario s = p.scenario;
-        if (!builtin) {
-            harness::command_options options;
-            options.mode = harness::command_mode::per_operation;
-            options.operations = p.operations;
-            options.concurrency = p.concurrency;
-            harness::declared_client facts;
-            facts.deadline = declared.deadline;
-            facts.max_attempts = declared.max_attempts;
-            facts.backoff = declared.backoff;
-            s.client = harness::make_command_driver(score::instantiate(args.command, p.request, declared), options,
-                                                    std::move(facts));
-        }
-        scenarios.push_back(std::move(s));
-    }
     harness::run_options options;
     options.seed = args.seed;
     const bool terminal = ::isatty(STDOUT_FILENO) != 0;
     std::cout << "scoring " << (builtin ? std::string("the builtin client") : joined(args.command)) << " in "
-              << scenarios.size() << " situations, " << args.jobs << " at a time\n"
+              << probes.size() << " situations, " << args.jobs << " at a time\n"
               << std::flush;
-    std::vector<harness::run_record> runs = harness::run_scenarios(scenarios, options, args.jobs);
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        if (!builtin && runs[i].harness_error.empty() && score::attribute_to_processes(runs[i])) {
-            harness::evaluate_checks(scenarios[i].expectations, runs[i]);
-        }
-    }
+    const std::vector<harness::run_record> runs = score::run_probes(probes, args.command, declared, options, args.jobs);
 
     const score::scorecard card = score::make_scorecard(probes, runs, declared, builtin);
     if (card.harness_errors.empty() && card.attempts == 0) {
