@@ -12,7 +12,7 @@ constexpr std::array<property_info, 9> catalogue{{
     {"retryable_statuses", "only retryable statuses retried (RFC 9110)", applicability::always},
     {"retry_after", "Retry-After honoured", applicability::probe_retried},
     {"unsent_retried", "failures before anything was sent retried (refused, RST before read)",
-     applicability::client_retries},
+     applicability::retried_unsent},
     {"stable_key", "idempotency key stable across attempts", applicability::keys_sent},
     {"jittered", "retries jittered (no lock-step herd)", applicability::jitter_expected},
     {"backoff", "backoff grows and is capped as declared", applicability::backoff_declared},

@@ -27,8 +27,9 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
                                    const declared_settings& declared, bool builtin) {
     switch (p.applies) {
         case applicability::always: return "";
-        case applicability::client_retries:
-            return client_retries ? "" : "the client never retried in any probe";
+        case applicability::retried_unsent:
+            if (!client_retries) return "the client never retried in any probe";
+            return run.journal.empty() ? "the client gave up before anything reached the server (allowed)" : "";
         case applicability::probe_retried: return retried(run) ? "" : "the client did not retry here";
         case applicability::keys_sent:
             if (!sent_keys(run)) return "the client sent no Idempotency-Key";

@@ -177,6 +177,25 @@ TEST(scorecard, a_client_that_never_retries_gets_not_applicable_for_retry_proper
     EXPECT_EQ(exit_code_of(card), harness::exit_code::passed);
 }
 
+// curl --retry exits at once after a reset on accept: nothing reached the server, no rule was
+// broken, so the row is n/a with the reason, not a failure.
+TEST(scorecard, giving_up_before_anything_reached_the_server_is_not_a_failure) {
+    const std::vector<probe> probes{probe_of("persistent", {{"max_attempts", "attempt_limit"}}),
+                                    probe_of("refused", {{"success_rate", "unsent_retried"}})};
+    std::vector<harness::run_record> runs(2);
+    runs[0].scenario = "persistent";
+    runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
+    runs[0].verdicts = {verdict_of("max_attempts", harness::verdict_outcome::pass)};
+    runs[1].scenario = "refused";
+    runs[1].verdicts = {verdict_of("success_rate", harness::verdict_outcome::fail)};
+    const scorecard card = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(row(card, "unsent_retried").outcome, property_outcome::not_applicable);
+    EXPECT_EQ(row(card, "unsent_retried").reason, "the client gave up before anything reached the server (allowed)");
+
+    runs[1].journal = {attempt(3, "b")};  // it did retry, and the retry failed
+    EXPECT_EQ(row(make_scorecard(probes, runs, {}, false), "unsent_retried").outcome, property_outcome::fail);
+}
+
 TEST(scorecard, one_failed_situation_fails_the_property_with_its_evidence) {
     const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
                                     probe_of("reset", {{"no_double_effects", "single_execution"}})};

@@ -13,7 +13,10 @@ namespace faultline::score {
 // When a property can be judged.
 enum class applicability {
     always,             // every client: not retrying at all also satisfies it
-    client_retries,     // the client retried in at least one probe
+    // The client retries at all (in some probe) and retried this probe's failure: one that gave up
+    // before anything reached the server broke no rule (RFC 9110 never requires a retry), so that
+    // is "n/a", not a failure.
+    retried_unsent,
     probe_retried,      // the probe itself saw a retry (e.g. after the Retry-After it sent)
     keys_sent,          // the probe saw an idempotency key and a retry
     jitter_expected,    // the client retried and the user did not declare `--jitter none`
