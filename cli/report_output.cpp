@@ -115,4 +115,11 @@ bool write_reports(const report_targets& targets, std::span<const harness::run_r
     return ok;
 }
 
+harness::exit_code write_reports_for(const report_targets& targets, std::span<const harness::run_record> runs,
+                                     harness::exit_code code) {
+    if (!write_reports(targets, runs)) return harness::worst(code, harness::exit_code::harness_error);
+    if (!targets.report_dir.empty()) std::cout << "reports written to " << targets.report_dir << '\n';
+    return code;
+}
+
 }  // namespace faultline::cli

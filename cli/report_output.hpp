@@ -10,6 +10,7 @@
 #include <CLI/App.hpp>
 
 #include "faultline/record/run_record.hpp"
+#include "faultline/runner/runner.hpp"
 
 namespace faultline::cli {
 
@@ -27,5 +28,10 @@ std::string report_targets_problem(const report_targets& targets, std::size_t ru
 
 // Writes every requested report; prints what it could not write to stderr and returns false then.
 bool write_reports(const report_targets& targets, std::span<const harness::run_record> runs);
+
+// What `run` and `score` do once the runs are judged: writes the reports, says where --report-dir
+// put them, and returns `code`, made a harness error when a report could not be written.
+harness::exit_code write_reports_for(const report_targets& targets, std::span<const harness::run_record> runs,
+                                     harness::exit_code code);
 
 }  // namespace faultline::cli

@@ -149,11 +149,7 @@ void run_score(const score_args& args) {
             code = harness::worst(code, harness::exit_code::harness_error);
         }
     }
-    if (!write_reports(args.reports, runs)) {
-        code = harness::worst(code, harness::exit_code::harness_error);
-    } else if (!args.reports.report_dir.empty()) {
-        std::cout << "reports written to " << args.reports.report_dir << '\n';
-    }
+    code = write_reports_for(args.reports, runs, code);
     if (code != harness::exit_code::passed) fail(harness::to_int(code));
 }
 
