@@ -14,7 +14,6 @@ enum exit_code : int {
     exit_check_failed = 1,  // a check failed
     exit_bad_input = 2,     // bad usage, configuration or input file
     exit_harness_error = 3, // the harness itself failed (bind, I/O, journal)
-    exit_insufficient_evidence = 4,  // nothing failed, but a check could not judge
 };
 
 void add_serve_command(CLI::App& app);
