@@ -69,21 +69,19 @@ void visit_fields(Record& r, Visitor& v) {
 constexpr std::size_t field_count = 25;
 
 template <class Event, class Visitor>
-void visit_control_fields(Event& e, Visitor& v) {
+void visit_event_fields(Event& e, Visitor& v) {
+    v.enumeration("event", e.kind);
     v.number("seq", e.seq);
     v.number("t", e.at_ns);
-    v.enumeration("action", e.action);
     v.string("rule", e.rule);
     v.string("detail", e.detail);
     v.string("peer", e.peer);
 }
 
-constexpr std::string_view control_event_tag = "control";
-
 std::optional<identity_source> from_string(std::string_view s, identity_source) { return identity_source_from_string(s); }
 std::optional<effect_kind> from_string(std::string_view s, effect_kind) { return effect_kind_from_string(s); }
 std::optional<wire_outcome> from_string(std::string_view s, wire_outcome) { return wire_outcome_from_string(s); }
-std::optional<control_action> from_string(std::string_view s, control_action) { return control_action_from_string(s); }
+std::optional<server_event_kind> from_string(std::string_view s, server_event_kind) { return server_event_kind_from_string(s); }
 
 class object_builder {
 public:
@@ -116,11 +114,10 @@ boost::json::object to_json(const journal_record& r) {
     return o;
 }
 
-boost::json::object to_json(const control_event& e) {
+boost::json::object to_json(const server_event& e) {
     boost::json::object o;
-    o["event"] = control_event_tag;
     object_builder b{o};
-    visit_control_fields(e, b);
+    visit_event_fields(e, b);
     return o;
 }
 
@@ -160,8 +157,6 @@ public:
     }
 
     void end() { out_ += "}\n"; }
-
-    void event_tag() { string("event", control_event_tag); }
 
 private:
     void key(std::string_view name) {
@@ -206,10 +201,9 @@ void append_jsonl_line(std::string& out, const journal_record& r) {
     w.end();
 }
 
-void append_jsonl_line(std::string& out, const control_event& e) {
+void append_jsonl_line(std::string& out, const server_event& e) {
     line_writer w{out};
-    w.event_tag();
-    visit_control_fields(e, w);
+    visit_event_fields(e, w);
     w.end();
 }
 
@@ -315,25 +309,24 @@ std::optional<journal_record> record_from_json(const boost::json::value& v, std:
     return r;
 }
 
-std::optional<control_event> control_event_from_json(const boost::json::value& v, std::string& error) {
+std::optional<server_event> server_event_from_json(const boost::json::value& v, std::string& error) {
     error.clear();
     if (!v.is_object()) {
         error = "expected a JSON object";
         return std::nullopt;
     }
-    control_event e;
+    server_event e;
     field_reader f{v.as_object(), error};
-    visit_control_fields(e, f);
+    visit_event_fields(e, f);
     if (!f.ok()) return std::nullopt;
     return e;
 }
 
 namespace {
 
-bool is_control_event(const boost::json::value& v) {
+bool is_server_event(const boost::json::value& v) {
     const auto* o = v.if_object();
-    const auto* tag = o != nullptr ? o->if_contains("event") : nullptr;
-    return tag != nullptr && tag->is_string() && tag->get_string() == control_event_tag;
+    return o != nullptr && o->contains("event");
 }
 
 }  // namespace
@@ -360,9 +353,9 @@ jsonl_read_result read_jsonl(std::istream& in, std::string_view name) {
             fail("invalid JSON (" + ec.message() + ")");
             continue;
         }
-        if (is_control_event(v)) {
-            if (auto e = control_event_from_json(v, error)) {
-                result.control_events.push_back(std::move(*e));
+        if (is_server_event(v)) {
+            if (auto e = server_event_from_json(v, error)) {
+                result.server_events.push_back(std::move(*e));
             } else {
                 fail(error);
             }

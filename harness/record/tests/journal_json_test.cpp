@@ -79,30 +79,30 @@ TEST(journal_json, bad_lines_are_reported_with_their_numbers) {
               R"(j.jsonl:7: bad journal record: field "seq": expected an unsigned integer)");
 }
 
-TEST(journal_json, control_events_are_read_apart_from_attempts) {
-    control_event reset{.seq = 3, .at_ns = 1200, .action = control_action::reset, .rule = "", .detail = "",
-                        .peer = "127.0.0.1:40112"};
-    control_event added{.seq = 4, .at_ns = 1300, .action = control_action::rule_added, .rule = "r\"1",
-                        .detail = R"({"kind":"reset"})", .peer = "127.0.0.1:40113"};
+TEST(journal_json, server_events_are_read_apart_from_attempts) {
+    server_event reset{.kind = server_event_kind::reset, .seq = 3, .at_ns = 1200, .rule = "", .detail = "",
+                       .peer = "127.0.0.1:40112"};
+    server_event added{.kind = server_event_kind::rule_added, .seq = 4, .at_ns = 1300, .rule = "r\"1",
+                       .detail = R"({"kind":"reset"})", .peer = "127.0.0.1:40113"};
     std::string text = to_jsonl_line(sample(1));
     append_jsonl_line(text, reset);
     append_jsonl_line(text, added);
     EXPECT_EQ(text.substr(text.find("{\"event\"")),
-              R"({"event":"control","seq":3,"t":1200,"action":"reset","rule":"","detail":"","peer":"127.0.0.1:40112"})"
+              R"({"event":"reset","seq":3,"t":1200,"rule":"","detail":"","peer":"127.0.0.1:40112"})"
               "\n"
-              R"({"event":"control","seq":4,"t":1300,"action":"rule_added","rule":"r\"1","detail":"{\"kind\":\"reset\"}","peer":"127.0.0.1:40113"})"
+              R"({"event":"rule_added","seq":4,"t":1300,"rule":"r\"1","detail":"{\"kind\":\"reset\"}","peer":"127.0.0.1:40113"})"
               "\n");
     EXPECT_EQ(boost::json::serialize(to_json(added)) + "\n", text.substr(text.rfind("{\"event\"")));
-    std::istringstream in{text + R"({"event":"control","seq":5,"t":1,"action":"reboot","rule":"","detail":"","peer":""})"};
+    std::istringstream in{text + R"({"event":"reboot","seq":5,"t":1,"rule":"","detail":"","peer":""})"};
     const auto read = read_jsonl(in, "j.jsonl");
     ASSERT_EQ(read.records.size(), 1U);
-    ASSERT_EQ(read.control_events.size(), 2U);
-    EXPECT_EQ(read.control_events[0].action, control_action::reset);
-    EXPECT_EQ(read.control_events[0].peer, "127.0.0.1:40112");
-    EXPECT_EQ(read.control_events[1].rule, "r\"1");
-    EXPECT_EQ(read.control_events[1].detail, R"({"kind":"reset"})");
+    ASSERT_EQ(read.server_events.size(), 2U);
+    EXPECT_EQ(read.server_events[0].kind, server_event_kind::reset);
+    EXPECT_EQ(read.server_events[0].peer, "127.0.0.1:40112");
+    EXPECT_EQ(read.server_events[1].rule, "r\"1");
+    EXPECT_EQ(read.server_events[1].detail, R"({"kind":"reset"})");
     ASSERT_EQ(read.errors.size(), 1U);
-    EXPECT_EQ(read.errors[0].to_string(), R"(j.jsonl:4: bad journal record: field "action": unknown value "reboot")");
+    EXPECT_EQ(read.errors[0].to_string(), R"(j.jsonl:4: bad journal record: field "event": unknown value "reboot")");
 }
 
 TEST(journal_json, null_optionals_read_as_absent) {

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "faultline/core/config_error.hpp"
-#include "faultline/record/control_event.hpp"
+#include "faultline/record/server_event.hpp"
 #include "faultline/record/journal_record.hpp"
 
 #include <boost/json/object.hpp>
@@ -30,9 +30,9 @@ boost::json::object to_json(const journal_record& record);
 // valid UTF-8 stays as it came off the wire; read_jsonl accepts such lines.
 std::string to_jsonl_line(const journal_record& record);
 void append_jsonl_line(std::string& out, const journal_record& record);
-// A control event's line ({"event":"control",…}, control_event.hpp), and its object form.
-void append_jsonl_line(std::string& out, const control_event& event);
-boost::json::object to_json(const control_event& event);
+// A server event's line ({"event":KIND,…}, server_event.hpp), and its object form.
+void append_jsonl_line(std::string& out, const server_event& event);
+boost::json::object to_json(const server_event& event);
 // A whole journal as JSON Lines.
 std::string to_jsonl(const std::vector<journal_record>& records);
 
@@ -40,12 +40,12 @@ std::string to_jsonl(const std::vector<journal_record>& records);
 // writers may add some). On failure returns nullopt and sets `error` (naming the field).
 std::optional<journal_record> record_from_json(const boost::json::value& v, std::string& error);
 
-// Parses one control event (an object with "event":"control"); like record_from_json.
-std::optional<control_event> control_event_from_json(const boost::json::value& v, std::string& error);
+// Parses one server event (an object with an "event" field); like record_from_json.
+std::optional<server_event> server_event_from_json(const boost::json::value& v, std::string& error);
 
 struct jsonl_read_result {
     std::vector<journal_record> records;  // the lines that parsed, in file order
-    std::vector<control_event> control_events;  // lines with "event":"control", in file order
+    std::vector<server_event> server_events;  // lines with an "event" field, in file order
     config_errors errors;                 // one per bad line: {file, line, 0}, "bad journal record: …"
     bool ok() const { return errors.empty(); }
 };

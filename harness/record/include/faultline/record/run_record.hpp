@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "faultline/record/control_event.hpp"
+#include "faultline/record/server_event.hpp"
 #include "faultline/record/journal_record.hpp"
 #include "faultline/record/verdict.hpp"
 
@@ -90,7 +90,7 @@ struct run_record {
     std::chrono::nanoseconds duration{0};              // monotonic run length
 
     std::vector<journal_record> journal;   // every attempt the server saw (checks do not rely on the order)
-    std::vector<control_event> control_events;  // control actions taken during the run, in order
+    std::vector<server_event> server_events;      // control actions and enforced limits, in journal order
     std::vector<client_record> clients;    // empty for `command` clients
     std::optional<command_result> command;
     declared_client declared;              // what the client declared about itself (command clients)

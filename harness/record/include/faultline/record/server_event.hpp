@@ -1,0 +1,43 @@
+// Something the server did or was told to do that is not an attempt, but is evidence in its own
+// right: a control action (a reset forgets attempts, a rule change switches faults on or off — a
+// client that resets the server mid-run must not turn a FAIL into a PASS), or a limit the server
+// enforced (a connection refused over the cap, a connection closed by a header or idle timeout).
+// The server journals each beside the attempts, numbered from the same sequence, and checks and
+// reports see them. In JSON Lines a server event is one object whose first field is "event":
+//   {"event":"reset","seq":7,"t":1200,"rule":"","detail":"","peer":"127.0.0.1:40112"}
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace faultline::harness {
+
+enum class server_event_kind {
+    // Control actions (control_api.hpp).
+    reset,          // ledger, journal, attempt counts and stored results forgotten
+    rule_added,     // `rule` names the rule, `detail` is the rule as written
+    rule_removed,   // `rule` names the rule
+    rules_cleared,  // every rule removed; `detail` lists their names
+    // Limits (server_options.hpp).
+    connection_refused,  // over max_connections
+    header_timeout,      // a request head not complete in time; the connection was closed
+    idle_timeout,        // a kept-alive connection idle too long; closed
+};
+
+std::string_view to_string(server_event_kind kind);
+std::optional<server_event_kind> server_event_kind_from_string(std::string_view s);
+// True for the control actions (reset and rule changes).
+bool is_control_action(server_event_kind kind);
+
+struct server_event {
+    server_event_kind kind = server_event_kind::reset;  // "event"
+    std::uint64_t seq = 0;    // "seq": from the journal's sequence, so it orders against attempts
+    std::int64_t at_ns = 0;   // "t": monotonic ns since the run started
+    std::string rule;         // "rule": the rule concerned, "" when none
+    std::string detail;       // "detail"
+    std::string peer;         // "peer": who asked or connected, "address:port"
+};
+
+}  // namespace faultline::harness

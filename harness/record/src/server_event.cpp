@@ -1,0 +1,40 @@
+#include "faultline/record/server_event.hpp"
+
+namespace faultline::harness {
+
+std::string_view to_string(server_event_kind kind) {
+    switch (kind) {
+        case server_event_kind::reset: return "reset";
+        case server_event_kind::rule_added: return "rule_added";
+        case server_event_kind::rule_removed: return "rule_removed";
+        case server_event_kind::rules_cleared: return "rules_cleared";
+        case server_event_kind::connection_refused: return "connection_refused";
+        case server_event_kind::header_timeout: return "header_timeout";
+        case server_event_kind::idle_timeout: return "idle_timeout";
+    }
+    return "unknown";
+}
+
+std::optional<server_event_kind> server_event_kind_from_string(std::string_view s) {
+    for (auto k : {server_event_kind::reset, server_event_kind::rule_added, server_event_kind::rule_removed,
+                   server_event_kind::rules_cleared, server_event_kind::connection_refused,
+                   server_event_kind::header_timeout, server_event_kind::idle_timeout}) {
+        if (to_string(k) == s) return k;
+    }
+    return std::nullopt;
+}
+
+bool is_control_action(server_event_kind kind) {
+    switch (kind) {
+        case server_event_kind::reset:
+        case server_event_kind::rule_added:
+        case server_event_kind::rule_removed:
+        case server_event_kind::rules_cleared: return true;
+        case server_event_kind::connection_refused:
+        case server_event_kind::header_timeout:
+        case server_event_kind::idle_timeout: return false;
+    }
+    return false;
+}
+
+}  // namespace faultline::harness
