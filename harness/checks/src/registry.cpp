@@ -45,6 +45,14 @@ std::optional<expectation> parse_expectation(const toml::table& table, std::stri
     return out;
 }
 
+namespace {
+
+// A run in which no attempt reached the server and the client kept no record of an operation: a
+// client killed before it sent anything, a command that never ran. Nothing a check judges happened.
+bool has_no_operations(const run_record& run) { return run.journal.empty() && run.clients.empty(); }
+
+}  // namespace
+
 verdict evaluate(const expectation& e, const run_record& run) {
     verdict v = e.impl->evaluate(run);
     v.check = e.check_name;
@@ -54,6 +62,13 @@ verdict evaluate(const expectation& e, const run_record& run) {
         const bool held = v.passed;
         v.passed = !held;
         v.summary = (held ? "expected to fail, but passed: " : "failed as expected: ") + v.summary;
+    }
+    // A pass over nothing is no evidence: judged after the inversion, so "failed as expected" on an
+    // empty run is not a pass either.
+    if (v.passed && has_no_operations(run)) {
+        v.passed = false;
+        v.insufficient_evidence = true;
+        v.summary = "nothing to judge: the run had 0 operations (" + v.summary + ")";
     }
     return v;
 }

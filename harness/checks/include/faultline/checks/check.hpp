@@ -49,7 +49,9 @@ std::string_view check_summary(std::string_view name);
 // Parses one `[[expect]]` table; on any error appends to `errors` and returns nothing.
 std::optional<expectation> parse_expectation(const toml::table& table, std::string_view file, config_errors& errors);
 
-// Runs the check and applies `expect_failure`: the only place that inverts a result.
+// Runs the check and applies `expect_failure`: the only place that inverts a result. A run with 0
+// operations (no attempt in the journal, no client record) never passes: what would have passed
+// (after the inversion) is insufficient evidence instead; a failure stays a failure.
 verdict evaluate(const expectation& e, const run_record& run);
 
 }  // namespace faultline::harness

@@ -1,0 +1,85 @@
+// No check passes a run in which nothing happened: a client killed before its first request, a
+// command that never ran. Table-driven over every registered check, so a new check is covered (or
+// this test fails until it is added to the table).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "check_test_support.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The smallest valid [[expect]] table of each check.
+const std::map<std::string, std::string, std::less<>>& minimal_tables() {
+    static const std::map<std::string, std::string, std::less<>> tables{
+        {"amplification", ""},      {"backoff", ""},       {"deadline", ""},
+        {"desynchronized", ""},     {"idempotency_keys", ""}, {"jittered", ""},
+        {"latency", "p99 = \"1s\""}, {"max_attempts", ""},  {"no_double_effects", ""},
+        {"no_retry_on_status", ""}, {"retry_after", ""},   {"retry_budget", ""},
+        {"success_rate", "min = 0.0"},
+    };
+    return tables;
+}
+
+expectation expect(std::string_view name, bool expect_failure = false) {
+    const auto table = minimal_tables().find(name);
+    std::string text = "check = \"" + std::string(name) + "\"\n";
+    if (table != minimal_tables().end()) text += table->second + "\n";
+    if (expect_failure) text += "expect_failure = true\n";
+    return test::parse_ok(text);
+}
+
+run_record killed_command_client() {
+    run_record run;
+    command_result command;
+    command.exit_status = 137;
+    command.killed = true;
+    command.processes.push_back(process_record{0, 4242, 0, 5'000'000, 137, 9, true});
+    run.command = command;
+    return run;
+}
+
+TEST(vacuous_passes, the_table_names_every_registered_check) {
+    for (const std::string_view name : check_names()) {
+        EXPECT_TRUE(minimal_tables().contains(name)) << name << ": add its smallest [[expect]] table here";
+    }
+}
+
+TEST(vacuous_passes, no_check_passes_an_empty_run) {
+    for (const run_record& run : {run_record{}, killed_command_client()}) {
+        for (const std::string_view name : check_names()) {
+            for (const bool expect_failure : {false, true}) {
+                const verdict v = evaluate(expect(name, expect_failure), run);
+                EXPECT_NE(v.outcome(), verdict_outcome::pass)
+                    << name << (expect_failure ? " (expect_failure)" : "") << ": " << v.summary;
+            }
+        }
+    }
+}
+
+TEST(vacuous_passes, a_pass_over_nothing_says_why_it_is_not_judged) {
+    const verdict v = evaluate(expect("no_double_effects"), run_record{});
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(v.summary, HasSubstr("nothing to judge: the run had 0 operations"));
+}
+
+TEST(vacuous_passes, a_failure_over_nothing_stays_a_failure) {
+    // success_rate fails a run in which nothing reached the server; that is evidence, not its absence.
+    const verdict v = evaluate(test::parse_ok("check = \"success_rate\"\n"), killed_command_client());
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+}
+
+TEST(vacuous_passes, one_operation_is_judged_as_before) {
+    test::journal_builder j;
+    j.op("a").attempt(200).committed();
+    const verdict v = evaluate(expect("no_double_effects"), j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::pass);
+}
+
+}  // namespace
+}  // namespace faultline::harness
