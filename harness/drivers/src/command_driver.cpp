@@ -20,6 +20,7 @@
 #include <variant>
 
 #include "backoff_table.hpp"
+#include "process_tree.hpp"
 #include "faultline/config/reader.hpp"
 
 extern char** environ;
@@ -291,8 +292,12 @@ std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_
     ::posix_spawnattr_setflags(res.attr(), static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
                                                                 POSIX_SPAWN_SETSIGMASK));
 
-    pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, argv[0], res.actions(), res.attr(), argv.data(), envp.data());
+    int rc = 0;
+    const pid_t pid = detail::client_processes::instance().spawn([&] {
+        pid_t spawned = -1;
+        rc = ::posix_spawnp(&spawned, argv[0], res.actions(), res.attr(), argv.data(), envp.data());
+        return rc == 0 ? spawned : -1;
+    });
     if (rc != 0) return "cannot start \"" + args.front() + "\": " + errno_text(rc);
 
     child c;
@@ -346,6 +351,7 @@ driver_result command_driver::run(const driver_context& ctx) {
     bool kill_pending = false;  // SIGKILL is due at kill_at
     time_point kill_at{};
     std::uint64_t next_op = 0;
+    detail::client_processes& table = detail::client_processes::instance();
 
     const auto signal_all = [&](int sig) {
         for (auto& c : running) {
@@ -432,6 +438,11 @@ driver_result command_driver::run(const driver_context& ctx) {
             read_available(it->out, it->out_text, options_.output_limit);
             read_available(it->err, it->err_text, options_.output_limit);
             const exit_info exit = reap(it->pid);
+            table.forget(it->pid);
+            // What it left outside its group (a setsid daemon) was reparented to us: end it now, so it
+            // does not act on the server as if it were the client.
+            const std::uint64_t orphans = table.kill_orphans(options_.kill_grace);
+            stats_.orphans_killed += orphans;
             ++stats_.finished;
             processes.push_back(process_record{it->op, it->pid, it->started_ns, since(ctx.run_start, ctx.clk.now()),
                                                exit.status, exit.signal, it->signalled});
@@ -443,6 +454,7 @@ driver_result command_driver::run(const driver_context& ctx) {
 
     std::sort(processes.begin(), processes.end(),
               [](const process_record& a, const process_record& b) { return a.op < b.op; });
+    stats_.orphans_killed += table.kill_orphans(options_.kill_grace);
     command_result cr;
     const auto failed = std::find_if(processes.begin(), processes.end(),
                                      [](const process_record& p) { return p.exit_status != 0; });

@@ -3,11 +3,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace faultline::harness {
 namespace {
@@ -208,6 +215,68 @@ TEST(CommandDriver, AProcessLeftBehindDoesNotHoldTheRun) {
     EXPECT_EQ(r.command->exit_status, 0);
     EXPECT_EQ(r.command->stdout_text, "started\n");
     EXPECT_FALSE(r.command->killed);
+}
+
+// A file in the test's temporary folder, removed when the test ends.
+class temp_file {
+public:
+    explicit temp_file(const std::string& name)
+        : path_{(std::filesystem::temp_directory_path() / (name + "." + std::to_string(::getpid()))).string()} {
+        std::filesystem::remove(path_);
+    }
+    ~temp_file() { std::filesystem::remove(path_); }
+    temp_file(const temp_file&) = delete;
+    temp_file& operator=(const temp_file&) = delete;
+
+    const std::string& path() const { return path_; }
+    // The pid written into it, once it has one; waits at most `limit`.
+    std::optional<pid_t> read_pid(std::chrono::milliseconds limit) const {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        do {
+            std::ifstream in(path_);
+            long pid = 0;
+            if (in >> pid && pid > 0) return static_cast<pid_t>(pid);
+            std::this_thread::sleep_for(5ms);
+        } while (std::chrono::steady_clock::now() < deadline);
+        return std::nullopt;
+    }
+
+private:
+    std::string path_;
+};
+
+// Whether `pid` is gone (not even a zombie) within `limit`; kills it at the end when it is not, so a
+// failing test leaves nothing behind.
+bool ends_within(pid_t pid, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    do {
+        if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+        std::this_thread::sleep_for(5ms);
+    } while (std::chrono::steady_clock::now() < deadline);
+    ::kill(pid, SIGKILL);
+    return false;
+}
+
+// A daemon: the client starts a process that calls setsid (a session and process group of its
+// own, so signalling the client's group misses it), writes its pid and sleeps; the client exits as
+// soon as the pid is written. Without faultline as subreaper the daemon is reparented to PID 1 and
+// outlives the run.
+TEST(CommandDriver, KillsADaemonTheClientLeftOutsideItsProcessGroup) {
+    const temp_file pid_file{"faultline-daemon-pid"};
+    command_driver d{{"/bin/sh", "-c",
+                      "setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 60' \"$0\" </dev/null >/dev/null 2>&1 &"
+                      " until [ -s \"$0\" ]; do sleep 0.01; done",
+                      pid_file.path()},
+                     command_options{}};
+    const auto r = d.run(context());
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(r.command->exit_status, 0);
+    EXPECT_FALSE(r.timed_out);
+    const std::optional<pid_t> daemon = pid_file.read_pid(5s);
+    ASSERT_TRUE(daemon.has_value());
+    EXPECT_TRUE(ends_within(*daemon, 5s)) << "the setsid daemon (pid " << *daemon << ") outlived the run";
+    EXPECT_EQ(d.last_stats().orphans_killed, 1u);
 }
 
 TEST(CommandDriver, AMissingProgramIsAHarnessError) {
