@@ -1,8 +1,8 @@
-// `faultline run PATH... [--seed N] [--only NAME] [-j N] [--report F:PATH] [--report-dir DIR] [-- cmd args…]`: loads
-// every scenario (folders are searched for *.toml, sorted) strictly — any error is printed and
-// nothing runs (exit 2) — then runs them, each with its own server, printing the console report as
-// each finishes; optionally writes reports (report_output.hpp). Exit 0 when every scenario passed, 1 when a check failed, 3 when the harness itself
-// failed.
+// `faultline run PATH... [--seed N] [--only NAME] [-j N] [--strict] [--report F:PATH] [--report-dir DIR]
+// [-- cmd args…]`: loads every scenario (folders are searched for *.toml, sorted) strictly — any
+// error is printed and nothing runs (exit 2) — then runs them, each with its own server, printing the
+// console report as each finishes; optionally writes reports (report_output.hpp). Exit codes:
+// harness::exit_code (0 passed, 1 a check failed, 3 harness error, 4 insufficient evidence).
 #include "commands.hpp"
 #include "report_output.hpp"
 
@@ -31,6 +31,7 @@ struct run_args {
     std::optional<std::uint64_t> seed;
     std::vector<std::string> only;
     std::size_t jobs = 1;
+    bool strict = false;
     report_targets reports;
 };
 
@@ -75,6 +76,7 @@ void run_run(const run_args& args) {
     }
     harness::run_options options;
     options.seed = args.seed;
+    options.strict = args.strict;
 
     reports::console_options console;
     console.color = ::isatty(STDOUT_FILENO) != 0;
@@ -125,6 +127,8 @@ void add_run_command(CLI::App& app) {
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("-j,--jobs", args->jobs, "Scenarios to run in parallel, each with its own server")
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+    cmd->add_flag("--strict", args->strict,
+                  "A fault rule that never fired fails the scenario (by default a warning); as `strict = true`");
     add_report_options(*cmd, args->reports);
     cmd->footer(
         "Examples:\n  faultline run suites/ -j2 --report-dir reports-out\n"

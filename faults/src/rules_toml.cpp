@@ -145,6 +145,9 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     if (name && name->empty()) {
         head.fail("name", "must not be empty");
     }
+    // Not used by the engine: the runner fails a run in which the rule fired fewer times.
+    const std::optional<std::int64_t> min_fired =
+        head.integer("min_fired", 0, std::numeric_limits<std::int64_t>::max());
 
     const kind_info* info = kind_name ? kind_registry::instance().find(*kind_name) : nullptr;
 
@@ -154,7 +157,7 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     std::shared_ptr<const fault_kind> fault;
     if (info != nullptr) {
         config::table_reader keys = head.child(table, "fault kind \"" + info->name + "\"");
-        for (std::string_view reserved : {"name", "kind", "match", "when"}) {
+        for (std::string_view reserved : {"name", "kind", "match", "when", "min_fired"}) {
             keys.allow(reserved);
         }
         fault = info->make(keys);
@@ -192,6 +195,7 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     r.source = to_json(table).as_object();
     r.source["name"] = r.name;
     r.where = position_of(table, file);
+    if (min_fired) r.min_fired = static_cast<std::uint64_t>(*min_fired);
     result.rules.push_back(std::move(r));
     return result;
 }

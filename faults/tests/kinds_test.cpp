@@ -93,8 +93,8 @@ TEST(delay_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = \"5\"\n"),
               "rules.toml:3:8: fault kind \"delay\": wait: bad duration \"5\": missing unit (ns, us, ms, s, m, h)");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = \"1s\"\nwiat = \"2s\"\n"),
-              "rules.toml:4:1: fault kind \"delay\": unknown key \"wiat\"; allowed: distribution, kind, match, name, "
-              "phase, wait, when");
+              "rules.toml:4:1: fault kind \"delay\": unknown key \"wiat\"; allowed: distribution, kind, match, "
+              "min_fired, name, phase, wait, when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"uniform\"\nmin = \"2s\"\nmax = \"1s\"\n"),
               "rules.toml:5:7: fault kind \"delay\": max: must not be less than \"min\"");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"lognormal\"\nmedian = \"1s\"\nsigma = 20\n"
@@ -150,7 +150,7 @@ TEST(status_kind, bad_config) {
               "rules.toml:3:21: fault kind \"status\": headers.X-A: expected a string, got an integer");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nretry_after_format = \"http_date\"\n"),
               "rules.toml:3:1: fault kind \"status\": unknown key \"retry_after_format\"; allowed: body, headers, "
-              "kind, match, name, phase, retry_after, status, when");
+              "kind, match, min_fired, name, phase, retry_after, status, when");
 }
 
 // ---- reset ----
@@ -180,8 +180,8 @@ TEST(reset_kind, bad_config) {
               "rules.toml:3:9: fault kind \"reset\": phase: unknown value \"sideways\"; allowed: before_read, "
               "after_read, mid_response");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"reset\"\nbody_bytes = 3\n"),
-              "rules.toml:3:1: fault kind \"reset\": unknown key \"body_bytes\"; allowed: kind, match, name, phase, "
-              "when");
+              "rules.toml:3:1: fault kind \"reset\": unknown key \"body_bytes\"; allowed: kind, match, min_fired, name, "
+              "phase, when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"reset\"\nphase = \"mid_response\"\nbody_bytes = -1\n"),
               "rules.toml:4:14: fault kind \"reset\": body_bytes: must be in [0, 1099511627776], got -1");
 }
@@ -230,8 +230,8 @@ TEST(lost_response_kind, bad_config) {
               "rules.toml:3:8: fault kind \"lost_response\": then: unknown value \"explode\"; allowed: reset, close, "
               "hang");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nhang_limit = \"5s\"\n"),
-              "rules.toml:3:1: fault kind \"lost_response\": unknown key \"hang_limit\"; allowed: kind, match, name, "
-              "then, when");
+              "rules.toml:3:1: fault kind \"lost_response\": unknown key \"hang_limit\"; allowed: kind, match, "
+              "min_fired, name, then, when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nthen = \"hang\"\nhang_limit = \"0s\"\n"),
               "rules.toml:4:14: fault kind \"lost_response\": hang_limit: must be longer than 0, got \"0s\"");
 }
@@ -311,7 +311,8 @@ TEST(refuse_kind, resets_connections_on_accept) {
 
 TEST(refuse_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nmode = \"drop\"\n"),
-              "rules.toml:3:1: fault kind \"refuse\": unknown key \"mode\"; allowed: kind, match, name, when");
+              "rules.toml:3:1: fault kind \"refuse\": unknown key \"mode\"; allowed: kind, match, min_fired, "
+              "name, when");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\n[fault.match]\npath = \"/x\"\n"),
               "rules.toml:3:1: fault rule: match: a connection-level fault (\"refuse\" here) acts before the request "
               "is read and cannot match on it");
@@ -352,7 +353,7 @@ TEST(overload_kind, bad_config) {
               "rules.toml:4:10: fault kind \"overload\": excess: unknown value \"drop\"; allowed: reject, queue");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 10\nmax_queue_wait = \"1s\"\n"),
               "rules.toml:4:1: fault kind \"overload\": unknown key \"max_queue_wait\"; allowed: burst, excess, kind, "
-              "match, max_in_flight, name, rate, retry_after, status, when");
+              "match, max_in_flight, min_fired, name, rate, retry_after, status, when");
 }
 
 }  // namespace

@@ -93,6 +93,15 @@ std::string console_report(const harness::run_record& run, const console_options
                detail::printable(v.summary) + "\n";
         if (!v.passed) out += console_evidence(v, "      ");
     }
+    for (const harness::rule_firing& f : run.rule_firings) {
+        out += "  " + detail::printable(detail::firing_text(f)) + "\n";
+    }
+    for (const harness::rule_firing* f : harness::never_fired(run)) {
+        out += "  " + paint(yellow, "warning: ") + detail::printable(detail::never_fired_text(*f, run.strict)) + "\n";
+    }
+    if (const std::string events = detail::server_event_counts(run); !events.empty()) {
+        out += "  server events: " + events + "\n";
+    }
     if (run.command) {
         const harness::command_result& c = *run.command;
         out += "  command: exit status " + std::to_string(c.exit_status) +

@@ -66,6 +66,45 @@ boost::json::array processes_json(const std::vector<harness::process_record>& pr
     return out;
 }
 
+boost::json::array firings_json(const std::vector<harness::rule_firing>& firings) {
+    boost::json::array out;
+    for (const harness::rule_firing& f : firings) {
+        boost::json::object fo;
+        fo["rule"] = detail::valid_utf8(f.rule);
+        fo["kind"] = f.kind;
+        fo["fired"] = f.fired;
+        fo["min_fired"] = value_or_null(f.min_fired);
+        out.push_back(std::move(fo));
+    }
+    return out;
+}
+
+// Counted per kind (every kind seen), then each event as the journal holds it.
+boost::json::object server_events_json(const std::vector<harness::server_event>& events) {
+    boost::json::object counts;
+    boost::json::array list;
+    for (const harness::server_event& e : events) {
+        const std::string_view kind = to_string(e.kind);
+        if (auto* n = counts.if_contains(kind)) {
+            *n = n->to_number<std::uint64_t>() + 1;
+        } else {
+            counts[kind] = 1U;
+        }
+        boost::json::object eo;
+        eo["event"] = kind;
+        eo["seq"] = e.seq;
+        eo["t"] = e.at_ns;
+        eo["rule"] = detail::valid_utf8(e.rule);
+        eo["detail"] = detail::valid_utf8(e.detail);
+        eo["peer"] = detail::valid_utf8(e.peer);
+        list.push_back(std::move(eo));
+    }
+    boost::json::object out;
+    out["counts"] = std::move(counts);
+    out["events"] = std::move(list);
+    return out;
+}
+
 // Two-space indentation; arrays of scalars (sequence numbers) stay on one line.
 void write_pretty(std::string& out, const boost::json::value& v, std::size_t depth) {
     const std::string pad(2 * (depth + 1), ' ');
@@ -148,6 +187,14 @@ boost::json::object to_json(const harness::run_record& run) {
     }
     o["declared"] = declared_json(run.declared);
     o["harness_error"] = text_or_null(run.harness_error);
+    o["strict"] = run.strict;
+    o["rule_firings"] = firings_json(run.rule_firings);
+    boost::json::array warnings;
+    for (const harness::rule_firing* f : harness::never_fired(run)) {
+        warnings.push_back(boost::json::string(detail::valid_utf8(detail::never_fired_text(*f, run.strict))));
+    }
+    o["warnings"] = std::move(warnings);
+    o["server_events"] = server_events_json(run.server_events);
 
     boost::json::array verdicts;
     for (const harness::verdict& v : run.verdicts) {

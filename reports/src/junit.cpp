@@ -49,6 +49,17 @@ std::string junit_report(std::span<const harness::run_record> runs) {
         suites += "      <property" + attr("name", "operations") + attr("value", std::to_string(counts.operations)) + "/>\n";
         suites += "      <property" + attr("name", "attempts") + attr("value", std::to_string(counts.attempts)) + "/>\n";
         suites += "      <property" + attr("name", "effects") + attr("value", std::to_string(counts.effects)) + "/>\n";
+        for (const harness::rule_firing& f : run.rule_firings) {
+            suites += "      <property" + attr("name", "fired:" + f.rule) + attr("value", std::to_string(f.fired)) +
+                      "/>\n";
+        }
+        for (const harness::rule_firing* f : harness::never_fired(run)) {
+            suites += "      <property" + attr("name", "warning") +
+                      attr("value", detail::never_fired_text(*f, run.strict)) + "/>\n";
+        }
+        if (const std::string events = detail::server_event_counts(run); !events.empty()) {
+            suites += "      <property" + attr("name", "server_events") + attr("value", events) + "/>\n";
+        }
         suites += "    </properties>\n";
         if (!run.harness_error.empty()) {
             suites += "    <testcase" + attr("name", "run") + attr("classname", classname) + attr("time", "0") + ">\n";

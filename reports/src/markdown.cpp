@@ -1,7 +1,8 @@
 // The "markdown" report: a summary for CI pages that render Markdown (a GitHub Actions job summary,
 // `--report markdown:$GITHUB_STEP_SUMMARY`; a GitLab merge-request note). A table with one row per
-// scenario, then per failed scenario its failed checks with their evidence in a code block and the
-// command that replays it. A pure function of the run records.
+// scenario (with how often each fault rule fired), then per scenario that failed, has a rule that
+// never fired or server events: those, its failed checks with their evidence in a
+// code block and the command that replays it. A pure function of the run records.
 #include <algorithm>
 #include <string>
 
@@ -51,25 +52,48 @@ std::string status_of(const harness::run_record& run) {
     return "❌ fail";
 }
 
+// "lose-response 12, slow 0" (rule names as inline text); "—" without rules.
+std::string fired_cell(const harness::run_record& run) {
+    std::string out;
+    for (const harness::rule_firing& f : run.rule_firings) {
+        out += (out.empty() ? "" : ", ") + inline_text(f.rule) + " " + std::to_string(f.fired);
+    }
+    return out.empty() ? "—" : out;
+}
+
 std::string markdown_report(std::span<const harness::run_record> runs) {
     const auto passed = std::count_if(runs.begin(), runs.end(), [](const harness::run_record& run) {
         return run.harness_error.empty() && harness::all_checks_passed(run);
     });
     std::string out = "## faultline: " + std::to_string(passed) + " of " + std::to_string(runs.size()) +
                       " scenarios passed\n\n"
-                      "| | scenario | seed | time | operations | attempts | effects | checks passed |\n"
-                      "|---|---|---:|---:|---:|---:|---:|---:|\n";
+                      "| | scenario | seed | time | operations | attempts | effects | checks passed | faults fired |\n"
+                      "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for (const harness::run_record& run : runs) {
         const detail::run_counts c = detail::count(run);
         out += "| " + status_of(run) + " | " + inline_text(run.scenario) + " | " + std::to_string(run.seed) + " | " +
                detail::seconds(run.duration) + "s | " + std::to_string(c.operations) + " | " +
                std::to_string(c.attempts) + " | " + std::to_string(c.effects) + " | " +
-               std::to_string(c.checks - c.checks_failed - c.checks_insufficient) + " of " + std::to_string(c.checks) + " |\n";
+               std::to_string(c.checks - c.checks_failed - c.checks_insufficient) + " of " + std::to_string(c.checks) + " | " +
+               fired_cell(run) + " |\n";
     }
     for (const harness::run_record& run : runs) {
-        if (run.harness_error.empty() && harness::all_checks_passed(run)) continue;
+        const bool clean = run.harness_error.empty() && harness::all_checks_passed(run) &&
+                           harness::never_fired(run).empty() && run.server_events.empty();
+        if (clean) continue;
         out += "\n### " + status_of(run) + ": " + inline_text(run.scenario) + "\n\n";
         if (!run.harness_error.empty()) out += "Harness error: " + inline_text(run.harness_error) + "\n\n";
+        for (const harness::rule_firing* f : harness::never_fired(run)) {
+            out += "Warning: " + inline_text(detail::never_fired_text(*f, run.strict)) + "\n\n";
+        }
+        if (const std::string events = detail::server_event_counts(run); !events.empty()) {
+            out += "Server events: " + inline_text(events) + "\n\n";
+        }
+        if (!run.rule_firings.empty()) {
+            out += "Fault rules:\n\n";
+            for (const harness::rule_firing& f : run.rule_firings) out += "- " + inline_text(detail::firing_text(f)) + "\n";
+            out += "\n";
+        }
         for (const harness::verdict& v : run.verdicts) {
             if (v.passed) continue;
             out += "- **" + inline_text(v.check) + "**" + (v.insufficient_evidence ? " (insufficient evidence)" : "") +

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <map>
 
 namespace faultline::reports::detail {
 
@@ -125,6 +126,28 @@ std::string evidence_text(const harness::verdict& v, std::string_view indent) {
     }
     if (v.evidence_total > v.evidence.size()) {
         out.append(indent).append("… and " + std::to_string(v.evidence_total - v.evidence.size()) + " more\n");
+    }
+    return out;
+}
+
+std::string firing_text(const harness::rule_firing& f) {
+    std::string out = "rule `" + f.rule + "` (" + f.kind + ") fired " + std::to_string(f.fired) +
+                      (f.fired == 1 ? " time" : " times");
+    if (f.min_fired) out += ", min_fired " + std::to_string(*f.min_fired);
+    return out;
+}
+
+std::string never_fired_text(const harness::rule_firing& f, bool strict) {
+    return "rule `" + f.rule + "` (" + f.kind + ") never fired: its fault was not exercised" +
+           (f.min_fired || strict ? "" : " (--strict makes this fatal)");
+}
+
+std::string server_event_counts(const harness::run_record& run) {
+    std::map<harness::server_event_kind, std::size_t> counts;
+    for (const harness::server_event& e : run.server_events) ++counts[e.kind];
+    std::string out;
+    for (const auto& [kind, n] : counts) {
+        out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(kind));
     }
     return out;
 }

@@ -29,6 +29,13 @@ std::string seconds(std::chrono::nanoseconds d);
 // "… and N more" when the evidence was capped. Empty when there is none.
 std::string evidence_text(const harness::verdict& v, std::string_view indent);
 
+// "rule `lose-response` (lost_response) fired 12 times" (", min_fired 3" when it has one).
+std::string firing_text(const harness::rule_firing& f);
+// The warning for a rule that never fired (harness::never_fired), saying whether it fails the run.
+std::string never_fired_text(const harness::rule_firing& f, bool strict);
+// "1 reset, 2 idle_timeout": the run's server events counted per kind, in the kinds' order; "" when none.
+std::string server_event_counts(const harness::run_record& run);
+
 struct run_counts {
     std::size_t operations = 0;
     std::size_t attempts = 0;

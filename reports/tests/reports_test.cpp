@@ -60,6 +60,7 @@ harness::run_record passing_run() {
                     harness::verdict{"max_attempts", true, true,
                                      "failed as expected: 1 of 1 operations made more than 1 attempts (most: 2)",
                                      {harness::evidence_item{"a", {1, 2}, "2 attempts on the wire > max 1"}}, 1}};
+    run.rule_firings = {harness::rule_firing{"lose-first", "lost_response", 1, std::nullopt}};
     return run;
 }
 
@@ -91,6 +92,12 @@ harness::run_record failing_run() {
     run.verdicts = {doubled, harness::verdict{"no_retry_on_status", true, false, "nothing retried after 4xx", {}, 0},
                     unjudged};
     run.harness_error = "server stopped: port <gone>";
+    run.rule_firings = {harness::rule_firing{"lose-response", "lost_response", 2, 3},
+                        harness::rule_firing{"slow <path>", "delay", 0, std::nullopt}};
+    run.server_events = {
+        harness::server_event{harness::server_event_kind::idle_timeout, 5, 5'000'000, "", "", "127.0.0.1:40110"},
+        harness::server_event{harness::server_event_kind::reset, 6, 6'000'000, "", "", "127.0.0.1:40112"},
+        harness::server_event{harness::server_event_kind::idle_timeout, 7, 7'000'000, "", "", "127.0.0.1:40114"}};
     return run;
 }
 
@@ -111,6 +118,15 @@ void expect_golden(std::string_view name, const std::string& actual) {
 
 TEST(console_report, matches_golden) {
     expect_golden("console.txt", console_report(passing_run()) + console_report(failing_run()));
+}
+
+TEST(console_report, shows_the_rule_firings_warnings_and_server_events) {
+    const std::string out = console_report(failing_run());
+    EXPECT_THAT(out, HasSubstr("\n  rule `lose-response` (lost_response) fired 2 times, min_fired 3\n"));
+    EXPECT_THAT(out, HasSubstr("\n  warning: rule `slow <path>` (delay) never fired: its fault was not exercised "
+                               "(--strict makes this fatal)\n"));
+    EXPECT_THAT(out, HasSubstr("\n  server events: 1 reset, 2 idle_timeout\n"));
+    EXPECT_THAT(console_report(passing_run()), HasSubstr("\n  rule `lose-first` (lost_response) fired 1 time\n"));
 }
 
 TEST(console_report, colour_and_failed_only) {
@@ -153,6 +169,12 @@ TEST(json_report, matches_golden_and_parses) {
     EXPECT_EQ(scenarios[1].at("declared").at("deadline_ns").to_number<std::int64_t>(), 1'000'000'000);
     EXPECT_EQ(scenarios[1].at("declared").at("backoff").at("jitter").as_string(), "equal");
     EXPECT_TRUE(scenarios[0].at("declared").is_null());
+    EXPECT_EQ(scenarios[1].at("rule_firings").at(0).at("fired").to_number<int>(), 2);
+    EXPECT_EQ(scenarios[1].at("rule_firings").at(0).at("min_fired").to_number<int>(), 3);
+    EXPECT_TRUE(scenarios[1].at("rule_firings").at(1).at("min_fired").is_null());
+    EXPECT_EQ(scenarios[1].at("warnings").as_array().size(), 1u);
+    EXPECT_EQ(scenarios[1].at("server_events").at("counts").at("idle_timeout").to_number<int>(), 2);
+    EXPECT_EQ(scenarios[1].at("server_events").at("events").as_array().size(), 3u);
 }
 
 TEST(junit_report, matches_golden_and_is_well_formed) {
@@ -164,6 +186,8 @@ TEST(junit_report, matches_golden_and_is_well_formed) {
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.tests"), "6");
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.failures"), "1");
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.errors"), "1");
+    EXPECT_THAT(out, HasSubstr("<property name=\"fired:lose-response\" value=\"2\"/>"));
+    EXPECT_THAT(out, HasSubstr("<property name=\"server_events\" value=\"1 reset, 2 idle_timeout\"/>"));
     // A check that could not judge is "skipped" with its reason, neither a pass nor a failure.
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.skipped"), "1");
     EXPECT_THAT(out, HasSubstr("<skipped message=\"insufficient evidence: 3 gaps at retry 1, 20 needed\"/>"));
@@ -180,6 +204,9 @@ TEST(markdown_report, matches_golden) {
     EXPECT_THAT(out, HasSubstr("| ⚠️ error | curl \\<naive\\> & \"friends\" |"));
     EXPECT_THAT(out, HasSubstr("- **no\\_double\\_effects**: 2 operations"));
     EXPECT_THAT(out, HasSubstr("```\n· op h1 [#1 #2]"));
+    EXPECT_THAT(out, HasSubstr("| lose-first 1 |"));
+    EXPECT_THAT(out, HasSubstr("Warning: rule \\`slow \\<path\\>\\` (delay) never fired"));
+    EXPECT_THAT(out, HasSubstr("Server events: 1 reset, 2 idle\\_timeout"));
     EXPECT_THAT(out, ::testing::Not(HasSubstr("\x07")));
 }
 

@@ -16,6 +16,15 @@ std::string_view to_string(declared_jitter jitter) {
     return "unknown";
 }
 
+std::vector<const rule_firing*> never_fired(const run_record& run) {
+    std::vector<const rule_firing*> out;
+    for (const rule_firing& f : run.rule_firings) {
+        // `min_fired = 0` declares that the rule may stay silent.
+        if (f.fired == 0 && f.min_fired.value_or(1) > 0) out.push_back(&f);
+    }
+    return out;
+}
+
 std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal) {
     std::vector<const journal_record*> ordered;
     ordered.reserve(journal.size());

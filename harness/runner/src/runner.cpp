@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "faultline/checks/run_verdicts.hpp"
 #include "faultline/core/clock.hpp"
 #include "faultline/drivers/driver.hpp"
 #include "faultline/server/server.hpp"
@@ -61,6 +62,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     record.clients = std::move(result.clients);
     record.command = std::move(result.command);
     record.declared = s.client->declared();
+    record.rule_firings = rule_firings(s.faults, context.engine.counters(), record.journal);
 
     if (!result.error.empty()) {
         record.harness_error = "the client driver failed: " + result.error;
@@ -109,8 +111,29 @@ void evaluate_checks(const std::vector<expectation>& expectations, run_record& r
     for (const expectation& e : expectations) run.verdicts.push_back(evaluate(e, run));
 }
 
+std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, const faults::engine_counters& counters,
+                                      const std::vector<journal_record>& journal) {
+    std::vector<rule_firing> out;
+    out.reserve(rules.size());
+    for (const faults::rule& r : rules) {
+        rule_firing f{r.name, r.kind, 0, r.min_fired};
+        const auto installed = std::find_if(counters.fired_by_rule.begin(), counters.fired_by_rule.end(),
+                                            [&](const auto& entry) { return entry.first == r.name; });
+        if (installed != counters.fired_by_rule.end()) {
+            f.fired = installed->second;
+        } else {
+            // Removed during the run (evidence_intact fails it): its connection-level firings are lost.
+            f.fired = static_cast<std::uint64_t>(std::count_if(
+                journal.begin(), journal.end(), [&](const journal_record& a) { return a.rule == r.name; }));
+        }
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
 run_record run_scenario(const scenario& s, const run_options& options) {
     run_record record;
+    record.strict = s.strict || options.strict;
     record.scenario = s.name;
     record.scenario_file = s.file;
     record.description = s.description;
@@ -125,7 +148,11 @@ run_record run_scenario(const scenario& s, const run_options& options) {
     } catch (const std::exception& error) {
         record.harness_error = std::string("the run failed: ") + error.what();
     }
-    if (record.harness_error.empty()) evaluate_checks(s.expectations, record);
+    if (record.harness_error.empty()) {
+        evaluate_checks(s.expectations, record);
+        record.verdicts.push_back(evidence_intact(record));
+        for (verdict& v : firing_verdicts(record)) record.verdicts.push_back(std::move(v));
+    }
     return record;
 }
 

@@ -44,6 +44,7 @@ public:
         out.description = top_.string("description").value_or("");
         out.seed = read_seed();
         out.time_limit = read_time_limit();
+        out.strict = top_.boolean("strict").value_or(false);
         read_server(out.server);
         out.faults = read_faults();
         out.client = read_client();

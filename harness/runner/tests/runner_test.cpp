@@ -133,9 +133,16 @@ TEST(runner, runs_a_tiny_scenario_end_to_end) {
     EXPECT_EQ(std::count_if(run.journal.begin(), run.journal.end(),
                             [](const journal_record& r) { return r.status == 503 && r.fault == "status"; }),
               6);
-    ASSERT_THAT(run.verdicts, SizeIs(2));
+    // The [[expect]] checks, then evidence_intact, which every run gets.
+    ASSERT_THAT(run.verdicts, SizeIs(3));
     EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
     EXPECT_TRUE(run.verdicts[1].passed) << run.verdicts[1].summary;
+    EXPECT_EQ(run.verdicts[2].check, "evidence_intact");
+    EXPECT_TRUE(run.verdicts[2].passed) << run.verdicts[2].summary;
+    ASSERT_THAT(run.rule_firings, SizeIs(1));
+    EXPECT_EQ(run.rule_firings[0].rule, "status-1");
+    EXPECT_EQ(run.rule_firings[0].kind, "status");
+    EXPECT_EQ(run.rule_firings[0].fired, 6u);
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
 }
 
@@ -148,7 +155,7 @@ TEST(runner, seed_override_and_failing_checks) {
     const run_record run = run_scenario(s, options);
     ASSERT_EQ(run.harness_error, "");
     EXPECT_EQ(run.seed, 99U);
-    ASSERT_THAT(run.verdicts, SizeIs(2));
+    ASSERT_THAT(run.verdicts, SizeIs(3));
     EXPECT_FALSE(run.verdicts[1].passed);
     EXPECT_FALSE(run.verdicts[1].evidence.empty());
     EXPECT_EQ(exit_code_of(run), exit_code::check_failed);
@@ -159,10 +166,55 @@ TEST(runner, an_expected_failure_makes_the_scenario_pass) {
     text.replace(text.find("max = 2"), 7, "max = 1\nexpect_failure = true");
     const run_record run = run_scenario(load(text));
     ASSERT_EQ(run.harness_error, "");
-    ASSERT_THAT(run.verdicts, SizeIs(2));
+    ASSERT_THAT(run.verdicts, SizeIs(3));
     EXPECT_TRUE(run.verdicts[1].passed) << run.verdicts[1].summary;
     EXPECT_TRUE(run.verdicts[1].expected_to_fail);
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
+// A second rule that matches nothing the client sends: it never fires.
+std::string with_idle_rule(std::string_view extra_keys) {
+    std::string text = tiny;
+    text.replace(text.find("[client]"), 8,
+                 "[[fault]]\nname = \"never\"\nkind = \"status\"\nstatus = 500\n" + std::string(extra_keys) +
+                     "\n[fault.match]\npath = \"/nowhere\"\n\n[client]");
+    return text;
+}
+
+TEST(runner, a_rule_below_its_min_fired_fails_the_run) {
+    const run_record run = run_scenario(load(with_idle_rule("min_fired = 1")));
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_THAT(run.rule_firings, SizeIs(2));
+    EXPECT_EQ(run.rule_firings[1].rule, "never");
+    EXPECT_EQ(run.rule_firings[1].fired, 0u);
+    EXPECT_EQ(run.rule_firings[1].min_fired, 1u);
+    ASSERT_THAT(run.verdicts, SizeIs(4));
+    EXPECT_EQ(run.verdicts[3].check, "fired:never");
+    EXPECT_FALSE(run.verdicts[3].passed);
+    EXPECT_EQ(run.verdicts[3].summary, "rule `never` (status) fired 0 times (min_fired = 1)");
+    EXPECT_EQ(exit_code_of(run), exit_code::check_failed);
+}
+
+TEST(runner, a_rule_that_never_fired_is_a_warning_that_strict_makes_fatal) {
+    const scenario s = load(with_idle_rule(""));
+    const run_record lenient = run_scenario(s);
+    EXPECT_THAT(never_fired(lenient), SizeIs(1));
+    EXPECT_EQ(exit_code_of(lenient), exit_code::passed);
+
+    run_options strict;
+    strict.strict = true;
+    const run_record judged = run_scenario(s, strict);
+    EXPECT_TRUE(judged.strict);
+    ASSERT_THAT(judged.verdicts, SizeIs(5));  // success_rate, max_attempts, evidence_intact, fired:status-1, fired:never
+    EXPECT_EQ(judged.verdicts[3].check, "fired:status-1");
+    EXPECT_TRUE(judged.verdicts[3].passed);
+    EXPECT_EQ(judged.verdicts[4].check, "fired:never");
+    EXPECT_FALSE(judged.verdicts[4].passed);
+    EXPECT_EQ(exit_code_of(judged), exit_code::check_failed);
+
+    // The scenario's own `strict = true` does the same.
+    const run_record declared = run_scenario(load("strict = true\n" + with_idle_rule("")));
+    EXPECT_EQ(exit_code_of(declared), exit_code::check_failed);
 }
 
 TEST(runner, parallel_scenarios_get_their_own_servers) {
@@ -238,7 +290,7 @@ TEST(runner, a_command_clients_process_times_share_the_journals_clock) {
     EXPECT_EQ(attempt.operation, operation_key(7, 0).view());
     EXPECT_EQ(run.declared.deadline, std::chrono::nanoseconds{std::chrono::milliseconds{100}});
 
-    ASSERT_THAT(run.verdicts, SizeIs(2));
+    ASSERT_THAT(run.verdicts, SizeIs(3));
     const verdict& deadline = run.verdicts[0];
     EXPECT_FALSE(deadline.passed) << deadline.summary;
     ASSERT_THAT(deadline.evidence, SizeIs(1));
@@ -258,7 +310,7 @@ TEST(runner, a_command_client_that_returns_within_its_declared_deadline_passes) 
     text.replace(text.find("deadline = \"100ms\""), 18, "deadline = \"5s\"");
     const run_record run = run_scenario(load(text));
     ASSERT_EQ(run.harness_error, "");
-    ASSERT_THAT(run.verdicts, SizeIs(2));
+    ASSERT_THAT(run.verdicts, SizeIs(3));
     EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
     EXPECT_THAT(run.verdicts[0].summary, HasSubstr("0 of 1 processes exited after start + the declared deadline"));
     EXPECT_EQ(exit_code_of(run), exit_code::passed);

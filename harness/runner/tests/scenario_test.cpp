@@ -97,7 +97,7 @@ TEST(scenario_loader, unknown_top_level_key_lists_the_allowed_keys) {
     ASSERT_THAT(r.errors, SizeIs(1));
     EXPECT_EQ(r.errors[0].to_string(),
               "s.toml:2:1: unknown key \"nmae\"; allowed: client, description, expect, fault, name, probe, seed, server, "
-              "time_limit");
+              "strict, time_limit");
 }
 
 TEST(scenario_loader, wrong_types_are_positioned) {

@@ -73,6 +73,9 @@ struct rule {
     fault_level level = fault_level::attempt;  // == fault->level(), cached
     boost::json::object source;  // the rule as written (TOML table as JSON), for listing
     source_position where;       // where it was defined; empty file for rules added at runtime
+    // `min_fired`: a scenario run in which the rule fired fewer times fails (the runner judges it;
+    // the engine ignores it).
+    std::optional<std::uint64_t> min_fired;
 };
 
 }  // namespace faultline::faults

@@ -81,6 +81,15 @@ struct declared_client {
     bool empty() const { return !deadline && !max_attempts && !backoff; }
 };
 
+// How often one of the scenario's fault rules fired during the run, from the fault engine's count
+// (a rule removed during the run: the attempts in the journal that name it).
+struct rule_firing {
+    std::string rule;  // its name
+    std::string kind;  // its fault kind
+    std::uint64_t fired = 0;
+    std::optional<std::uint64_t> min_fired;  // the rule's `min_fired`, when it has one
+};
+
 struct run_record {
     std::string scenario;       // scenario name
     std::string scenario_file;  // path it was loaded from ("" when built in code); used in the replay hint
@@ -97,6 +106,9 @@ struct run_record {
 
     std::string harness_error;  // non-empty when the run itself failed (exit code 3); checks may be missing
     std::vector<verdict> verdicts;  // filled after the checks ran
+
+    std::vector<rule_firing> rule_firings;  // one per scenario fault rule, in file order
+    bool strict = false;  // `--strict` / `strict = true`: a rule that never fired fails the run
 };
 
 // All attempts of one operation, ordered by the time the server read each request (`request_ns`,
@@ -111,6 +123,10 @@ std::vector<operation_attempts> group_operations(const std::vector<journal_recor
 
 // The ledger: records whose effect was committed, in journal order.
 std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal);
+
+// Rules that never fired (but those with `min_fired = 0`): a warning in every report, a failure
+// under `strict`.
+std::vector<const rule_firing*> never_fired(const run_record& run);
 
 // The run's outcome: fail on a harness error or any failed check, else insufficient_evidence when
 // a check could not judge, else pass.

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "faultline/faults/engine.hpp"
 #include "faultline/record/run_record.hpp"
 #include "faultline/runner/scenario.hpp"
 
@@ -46,15 +47,22 @@ exit_code exit_code_of(const std::vector<run_record>& runs);
 struct run_options {
     std::optional<std::uint64_t> seed;  // replaces every scenario's seed (`--seed N`)
     std::size_t server_threads = 2;     // worker threads of each scenario's fault server
+    bool strict = false;                // `--strict`: as if every scenario said `strict = true`
 };
 
-// Runs one scenario to completion. Never throws: a failure of the harness itself is reported in
-// `run_record::harness_error` (and the checks are not evaluated). Thread-safe for distinct
+// Runs one scenario to completion. Never throws: a failure of the harness itself is reported in `run_record::harness_error` (and the checks are not evaluated).
+// The record holds how often each fault rule fired; after the `[[expect]]` verdicts come the ones
+// every run gets (checks/run_verdicts.hpp: evidence_intact, fired:<rule>). Thread-safe for distinct
 // scenarios; one scenario (its driver) must not be run twice at once.
 run_record run_scenario(const scenario& s, const run_options& options = {});
 
 // Evaluates a scenario's checks against a record, replacing its verdicts.
 void evaluate_checks(const std::vector<expectation>& expectations, run_record& run);
+
+// The firing counts of the scenario's rules, in file order: the engine's count of each rule still
+// installed at the end (`fired_by_rule`), else the attempts in the journal that name it.
+std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, const faults::engine_counters& counters,
+                                      const std::vector<journal_record>& journal);
 
 // Runs scenarios with at most `jobs` at a time (at least one). `on_finished` (optional) is called
 // once per scenario as it finishes, with its index, serialised so output does not interleave.

@@ -35,6 +35,7 @@ struct scenario {
     std::string file;         // the path it was loaded from ("" when parsed from text without one)
     std::uint64_t seed = default_seed;
     std::chrono::nanoseconds time_limit = default_time_limit;  // the whole run, driver included
+    bool strict = false;  // `strict`: a fault rule that never fired fails the run (not just a warning)
     model_config server;                                       // `[server]`; defaults when absent
     std::vector<faults::rule> faults;                          // `[[fault]]`, in file order
     // `[client]` (an absent table is the default builtin client), or the command-line command.

@@ -1,0 +1,78 @@
+#include "faultline/checks/run_verdicts.hpp"
+
+#include <map>
+#include <string>
+
+#include "faultline/record/run_record.hpp"
+#include "support.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+// "2 reset, 1 rule_removed" in the order of the kinds.
+std::string count_by_kind(const std::map<server_event_kind, std::size_t>& counts) {
+    std::string out;
+    for (const auto& [kind, n] : counts) {
+        out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(kind));
+    }
+    return out;
+}
+
+std::string describe(const server_event& e) {
+    std::string out = std::string(to_string(e.kind));
+    if (!e.rule.empty()) out += " of rule `" + e.rule + "`";
+    out += " at " + checks::format_ms(e.at_ns);
+    out += " by " + (e.peer.empty() ? std::string{"an unknown peer"} : e.peer);
+    if (!e.detail.empty()) out += " (" + e.detail + ")";
+    return out;
+}
+
+}  // namespace
+
+verdict evidence_intact(const run_record& run) {
+    verdict v;
+    v.check = "evidence_intact";
+    std::map<server_event_kind, std::size_t> actions;
+    std::map<server_event_kind, std::size_t> limits;
+    for (const server_event& e : run.server_events) {
+        if (!is_control_action(e.kind)) {
+            ++limits[e.kind];
+            continue;
+        }
+        ++actions[e.kind];
+        checks::add_evidence(v, evidence_item{"", {e.seq}, describe(e)});
+    }
+    v.passed = actions.empty();
+    const std::string limit_note = limits.empty() ? "" : "; limits enforced: " + count_by_kind(limits);
+    v.summary = v.passed ? "no reset or rule change during the run" + limit_note
+                         : "the control API changed the server during the run (" + count_by_kind(actions) +
+                               "): the journal no longer shows the whole run" + limit_note;
+    return v;
+}
+
+std::vector<verdict> firing_verdicts(const run_record& run) {
+    std::vector<verdict> out;
+    for (const rule_firing& f : run.rule_firings) {
+        const std::uint64_t required = f.min_fired.value_or(run.strict ? 1 : 0);
+        if (required == 0) continue;
+        verdict v;
+        v.check = "fired:" + f.rule;
+        v.passed = f.fired >= required;
+        const std::string source = f.min_fired ? "min_fired = " + std::to_string(required) : std::string{"strict"};
+        v.summary = "rule `" + f.rule + "` (" + f.kind + ") fired " + std::to_string(f.fired) + " times (" + source +
+                    ")";
+        if (!v.passed) {
+            const std::size_t attempts = run.journal.size();
+            checks::add_evidence(v, evidence_item{"", {},
+                                                  "rule `" + f.rule + "` (" + f.kind + ") fired " +
+                                                      std::to_string(f.fired) + " of the " + std::to_string(required) +
+                                                      " times required, over " + std::to_string(attempts) +
+                                                      " attempts: the fault it stands for was not exercised"});
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+}  // namespace faultline::harness
