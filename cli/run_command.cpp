@@ -2,9 +2,12 @@
 // [-- cmd args…]`: loads every scenario (folders are searched for *.toml, sorted) strictly — any
 // error is printed and nothing runs (exit 2) — then runs them, each with its own server, printing the
 // console report as each finishes; optionally writes reports (report_output.hpp). Exit codes:
-// harness::exit_code (0 passed, 1 a check failed, 3 harness error, 4 insufficient evidence).
+// harness::exit_code (0 passed, 1 a check failed, 3 harness error, 4 insufficient evidence). On
+// SIGINT or SIGTERM (stop_signals.hpp) the running clients are stopped, no further scenario starts,
+// what ran is judged and reported, and the exit status is 128 + the signal (130, 143).
 #include "commands.hpp"
 #include "report_output.hpp"
+#include "stop_signals.hpp"
 
 #include "faultline/faults/rule.hpp"
 #include "faultline/runner/runner.hpp"
@@ -74,19 +77,24 @@ void run_run(const run_args& args) {
         std::cerr << "faultline: " << problem << '\n';
         fail(exit_bad_input);
     }
+    harness::run_interrupt interrupt;
+    const stop_signals handlers{interrupt};
     harness::run_options options;
     options.seed = args.seed;
     options.strict = args.strict;
+    options.interrupt = &interrupt;
 
     reports::console_options console;
     console.color = ::isatty(STDOUT_FILENO) != 0;
     std::cout << "running " << scenarios.size() << " scenario(s), " << std::max<std::size_t>(1, args.jobs)
               << " at a time\n"
               << std::flush;
-    const std::vector<harness::run_record> runs =
+    std::vector<harness::run_record> runs =
         harness::run_scenarios(scenarios, options, args.jobs, [&](std::size_t, const harness::run_record& run) {
             std::cout << reports::console_report(run, console) << std::flush;
         });
+    // Reports hold what ran; a scenario the interrupt kept from starting has nothing to show.
+    const auto not_run = std::erase_if(runs, [](const harness::run_record& run) { return run.not_run; });
 
     const auto passed = std::count_if(runs.begin(), runs.end(), [](const harness::run_record& run) {
         return harness::exit_code_of(run) == harness::exit_code::passed;
@@ -95,6 +103,11 @@ void run_run(const run_args& args) {
     std::cout << passed << " of " << runs.size() << " scenario(s) passed\n";
 
     code = write_reports_for(args.reports, runs, code);
+    if (interrupt.requested()) {
+        std::cout << "interrupted by " << harness::signal_name(interrupt.signal()) << ": " << runs.size() << " of "
+                  << scenarios.size() << " scenario(s) ran, " << not_run << " not started\n";
+        fail(harness::interrupted_exit_status(interrupt.signal()));
+    }
     if (code != harness::exit_code::passed) fail(harness::to_int(code));
 }
 

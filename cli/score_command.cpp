@@ -8,6 +8,7 @@
 // reaches the server is exit 2 after the first run; a program that cannot start is exit 3.
 #include "commands.hpp"
 #include "report_output.hpp"
+#include "stop_signals.hpp"
 
 #include <unistd.h>
 
@@ -126,13 +127,23 @@ void run_score(const score_args& args) {
         bad_input(problem);
     }
 
+    harness::run_interrupt interrupt;
+    const stop_signals handlers{interrupt};
     harness::run_options options;
     options.seed = args.seed;
+    options.interrupt = &interrupt;
     const bool terminal = ::isatty(STDOUT_FILENO) != 0;
     std::cout << "scoring " << (builtin ? std::string("the builtin client") : joined(args.command)) << " in "
               << probes.size() << " situations, " << args.jobs << " at a time\n"
               << std::flush;
     const std::vector<harness::run_record> runs = score::run_probes(probes, args.command, declared, options, args.jobs);
+    if (interrupt.requested()) {
+        // A scorecard over part of the catalogue would misstate the client: none is printed.
+        const auto ran = std::count_if(runs.begin(), runs.end(), [](const harness::run_record& r) { return !r.not_run; });
+        std::cout << "faultline score: interrupted by " << harness::signal_name(interrupt.signal())
+                  << ": stopped the clients; " << ran << " of " << probes.size() << " probes ran; no scorecard\n";
+        fail(harness::interrupted_exit_status(interrupt.signal()));
+    }
 
     const score::scorecard card = score::make_scorecard(probes, runs, declared, builtin);
     if (card.harness_errors.empty() && card.attempts == 0) {

@@ -57,22 +57,10 @@ public:
     bool started() const { return pid_ > 0; }
 
     // One line of stdout, waiting at most `timeout` for it.
-    std::string read_line(std::chrono::milliseconds timeout) {
-        // Each round either reads at least one byte or ends, and a round waits at most `timeout`.
-        for (std::size_t round = 0; round < 4096; ++round) {
-            if (const auto nl = buffered_.find('\n'); nl != std::string::npos) {
-                std::string line = buffered_.substr(0, nl);
-                buffered_.erase(0, nl + 1);
-                return line;
-            }
-            pollfd p{out_, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return {};
-            std::array<char, 256> chunk{};
-            const auto n = ::read(out_, chunk.data(), chunk.size());
-            if (n <= 0) return {};
-            buffered_.append(chunk.data(), static_cast<std::size_t>(n));
-        }
-        return {};
+    std::string read_line(std::chrono::milliseconds timeout) { return read_line_of(out_, buffered_, timeout); }
+    // One line of stderr, waiting at most `timeout` for it (finish() still returns the rest).
+    std::string read_err_line(std::chrono::milliseconds timeout) {
+        return read_line_of(err_, buffered_err_, timeout);
     }
 
     // All of stderr (the child has exited or closed it).
@@ -99,6 +87,7 @@ public:
     result finish() {
         result r;
         r.out = std::move(buffered_);
+        r.err = std::move(buffered_err_);
         pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
         std::array<char, 4096> chunk{};
         // Each round reads at least one byte or closes one pipe; the child's own run is bounded.
@@ -123,15 +112,38 @@ public:
         int status = 0;
         if (::waitpid(pid_, &status, 0) != pid_) return -1;
         reaped_ = true;
+        if (WIFSIGNALED(status)) signal_ = WTERMSIG(status);
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     }
+    // The signal that ended it (after wait or finish), 0 when it exited.
+    int end_signal() const { return signal_; }
 
 private:
+    static std::string read_line_of(int fd, std::string& buffered, std::chrono::milliseconds timeout) {
+        // Each round either reads at least one byte or ends, and a round waits at most `timeout`.
+        for (std::size_t round = 0; round < 4096; ++round) {
+            if (const auto nl = buffered.find('\n'); nl != std::string::npos) {
+                std::string line = buffered.substr(0, nl);
+                buffered.erase(0, nl + 1);
+                return line;
+            }
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return {};
+            std::array<char, 256> chunk{};
+            const auto n = ::read(fd, chunk.data(), chunk.size());
+            if (n <= 0) return {};
+            buffered.append(chunk.data(), static_cast<std::size_t>(n));
+        }
+        return {};
+    }
+
     pid_t pid_ = -1;
     int out_ = -1;
     int err_ = -1;
     bool reaped_ = false;
+    int signal_ = 0;
     std::string buffered_;
+    std::string buffered_err_;
 };
 
 // A path in the temp directory unique to this test process.

@@ -50,7 +50,7 @@ std::pair<std::string_view, std::string_view> mark(harness::verdict_outcome outc
 }
 
 // "3 processes: 1 exited non-zero, 0 killed at the time limit; longest 2.600s (process 2, pid 4242)".
-std::string processes_line(const std::vector<harness::process_record>& processes) {
+std::string processes_line(const std::vector<harness::process_record>& processes, std::string_view killed_when) {
     const auto non_zero = std::count_if(processes.begin(), processes.end(),
                                         [](const harness::process_record& p) { return p.exit_status != 0; });
     const auto killed = std::count_if(processes.begin(), processes.end(),
@@ -60,7 +60,7 @@ std::string processes_line(const std::vector<harness::process_record>& processes
         processes.begin(), processes.end(),
         [&](const harness::process_record& a, const harness::process_record& b) { return life(a) < life(b); });
     return std::to_string(processes.size()) + " processes: " + std::to_string(non_zero) + " exited non-zero, " +
-           std::to_string(killed) + " killed at the time limit; longest " +
+           std::to_string(killed) + " killed " + std::string(killed_when) + "; longest " +
            detail::seconds(std::chrono::nanoseconds{life(longest)}) + "s (process " + std::to_string(longest.op) +
            ", pid " + std::to_string(longest.pid) + ")";
 }
@@ -86,6 +86,7 @@ std::string console_report(const harness::run_record& run, const console_options
                       "  seed " + std::to_string(run.seed) + "  " + detail::seconds(run.duration) + "s  " +
                       std::to_string(counts.operations) + " operations, " + std::to_string(counts.attempts) +
                       " attempts, " + std::to_string(counts.effects) + " effects\n";
+    if (run.interrupted) out += "  " + paint(yellow, detail::interruption_text(run)) + "\n";
     for (const harness::verdict& v : run.verdicts) {
         if (v.passed && !options.show_passed) continue;
         const auto [colour, symbol] = mark(v.outcome(), "✔", "✘", "?");
@@ -104,9 +105,11 @@ std::string console_report(const harness::run_record& run, const console_options
     }
     if (run.command) {
         const harness::command_result& c = *run.command;
+        const std::string killed_when = run.interrupted ? "on " + harness::signal_name(run.interrupted->signal)
+                                                        : std::string{"at the time limit"};
         out += "  command: exit status " + std::to_string(c.exit_status) +
-               (c.killed ? " (killed at the time limit)" : "") + "\n";
-        if (!c.processes.empty()) out += "    " + processes_line(c.processes) + "\n";
+               (c.killed ? " (killed " + killed_when + ")" : "") + "\n";
+        if (!c.processes.empty()) out += "    " + processes_line(c.processes, killed_when) + "\n";
         for (const auto& [name, text] : {std::pair{"stdout", &c.stdout_text}, std::pair{"stderr", &c.stderr_text}}) {
             const std::string tail = tail_lines(*text, 5);
             if (tail.empty()) continue;

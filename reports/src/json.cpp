@@ -66,6 +66,16 @@ boost::json::array processes_json(const std::vector<harness::process_record>& pr
     return out;
 }
 
+boost::json::value interruption_json(const harness::run_record& run) {
+    if (!run.interrupted) return nullptr;
+    boost::json::object o;
+    o["signal"] = harness::signal_name(run.interrupted->signal);
+    o["at_ns"] = run.interrupted->at_ns;
+    o["processes_stopped"] = run.interrupted->processes_stopped;
+    o["message"] = detail::interruption_text(run);
+    return o;
+}
+
 boost::json::array firings_json(const std::vector<harness::rule_firing>& firings) {
     boost::json::array out;
     for (const harness::rule_firing& f : firings) {
@@ -187,6 +197,8 @@ boost::json::object to_json(const harness::run_record& run) {
     }
     o["declared"] = declared_json(run.declared);
     o["harness_error"] = text_or_null(run.harness_error);
+    o["interrupted"] = run.interrupted.has_value();
+    o["interruption"] = interruption_json(run);
     o["strict"] = run.strict;
     o["rule_firings"] = firings_json(run.rule_firings);
     boost::json::array warnings;

@@ -27,7 +27,8 @@ std::string junit_report(std::span<const harness::run_record> runs) {
     std::string suites;
     for (const harness::run_record& run : runs) {
         const detail::run_counts counts = detail::count(run);
-        const std::size_t run_errors = run.harness_error.empty() ? 0 : 1;
+        // A harness error and an interruption are each one erroneous test case "run" / "interrupted".
+        const std::size_t run_errors = (run.harness_error.empty() ? 0U : 1U) + (run.interrupted ? 1U : 0U);
         const std::size_t run_tests = counts.checks + run_errors;
         tests += run_tests;
         failures += counts.checks_failed;
@@ -60,7 +61,18 @@ std::string junit_report(std::span<const harness::run_record> runs) {
         if (const std::string events = detail::server_event_counts(run); !events.empty()) {
             suites += "      <property" + attr("name", "server_events") + attr("value", events) + "/>\n";
         }
+        if (run.interrupted) {
+            suites += "      <property" + attr("name", "interrupted") +
+                      attr("value", harness::signal_name(run.interrupted->signal)) + "/>\n";
+        }
         suites += "    </properties>\n";
+        if (run.interrupted) {
+            suites += "    <testcase" + attr("name", "interrupted") + attr("classname", classname) + attr("time", "0") +
+                      ">\n";
+            suites += "      <error" + attr("message", detail::interruption_text(run)) + attr("type", "interrupted") +
+                      "/>\n";
+            suites += "    </testcase>\n";
+        }
         if (!run.harness_error.empty()) {
             suites += "    <testcase" + attr("name", "run") + attr("classname", classname) + attr("time", "0") + ">\n";
             suites += "      <error" + attr("message", run.harness_error) + attr("type", "harness_error") + "/>\n";

@@ -1,7 +1,7 @@
 // The "markdown" report: a summary for CI pages that render Markdown (a GitHub Actions job summary,
 // `--report markdown:$GITHUB_STEP_SUMMARY`; a GitLab merge-request note). A table with one row per
-// scenario (with how often each fault rule fired), then per scenario that failed, has a rule that
-// never fired or server events: those, its failed checks with their evidence in a
+// scenario (with how often each fault rule fired), then per scenario that failed, was interrupted,
+// has a rule that never fired or server events: those, its failed checks with their evidence in a
 // code block and the command that replays it. A pure function of the run records.
 #include <algorithm>
 #include <string>
@@ -44,6 +44,7 @@ std::string code_block(std::string_view text) {
 
 std::string status_of(const harness::run_record& run) {
     if (!run.harness_error.empty()) return "⚠️ error";
+    if (run.interrupted) return "⏹️ interrupted";
     switch (harness::outcome_of(run)) {
         case harness::verdict_outcome::pass: return "✅ pass";
         case harness::verdict_outcome::insufficient_evidence: return "❔ insufficient evidence";
@@ -78,11 +79,12 @@ std::string markdown_report(std::span<const harness::run_record> runs) {
                fired_cell(run) + " |\n";
     }
     for (const harness::run_record& run : runs) {
-        const bool clean = run.harness_error.empty() && harness::all_checks_passed(run) &&
+        const bool clean = run.harness_error.empty() && !run.interrupted && harness::all_checks_passed(run) &&
                            harness::never_fired(run).empty() && run.server_events.empty();
         if (clean) continue;
         out += "\n### " + status_of(run) + ": " + inline_text(run.scenario) + "\n\n";
         if (!run.harness_error.empty()) out += "Harness error: " + inline_text(run.harness_error) + "\n\n";
+        if (run.interrupted) out += inline_text(detail::interruption_text(run)) + "\n\n";
         for (const harness::rule_firing* f : harness::never_fired(run)) {
             out += "Warning: " + inline_text(detail::never_fired_text(*f, run.strict)) + "\n\n";
         }

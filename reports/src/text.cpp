@@ -1,5 +1,6 @@
 #include "text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -150,6 +151,23 @@ std::string server_event_counts(const harness::run_record& run) {
         out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(kind));
     }
     return out;
+}
+
+std::string interruption_text(const harness::run_record& run) {
+    if (!run.interrupted) return "";
+    const harness::run_interruption& i = *run.interrupted;
+    // Tenths of a second: when a person pressed Ctrl-C, not a measurement.
+    const std::int64_t tenths = (i.at_ns + 50'000'000) / 100'000'000;
+    std::string out = "interrupted by " + harness::signal_name(i.signal) + " after " + std::to_string(tenths / 10) +
+                      "." + std::to_string(tenths % 10) + " s: ";
+    if (run.command) {
+        return out + "stopped " + std::to_string(i.processes_stopped) + " client process" +
+               (i.processes_stopped == 1 ? "" : "es");
+    }
+    const auto cancelled = std::count_if(run.clients.begin(), run.clients.end(),
+                                         [](const harness::client_record& c) { return c.decision == "cancelled"; });
+    return out + "stopped the builtin clients, " + std::to_string(cancelled) + " operation" +
+           (cancelled == 1 ? "" : "s") + " cancelled";
 }
 
 run_counts count(const harness::run_record& run) {

@@ -35,6 +35,8 @@ std::string firing_text(const harness::rule_firing& f);
 std::string never_fired_text(const harness::rule_firing& f, bool strict);
 // "1 reset, 2 idle_timeout": the run's server events counted per kind, in the kinds' order; "" when none.
 std::string server_event_counts(const harness::run_record& run);
+// "interrupted by SIGINT after 3.2 s: stopped 2 client processes"; "" when the run was not interrupted.
+std::string interruption_text(const harness::run_record& run);
 
 struct run_counts {
     std::size_t operations = 0;

@@ -1,5 +1,6 @@
 // The report writers against golden files. Set FAULTLINE_UPDATE_GOLDEN=1 to rewrite the files after
 // an intended change, then review the diff.
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -98,6 +99,7 @@ harness::run_record failing_run() {
         harness::server_event{harness::server_event_kind::idle_timeout, 5, 5'000'000, "", "", "127.0.0.1:40110"},
         harness::server_event{harness::server_event_kind::reset, 6, 6'000'000, "", "", "127.0.0.1:40112"},
         harness::server_event{harness::server_event_kind::idle_timeout, 7, 7'000'000, "", "", "127.0.0.1:40114"}};
+    run.interrupted = harness::run_interruption{SIGINT, 3'240'000'000, 2};
     return run;
 }
 
@@ -120,8 +122,9 @@ TEST(console_report, matches_golden) {
     expect_golden("console.txt", console_report(passing_run()) + console_report(failing_run()));
 }
 
-TEST(console_report, shows_the_rule_firings_warnings_and_server_events) {
+TEST(console_report, shows_the_interruption_the_rule_firings_warnings_and_server_events) {
     const std::string out = console_report(failing_run());
+    EXPECT_THAT(out, HasSubstr("\n  interrupted by SIGINT after 3.2 s: stopped 2 client processes\n"));
     EXPECT_THAT(out, HasSubstr("\n  rule `lose-response` (lost_response) fired 2 times, min_fired 3\n"));
     EXPECT_THAT(out, HasSubstr("\n  warning: rule `slow <path>` (delay) never fired: its fault was not exercised "
                                "(--strict makes this fatal)\n"));
@@ -169,6 +172,10 @@ TEST(json_report, matches_golden_and_parses) {
     EXPECT_EQ(scenarios[1].at("declared").at("deadline_ns").to_number<std::int64_t>(), 1'000'000'000);
     EXPECT_EQ(scenarios[1].at("declared").at("backoff").at("jitter").as_string(), "equal");
     EXPECT_TRUE(scenarios[0].at("declared").is_null());
+    EXPECT_FALSE(scenarios[0].at("interrupted").as_bool());
+    EXPECT_TRUE(scenarios[1].at("interrupted").as_bool());
+    EXPECT_EQ(scenarios[1].at("interruption").at("signal").as_string(), "SIGINT");
+    EXPECT_EQ(scenarios[1].at("interruption").at("processes_stopped").to_number<int>(), 2);
     EXPECT_EQ(scenarios[1].at("rule_firings").at(0).at("fired").to_number<int>(), 2);
     EXPECT_EQ(scenarios[1].at("rule_firings").at(0).at("min_fired").to_number<int>(), 3);
     EXPECT_TRUE(scenarios[1].at("rule_firings").at(1).at("min_fired").is_null());
@@ -183,9 +190,12 @@ TEST(junit_report, matches_golden_and_is_well_formed) {
     std::istringstream in(out);
     boost::property_tree::ptree tree;
     ASSERT_NO_THROW(boost::property_tree::read_xml(in, tree));
-    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.tests"), "6");
+    // The interruption is an erroneous test case of its own, beside the harness error.
+    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.tests"), "7");
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.failures"), "1");
-    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.errors"), "1");
+    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.errors"), "2");
+    EXPECT_THAT(out, HasSubstr("<error message=\"interrupted by SIGINT after 3.2 s: stopped 2 client processes\" "
+                               "type=\"interrupted\"/>"));
     EXPECT_THAT(out, HasSubstr("<property name=\"fired:lose-response\" value=\"2\"/>"));
     EXPECT_THAT(out, HasSubstr("<property name=\"server_events\" value=\"1 reset, 2 idle_timeout\"/>"));
     // A check that could not judge is "skipped" with its reason, neither a pass nor a failure.
@@ -205,6 +215,7 @@ TEST(markdown_report, matches_golden) {
     EXPECT_THAT(out, HasSubstr("- **no\\_double\\_effects**: 2 operations"));
     EXPECT_THAT(out, HasSubstr("```\n· op h1 [#1 #2]"));
     EXPECT_THAT(out, HasSubstr("| lose-first 1 |"));
+    EXPECT_THAT(out, HasSubstr("interrupted by SIGINT after 3.2 s"));
     EXPECT_THAT(out, HasSubstr("Warning: rule \\`slow \\<path\\>\\` (delay) never fired"));
     EXPECT_THAT(out, HasSubstr("Server events: 1 reset, 2 idle\\_timeout"));
     EXPECT_THAT(out, ::testing::Not(HasSubstr("\x07")));

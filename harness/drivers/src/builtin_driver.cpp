@@ -5,6 +5,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -335,6 +337,7 @@ public:
           limit_timer_{strand_},
           grace_timer_{strand_},
           rate_timer_{strand_},
+          interrupt_wait_{strand_},
           total_{total_operations(config.load)},
           budget_{make_budget(config.policy.budget)} {
         if (config.policy.breaker) breaker_ = std::make_shared<retry::circuit_breaker>(*config.policy.breaker);
@@ -351,7 +354,8 @@ public:
         for (auto& t : threads) t.join();
 
         driver_result result;
-        result.timed_out = stopped_;
+        result.timed_out = stopped_ && !interrupted_;
+        result.interrupted = interrupted_;
         result.error = error_.empty() ? io_error_ : error_;
         const std::int64_t end_ns = since(ctx_.run_start, ctx_.clk.now());
         for (auto& r : records_) {
@@ -410,6 +414,15 @@ private:
         limit_timer_.async_wait([this](boost::system::error_code ec) {
             if (!ec) stop();
         });
+        if (ctx_.interrupt != nullptr) {
+            // A duplicate, since the descriptor closes what it owns.
+            interrupt_wait_.assign(::dup(ctx_.interrupt->fd()));
+            interrupt_wait_.async_wait(asio::posix::descriptor_base::wait_read, [this](boost::system::error_code ec) {
+                if (ec || stopped_) return;
+                interrupted_ = run_interruption{ctx_.interrupt->signal(), since(ctx_.run_start, ctx_.clk.now()), 0};
+                stop();
+            });
+        }
         if (config_.load.kind == workload_kind::operations) {
             lanes_left_ = config_.load.clients;
             for (std::uint32_t c = 0; c < config_.load.clients; ++c) spawn(lane(c));
@@ -456,6 +469,7 @@ private:
         if (--lanes_left_ > 0) return;
         limit_timer_.cancel();
         grace_timer_.cancel();
+        if (interrupt_wait_.is_open()) interrupt_wait_.cancel();
     }
 
     asio::awaitable<void> lane(std::uint32_t client) {
@@ -577,6 +591,7 @@ private:
     asio::steady_timer limit_timer_;
     asio::steady_timer grace_timer_;
     asio::steady_timer rate_timer_;
+    asio::posix::stream_descriptor interrupt_wait_;  // the run_interrupt's descriptor, when there is one
     std::uint64_t total_;
     std::uint64_t total_weight_ = 0;
     std::shared_ptr<retry::retry_budget> budget_;
@@ -588,6 +603,7 @@ private:
     std::uint64_t lanes_left_ = 0;
     std::uint64_t finished_ = 0;
     bool stopped_ = false;
+    std::optional<run_interruption> interrupted_;
     std::string error_;
     std::mutex io_error_mutex_;
     std::string io_error_;

@@ -379,6 +379,13 @@ driver_result command_driver::run(const driver_context& ctx) {
             result.timed_out = true;
             stop_now(now);
         }
+        if (!stopping && ctx.interrupt != nullptr && ctx.interrupt->requested()) {
+            // Whole trees, counted before they are signalled: what the user's Ctrl-C stopped.
+            std::uint64_t stopped = 0;
+            for (const child& c : running) stopped += detail::client_processes::tree_size(c.pid);
+            result.interrupted = run_interruption{ctx.interrupt->signal(), since(ctx.run_start, now), stopped};
+            stop_now(now);
+        }
         if (kill_pending && now >= kill_at) {
             signal_all(SIGKILL);
             kill_pending = false;
@@ -412,6 +419,8 @@ driver_result command_driver::run(const driver_context& ctx) {
                 need_exit_polling = true;
             }
         }
+        // Readable for good once requested, so only watched until the stop begins.
+        if (!stopping && ctx.interrupt != nullptr) fds.push_back(pollfd{ctx.interrupt->fd(), POLLIN, 0});
         std::optional<time_point> wake;
         if (!stopping) wake = limit;
         if (kill_pending) wake = kill_at;

@@ -123,6 +123,24 @@ std::set<pid_t> client_processes::orphans() const {
     return out;
 }
 
+std::uint64_t client_processes::tree_size(pid_t root) {
+    const std::map<pid_t, proc_stat> processes = all_processes();
+    if (!processes.contains(root)) return 0;
+    std::multimap<pid_t, pid_t> children;
+    for (const auto& [pid, stat] : processes) children.emplace(stat.ppid, pid);
+    std::uint64_t size = 0;
+    std::vector<pid_t> pending{root};
+    // Bounded: the ppid links form a tree, so each process is counted once.
+    while (!pending.empty()) {
+        const pid_t parent = pending.back();
+        pending.pop_back();
+        ++size;
+        const auto [first, last] = children.equal_range(parent);
+        for (auto it = first; it != last; ++it) pending.push_back(it->second);
+    }
+    return size;
+}
+
 std::uint64_t client_processes::kill_orphans(std::chrono::milliseconds grace) {
     std::set<pid_t> signalled;
     for (int round = 0; round < sweep_rounds; ++round) {

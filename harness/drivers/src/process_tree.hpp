@@ -33,6 +33,8 @@ public:
     // Kills and reaps every orphan (see above): SIGTERM, SIGKILL to those alive after `grace`,
     // repeated for what they forked meanwhile. Returns how many processes it signalled.
     std::uint64_t kill_orphans(std::chrono::milliseconds grace);
+    // How many processes make up the tree rooted at `root`, itself included (0 when it is gone).
+    static std::uint64_t tree_size(pid_t root);
 
 private:
     client_processes();

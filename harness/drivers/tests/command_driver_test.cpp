@@ -279,6 +279,39 @@ TEST(CommandDriver, KillsADaemonTheClientLeftOutsideItsProcessGroup) {
     EXPECT_EQ(d.last_stats().orphans_killed, 1u);
 }
 
+// Ctrl-C: the running process tree gets SIGTERM at once (no waiting for the time limit), no further
+// operation starts, and the result says it was interrupted.
+TEST(CommandDriver, AnInterruptStopsTheRunningProcessTreesAndStartsNoMore) {
+    const temp_file pid_file{"faultline-interrupted-pid"};
+    command_options options;
+    options.mode = command_mode::per_operation;
+    options.operations = 5;
+    command_driver d{{"/bin/sh", "-c", "sleep 60 & echo $! > \"$0\"; wait", pid_file.path()}, options};
+    run_interrupt interrupt;
+    driver_context ctx = context();
+    ctx.interrupt = &interrupt;
+    std::optional<pid_t> sleeper;
+    std::thread presser{[&] {
+        sleeper = pid_file.read_pid(long_limit);
+        interrupt.request(SIGINT);
+    }};
+    const auto r = d.run(ctx);
+    presser.join();
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_FALSE(r.timed_out);
+    ASSERT_TRUE(r.interrupted.has_value());
+    EXPECT_EQ(r.interrupted->signal, SIGINT);
+    EXPECT_EQ(r.interrupted->processes_stopped, 2u);  // the shell and its sleep
+    EXPECT_LT(r.interrupted->at_ns, std::chrono::nanoseconds{long_limit}.count());
+    ASSERT_TRUE(r.command.has_value());
+    ASSERT_EQ(r.command->processes.size(), 1u);
+    EXPECT_TRUE(r.command->processes[0].killed);
+    EXPECT_EQ(r.command->processes[0].signal, SIGTERM);
+    EXPECT_EQ(d.last_stats().started, 1u);
+    ASSERT_TRUE(sleeper.has_value());
+    EXPECT_TRUE(ends_within(*sleeper, 5s));
+}
+
 TEST(CommandDriver, AMissingProgramIsAHarnessError) {
     const auto r = run({"/nonexistent/faultline-client"});
     EXPECT_THAT(r.error, HasSubstr("cannot start \"/nonexistent/faultline-client\""));

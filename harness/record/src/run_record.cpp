@@ -1,5 +1,7 @@
 #include "faultline/record/run_record.hpp"
 
+#include <csignal>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -14,6 +16,13 @@ std::string_view to_string(declared_jitter jitter) {
         case declared_jitter::proportional: return "proportional";
     }
     return "unknown";
+}
+
+std::string signal_name(int signal) {
+    // Only the signals `faultline run` handles are named; POSIX fixes neither numbers nor names.
+    if (signal == SIGINT) return "SIGINT";
+    if (signal == SIGTERM) return "SIGTERM";
+    return "signal " + std::to_string(signal);
 }
 
 std::vector<const rule_firing*> never_fired(const run_record& run) {

@@ -50,8 +50,9 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
         return;
     }
 
-    const driver_context ctx{"127.0.0.1",  fault_server.port(),     fault_server.url(), record.seed,
-                             clk,          fault_server.run_start(), s.time_limit};
+    driver_context ctx{"127.0.0.1",  fault_server.port(),     fault_server.url(), record.seed,
+                       clk,          fault_server.run_start(), s.time_limit};
+    ctx.interrupt = options.interrupt;
     driver_result result = s.client->run(ctx);
     fault_server.stop();
 
@@ -63,6 +64,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     record.command = std::move(result.command);
     record.declared = s.client->declared();
     record.rule_firings = rule_firings(s.faults, context.engine.counters(), record.journal);
+    record.interrupted = result.interrupted;
 
     if (!result.error.empty()) {
         record.harness_error = "the client driver failed: " + result.error;
@@ -164,6 +166,11 @@ std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, co
     std::mutex report_mutex;
     auto worker = [&] {
         for (std::size_t i = next++; i < scenarios.size(); i = next++) {
+            if (options.interrupt != nullptr && options.interrupt->requested()) {
+                records[i].scenario = scenarios[i].name;
+                records[i].not_run = true;
+                continue;
+            }
             records[i] = run_scenario(scenarios[i], options);
             if (on_finished) {
                 const std::lock_guard lock(report_mutex);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -143,6 +145,7 @@ TEST(runner, runs_a_tiny_scenario_end_to_end) {
     EXPECT_EQ(run.rule_firings[0].rule, "status-1");
     EXPECT_EQ(run.rule_firings[0].kind, "status");
     EXPECT_EQ(run.rule_firings[0].fired, 6u);
+    EXPECT_FALSE(run.interrupted.has_value());
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
 }
 
@@ -215,6 +218,57 @@ TEST(runner, a_rule_that_never_fired_is_a_warning_that_strict_makes_fatal) {
     // The scenario's own `strict = true` does the same.
     const run_record declared = run_scenario(load("strict = true\n" + with_idle_rule("")));
     EXPECT_EQ(exit_code_of(declared), exit_code::check_failed);
+}
+
+// A builtin herd held by a hang fault far longer than the test may take; the interrupt ends it.
+constexpr const char* hanging = R"(name = "hanging"
+time_limit = "60s"
+
+[[fault]]
+kind = "hang"
+limit = "60s"
+
+[client]
+clients = 2
+operations = 5
+
+[[expect]]
+check = "success_rate"
+)";
+
+TEST(runner, an_interrupt_stops_the_builtin_clients_and_the_checks_judge_what_ran) {
+    run_interrupt interrupt;
+    interrupt.request(SIGINT);
+    run_options options;
+    options.interrupt = &interrupt;
+    const run_record run = run_scenario(load(hanging), options);
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_TRUE(run.interrupted.has_value());
+    EXPECT_EQ(run.interrupted->signal, SIGINT);
+    EXPECT_LT(run.duration, std::chrono::seconds{30});
+    ASSERT_THAT(run.verdicts, SizeIs(2));
+    EXPECT_EQ(run.verdicts[0].check, "success_rate");
+    EXPECT_NE(run.verdicts[0].outcome(), verdict_outcome::pass);
+}
+
+TEST(runner, no_scenario_starts_after_an_interrupt) {
+    run_interrupt interrupt;
+    interrupt.request(SIGTERM);
+    run_options options;
+    options.interrupt = &interrupt;
+    std::size_t reported = 0;
+    const std::vector<run_record> runs =
+        run_scenarios({load(tiny), load(tiny)}, options, 1, [&](std::size_t, const run_record&) { ++reported; });
+    ASSERT_THAT(runs, SizeIs(2));
+    EXPECT_TRUE(runs[0].not_run);
+    EXPECT_TRUE(runs[1].not_run);
+    EXPECT_EQ(runs[0].scenario, "tiny");
+    EXPECT_EQ(reported, 0u);
+}
+
+TEST(exit_codes, an_interrupted_run_exits_as_the_shell_reports_the_signal) {
+    EXPECT_EQ(interrupted_exit_status(SIGINT), 130);
+    EXPECT_EQ(interrupted_exit_status(SIGTERM), 143);
 }
 
 TEST(runner, parallel_scenarios_get_their_own_servers) {

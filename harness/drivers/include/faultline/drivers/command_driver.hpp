@@ -5,11 +5,12 @@
 // (the process's idempotency key: operation_key(seed, op), a UUIDv4 stable for a given seed) and, per
 // operation, FAULTLINE_OP and FAULTLINE_CLIENT; the placeholders {url}, {key}, {op}, {client} (and
 // {n}) in the arguments are substituted. At the time limit each running process group gets SIGTERM,
-// then SIGKILL after the grace period; the process is reported as killed. When a process exits, any
-// process it left behind in its group is killed too, and so is any it left outside its group (a
-// daemon that called setsid): faultline is a child subreaper, so those are reparented to it, found
-// through /proc and get SIGTERM, then SIGKILL after the grace period (src/process_tree.hpp).
-// Nothing a client started outlives its run.
+// then SIGKILL after the grace period; the process is reported as killed; an interrupt
+// (driver_context::interrupt, Ctrl-C) stops them the same way. When a process exits, any process it
+// left behind in its group is killed too, and so is any it left outside its group (a daemon that
+// called setsid): faultline is a child subreaper, so those are reparented to it, found through /proc
+// and get SIGTERM, then SIGKILL after the grace period (src/process_tree.hpp). Nothing a client
+// started outlives its run.
 //
 // Modes: `once` runs the command one time (operation 0, client 0). `per_operation` runs it
 // `operations` times, at most `concurrency` at once; operation `op` runs as client
@@ -78,7 +79,7 @@ struct command_stats {
     std::uint64_t started = 0;      // processes started
     std::uint64_t finished = 0;     // processes reaped (every started process is reaped)
     std::uint32_t peak_running = 0; // most processes running at the same time
-    std::uint64_t killed = 0;       // processes signalled at the time limit
+    std::uint64_t killed = 0;       // processes signalled at the time limit or on an interrupt
     std::uint64_t orphans_killed = 0;  // processes left behind outside a process group (setsid), killed
 };
 

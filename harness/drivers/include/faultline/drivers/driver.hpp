@@ -1,6 +1,7 @@
 // Drivers: the client under test in a scenario run. The runner starts the fault server, builds a
 // `driver_context` (where the server listens, the seed, the clock, the time limit) and calls
-// `driver::run`, which blocks until the client is done or the time limit is reached.
+// `driver::run`, which blocks until the client is done, the time limit is reached or the run is
+// interrupted (interrupt.hpp).
 //
 // This header is the part every driver shares. It knows no driver's types or keys (it names two
 // drivers by their registered names only: the default, and the one a command-line command runs
@@ -28,6 +29,7 @@
 #include "faultline/core/clock.hpp"
 #include "faultline/core/config_error.hpp"
 #include "faultline/core/registry.hpp"
+#include "faultline/drivers/interrupt.hpp"
 #include "faultline/record/run_record.hpp"
 #include "faultline/retry/idempotency.hpp"
 #include "faultline/retry/policy.hpp"
@@ -43,6 +45,9 @@ struct driver_context {
     faultline::clock& clk;           // time for timers and record timestamps
     time_point run_start;            // record timestamps are ns since this point
     duration time_limit;             // the driver stops (cancels, kills) at run_start + time_limit
+    // When set and requested (Ctrl-C), the driver stops as at the time limit and reports it in
+    // driver_result::interrupted. Outlives the call to `run`.
+    const run_interrupt* interrupt = nullptr;
 };
 
 // What a driver produced. `error` is a harness failure (the run's exit code 3), not a client
@@ -51,6 +56,7 @@ struct driver_result {
     std::vector<client_record> clients;      // builtin: one per started operation, in start order
     std::optional<command_result> command;   // command driver only
     bool timed_out = false;                  // the time limit cut the client short
+    std::optional<run_interruption> interrupted;  // a run_interrupt cut the client short
     std::string error;                       // non-empty: the driver itself failed
 };
 

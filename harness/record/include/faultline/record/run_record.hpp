@@ -44,7 +44,7 @@ struct process_record {
     std::int64_t finished_ns = 0;  // when its exit was seen
     int exit_status = 0;           // as a shell reports it: 128 + the signal when a signal ended it
     std::optional<int> signal;     // the signal that ended it, if one did
-    bool killed = false;           // signalled at the scenario's time limit
+    bool killed = false;           // signalled at the scenario's time limit (or on an interrupt)
 };
 
 // What an external client command did (the `command` driver).
@@ -90,6 +90,16 @@ struct rule_firing {
     std::optional<std::uint64_t> min_fired;  // the rule's `min_fired`, when it has one
 };
 
+// A run cut short by a signal (SIGINT, SIGTERM): what ran is recorded and judged, the rest is not.
+struct run_interruption {
+    int signal = 0;
+    std::int64_t at_ns = 0;                // when it arrived, ns since the run started
+    std::uint64_t processes_stopped = 0;   // client processes running then (whole trees), all stopped
+};
+
+// "SIGINT", "SIGTERM", "signal 7".
+std::string signal_name(int signal);
+
 struct run_record {
     std::string scenario;       // scenario name
     std::string scenario_file;  // path it was loaded from ("" when built in code); used in the replay hint
@@ -109,6 +119,8 @@ struct run_record {
 
     std::vector<rule_firing> rule_firings;  // one per scenario fault rule, in file order
     bool strict = false;  // `--strict` / `strict = true`: a rule that never fired fails the run
+    std::optional<run_interruption> interrupted;  // set when a signal cut the run short
+    bool not_run = false;  // the signal came before this scenario started: nothing ran, nothing to report
 };
 
 // All attempts of one operation, ordered by the time the server read each request (`request_ns`,

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "faultline/drivers/interrupt.hpp"
 #include "faultline/faults/engine.hpp"
 #include "faultline/record/run_record.hpp"
 #include "faultline/runner/scenario.hpp"
@@ -44,13 +45,21 @@ exit_code exit_code_of(const run_record& run);
 // All runs' code (passed for none).
 exit_code exit_code_of(const std::vector<run_record>& runs);
 
+// The exit status of a run cut short by `signal` (SIGINT 130, SIGTERM 143), as a shell reports a
+// process the signal ended. It replaces every code above: the run did not finish, whatever it judged.
+constexpr int interrupted_exit_status(int signal) { return 128 + signal; }
+
 struct run_options {
     std::optional<std::uint64_t> seed;  // replaces every scenario's seed (`--seed N`)
     std::size_t server_threads = 2;     // worker threads of each scenario's fault server
     bool strict = false;                // `--strict`: as if every scenario said `strict = true`
+    // When set and requested, the running clients are stopped and no further scenario starts.
+    const run_interrupt* interrupt = nullptr;
 };
 
-// Runs one scenario to completion. Never throws: a failure of the harness itself is reported in `run_record::harness_error` (and the checks are not evaluated).
+// Runs one scenario to completion, or until `options.interrupt` is requested: then the client is
+// stopped, the record says `interrupted`, and the checks judge what ran. Never throws: a failure of
+// the harness itself is reported in `run_record::harness_error` (and the checks are not evaluated).
 // The record holds how often each fault rule fired; after the `[[expect]]` verdicts come the ones
 // every run gets (checks/run_verdicts.hpp: evidence_intact, fired:<rule>). Thread-safe for distinct
 // scenarios; one scenario (its driver) must not be run twice at once.
@@ -66,7 +75,9 @@ std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, co
 
 // Runs scenarios with at most `jobs` at a time (at least one). `on_finished` (optional) is called
 // once per scenario as it finishes, with its index, serialised so output does not interleave.
-// Returns the records in the order of `scenarios`.
+// Returns the records in the order of `scenarios`. Once `options.interrupt` is requested no further
+// scenario starts: the record of each that did not is `not_run` (and `on_finished` is not called
+// for it).
 std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
                                       const std::function<void(std::size_t, const run_record&)>& on_finished = {});
