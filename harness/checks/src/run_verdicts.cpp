@@ -19,6 +19,8 @@ std::string count_by_kind(const std::map<server_event_kind, std::size_t>& counts
     return out;
 }
 
+std::string times(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " time" : " times"); }
+
 std::string describe(const server_event& e) {
     std::string out = std::string(to_string(e.kind));
     if (!e.rule.empty()) out += " of rule `" + e.rule + "`";
@@ -60,15 +62,15 @@ std::vector<verdict> firing_verdicts(const run_record& run) {
         v.check = "fired:" + f.rule;
         v.passed = f.fired >= required;
         const std::string source = f.min_fired ? "min_fired = " + std::to_string(required) : std::string{"strict"};
-        v.summary = "rule `" + f.rule + "` (" + f.kind + ") fired " + std::to_string(f.fired) + " times (" + source +
-                    ")";
+        v.summary = "rule `" + f.rule + "` (" + f.kind + ") fired " + times(f.fired) + " (" + source + ")";
         if (!v.passed) {
             const std::size_t attempts = run.journal.size();
             checks::add_evidence(v, evidence_item{"", {},
                                                   "rule `" + f.rule + "` (" + f.kind + ") fired " +
-                                                      std::to_string(f.fired) + " of the " + std::to_string(required) +
-                                                      " times required, over " + std::to_string(attempts) +
-                                                      " attempts: the fault it stands for was not exercised"});
+                                                      std::to_string(f.fired) + " of the " + times(required) +
+                                                      " required, over " + std::to_string(attempts) +
+                                                      " attempts: the fault it stands for was " +
+                                                      (f.fired == 0 ? "never exercised" : "exercised too little")});
         }
         out.push_back(std::move(v));
     }

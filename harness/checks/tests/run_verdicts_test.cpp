@@ -73,11 +73,11 @@ TEST(firing_verdicts, a_rule_below_its_min_fired_fails) {
     ASSERT_EQ(verdicts.size(), 2u);
     EXPECT_EQ(verdicts[0].check, "fired:lose-response");
     EXPECT_EQ(verdicts[0].outcome(), verdict_outcome::fail);
-    EXPECT_EQ(verdicts[0].summary, "rule `lose-response` (lost_response) fired 1 times (min_fired = 3)");
+    EXPECT_EQ(verdicts[0].summary, "rule `lose-response` (lost_response) fired 1 time (min_fired = 3)");
     ASSERT_EQ(verdicts[0].evidence.size(), 1u);
     EXPECT_EQ(verdicts[0].evidence[0].detail,
               "rule `lose-response` (lost_response) fired 1 of the 3 times required, over 2 attempts: the fault it "
-              "stands for was not exercised");
+              "stands for was exercised too little");
     EXPECT_EQ(verdicts[1].check, "fired:busy");
     EXPECT_EQ(verdicts[1].outcome(), verdict_outcome::pass);
 }
@@ -91,6 +91,7 @@ TEST(firing_verdicts, strict_requires_every_rule_to_fire_once) {
     ASSERT_EQ(verdicts.size(), 2u);
     EXPECT_EQ(verdicts[0].outcome(), verdict_outcome::fail);
     EXPECT_EQ(verdicts[0].summary, "rule `slow` (delay) fired 0 times (strict)");
+    EXPECT_THAT(verdicts[0].evidence.at(0).detail, HasSubstr("was never exercised"));
     EXPECT_EQ(verdicts[1].outcome(), verdict_outcome::pass);
 }
 
