@@ -48,7 +48,9 @@ public:
                 }
             }
         }
-        v.passed = v.evidence_total == 0;
+        // No Retry-After sent (the rule that sends it never fired): nothing was asked of the client.
+        v.insufficient_evidence = asked == 0;
+        v.passed = !v.insufficient_evidence && v.evidence_total == 0;
         v.summary = std::to_string(asked) + " responses carried Retry-After; " + std::to_string(too_soon) +
                     " retries came too soon, " + std::to_string(past_deadline) +
                     " went on past the deadline (tolerance " + format_ms(tolerance_) + ")";

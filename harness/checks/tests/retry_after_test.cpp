@@ -41,6 +41,15 @@ TEST(retry_after, a_client_that_waits_and_gives_up_in_time_passes) {
     EXPECT_THAT(v.summary, HasSubstr("2 responses carried Retry-After"));
 }
 
+// The rule that sends Retry-After never fired: the client was never asked to wait, which is no pass.
+TEST(retry_after, no_response_with_retry_after_is_insufficient_evidence) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(1).attempt(200);
+    const verdict v = test::run_check(R"(check = "retry_after")", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(v.summary, HasSubstr("0 responses carried Retry-After"));
+}
+
 TEST(retry_after, bad_config) {
     const auto errors = test::parse_errors("check = \"retry_after\"\ntolerance = \"soon\"\nmax = 1\n");
     ASSERT_EQ(errors.size(), 2u);
