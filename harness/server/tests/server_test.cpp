@@ -182,7 +182,7 @@ TEST(server, stop_closes_idle_connections_and_flushes_the_journal_file) {
     std::filesystem::remove(path);
 }
 
-TEST(server, separate_control_port_serves_only_the_control_api) {
+TEST(server, the_control_port_serves_only_the_control_api) {
     server_options options;
     options.control_port = 0;
     test_server s{"", 7, options};
