@@ -20,7 +20,8 @@
 //
 // Threads: each worker runs its own io_context; connections are spread over them round-robin and
 // never change thread, so a connection needs no strand. Malformed HTTP from a client gets 400 (413
-// for a body over the limit, 431 for oversized headers) and a close; it is not an attempt.
+// for a body over the limit, 431 for oversized headers, 501 for a transfer coding other than
+// chunked) and a close; it is not an attempt.
 //
 // The server owns only its sockets and threads; what it works on is a `server_context`
 // (server_context.hpp), which owns the engine, service, ledger, idempotency layer, attempt counter
