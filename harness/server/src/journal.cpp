@@ -269,15 +269,19 @@ std::vector<journal_record> journal::snapshot() const {
 }
 
 std::string journal::to_jsonl() const {
-    std::vector<journal_record> records = snapshot();
-    std::vector<server_event> events = this->events();
-    const auto by_seq = [](const auto& a, const auto& b) { return a.seq < b.seq; };
-    std::stable_sort(records.begin(), records.end(), by_seq);
+    const std::vector<journal_record> records = snapshot();
+    const std::vector<server_event> events = this->events();
+    // Ordered through pointers: sorting the records themselves would move them, and the extra
+    // instantiations of their move made the compiler stop inlining it on the append path.
+    std::vector<const journal_record*> by_seq;
+    by_seq.reserve(records.size());
+    for (const journal_record& r : records) by_seq.push_back(&r);
+    std::stable_sort(by_seq.begin(), by_seq.end(), [](const journal_record* a, const journal_record* b) { return a->seq < b->seq; });
     std::string out;
     auto event = events.begin();
-    for (const journal_record& record : records) {
-        for (; event != events.end() && event->seq < record.seq; ++event) append_jsonl_line(out, *event);
-        append_jsonl_line(out, record);
+    for (const journal_record* record : by_seq) {
+        for (; event != events.end() && event->seq < record->seq; ++event) append_jsonl_line(out, *event);
+        append_jsonl_line(out, *record);
     }
     for (; event != events.end(); ++event) append_jsonl_line(out, *event);
     return out;

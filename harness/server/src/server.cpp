@@ -32,6 +32,22 @@ constexpr std::chrono::milliseconds accept_retry{50};
 
 }  // namespace
 
+void server::core::journal_limit_event(server_event_kind kind, std::string peer, std::string detail) {
+    const std::int64_t now = since_start_ns();
+    const auto skipped = limit_events.admit(kind, now);
+    if (!skipped) {
+        ++events_not_journaled;
+        return;
+    }
+    if (*skipped > 0) detail += " (and " + std::to_string(*skipped) + " more not journaled)";
+    server_event event;
+    event.kind = kind;
+    event.at_ns = now;
+    event.detail = std::move(detail);
+    event.peer = std::move(peer);
+    context.records.append_event(std::move(event));
+}
+
 void server::core::register_session(std::uint64_t id, const std::shared_ptr<server_detail::session>& s) {
     const std::lock_guard lock{sessions_mutex};
     sessions.emplace(id, s);

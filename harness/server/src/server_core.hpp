@@ -89,21 +89,7 @@ struct server::core : std::enable_shared_from_this<server::core> {
     }
 
     // Journals a limit event unless the gate holds it back (then it is only counted).
-    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail) {
-        const std::int64_t now = since_start_ns();
-        const auto skipped = limit_events.admit(kind, now);
-        if (!skipped) {
-            ++events_not_journaled;
-            return;
-        }
-        if (*skipped > 0) detail += " (and " + std::to_string(*skipped) + " more not journaled)";
-        server_event event;
-        event.kind = kind;
-        event.at_ns = now;
-        event.detail = std::move(detail);
-        event.peer = std::move(peer);
-        context.records.append_event(std::move(event));
-    }
+    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail);
 
     void do_accept(server_detail::acceptor_t& from, bool control_only);
     void on_accept(server_detail::socket_t socket, bool control_only);

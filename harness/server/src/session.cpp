@@ -98,9 +98,11 @@ std::string serialize_head(const http::response<http::string_body>& res) {
 // RFC 9112 §6.1 and §6.3: a request's Transfer-Encoding must end in `chunked`, once, and this
 // server decodes no other coding; with Content-Length beside it the framing is ambiguous
 // (request smuggling). 400 for bad framing, 501 for a coding it does not implement.
-std::optional<std::pair<http::status, std::string>> framing_problem(const http::request<http::string_body>& req) {
+// Out of line and cold: most requests have no Transfer-Encoding, and the check's code must not
+// crowd the hot path's inlining.
+[[gnu::cold, gnu::noinline]] std::optional<std::pair<http::status, std::string>> framing_problem(
+    const http::request<http::string_body>& req) {
     const auto [first, last] = req.base().equal_range(http::field::transfer_encoding);
-    if (first == last) return std::nullopt;
     if (req.base().find(http::field::content_length) != req.base().end()) {
         return std::pair{http::status::bad_request, std::string{"bad request: Transfer-Encoding with Content-Length"}};
     }
@@ -252,7 +254,9 @@ void session::on_read(error_code ec) {
     state_ = state::busy;
     ++requests_read_;
     request_ = parser_->release();
-    if (auto problem = framing_problem(request_)) return reject(problem->first, std::move(problem->second));
+    if (request_.base().find(http::field::transfer_encoding) != request_.base().end()) {
+        if (auto problem = framing_problem(request_)) return reject(problem->first, std::move(problem->second));
+    }
     if (control_only_) return serve_control();
     begin_attempt(bytes_in_);
 }
@@ -283,11 +287,15 @@ session::steady::duration session::read_check_period() const {
 
 void session::on_read_timer() {
     if (state_ == state::closing) return;
-    const server_limits& limits = core_->context.limits;
     const auto period = read_check_period();
     const auto now = steady::now();
     if (state_ != state::idle) return arm_read_timer(now + period);
     if (now < read_deadline_) return arm_read_timer(std::min(read_deadline_, now + period));
+    on_read_deadline_passed();
+}
+
+void session::on_read_deadline_passed() {
+    const server_limits& limits = core_->context.limits;
     if (read_phase_ == read_phase::idle) {
         ++core_->idle_timeouts;
         core_->journal_limit_event(server_event_kind::idle_timeout, peer(),

@@ -69,8 +69,8 @@ private:
     void parse_buffered();
     void on_eof();
     void on_read(error_code ec);
-    void reject(error_code ec);
-    void reject(boost::beast::http::status status, std::string message);
+    [[gnu::cold]] void reject(error_code ec);
+    [[gnu::cold]] void reject(boost::beast::http::status status, std::string message);
     void serve_control();
 
     // read deadlines: a field store per request; one timer per connection that wakes at most every
@@ -78,6 +78,7 @@ private:
     void set_read_deadline(read_phase phase, steady::time_point from);
     void arm_read_timer(steady::time_point at);
     void on_read_timer();
+    [[gnu::cold]] void on_read_deadline_passed();
     steady::duration read_check_period() const;
     std::string peer() const;
 
