@@ -1,6 +1,7 @@
 // `faultline serve`: the fault-injecting server for any client in any language. Loads the rules
-// file, starts the server on 127.0.0.1, prints its URL, and runs until SIGINT or SIGTERM, then stops
-// cleanly and flushes the journal.
+// file, starts the server on 127.0.0.1, prints its URL and the control API's (a second port, behind a
+// token that is random unless --control-token sets it or --no-control-token drops it), and runs
+// until SIGINT or SIGTERM, then stops cleanly and flushes the journal.
 #include "commands.hpp"
 
 #include "faultline/server/serve_config.hpp"
@@ -29,6 +30,8 @@ struct serve_args {
     std::optional<std::uint64_t> seed;
     std::optional<std::size_t> threads;
     std::string journal;
+    std::optional<std::string> control_token;
+    bool no_control_token = false;
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
@@ -51,6 +54,10 @@ void run_serve(const serve_args& args) {
     config.settings.apply(options, limits);
     if (args.port) options.port = *args.port;
     if (args.control_port) options.control_port = *args.control_port;
+    // The control API always has its own listener: the service port never serves it.
+    if (!options.control_port) options.control_port = 0;
+    if (args.control_token) options.control_token = *args.control_token;
+    if (args.no_control_token) options.control_token = std::string{};
     if (args.threads) options.threads = *args.threads;
     const std::uint64_t seed = args.seed ? *args.seed : config.settings.seed ? *config.settings.seed : fresh_seed();
 
@@ -81,8 +88,17 @@ void run_serve(const serve_args& args) {
         fail(exit_harness_error);
     }
     std::cout << "faultline serving on " << server.url() << " (seed " << seed << ")\n"
-              << "control API: " << server.control_url() << '\n'
-              << std::flush;
+              << "control API: " << server.control_url();
+    if (server.control_token().empty()) {
+        std::cout << " (no token)\n";
+    } else {
+        std::cout << " (Authorization: Bearer " << server.control_token() << ")\n";
+    }
+    std::cout << std::flush;
+    if (server.max_connections() < context->limits.max_connections) {
+        std::cerr << "faultline serve: max_connections lowered from " << context->limits.max_connections << " to "
+                  << server.max_connections() << " to fit the descriptor limit (ulimit -n)\n";
+    }
 
     signals_io.run();
     server.stop();
@@ -107,7 +123,13 @@ void add_serve_command(CLI::App& app) {
     cmd->add_option("--rules", args->rules, "TOML file with [[fault]] rules and an optional [server] table")
         ->required();
     cmd->add_option("--port", args->port, "Port to listen on (default: [server] port, else ephemeral)");
-    cmd->add_option("--control-port", args->control_port, "Also serve the control API alone on this port");
+    cmd->add_option("--control-port", args->control_port,
+                    "Port of the control API (default: [server] control_port, else ephemeral)");
+    auto* token = cmd->add_option("--control-token", args->control_token,
+                                  "Token the control API requires (default: a random one, printed at start)");
+    cmd->add_flag("--no-control-token", args->no_control_token,
+                  "Serve the control API without a token (loopback Host/Origin checks still apply)")
+        ->excludes(token);
     cmd->add_option("--seed", args->seed, "Seed of the fault decisions (default: [server] seed, else random)");
     cmd->add_option("--journal", args->journal, "Stream the journal to this file as JSON Lines");
     cmd->add_option("--threads", args->threads, "Worker threads (default: [server] threads, else 1)")

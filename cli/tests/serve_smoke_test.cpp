@@ -1,5 +1,7 @@
-// `faultline serve` as a real process: it prints its URL, serves, answers the control API, stops on
-// SIGTERM with exit 0 and leaves the journal file behind; a bad rules file exits 2 with positions.
+// `faultline serve` as a real process: it prints its URL and its control API's (another port, behind
+// a random token by default), serves, stops on SIGTERM with exit 0 and leaves the journal file
+// behind; a kill -9 leaves every answered attempt in the file as whole lines; a bad rules file exits 2
+// with positions.
 #include "child_process.hpp"
 #include "test_client.hpp"
 
@@ -7,8 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 #include <signal.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -16,6 +22,41 @@
 
 namespace faultline::harness::testing {
 namespace {
+
+// The two lines serve prints at start.
+struct serve_banner {
+    std::uint16_t port = 0;
+    std::uint16_t control_port = 0;
+    std::string token;  // "" when it printed "(no token)"
+    std::string control_line;
+};
+
+serve_banner read_banner(child& proc) {
+    serve_banner out;
+    const std::string line = proc.read_line(std::chrono::seconds{10});
+    const std::string prefix = "faultline serving on http://127.0.0.1:";
+    EXPECT_EQ(line.rfind(prefix, 0), 0U) << line;
+    if (line.rfind(prefix, 0) != 0) return out;
+    out.port = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
+    out.control_line = proc.read_line(std::chrono::seconds{10});
+    const std::string control_prefix = "control API: http://127.0.0.1:";
+    EXPECT_EQ(out.control_line.rfind(control_prefix, 0), 0U) << out.control_line;
+    if (out.control_line.rfind(control_prefix, 0) != 0) return out;
+    out.control_port = static_cast<std::uint16_t>(std::stoi(out.control_line.substr(control_prefix.size())));
+    const std::string bearer = "(Authorization: Bearer ";
+    if (const auto at = out.control_line.find(bearer); at != std::string::npos) {
+        out.token = out.control_line.substr(at + bearer.size(), 32);
+    }
+    return out;
+}
+
+int control_status(std::uint16_t port, std::string_view path, const std::string& token) {
+    header_pairs headers;
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+    const auto reply = exchange(port, make_request("GET", "/__faultline/" + std::string{path}, {}, headers));
+    const auto res = reply.parsed();
+    return res ? static_cast<int>(res->result_int()) : 0;
+}
 
 TEST(serve_command, serves_until_sigterm_and_writes_the_journal) {
     const fs::path rules = temp_file("rules.toml");
@@ -25,16 +66,15 @@ TEST(serve_command, serves_until_sigterm_and_writes_the_journal) {
     child proc{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--seed", "99", "--journal", journal.string()}};
     ASSERT_TRUE(proc.started());
 
-    const std::string line = proc.read_line(std::chrono::seconds{10});
-    const std::string prefix = "faultline serving on http://127.0.0.1:";
-    ASSERT_EQ(line.rfind(prefix, 0), 0U) << line;
-    EXPECT_NE(line.find("(seed 99)"), std::string::npos) << line;
-    const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
-    EXPECT_NE(proc.read_line(std::chrono::seconds{10}).find("/__faultline/"), std::string::npos);
+    const serve_banner banner = read_banner(proc);
+    ASSERT_NE(banner.control_port, 0);
+    EXPECT_NE(banner.control_port, banner.port);
+    EXPECT_NE(banner.control_line.find("/__faultline/"), std::string::npos);
+    ASSERT_EQ(banner.token.size(), 32U) << banner.control_line;
+    const auto port = banner.port;
 
-    const auto health = exchange(port, make_request("GET", "/__faultline/health"));
-    ASSERT_TRUE(health.parsed()) << health.bytes;
-    EXPECT_EQ(health.parsed()->result_int(), 200);
+    EXPECT_EQ(control_status(banner.control_port, "health", banner.token), 200);
+    EXPECT_EQ(control_status(banner.control_port, "health", ""), 401);
     const auto tea = exchange(port, make_request("GET", "/tea"));
     ASSERT_TRUE(tea.parsed());
     EXPECT_EQ(tea.parsed()->result_int(), 418);
@@ -47,6 +87,83 @@ TEST(serve_command, serves_until_sigterm_and_writes_the_journal) {
     ASSERT_EQ(records.records.size(), 1U);  // control requests are not journaled
     EXPECT_EQ(records.records[0].status, 418);
     EXPECT_EQ(records.records[0].rule, "teapot");
+    fs::remove(rules);
+    fs::remove(journal);
+}
+
+TEST(serve_command, control_token_is_set_or_dropped_on_request) {
+    const fs::path rules = temp_file("token-rules.toml");
+    std::ofstream{rules} << "";
+    {
+        child proc{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--control-token", "let-me-in"}};
+        ASSERT_TRUE(proc.started());
+        const serve_banner banner = read_banner(proc);
+        EXPECT_NE(banner.control_line.find("Bearer let-me-in"), std::string::npos) << banner.control_line;
+        EXPECT_EQ(control_status(banner.control_port, "health", ""), 401);
+        header_pairs auth{{"Authorization", "Bearer let-me-in"}};
+        const auto ok = exchange(banner.control_port, make_request("GET", "/__faultline/health", {}, auth));
+        ASSERT_TRUE(ok.parsed());
+        EXPECT_EQ(ok.parsed()->result_int(), 200);
+        proc.signal(SIGTERM);
+        EXPECT_EQ(proc.wait(), 0);
+    }
+    {
+        child proc{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--no-control-token"}};
+        ASSERT_TRUE(proc.started());
+        const serve_banner banner = read_banner(proc);
+        EXPECT_NE(banner.control_line.find("(no token)"), std::string::npos) << banner.control_line;
+        EXPECT_EQ(control_status(banner.control_port, "health", ""), 200);
+        proc.signal(SIGTERM);
+        EXPECT_EQ(proc.wait(), 0);
+    }
+    fs::remove(rules);
+}
+
+// The durability promise (docs/control-api.md): an answered attempt reaches the file within the
+// writer's flush interval, so a kill -9 leaves it there, on whole lines.
+TEST(serve_command, kill_9_leaves_every_answered_attempt_in_the_journal_file) {
+    const fs::path rules = temp_file("durable-rules.toml");
+    const fs::path journal = temp_file("durable.jsonl");
+    std::ofstream{rules} << "";
+    child proc{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--journal", journal.string()}};
+    ASSERT_TRUE(proc.started());
+    const serve_banner banner = read_banner(proc);
+    ASSERT_NE(banner.port, 0);
+    constexpr std::size_t answered = 300;
+    connection c{banner.port};
+    ASSERT_TRUE(c.connected());
+    for (std::size_t i = 0; i < answered; ++i) {
+        const auto reply = c.round_trip(make_request("GET", "/kv/k" + std::to_string(i), {}, {}, true));
+        ASSERT_TRUE(reply.parsed()) << i;
+    }
+    // Bounded wait for the writer (it flushes every 2 ms): the lines appear without a stop. Each look
+    // at the file follows a write to it (inotify), or at most 100 ms; 200 looks bound the wait.
+    const int watch = ::inotify_init1(IN_NONBLOCK);
+    ASSERT_GE(watch, 0);
+    ASSERT_GE(::inotify_add_watch(watch, journal.c_str(), IN_MODIFY), 0);
+    const auto count_lines = [&journal] {
+        std::ifstream in{journal};
+        std::size_t n = 0;
+        for (std::string l; std::getline(in, l);) n += l.empty() ? 0U : 1U;
+        return n;
+    };
+    std::size_t lines = count_lines();
+    for (int round = 0; round < 200 && lines < answered; ++round) {
+        pollfd p{watch, POLLIN, 0};
+        if (::poll(&p, 1, 100) > 0) {
+            std::array<char, 4096> drained{};
+            while (::read(watch, drained.data(), drained.size()) > 0) {
+            }
+        }
+        lines = count_lines();
+    }
+    ::close(watch);
+    EXPECT_EQ(lines, answered);
+    proc.signal(SIGKILL);
+    proc.wait();
+    const auto read = read_jsonl(journal.string());
+    EXPECT_TRUE(read.ok()) << (read.errors.empty() ? "" : read.errors.front().to_string());
+    EXPECT_EQ(read.records.size(), answered);
     fs::remove(rules);
     fs::remove(journal);
 }

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "faultline/config/document.hpp"
+#include "faultline/config/duration.hpp"
 #include "faultline/config/reader.hpp"
 
 namespace faultline::faults {
@@ -130,9 +131,49 @@ std::optional<trigger> parse_when(config::table_reader& rule) {
     return when;
 }
 
+// "12345ms" as the largest unit that divides it exactly, for messages.
+std::string duration_text(std::chrono::nanoseconds d) { return config::format_duration(d); }
+
 }  // namespace
 
-rules_result parse_rule(const toml::table& table, const std::string& file, std::size_t index) {
+std::string rule_name_problem(std::string_view name) {
+    constexpr std::size_t max_name = 128;
+    if (name.empty() || name.size() > max_name) {
+        return "must be 1 to 128 characters long, got " + std::to_string(name.size());
+    }
+    for (const char c : name) {
+        const bool safe = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                          c == '_' || c == ':' || c == '-';
+        if (!safe) {
+            // The name is a path segment of DELETE /__faultline/rules/{name}: '?', '/', '#', '%' and
+            // spaces would make it impossible to address.
+            return "may hold only A-Z a-z 0-9 . _ : - (it is a path segment of the control API's "
+                   "DELETE /__faultline/rules/{name}), got \"" + std::string{name} + "\"";
+        }
+    }
+    return {};
+}
+
+std::vector<std::string> wait_problems(const rule& r, const rule_limits& limits) {
+    std::vector<std::string> out;
+    const auto too_long = [&](std::string_view key, std::chrono::nanoseconds wait) {
+        std::string where = r.where.file.empty() ? std::string{} : where_text(r.where) + ": ";
+        out.push_back(where + "fault rule \"" + r.name + "\": " + std::string{key} + " = " + duration_text(wait) +
+                      " is longer than [server] max_fault_wait = " + duration_text(limits.max_fault_wait));
+    };
+    if (r.fault) {
+        if (const auto bound = r.fault->longest_wait(); bound && bound->longest > limits.max_fault_wait) {
+            too_long(bound->key, bound->longest);
+        }
+    }
+    if (r.when.barrier && r.when.barrier->timeout > limits.max_fault_wait) {
+        too_long("barrier_timeout", r.when.barrier->timeout);
+    }
+    return out;
+}
+
+rules_result parse_rule(const toml::table& table, const std::string& file, std::size_t index,
+                        const rule_limits& limits) {
     rules_result result;
     config_errors& errors = result.errors;
 
@@ -142,8 +183,10 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     const std::optional<std::string> kind_name =
         head.choice("kind", kind_registry::instance().names(), need::required);
     std::optional<std::string> name = head.string("name");
-    if (name && name->empty()) {
-        head.fail("name", "must not be empty");
+    if (name) {
+        if (const std::string problem = rule_name_problem(*name); !problem.empty()) {
+            head.fail("name", problem);
+        }
     }
     // Not used by the engine: the runner fails a run in which the rule fired fewer times.
     const std::optional<std::int64_t> min_fired =
@@ -162,6 +205,13 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
         }
         fault = info->make(keys);
         keys.finish();
+        if (fault && keys.ok()) {
+            if (const auto bound = fault->longest_wait(); bound && bound->longest > limits.max_fault_wait) {
+                keys.fail(bound->key, "must be at most [server] max_fault_wait = " +
+                                          duration_text(limits.max_fault_wait) + ", got " +
+                                          duration_text(bound->longest));
+            }
+        }
         if (fault && fault->level() == fault_level::connection && keys.ok()) {
             // A connection-level fault acts before any request is read, so there is nothing to match
             // and no operation to count attempts of.
@@ -182,6 +232,12 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
         }
     }
 
+    if (when && when->barrier && when->barrier->timeout > limits.max_fault_wait) {
+        head.child(*table.get_as<toml::table>("when"), "[fault.when]")
+            .fail("barrier_timeout", "must be at most [server] max_fault_wait = " +
+                                         duration_text(limits.max_fault_wait) + ", got " +
+                                         duration_text(when->barrier->timeout));
+    }
     if (!errors.empty() || !fault || !match || !when) {
         return result;
     }
@@ -200,7 +256,7 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
     return result;
 }
 
-rules_result parse_rules(const toml::node& fault_array, const std::string& file) {
+rules_result parse_rules(const toml::node& fault_array, const std::string& file, const rule_limits& limits) {
     rules_result result;
     const auto* array = fault_array.as_array();
     if (array == nullptr) {
@@ -219,7 +275,7 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file)
                                                                   std::string{config::type_name(item)}});
             continue;
         }
-        rules_result one = parse_rule(*table, file, index);
+        rules_result one = parse_rule(*table, file, index, limits);
         result.errors.insert(result.errors.end(), one.errors.begin(), one.errors.end());
         for (rule& r : one.rules) {
             if (const auto it = seen.find(r.name); it != seen.end()) {
@@ -235,7 +291,7 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file)
     return result;
 }
 
-rules_result parse_rules_text(std::string_view toml_text, const std::string& file) {
+rules_result parse_rules_text(std::string_view toml_text, const std::string& file, const rule_limits& limits) {
     rules_result result;
     config::document document = config::parse_document(toml_text, file);
     if (!document.table) {
@@ -248,7 +304,7 @@ rules_result parse_rules_text(std::string_view toml_text, const std::string& fil
     top.allow("fault");
     top.finish();
     if (const toml::node* faults = document.table->get("fault")) {
-        rules_result parsed = parse_rules(*faults, file);
+        rules_result parsed = parse_rules(*faults, file, limits);
         result.rules = std::move(parsed.rules);
         result.errors.insert(result.errors.end(), parsed.errors.begin(), parsed.errors.end());
     }
@@ -327,7 +383,7 @@ std::optional<toml::array> json_array(const boost::json::array& array, const std
 
 }  // namespace
 
-rules_result parse_rule_json(const boost::json::value& json, std::size_t index) {
+rules_result parse_rule_json(const boost::json::value& json, std::size_t index, const rule_limits& limits) {
     rules_result result;
     const auto* object = json.if_object();
     if (object == nullptr) {
@@ -338,7 +394,7 @@ rules_result parse_rule_json(const boost::json::value& json, std::size_t index) 
     if (!table) {
         return result;
     }
-    return parse_rule(*table, "", index);
+    return parse_rule(*table, "", index, limits);
 }
 
 }  // namespace faultline::faults

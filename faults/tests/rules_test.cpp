@@ -135,7 +135,7 @@ TEST(rule_format, errors_name_the_key_and_the_allowed_ones) {
               "rules.toml:2:8: fault rule: kind: unknown value \"explode\"; allowed: close, delay, hang, "
               "lost_response, malformed, overload, refuse, reset, slow_body, status, truncate");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nname = \"\"\n"),
-              "rules.toml:3:8: fault rule: name: must not be empty");
+              "rules.toml:3:8: fault rule: name: must be 1 to 128 characters long, got 0");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.match]\nverb = \"GET\"\n"),
               "rules.toml:4:1: [fault.match]: unknown key \"verb\"; allowed: header_present, headers, method, path");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.match]\nmethod = 1\n"),
@@ -155,6 +155,54 @@ TEST(rule_format, errors_name_the_key_and_the_allowed_ones) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.when]\nprobabilty = 0.5\n"),
               "rules.toml:4:1: [fault.when]: unknown key \"probabilty\"; allowed: attempts, barrier, barrier_timeout, "
               "every, first, for, from, probability");
+}
+
+TEST(rule_format, names_are_addressable_path_segments) {
+    // Each of these could be added but never deleted: DELETE /__faultline/rules/{name} cannot name it.
+    for (const char* bad : {"what?", "a/b", "a#b", "50%", "two words", "tab\\t", "\\u0001"}) {
+        const std::string text = std::string{"[[fault]]\nkind = \"close\"\nname = \""} + bad + "\"\n";
+        const std::string error = one_error(text);
+        EXPECT_NE(error.find("rules.toml:3:8: fault rule: name: may hold only A-Z a-z 0-9 . _ : -"), std::string::npos)
+            << bad << ": " << error;
+    }
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"close\"\nname = \"" + std::string(129, 'a') + "\"\n"),
+              "rules.toml:3:8: fault rule: name: must be 1 to 128 characters long, got 129");
+    EXPECT_EQ(one_rule("[[fault]]\nkind = \"close\"\nname = \"api:v1.slow_path-2\"\n").name, "api:v1.slow_path-2");
+    EXPECT_TRUE(rule_name_problem(std::string(128, 'z')).empty());
+}
+
+TEST(rule_format, waits_longer_than_max_fault_wait_are_errors_at_their_key) {
+    // 2562047h fits in int64 nanoseconds, so it parses as a duration; the server must not wait it.
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\nwait = \"2562047h\"\n"),
+              "rules.toml:3:8: fault kind \"delay\": wait: must be at most [server] max_fault_wait = 1h, got 2562047h");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"hang\"\nlimit = \"61m\"\n"),
+              "rules.toml:3:9: fault kind \"hang\": limit: must be at most [server] max_fault_wait = 1h, got 61m");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"delay\"\ndistribution = \"uniform\"\nmin = \"1s\"\nmax = \"2h\"\n"),
+              "rules.toml:5:7: fault kind \"delay\": max: must be at most [server] max_fault_wait = 1h, got 2h");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"lost_response\"\nthen = \"hang\"\nhang_limit = \"2h\"\n"),
+              "rules.toml:4:14: fault kind \"lost_response\": hang_limit: must be at most [server] max_fault_wait = 1h, "
+              "got 2h");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"overload\"\nrate = 1.0\nexcess = \"queue\"\nmax_queue_wait = \"3h\"\n"),
+              "rules.toml:5:18: fault kind \"overload\": max_queue_wait: must be at most [server] max_fault_wait = 1h, "
+              "got 3h");
+    // A lower limit reaches the defaults too (a hang's 30 s).
+    const auto low = parse_rules_text("[[fault]]\nkind = \"hang\"\n", "rules.toml", {std::chrono::seconds{10}});
+    ASSERT_EQ(low.errors.size(), 1U);
+    EXPECT_EQ(low.errors[0].to_string(),
+              "rules.toml:1:1: fault kind \"hang\": limit: must be at most [server] max_fault_wait = 10s, got 30s");
+    const auto barrier = parse_rules_text(
+        "[[fault]]\nkind = \"close\"\n[fault.when]\nbarrier = 2\nbarrier_timeout = \"20s\"\n", "rules.toml",
+        {std::chrono::seconds{10}});
+    ASSERT_EQ(barrier.errors.size(), 1U);
+    EXPECT_NE(barrier.errors[0].to_string().find("rules.toml:5:19: [fault.when]: barrier_timeout: must be at most"),
+              std::string::npos)
+        << barrier.errors[0].to_string();
+    // Built rules are checked the same way, naming where they came from.
+    const rule hang = one_rule("[[fault]]\nname = \"h\"\nkind = \"hang\"\nlimit = \"20s\"\n");
+    const auto problems = wait_problems(hang, {std::chrono::seconds{10}});
+    ASSERT_EQ(problems.size(), 1U);
+    EXPECT_EQ(problems[0], "rules.toml:1:1: fault rule \"h\": limit = 20s is longer than [server] max_fault_wait = 10s");
+    EXPECT_TRUE(wait_problems(hang, {}).empty());
 }
 
 TEST(rule_format, file_level_errors) {

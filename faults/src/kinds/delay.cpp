@@ -52,6 +52,18 @@ public:
         return {fault_plan{delay_action{sample(random)}, phase_}, {}};
     }
 
+    std::optional<wait_bound> longest_wait() const override {
+        switch (shape_) {
+        case shape::fixed: return wait_bound{"wait", a_};
+        case shape::uniform: return wait_bound{"max", b_};
+        case shape::normal:
+            if (max_ == nanoseconds::max()) return std::nullopt;
+            return wait_bound{"max", max_};
+        case shape::lognormal: return wait_bound{"max", max_};
+        }
+        return std::nullopt;
+    }
+
 private:
     nanoseconds sample(random_source& random) const {
         switch (shape_) {

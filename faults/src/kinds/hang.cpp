@@ -19,6 +19,8 @@ public:
         return {fault_plan{drop_, commit_phase::before}, {}};
     }
 
+    std::optional<wait_bound> longest_wait() const override { return wait_bound{"limit", drop_.hang_limit}; }
+
 private:
     drop_action drop_;
 };

@@ -24,6 +24,11 @@ public:
         return {fault_plan{drop_, commit_phase::after}, {}};
     }
 
+    std::optional<wait_bound> longest_wait() const override {
+        if (drop_.mode != drop_mode::hang) return std::nullopt;
+        return wait_bound{"hang_limit", drop_.hang_limit};
+    }
+
 private:
     drop_action drop_;
 };

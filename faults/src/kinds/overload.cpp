@@ -47,6 +47,11 @@ public:
         return kind;
     }
 
+    std::optional<wait_bound> longest_wait() const override {
+        if (!queue_) return std::nullopt;
+        return wait_bound{"max_queue_wait", max_queue_wait_};
+    }
+
     kind_outcome on_attempt(const attempt_context& attempt, random_source&) const override {
         held_slot hold;
         if (in_flight_) {

@@ -60,7 +60,9 @@ parsed_duration parse_duration(std::string_view text) {
         const std::int64_t digit = text[i] - '0';
         // Checked before multiplying so the count never wraps.
         if (count > (limit - digit) / 10) {
-            return {std::nullopt, "bad duration " + quoted + ": too large"};
+            return {std::nullopt, "bad duration " + quoted +
+                                      ": too large (durations are counted in 64-bit nanoseconds: at most "
+                                      "9223372036854775807ns, about 292 years; 2562047h is the most in hours)"};
         }
         count = count * 10 + digit;
     }

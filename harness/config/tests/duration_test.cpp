@@ -33,6 +33,12 @@ TEST(parse_duration, rejects_overflow_and_accepts_the_largest_value) {
     EXPECT_EQ(parse_duration("9223372036s").value, 9223372036s);
     EXPECT_FALSE(parse_duration("9223372037s"));
     EXPECT_NE(parse_duration("99999999999999999999999h").error.find("too large"), std::string::npos);
+    // The hour count nearest the edge: 2562047h fits (a fault wait that long is refused by the
+    // rules' max_fault_wait instead), one more overflows and says what the most is.
+    EXPECT_EQ(parse_duration("2562047h").value, std::chrono::hours{2562047});
+    const parsed_duration over = parse_duration("2562048h");
+    EXPECT_FALSE(over);
+    EXPECT_NE(over.error.find("at most 9223372036854775807ns"), std::string::npos) << over.error;
 }
 
 TEST(format_duration, round_trips) {

@@ -60,6 +60,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     record.journal = context.records.snapshot();
     std::sort(record.journal.begin(), record.journal.end(),
               [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; });
+    record.server_events = context.records.events();
     record.clients = std::move(result.clients);
     record.command = std::move(result.command);
     record.declared = s.client->declared();

@@ -8,8 +8,13 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <sys/random.h>
+
+#include <array>
+#include <cctype>
 #include <charconv>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 namespace faultline::harness {
@@ -18,6 +23,99 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 
 bool is_control_target(std::string_view target) { return target.starts_with(control_prefix); }
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// ":PORT" (digits only) or nothing.
+bool is_port_suffix(std::string_view rest) {
+    if (rest.empty()) return true;
+    if (rest.front() != ':' || rest.size() == 1 || rest.size() > 6) return false;
+    return rest.substr(1).find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+}  // namespace
+
+bool is_loopback_host(std::string_view host) {
+    for (std::string_view name : {"127.0.0.1", "localhost", "[::1]"}) {
+        if (host.size() >= name.size() && iequals(host.substr(0, name.size()), name) &&
+            is_port_suffix(host.substr(name.size()))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool is_loopback_origin(std::string_view origin) {
+    for (std::string_view scheme : {"http://", "https://"}) {
+        if (origin.size() > scheme.size() && iequals(origin.substr(0, scheme.size()), scheme)) {
+            return is_loopback_host(origin.substr(scheme.size()));
+        }
+    }
+    return false;
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+    unsigned char diff = a.size() == b.size() ? 0 : 1;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        // b is read cyclically so that the loop's length is a's, whatever b is.
+        diff |= static_cast<unsigned char>(a[i] ^ (b.empty() ? 0 : b[i % b.size()]));
+    }
+    return diff == 0;
+}
+
+std::string make_control_token() {
+    std::array<unsigned char, 16> bytes{};
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+        const ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw std::runtime_error{"control token: getrandom failed"};
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    constexpr std::string_view hex = "0123456789abcdef";
+    std::string out;
+    for (const unsigned char b : bytes) {
+        out.push_back(hex[b >> 4U]);
+        out.push_back(hex[b & 15U]);
+    }
+    return out;
+}
+
+std::optional<std::string> percent_decode(std::string_view text) {
+    const auto digit = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out.push_back(text[i]);
+            continue;
+        }
+        if (i + 2 >= text.size()) return std::nullopt;
+        const int high = digit(text[i + 1]);
+        const int low = digit(text[i + 2]);
+        if (high < 0 || low < 0) return std::nullopt;
+        out.push_back(static_cast<char>(high * 16 + low));
+        i += 2;
+    }
+    return out;
+}
 
 namespace {
 
@@ -83,18 +181,68 @@ json::array error_list(const config_errors& errors) {
 
 }  // namespace
 
-control_api::control_api(server_context& context, std::function<server_counters()> counters)
-    : context_{context}, counters_{std::move(counters)} {}
+control_api::control_api(server_context& context, options opts) : context_{context}, options_{std::move(opts)} {}
 
-control_api::response control_api::handle(const request& req) const {
+std::optional<control_api::response> control_api::refuse_access(const request& req) const {
+    const auto field = [&req](std::string_view name) -> std::optional<std::string_view> {
+        const auto it = req.find(boost::beast::string_view{name.data(), name.size()});
+        if (it == req.end()) return std::nullopt;
+        return std::string_view{it->value().data(), it->value().size()};
+    };
+    // Before the token: a browser tricked into calling us (DNS rebinding names a foreign host; a
+    // cross-site form or fetch carries a foreign Origin) is refused even where no token is set.
+    if (const auto host = field("Host"); host && !is_loopback_host(*host)) {
+        return error_response(req, http::status::forbidden,
+                              "control API: Host '" + std::string{*host} +
+                                  "' is not loopback (127.0.0.1, localhost, [::1]); refused against DNS rebinding");
+    }
+    if (const auto origin = field("Origin"); origin && !is_loopback_origin(*origin)) {
+        return error_response(req, http::status::forbidden,
+                              "control API: Origin '" + std::string{*origin} +
+                                  "' is not a loopback http(s) origin; cross-site requests are refused");
+    }
+    if (options_.token.empty()) return std::nullopt;
+    std::optional<std::string_view> presented = field("Faultline-Control-Token");
+    if (const auto auth = field("Authorization")) {
+        constexpr std::string_view bearer = "Bearer ";
+        if (auth->size() >= bearer.size() && iequals(auth->substr(0, bearer.size()), bearer)) {
+            presented = auth->substr(bearer.size());
+        }
+    }
+    if (!presented) {
+        response res = error_response(req, http::status::unauthorized,
+                                      "control API: a token is required (Authorization: Bearer TOKEN, printed by "
+                                      "faultline serve at start)");
+        res.set(http::field::www_authenticate, "Bearer realm=\"faultline\"");
+        return res;
+    }
+    if (!constant_time_equal(*presented, options_.token)) {
+        return error_response(req, http::status::forbidden, "control API: wrong token");
+    }
+    return std::nullopt;
+}
+
+void control_api::journal_event(server_event_kind kind, std::string_view peer, std::string rule,
+                                std::string detail) const {
+    server_event event;
+    event.kind = kind;
+    event.at_ns = options_.elapsed_ns ? options_.elapsed_ns() : 0;
+    event.rule = std::move(rule);
+    event.detail = std::move(detail);
+    event.peer = std::string{peer};
+    context_.records.append_event(std::move(event));
+}
+
+control_api::response control_api::handle(const request& req, std::string_view peer) const {
     try {
-        return route(req);
+        if (auto refused = refuse_access(req)) return std::move(*refused);
+        return route(req, peer);
     } catch (const std::exception& e) {
         return error_response(req, http::status::internal_server_error, std::string{"control API failure: "} + e.what());
     }
 }
 
-control_api::response control_api::route(const request& req) const {
+control_api::response control_api::route(const request& req, std::string_view peer) const {
     const std::string_view target{req.target().data(), req.target().size()};
     if (!is_control_target(target)) return error_response(req, http::status::not_found, "not a control API path");
     std::string_view path = target.substr(control_prefix.size());
@@ -118,7 +266,10 @@ control_api::response control_api::route(const request& req) const {
             return json_response(req, http::status::ok, json::object{{"rules", context_.engine.list()}});
         }
         if (method == http::verb::delete_) {
+            std::string names;
+            for (const faults::rule& r : context_.engine.rules()) names += (names.empty() ? "" : ",") + r.name;
             context_.engine.clear();
+            journal_event(server_event_kind::rules_cleared, peer, "", std::move(names));
             return json_response(req, http::status::ok, json::object{{"removed", "all"}});
         }
         if (method != http::verb::post) return method_not_allowed(req, "GET, POST, DELETE");
@@ -146,7 +297,8 @@ control_api::response control_api::route(const request& req) const {
                 return error_response(req, http::status::bad_request,
                                       "bad TOML body: " + doc.errors.front().to_string());
             }
-            parsed = faults::parse_rule(*doc.table, std::string{control_source}, index);
+            parsed = faults::parse_rule(*doc.table, std::string{control_source}, index,
+                                        {context_.limits.max_fault_wait});
         } else {
             json::error_code ec;
             const json::value body = json::parse(req.body(), ec);
@@ -154,31 +306,41 @@ control_api::response control_api::route(const request& req) const {
             if (!body.is_object()) {
                 return error_response(req, http::status::bad_request, "the body must be a JSON object (one rule)");
             }
-            parsed = faults::parse_rule_json(body, index);
+            parsed = faults::parse_rule_json(body, index, {context_.limits.max_fault_wait});
         }
         if (!parsed.ok() || parsed.rules.size() != 1) {
             json::object out{{"error", "invalid rule"}, {"errors", error_list(parsed.errors)}};
             return json_response(req, http::status::bad_request, out);
         }
         std::string name = parsed.rules.front().name;
+        std::string written = json::serialize(parsed.rules.front().source);
         const auto added = context_.engine.add(std::move(parsed.rules.front()), position);
         if (!added.ok) return error_response(req, http::status::conflict, added.error);
+        journal_event(server_event_kind::rule_added, peer, name, std::move(written));
         return json_response(req, http::status::created, json::object{{"added", name}});
     }
 
     if (path.starts_with("rules/")) {
-        const std::string_view name = path.substr(6);
+        const std::string_view encoded = path.substr(6);
         if (method != http::verb::delete_) return method_not_allowed(req, "DELETE");
-        if (name.empty()) return error_response(req, http::status::bad_request, "missing rule name after rules/");
-        if (!context_.engine.remove(name)) {
-            return error_response(req, http::status::not_found, "no rule named '" + std::string{name} + "'");
+        if (encoded.empty()) return error_response(req, http::status::bad_request, "missing rule name after rules/");
+        const std::optional<std::string> name = percent_decode(encoded);
+        if (!name) {
+            return error_response(req, http::status::bad_request,
+                                  "malformed percent-encoding in rule name '" + std::string{encoded} + "'");
         }
-        return json_response(req, http::status::ok, json::object{{"removed", name}});
+        if (!context_.engine.remove(*name)) {
+            return error_response(req, http::status::not_found, "no rule named '" + *name + "'");
+        }
+        journal_event(server_event_kind::rule_removed, peer, *name, "");
+        return json_response(req, http::status::ok, json::object{{"removed", *name}});
     }
 
     if (path == "reset") {
         if (method != http::verb::post) return method_not_allowed(req, "POST");
+        // Journaled after the reset, so the event is the first thing the new round's journal holds.
         context_.reset();
+        journal_event(server_event_kind::reset, peer, "", "");
         return json_response(req, http::status::ok, json::object{{"reset", true}});
     }
 
@@ -201,13 +363,19 @@ control_api::response control_api::route(const request& req) const {
                                       {"lost", context_.records.lost()},
                                       {"failed", context_.records.failed()}};
         out["ledger"] = json::object{{"entries", context_.effects.size()}};
-        if (counters_) {
-            const server_counters c = counters_();
+        out["server_events"] = context_.records.events_appended();
+        if (options_.counters) {
+            const server_counters c = options_.counters();
             out["server"] = json::object{{"connections", c.connections},
                                          {"refused", c.refused},
                                          {"attempts", c.attempts},
                                          {"control_requests", c.control_requests},
-                                         {"bad_requests", c.bad_requests}};
+                                         {"bad_requests", c.bad_requests},
+                                         {"open", c.open},
+                                         {"over_limit", c.over_limit},
+                                         {"header_timeouts", c.header_timeouts},
+                                         {"idle_timeouts", c.idle_timeouts},
+                                         {"events_not_journaled", c.events_not_journaled}};
         }
         return json_response(req, http::status::ok, out);
     }

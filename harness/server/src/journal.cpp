@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -189,31 +190,36 @@ std::vector<std::unique_ptr<journal::chunk>> journal::take_unreadable_chunks() {
 
 void journal::writer_loop() {
     std::string buffer;
+    std::string event_lines;
     std::vector<const chunk*> sources;
-    // Runs until the destructor sets stopping_, after writing every stored record.
+    // Runs until the destructor sets stopping_, after writing every stored record and event.
     for (;;) {
         std::uint64_t from = 0;
         std::uint64_t to = 0;
+        std::uint64_t events_to = 0;
         {
             std::unique_lock lock{mutex_};
-            wake_writer_.wait_for(lock, writer_interval,
+            wake_writer_.wait_for(lock, options_.flush_interval,
                                   [&] { return end_ - written_ >= writer_batch || flush_requested_ || stopping_; });
-            if (written_ == end_) {
+            if (written_ == end_ && pending_event_lines_.empty()) {
                 flush_requested_ = false;
                 if (stopping_) return;
                 continue;
             }
+            event_lines.clear();
+            event_lines.swap(pending_event_lines_);
+            events_to = events_stored_;
             from = written_;
             to = std::min(end_, from + writer_pass_limit);
             if (to == end_) flush_requested_ = false;
             // Chunks at or past written_ are never released, and records never move: the range can be
             // read without the lock.
             sources.clear();
-            for (std::uint64_t c = from / chunk::capacity; c <= (to - 1) / chunk::capacity; ++c) {
+            for (std::uint64_t c = from / chunk::capacity; to > from && c <= (to - 1) / chunk::capacity; ++c) {
                 sources.push_back(chunks_[c - first_chunk_].get());
             }
         }
-        buffer.clear();
+        buffer.assign(event_lines);  // events are rare: they go first, the readers order by seq
         for (std::uint64_t pos = from; pos < to; ++pos) {
             const chunk& source = *sources[pos / chunk::capacity - from / chunk::capacity];
             append_jsonl_line(buffer, source[pos % chunk::capacity]);
@@ -227,10 +233,31 @@ void journal::writer_loop() {
                 write_error_ = "journal: writing " + options_.path + ": " + std::strerror(err);
             }
             written_ = to;
+            events_written_ = events_to;
             unreadable = take_unreadable_chunks();
         }
         written_cv_.notify_all();
     }
+}
+
+std::uint64_t journal::append_event(server_event event) {
+    if (event.seq == 0) event.seq = next_seq();
+    const auto seq = event.seq;
+    std::lock_guard lock{mutex_};
+    ++events_stored_;
+    if (events_.size() < options_.max_events) events_.push_back(event);
+    if (file_ != nullptr) append_jsonl_line(pending_event_lines_, event);
+    return seq;
+}
+
+std::vector<server_event> journal::events() const {
+    std::lock_guard lock{mutex_};
+    return events_;
+}
+
+std::uint64_t journal::events_appended() const {
+    std::lock_guard lock{mutex_};
+    return events_stored_;
 }
 
 std::vector<journal_record> journal::snapshot() const {
@@ -241,7 +268,24 @@ std::vector<journal_record> journal::snapshot() const {
     return out;
 }
 
-std::string journal::to_jsonl() const { return harness::to_jsonl(snapshot()); }
+std::string journal::to_jsonl() const {
+    const std::vector<journal_record> records = snapshot();
+    const std::vector<server_event> events = this->events();
+    // Ordered through pointers: sorting the records themselves would move them, and the extra
+    // instantiations of their move made the compiler stop inlining it on the append path.
+    std::vector<const journal_record*> by_seq;
+    by_seq.reserve(records.size());
+    for (const journal_record& r : records) by_seq.push_back(&r);
+    std::stable_sort(by_seq.begin(), by_seq.end(), [](const journal_record* a, const journal_record* b) { return a->seq < b->seq; });
+    std::string out;
+    auto event = events.begin();
+    for (const journal_record* record : by_seq) {
+        for (; event != events.end() && event->seq < record->seq; ++event) append_jsonl_line(out, *event);
+        append_jsonl_line(out, *record);
+    }
+    for (; event != events.end(); ++event) append_jsonl_line(out, *event);
+    return out;
+}
 
 void journal::reset() {
     std::vector<std::unique_ptr<chunk>> unreadable;
@@ -256,10 +300,12 @@ void journal::flush() {
     if (file_ == nullptr) return;
     std::unique_lock lock{mutex_};
     const auto target = end_;
-    if (written_ >= target) return;
+    const auto events_target = events_stored_;
+    const auto done = [&] { return written_ >= target && events_written_ >= events_target; };
+    if (done()) return;
     flush_requested_ = true;
     wake_writer_.notify_one();
-    written_cv_.wait(lock, [&] { return written_ >= target; });
+    written_cv_.wait(lock, done);
 }
 
 std::uint64_t journal::appended() const { return appended_.load(std::memory_order_relaxed); }

@@ -3,6 +3,7 @@
 #include "faultline/config/reader.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -78,6 +79,13 @@ std::optional<model_config> parse_model_config(const toml::table& table, std::st
     if (const auto max = r.integer("journal_max_records", 1, std::numeric_limits<std::int64_t>::max())) {
         config.journal_max_records = static_cast<std::size_t>(*max);
     }
+    using namespace std::chrono_literals;
+    if (const auto d = r.duration("header_timeout", 1ms, 1h)) config.limits.header_timeout = *d;
+    if (const auto d = r.duration("idle_timeout", 1ms, 24h)) config.limits.idle_timeout = *d;
+    if (const auto n = r.integer("max_connections", 1, 1'000'000)) {
+        config.limits.max_connections = static_cast<std::size_t>(*n);
+    }
+    if (const auto d = r.duration("max_fault_wait", 1ms, 24h)) config.limits.max_fault_wait = *d;
     if (const toml::array* endpoints = r.array_of_tables("endpoint")) {
         for (const toml::node& item : *endpoints) {
             if (auto e = parse_endpoint(r.child(*item.as_table(), "[[server.endpoint]]"))) {

@@ -4,7 +4,9 @@
 #include "faultline/config/reader.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <tuple>
 
 namespace faultline::harness {
 
@@ -18,11 +20,7 @@ serve_config_result parse_serve_config(config::document document, const std::str
     }
     config::table_reader top{*document.table, file, "rules file", result.errors};
     serve_config config;
-    if (top.has("fault")) {
-        auto rules = faults::parse_rules(*document.table->get("fault"), file);
-        result.errors.insert(result.errors.end(), rules.errors.begin(), rules.errors.end());
-        config.rules = std::move(rules.rules);
-    }
+    // [server] first: its max_fault_wait bounds the rules' waits.
     if (const toml::table* table = top.table("server")) {
         if (auto model = parse_model_config(*table, file, result.errors,
                                              {"port", "control_port", "threads", "body_limit", "seed",
@@ -31,7 +29,16 @@ serve_config_result parse_serve_config(config::document document, const std::str
         }
         config.settings = parse_server_settings(*table, file, result.errors);
     }
+    if (top.has("fault")) {
+        auto rules = faults::parse_rules(*document.table->get("fault"), file, {config.model.limits.max_fault_wait});
+        result.errors.insert(result.errors.end(), rules.errors.begin(), rules.errors.end());
+        config.rules = std::move(rules.rules);
+    }
     top.finish();
+    // Reported in file order, whichever table was read first.
+    std::stable_sort(result.errors.begin(), result.errors.end(), [](const config_error& a, const config_error& b) {
+        return std::tie(a.where.line, a.where.column) < std::tie(b.where.line, b.where.column);
+    });
     if (result.errors.empty()) result.config = std::move(config);
     return result;
 }

@@ -6,6 +6,8 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -29,6 +31,22 @@ namespace {
 constexpr std::chrono::milliseconds accept_retry{50};
 
 }  // namespace
+
+void server::core::journal_limit_event(server_event_kind kind, std::string peer, std::string detail) {
+    const std::int64_t now = since_start_ns();
+    const auto skipped = limit_events.admit(kind, now);
+    if (!skipped) {
+        ++events_not_journaled;
+        return;
+    }
+    if (*skipped > 0) detail += " (and " + std::to_string(*skipped) + " more not journaled)";
+    server_event event;
+    event.kind = kind;
+    event.at_ns = now;
+    event.detail = std::move(detail);
+    event.peer = std::move(peer);
+    context.records.append_event(std::move(event));
+}
 
 void server::core::register_session(std::uint64_t id, const std::shared_ptr<server_detail::session>& s) {
     const std::lock_guard lock{sessions_mutex};
@@ -69,11 +87,35 @@ void server::core::do_accept(acceptor_t& from, bool control_only) {
     });
 }
 
+namespace {
+
+std::string peer_of(const socket_t& socket) {
+    error_code ec;
+    const tcp::endpoint peer = socket.remote_endpoint(ec);
+    if (ec) return {};
+    const std::string address = peer.address().to_string();
+    return (peer.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(peer.port());
+}
+
+}  // namespace
+
 void server::core::on_accept(socket_t socket, bool control_only) {
+    error_code ignored;
+    // Over the cap the connection is closed at once, before it costs a session: the client sees EOF
+    // or a reset. Every refusal is counted; the journal gets a rate-limited event.
+    std::atomic<std::uint64_t>& open = control_only ? open_control : open_connections;
+    const std::size_t cap = control_only ? server_detail::max_control_connections : max_connections;
+    if (open.load(std::memory_order_relaxed) >= cap) {
+        ++over_limit;
+        journal_limit_event(server_event_kind::connection_refused, peer_of(socket),
+                            std::string{control_only ? "control" : "service"} + " connections at the cap of " +
+                                std::to_string(cap));
+        socket.close(ignored);
+        return;
+    }
     const std::uint64_t id = ++next_connection;
     const std::int64_t accepted_ns = since_start_ns();
     ++connections;
-    error_code ignored;
     socket.set_option(tcp::no_delay{true}, ignored);
     // Sessions keep the core alive through this shared_ptr; the server object owns the other one.
     auto self = shared_from_this();
@@ -88,12 +130,14 @@ void server::core::on_accept(socket_t socket, bool control_only) {
         }
         if (verdict == faults::connection_verdict::close) {
             ++refused;
+            ++open;
             auto s = std::make_shared<server_detail::session>(self, std::move(socket), id, accepted_ns, false);
             self->register_session(id, s);
             s->start_closed();
             return;
         }
     }
+    ++open;  // given back by the session's destructor
     std::make_shared<server_detail::session>(self, std::move(socket), id, accepted_ns, control_only)->start();
 }
 
@@ -120,6 +164,23 @@ error_code open_acceptor(acceptor_t& acceptor, const asio::ip::address& address,
     return ec;
 }
 
+// Raises the soft descriptor limit to the hard one, and returns how many service connections fit
+// under it with the reserve kept back: the cap is lowered to that rather than let accept() fail
+// with EMFILE, which would lock out the control API too.
+std::size_t connections_within_descriptor_limit(std::size_t wanted) {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return wanted;
+    if (limit.rlim_cur < limit.rlim_max) {
+        rlimit raised = limit;
+        raised.rlim_cur = limit.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+    }
+    if (limit.rlim_cur == RLIM_INFINITY) return wanted;
+    const auto fds = static_cast<std::size_t>(limit.rlim_cur);
+    const std::size_t room = fds > server_detail::descriptor_reserve ? fds - server_detail::descriptor_reserve : 1;
+    return std::min(wanted, room);
+}
+
 }  // namespace
 
 error_code server::start() {
@@ -130,6 +191,7 @@ error_code server::start() {
     const auto address = asio::ip::make_address(c.options.address, ec);
     if (ec) return ec;
     if (!is_loopback(address) && !c.options.allow_non_loopback) return asio::error::access_denied;
+    c.max_connections = connections_within_descriptor_limit(c.context.limits.max_connections);
     if ((ec = open_acceptor(c.acceptor, address, c.options.port))) return ec;
     c.port = c.acceptor.local_endpoint().port();
     if (c.options.control_port) {
@@ -189,10 +251,13 @@ void server::stop() {
 
 std::uint16_t server::port() const { return core_->port; }
 std::optional<std::uint16_t> server::control_port() const { return core_->control_port; }
+const std::string& server::control_token() const { return core_->control_token; }
+std::size_t server::max_connections() const { return core_->max_connections; }
 std::string server::url() const { return "http://" + core_->options.address + ":" + std::to_string(core_->port); }
 std::string server::control_url() const {
-    const std::uint16_t p = core_->control_port.value_or(core_->port);
-    return "http://" + core_->options.address + ":" + std::to_string(p) + std::string{control_prefix};
+    if (!core_->control_port) return {};
+    return "http://" + core_->options.address + ":" + std::to_string(*core_->control_port) +
+           std::string{control_prefix};
 }
 server_counters server::counters() const { return core_->read_counters(); }
 faultline::time_point server::run_start() const { return core_->run_start; }

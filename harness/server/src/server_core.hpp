@@ -3,6 +3,8 @@
 // a shared_ptr, so it outlives the last handler.
 #pragma once
 
+#include "limit_event_gate.hpp"
+
 #include "faultline/core/clock.hpp"
 #include "faultline/server/control_api.hpp"
 #include "faultline/server/server.hpp"
@@ -41,6 +43,14 @@ using timer_t = boost::asio::basic_waitable_timer<std::chrono::steady_clock,
 
 class session;
 
+// Limit events of one kind journaled per second at most (limit_event_gate.hpp).
+inline constexpr std::uint32_t limit_events_per_second = 100;
+// Control connections open at once, apart from max_connections, so a full service side never locks
+// the control API out.
+inline constexpr std::size_t max_control_connections = 64;
+// Descriptors kept back from max_connections: listeners, the journal file, control connections, stdio.
+inline constexpr std::size_t descriptor_reserve = max_control_connections + 64;
+
 }  // namespace server_detail
 
 // Owned by the server object and by every live session (shared_ptr). The counters are atomics
@@ -52,6 +62,8 @@ struct server::core : std::enable_shared_from_this<server::core> {
           options{std::move(opts)},
           time{clk},
           run_start{clk.now()},
+          control_token{options.control_token ? *options.control_token : make_control_token()},
+          max_connections{context.limits.max_connections},
           ios{make_contexts(options.threads)},
           acceptor{ios.front()->get_executor()},
           control_acceptor{ios.front()->get_executor()} {}
@@ -70,8 +82,14 @@ struct server::core : std::enable_shared_from_this<server::core> {
     std::int64_t since_start_ns() const { return (time.now() - run_start).count(); }
 
     server_counters read_counters() const {
-        return {connections.load(), refused.load(), attempts.load(), control_requests.load(), bad_requests.load()};
+        return {connections.load(),     refused.load(),         attempts.load(),
+                control_requests.load(), bad_requests.load(),   open_connections.load(),
+                over_limit.load(),       header_timeouts.load(), idle_timeouts.load(),
+                events_not_journaled.load()};
     }
+
+    // Journals a limit event unless the gate holds it back (then it is only counted).
+    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail);
 
     void do_accept(server_detail::acceptor_t& from, bool control_only);
     void on_accept(server_detail::socket_t socket, bool control_only);
@@ -84,7 +102,11 @@ struct server::core : std::enable_shared_from_this<server::core> {
     const server_options options;
     faultline::clock& time;
     const faultline::time_point run_start;
-    control_api control{context, [this] { return read_counters(); }};
+    const std::string control_token;  // "" = none required
+    std::size_t max_connections;      // context.limits.max_connections, lowered to the fd limit at start
+    control_api control{context, {control_token, [this] { return read_counters(); },
+                                  [this] { return since_start_ns(); }}};
+    server_detail::limit_event_gate limit_events{server_detail::limit_events_per_second};
 
     std::vector<std::unique_ptr<boost::asio::io_context>> ios;  // one per worker thread
     std::size_t next_context_index = 0;                         // used by the accepting thread only
@@ -101,6 +123,12 @@ struct server::core : std::enable_shared_from_this<server::core> {
     std::atomic<std::uint64_t> attempts{0};
     std::atomic<std::uint64_t> control_requests{0};
     std::atomic<std::uint64_t> bad_requests{0};
+    std::atomic<std::uint64_t> open_connections{0};  // service connections with a live session
+    std::atomic<std::uint64_t> open_control{0};      // control connections with a live session
+    std::atomic<std::uint64_t> over_limit{0};
+    std::atomic<std::uint64_t> header_timeouts{0};
+    std::atomic<std::uint64_t> idle_timeouts{0};
+    std::atomic<std::uint64_t> events_not_journaled{0};
     std::atomic<bool> stopping{false};
 
     std::mutex sessions_mutex;

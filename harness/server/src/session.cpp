@@ -15,10 +15,14 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "faultline/config/duration.hpp"
+
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <utility>
+#include <vector>
 
 namespace faultline::harness::server_detail {
 
@@ -91,6 +95,47 @@ std::string serialize_head(const http::response<http::string_body>& res) {
     return out;
 }
 
+// RFC 9112 §6.1 and §6.3: a request's Transfer-Encoding must end in `chunked`, once, and this
+// server decodes no other coding; with Content-Length beside it the framing is ambiguous
+// (request smuggling). 400 for bad framing, 501 for a coding it does not implement.
+// Out of line and cold: most requests have no Transfer-Encoding, and the check's code must not
+// crowd the hot path's inlining.
+[[gnu::cold, gnu::noinline]] std::optional<std::pair<http::status, std::string>> framing_problem(
+    const http::request<http::string_body>& req) {
+    const auto [first, last] = req.base().equal_range(http::field::transfer_encoding);
+    if (req.base().find(http::field::content_length) != req.base().end()) {
+        return std::pair{http::status::bad_request, std::string{"bad request: Transfer-Encoding with Content-Length"}};
+    }
+    std::vector<std::string> codings;
+    for (auto it = first; it != last; ++it) {
+        std::string_view list = to_std(it->value());
+        while (!list.empty()) {
+            const auto comma = list.find(',');
+            std::string_view item = list.substr(0, comma);
+            const auto begin = item.find_first_not_of(" \t");
+            const auto end = item.find_last_not_of(" \t");
+            item = begin == std::string_view::npos ? std::string_view{} : item.substr(begin, end - begin + 1);
+            if (!item.empty()) {
+                std::string lowered{item};
+                for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                codings.push_back(std::move(lowered));
+            }
+            if (comma == std::string_view::npos) break;
+            list.remove_prefix(comma + 1);
+        }
+    }
+    if (codings.empty() || codings.back() != "chunked" ||
+        std::count(codings.begin(), codings.end(), "chunked") != 1) {
+        return std::pair{http::status::bad_request,
+                         std::string{"bad request: Transfer-Encoding must end in chunked, applied once (RFC 9112 6.3)"}};
+    }
+    if (codings.size() > 1) {
+        return std::pair{http::status::not_implemented,
+                         "transfer coding '" + codings.front() + "' is not implemented; only chunked is"};
+    }
+    return std::nullopt;
+}
+
 std::string error_json(std::string_view message) {
     return boost::json::serialize(boost::json::object{{"error", message}});
 }
@@ -107,6 +152,7 @@ session::session(std::shared_ptr<server::core> core, socket_t socket, std::uint6
     : core_{std::move(core)},
       socket_{std::move(socket)},
       timer_{socket_.get_executor()},
+      read_timer_{socket_.get_executor()},
       id_{id},
       accepted_ns_{accepted_ns},
       control_only_{control_only} {}
@@ -114,6 +160,7 @@ session::session(std::shared_ptr<server::core> core, socket_t socket, std::uint6
 session::~session() {
     // Every attempt ends in exactly one journal record, even one cut off by a forced stop.
     if (attempt_open_) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
+    --(control_only_ ? core_->open_control : core_->open_connections);
     core_->unregister_session(id_);
 }
 
@@ -121,7 +168,12 @@ void session::start() {
     core_->register_session(id_, shared_from_this());
     error_code ignored;
     socket_.non_blocking(true, ignored);
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+        const auto now = steady::now();
+        self->set_read_deadline(read_phase::header, now);
+        self->arm_read_timer(std::min(self->read_deadline_, now + self->read_check_period()));
+        self->do_read();
+    });
 }
 
 void session::start_closed() {
@@ -152,6 +204,8 @@ void session::force_close() {
 void session::do_read() {
     if (stopping_ || core_->stopping) return close_now();
     state_ = state::idle;
+    // The first request's deadline runs from the accept (set in start()).
+    if (requests_read_ > 0) set_read_deadline(buffer_.size() > 0 ? read_phase::header : read_phase::idle, steady::now());
     parser_.emplace();
     parser_->body_limit(core_->options.body_limit);
     parser_->eager(true);
@@ -174,6 +228,8 @@ void session::parse_buffered() {
     inline_requests_ = 0;
     socket_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
         self->buffer_.commit(n);
+        // The next request has begun: from now on it has header_timeout to arrive in full.
+        if (n > 0 && self->read_phase_ == read_phase::idle) self->set_read_deadline(read_phase::header, steady::now());
         if (ec == asio::error::eof) return self->on_eof();
         if (ec) return self->on_read(ec);
         self->parse_buffered();
@@ -198,21 +254,85 @@ void session::on_read(error_code ec) {
     state_ = state::busy;
     ++requests_read_;
     request_ = parser_->release();
-    if (control_only_ || is_control_target(to_std(request_.target()))) return serve_control();
+    if (request_.base().find(http::field::transfer_encoding) != request_.base().end()) {
+        if (auto problem = framing_problem(request_)) return reject(problem->first, std::move(problem->second));
+    }
+    if (control_only_) return serve_control();
     begin_attempt(bytes_in_);
+}
+
+// ---- read deadlines ----
+
+void session::set_read_deadline(read_phase phase, steady::time_point from) {
+    const server_limits& limits = core_->context.limits;
+    read_phase_ = phase;
+    const auto timeout = phase == read_phase::idle ? limits.idle_timeout : limits.header_timeout;
+    read_deadline_ = from + std::chrono::duration_cast<steady::duration>(timeout);
+}
+
+void session::arm_read_timer(steady::time_point at) {
+    read_timer_.expires_at(at);
+    read_timer_.async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec) self->on_read_timer();  // cancelled only when the connection closes
+    });
+}
+
+// Deadlines move with every request without touching the timer; it wakes at most every check
+// period (min of the two timeouts, so no deadline set since it was armed can pass unnoticed) and
+// compares. An attempt in progress (a delay, a hang, a barrier) is not reading and never times out.
+session::steady::duration session::read_check_period() const {
+    const server_limits& limits = core_->context.limits;
+    return std::chrono::duration_cast<steady::duration>(std::min(limits.header_timeout, limits.idle_timeout));
+}
+
+void session::on_read_timer() {
+    if (state_ == state::closing) return;
+    const auto period = read_check_period();
+    const auto now = steady::now();
+    if (state_ != state::idle) return arm_read_timer(now + period);
+    if (now < read_deadline_) return arm_read_timer(std::min(read_deadline_, now + period));
+    on_read_deadline_passed();
+}
+
+void session::on_read_deadline_passed() {
+    const server_limits& limits = core_->context.limits;
+    if (read_phase_ == read_phase::idle) {
+        ++core_->idle_timeouts;
+        core_->journal_limit_event(server_event_kind::idle_timeout, peer(),
+                                   "idle for " + config::format_duration(limits.idle_timeout) + " after " +
+                                       std::to_string(requests_read_) + " requests");
+        return do_graceful_close();
+    }
+    ++core_->header_timeouts;
+    core_->journal_limit_event(server_event_kind::header_timeout, peer(),
+                               "request not complete within " + config::format_duration(limits.header_timeout) +
+                                   " (" + std::to_string(buffer_.size() + bytes_in_) + " bytes received)");
+    close_now();
+}
+
+std::string session::peer() const {
+    error_code ec;
+    const auto endpoint = socket_.remote_endpoint(ec);
+    if (ec) return {};
+    const std::string address = endpoint.address().to_string();
+    return (endpoint.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(endpoint.port());
 }
 
 // Unparseable HTTP: 400 (413 / 431 for the limits) and close. Not an attempt: not journaled.
 void session::reject(error_code ec) {
-    state_ = state::busy;
-    ++core_->bad_requests;
     http::status status = http::status::bad_request;
     if (ec == http::error::body_limit) status = http::status::payload_too_large;
     if (ec == http::error::header_limit) status = http::status::request_header_fields_too_large;
+    reject(status, "bad request: " + ec.message());
+}
+
+void session::reject(http::status status, std::string message) {
+    state_ = state::busy;
+    ++core_->bad_requests;
     response_t res{status, 11};
     res.set(http::field::server, server_name);
     res.set(http::field::content_type, "application/json");
-    res.body() = error_json("bad request: " + ec.message());
+    res.body() = error_json(message);
     res.keep_alive(false);
     res.prepare_payload();
     set_reply(std::move(res));
@@ -221,8 +341,8 @@ void session::reject(error_code ec) {
 
 void session::serve_control() {
     ++core_->control_requests;
-    response_t res = core_->control.handle(request_);
-    if (control_only_ && !is_control_target(to_std(request_.target()))) {
+    response_t res = core_->control.handle(request_, peer());
+    if (!is_control_target(to_std(request_.target()))) {
         res = {http::status::not_found, request_.version()};
         res.set(http::field::content_type, "application/json");
         res.body() = error_json("this port serves only the control API under /__faultline/");
@@ -440,7 +560,9 @@ void session::write_raw(std::size_t offset, std::size_t n, Next next) {
 
 template <class Next>
 void session::wait_then(faults::duration wait, Next next) {
-    timer_.expires_after(wait);
+    // Rules are checked against max_fault_wait at load; a drawn wait (a normal delay without max) is
+    // clamped here.
+    timer_.expires_after(std::min(wait, core_->context.limits.max_fault_wait));
     timer_.async_wait([self = shared_from_this(), next](error_code ec) {
         if (ec) return self->close_now();  // forced stop during the delay
         next(*self);
@@ -452,7 +574,7 @@ void session::wait_then(faults::duration wait, Next next) {
 void session::start_hang(faults::duration limit) {
     state_ = state::hanging;
     if (stopping_) return end_hang();
-    timer_.expires_after(limit);
+    timer_.expires_after(std::min(limit, core_->context.limits.max_fault_wait));
     timer_.async_wait([self = shared_from_this()](error_code ec) {
         if (!ec) self->end_hang();
     });
@@ -483,6 +605,7 @@ void session::reset_now() {
     socket_.set_option(asio::socket_base::linger{true, 0}, ignored);
     socket_.close(ignored);
     timer_.cancel();
+    read_timer_.cancel();
 }
 
 void session::close_now() {
@@ -490,11 +613,13 @@ void session::close_now() {
     error_code ignored;
     socket_.close(ignored);
     timer_.cancel();
+    read_timer_.cancel();
 }
 
 // FIN, then wait (bounded) for the client's FIN, so unread bytes do not turn the close into an RST.
 void session::do_graceful_close() {
     state_ = state::closing;
+    read_timer_.cancel();
     error_code ignored;
     socket_.shutdown(socket_t::shutdown_send, ignored);
     if (stopping_) return close_now();

@@ -18,6 +18,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -58,14 +59,28 @@ private:
     using error_code = boost::system::error_code;
 
     enum class state { idle, busy, held, hanging, closing };
+    // What a reading connection waits for: a request in progress (or the first on a new connection)
+    // is bounded by header_timeout, a kept-alive connection between requests by idle_timeout.
+    enum class read_phase { header, idle };
+    using steady = std::chrono::steady_clock;
 
     // reading a request
     void do_read();
     void parse_buffered();
     void on_eof();
     void on_read(error_code ec);
-    void reject(error_code ec);
+    [[gnu::cold]] void reject(error_code ec);
+    [[gnu::cold]] void reject(boost::beast::http::status status, std::string message);
     void serve_control();
+
+    // read deadlines: a field store per request; one timer per connection that wakes at most every
+    // min(header_timeout, idle_timeout) and checks the deadline
+    void set_read_deadline(read_phase phase, steady::time_point from);
+    void arm_read_timer(steady::time_point at);
+    void on_read_timer();
+    [[gnu::cold]] void on_read_deadline_passed();
+    steady::duration read_check_period() const;
+    std::string peer() const;
 
     // one attempt
     void begin_attempt(std::size_t bytes_in);
@@ -112,6 +127,9 @@ private:
     std::shared_ptr<server::core> core_;
     socket_t socket_;
     timer_t timer_;
+    timer_t read_timer_;
+    read_phase read_phase_ = read_phase::header;
+    steady::time_point read_deadline_{};
     const std::uint64_t id_;
     const std::int64_t accepted_ns_;
     const bool control_only_;

@@ -199,5 +199,48 @@ TEST(journal, to_jsonl_serves_the_memory) {
     EXPECT_EQ(read.records[1].seq, 2U);
 }
 
+TEST(journal, server_events_share_the_sequence_survive_reset_and_reach_the_file) {
+    const std::string path = temp_path("events");
+    {
+        journal j{journal_options{10, path}};
+        j.append(sample(0));
+        server_event reset;
+        reset.kind = server_event_kind::reset;
+        reset.peer = "127.0.0.1:5";
+        EXPECT_EQ(j.append_event(reset), 2U);
+        j.reset();
+        j.append(sample(1));
+        ASSERT_EQ(j.events().size(), 1U);
+        EXPECT_EQ(j.events_appended(), 1U);
+        // The download holds what memory holds, in seq order: the reset, then the new attempt.
+        const std::string text = j.to_jsonl();
+        EXPECT_EQ(text.find(R"({"event":"reset","seq":2)"), 0U) << text;
+        EXPECT_NE(text.find(R"("seq":3)"), std::string::npos) << text;
+        j.flush();
+        const auto read = read_jsonl(path);
+        ASSERT_TRUE(read.ok());
+        EXPECT_EQ(read.records.size(), 2U);
+        ASSERT_EQ(read.server_events.size(), 1U);
+        EXPECT_EQ(read.server_events[0].seq, 2U);
+        EXPECT_EQ(read.server_events[0].peer, "127.0.0.1:5");
+    }
+    std::filesystem::remove(path);
+}
+
+TEST(journal, server_events_in_memory_are_bounded_and_the_file_keeps_them_all) {
+    const std::string path = temp_path("events_bound");
+    {
+        journal_options options{10, path};
+        options.max_events = 2;
+        journal j{options};
+        for (int i = 0; i < 5; ++i) j.append_event(server_event{server_event_kind::idle_timeout, 0, 0, "", "", ""});
+        EXPECT_EQ(j.events().size(), 2U);
+        EXPECT_EQ(j.events_appended(), 5U);
+        j.flush();
+        EXPECT_EQ(read_jsonl(path).server_events.size(), 5U);
+    }
+    std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace faultline::harness

@@ -75,14 +75,39 @@ content_type = "text/plain"
     EXPECT_EQ(c->service.endpoints[1].content_type, "text/plain");
 }
 
+TEST(model_config, reads_the_limits_and_bounds_them) {
+    const auto t = parse("[server]\nheader_timeout = \"250ms\"\nidle_timeout = \"5s\"\nmax_connections = 12\n"
+                         "max_fault_wait = \"2m\"\n");
+    config_errors errors;
+    const auto c = parse_model_config(*t["server"].as_table(), "scenario.toml", errors);
+    ASSERT_TRUE(c) << messages(errors).front();
+    EXPECT_EQ(c->limits.header_timeout, std::chrono::milliseconds{250});
+    EXPECT_EQ(c->limits.idle_timeout, std::chrono::seconds{5});
+    EXPECT_EQ(c->limits.max_connections, 12U);
+    EXPECT_EQ(c->limits.max_fault_wait, std::chrono::minutes{2});
+    const server_limits defaults;
+    EXPECT_EQ(defaults.header_timeout, std::chrono::seconds{10});
+    EXPECT_EQ(defaults.idle_timeout, std::chrono::seconds{60});
+    EXPECT_EQ(defaults.max_connections, 4096U);
+    EXPECT_EQ(defaults.max_fault_wait, std::chrono::hours{1});
+
+    const auto bad = parse("[server]\nheader_timeout = \"0s\"\nmax_connections = 0\nmax_fault_wait = \"25h\"\n");
+    errors.clear();
+    EXPECT_FALSE(parse_model_config(*bad["server"].as_table(), "scenario.toml", errors));
+    ASSERT_EQ(errors.size(), 3U);
+    EXPECT_EQ(errors[0].where.line, 2U);
+    EXPECT_NE(errors[2].message.find("max_fault_wait"), std::string::npos) << errors[2].message;
+}
+
 TEST(model_config, unknown_keys_are_listed_with_positions) {
     const auto t = parse("[server]\nidempotency = \"keys\"\ncolour = 1\n");
     config_errors errors;
     EXPECT_FALSE(parse_model_config(*t["server"].as_table(), "scenario.toml", errors));
     EXPECT_EQ(messages(errors),
               std::vector<std::string>{
-                  "scenario.toml:3:1: [server]: unknown key \"colour\"; allowed: catch_all, endpoint, idempotency, "
-                  "idempotency_required, identity_field, identity_header, journal_max_records, service"});
+                  "scenario.toml:3:1: [server]: unknown key \"colour\"; allowed: catch_all, endpoint, header_timeout, "
+                  "idempotency, idempotency_required, identity_field, identity_header, idle_timeout, "
+                  "journal_max_records, max_connections, max_fault_wait, service"});
 }
 
 TEST(model_config, extra_keys_belong_to_someone_else) {

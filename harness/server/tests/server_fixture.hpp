@@ -1,6 +1,8 @@
 // A fault-injecting server for one test: rules and [server] keys from a TOML string (the format of
-// `faultline serve --rules`), bound to 127.0.0.1:0 and started at construction. `finish()` stops it
-// (draining, flushing the journal), after which the journal and ledger are complete and stable.
+// `faultline serve --rules`), bound to 127.0.0.1:0 and started at construction, with a control
+// listener on another ephemeral port that needs no token unless `options` ask for one.
+// `finish()` stops it (draining, flushing the journal), after which the journal and ledger are
+// complete and stable.
 #pragma once
 
 #include "faultline/server/serve_config.hpp"
@@ -29,6 +31,8 @@ public:
         }
         faults::engine_limits limits;
         parsed.config->settings.apply(options, limits);
+        if (!options.control_port) options.control_port = 0;
+        if (!options.control_token) options.control_token = std::string{};
         context_ = std::make_unique<server_context>(parsed.config->model, std::move(parsed.config->rules), seed,
                                                     std::move(journal), limits);
         server_ = std::make_unique<server>(*context_, options);
@@ -37,6 +41,7 @@ public:
     }
 
     std::uint16_t port() const { return server_->port(); }
+    std::uint16_t control_port() const { return *server_->control_port(); }
     server& engine() { return *server_; }
     server_context& context() { return *context_; }
 

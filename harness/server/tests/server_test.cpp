@@ -182,7 +182,7 @@ TEST(server, stop_closes_idle_connections_and_flushes_the_journal_file) {
     std::filesystem::remove(path);
 }
 
-TEST(server, separate_control_port_serves_only_the_control_api) {
+TEST(server, the_control_port_serves_only_the_control_api) {
     server_options options;
     options.control_port = 0;
     test_server s{"", 7, options};
@@ -314,6 +314,33 @@ TEST(server, rules_file_errors_carry_positions) {
     const auto unparsable = parse_serve_config("[server\n", "broken.toml");
     ASSERT_EQ(unparsable.errors.size(), 1U);
     EXPECT_EQ(unparsable.errors[0].where.line, 1U);
+}
+
+TEST(server, rules_file_waits_are_bounded_by_its_own_max_fault_wait) {
+    // The rule comes first in the file; [server] is read first all the same.
+    const auto bad = parse_serve_config("[[fault]]\nkind = \"delay\"\nwait = \"2s\"\n\n[server]\nmax_fault_wait = \"1s\"\n",
+                                        "rules.toml");
+    ASSERT_EQ(bad.errors.size(), 1U);
+    EXPECT_EQ(bad.errors[0].to_string(),
+              "rules.toml:3:8: fault kind \"delay\": wait: must be at most [server] max_fault_wait = 1s, got 2s");
+    const auto raised = parse_serve_config("[[fault]]\nkind = \"delay\"\nwait = \"2h\"\n\n[server]\nmax_fault_wait = \"3h\"\n",
+                                           "rules.toml");
+    EXPECT_TRUE(raised.ok());
+}
+
+TEST(server, a_context_refuses_rules_that_wait_longer_than_its_limit) {
+    // A scenario's rules are parsed with the default bound; its own [server] max_fault_wait is
+    // applied when the run's context is built.
+    auto rules = parse_serve_config("[[fault]]\nname = \"h\"\nkind = \"hang\"\nlimit = \"20s\"\n", "s.toml");
+    ASSERT_TRUE(rules.ok());
+    model_config model;
+    model.limits.max_fault_wait = std::chrono::seconds{10};
+    try {
+        server_context context{model, rules.config->rules, 7};
+        FAIL() << "constructed";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "s.toml:1:1: fault rule \"h\": limit = 20s is longer than [server] max_fault_wait = 10s");
+    }
 }
 
 }  // namespace

@@ -8,11 +8,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "faultline/config/reader.hpp"
 #include "faultline/core/random.hpp"
@@ -73,9 +75,20 @@ struct kind_outcome {
 
 // A configured fault kind. Instances are immutable after construction except for explicitly
 // synchronised capacity state (overload), so one instance is shared by every thread of a server.
+// The longest the server may be made to wait by a kind's configuration, and the key that sets it.
+struct wait_bound {
+    std::string_view key;  // e.g. "wait", "limit"
+    std::chrono::nanoseconds longest{0};
+};
+
 class fault_kind {
 public:
     virtual ~fault_kind() = default;
+
+    // The longest wait this kind's configuration can ask of the server (a delay, a hang's limit, a
+    // queue's wait), checked against [server] max_fault_wait at load; nullopt when it asks for none
+    // or cannot bound it ahead (a normal-distributed delay without `max`: the server clamps it).
+    virtual std::optional<wait_bound> longest_wait() const { return std::nullopt; }
 
     virtual fault_level level() const { return fault_level::attempt; }
     // Connection-level kinds: what to do with the connection. Called only when the rule fires.

@@ -1,6 +1,8 @@
-// The REST control API, served under the reserved path prefix `/__faultline/` on the server's own
-// port (and on the optional control port). It changes fault rules at runtime and exports what the
-// run recorded; its requests are never faulted and never journaled. Endpoints:
+// The REST control API, served under the reserved path prefix `/__faultline/` on the server's control
+// listener only (never on the service port, whose client is the one under test). It changes fault
+// rules at runtime and exports what the run recorded; its requests are never faulted and are not
+// attempts, but every action that changes what the checks see (reset, rule added / removed /
+// cleared) is journaled as a server_event. Endpoints:
 //   GET    /__faultline/health             {"status":"ok","seed":S,"journal":{…}}
 //   GET    /__faultline/rules              the rules in order, as JSON (each as written, with name/kind)
 //   POST   /__faultline/rules[?position=N] add one rule: a JSON object or a TOML table (Content-Type
@@ -14,6 +16,10 @@
 //   GET    /__faultline/stats              fault counts per kind and per rule, overflow, server counters
 // Errors are JSON objects {"error": "..."} naming the problem: 400 for a bad body or query, 404 for
 // an unknown path or rule, 405 (with Allow) for a method a path does not take.
+// Access, checked before anything else: a `Host` that is not loopback or an `Origin` that is not a
+// loopback http(s) origin is 403 (DNS rebinding, cross-site requests); then, when a token is set,
+// no `Authorization: Bearer T` (or `Faultline-Control-Token: T`) is 401 with WWW-Authenticate and a
+// wrong one 403 (compared in constant time).
 // It knows the server only through server_context.hpp (the context it works on, and a callback for
 // the server's counters), so the server includes this header and not the other way round.
 #pragma once
@@ -23,7 +29,10 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace faultline::harness {
@@ -33,24 +42,45 @@ inline constexpr std::string_view control_prefix = "/__faultline/";
 // True when `target` is addressed to the control API.
 bool is_control_target(std::string_view target);
 
+// A `Host` header value naming this machine's loopback: 127.0.0.1, localhost or [::1], with or
+// without a port.
+bool is_loopback_host(std::string_view host);
+// An `Origin` header value that is a loopback http(s) origin ("http://localhost:8080").
+bool is_loopback_origin(std::string_view origin);
+// Equal strings, in time that depends only on the lengths (a token compared byte by byte would leak
+// its prefix through timing).
+bool constant_time_equal(std::string_view a, std::string_view b);
+// A fresh control token: 128 bits from the operating system's random source, as 32 hex digits.
+std::string make_control_token();
+// `%XX` sequences decoded; nullopt for a malformed one ("%4", "%zz").
+std::optional<std::string> percent_decode(std::string_view text);
+
 // Answers control requests for one server_context. Holds references only; thread-safe because the
-// context's parts are. `counters` (optional) supplies the server's own counters for /stats.
+// context's parts are.
 class control_api {
 public:
     using request = boost::beast::http::request<boost::beast::http::string_body>;
     using response = boost::beast::http::response<boost::beast::http::string_body>;
 
-    explicit control_api(server_context& context, std::function<server_counters()> counters = {});
+    struct options {
+        std::string token;                             // required bearer token; "" = none
+        std::function<server_counters()> counters;     // the server's own counters for /stats (optional)
+        std::function<std::int64_t()> elapsed_ns;      // the journal's clock for server events (optional: 0)
+    };
+
+    explicit control_api(server_context& context, options opts = {});
 
     // Never throws (an unexpected failure is a 500 naming it); the response carries the request's HTTP
-    // version and keep-alive.
-    response handle(const request& req) const;
+    // version and keep-alive. `peer` ("address:port") is who asked, for the server events.
+    response handle(const request& req, std::string_view peer = {}) const;
 
 private:
-    response route(const request& req) const;
+    response route(const request& req, std::string_view peer) const;
+    std::optional<response> refuse_access(const request& req) const;
+    void journal_event(server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
 
     server_context& context_;
-    std::function<server_counters()> counters_;
+    options options_;
 };
 
 }  // namespace faultline::harness

@@ -15,9 +15,19 @@
 //     `lost()`.
 // A file write error is sticky in the same way. Destruction stops the writer after writing
 // everything appended so far.
+//
+// Server events (server_event.hpp: control actions, enforced limits) are numbered from the same
+// sequence and written to the file beside the attempts. In memory they are kept apart and survive
+// `reset` (a reset is itself one of them: the evidence must outlive what it erased).
+//
+// Durability: the writer hands what is pending to the kernel (write(2), via fflush) at least every
+// `flush_interval`, and at once when `writer_batch` records are pending. A kill -9 therefore loses
+// only what was appended in the last interval plus one pass (docs/control-api.md states the figure);
+// the kernel keeps what was written, so no fsync is needed for that promise.
 #pragma once
 
 #include "faultline/record/journal_record.hpp"
+#include "faultline/record/server_event.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -38,6 +48,9 @@ namespace faultline::harness {
 struct journal_options {
     std::size_t max_records = 1'000'000;  // in-memory bound
     std::string path;                     // JSON Lines file ("" = memory only); truncated on open
+    // With a file: the longest a record waits before the writer hands it to the kernel.
+    std::chrono::milliseconds flush_interval{2};
+    std::size_t max_events = 100'000;  // server events kept in memory; later ones go to the file only
 };
 
 // Owns its records, its file and its two threads (writer, chunk preparer). Thread-safe: every member may be called from any
@@ -60,13 +73,21 @@ public:
     // blocks on I/O.
     std::uint64_t append(journal_record record);
 
+    // Records one server event; an event with seq 0 gets the next one. Returns its seq. Never blocks
+    // on I/O.
+    std::uint64_t append_event(server_event event);
+
     // The records held in memory, in append order (every record unless memory_complete() is false).
     std::vector<journal_record> snapshot() const;
-    // Writes the in-memory records as JSON Lines (the control API's journal download).
+    // The server events held in memory (up to max_events), in append order; reset keeps them.
+    std::vector<server_event> events() const;
+    std::uint64_t events_appended() const;
+    // Writes the in-memory records and server events as JSON Lines, in seq order (the control API's
+    // journal download).
     std::string to_jsonl() const;
 
     // Forgets the in-memory records and clears a memory overflow; the seq keeps counting (so a file,
-    // which keeps everything, never holds two records with one seq).
+    // which keeps everything, never holds two records with one seq). Server events stay.
     void reset();
     // Returns once every record appended before the call is written to the file and flushed.
     void flush();
@@ -95,9 +116,8 @@ private:
     std::vector<std::unique_ptr<chunk>> take_unreadable_chunks();
     std::uint64_t memory_end() const { return std::min(end_, memory_limit_); }
 
-    // The writer takes whatever is pending at least this often, and at once when a batch is full or
-    // someone flushes.
-    static constexpr std::chrono::milliseconds writer_interval{5};
+    // The writer takes whatever is pending at least every flush_interval, and at once when a batch is
+    // full or someone flushes.
     static constexpr std::uint64_t writer_batch = 4096;
 
     const journal_options options_;
@@ -119,6 +139,10 @@ private:
     std::uint64_t memory_limit_;       // ... and ends at most here (memory_begin_ + max_records)
     std::uint64_t written_ = 0;        // with a file: positions below this are written and flushed
     std::uint64_t lost_ = 0;           // memory-only: records past the bound (a sticky failure until reset)
+    std::vector<server_event> events_;  // in memory, up to options_.max_events
+    std::string pending_event_lines_;   // with a file: event lines not yet written
+    std::uint64_t events_stored_ = 0;   // events appended (file or memory)
+    std::uint64_t events_written_ = 0;  // with a file: events whose lines are written
     std::string write_error_;
     bool flush_requested_ = false;
     bool stopping_ = false;

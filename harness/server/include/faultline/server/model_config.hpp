@@ -14,6 +14,12 @@
 //   catch_all = "none"               # "none" (200 ok, no effect) | "by_method"
 //   journal_max_records = 1000000    # in-memory journal bound (> 0)
 //
+//   # limits the server enforces on its clients (server_options.hpp's server_limits)
+//   header_timeout = "10s"           # accept / first byte -> request read, else closed (1ms..1h)
+//   idle_timeout = "60s"             # kept-alive connection idle between requests (1ms..24h)
+//   max_connections = 4096           # open service connections (1..1000000); more are refused
+//   max_fault_wait = "1h"            # longest delay / hang / queue wait a rule may ask (1ms..24h)
+//
 //   [[server.endpoint]]              # matched before the built-in ones, in order
 //   method = "POST"                  # or "*"
 //   path = "/orders/{id}/pay"        # `{name}` = one segment, final `*` = the rest
@@ -26,6 +32,7 @@
 #include "faultline/core/config_error.hpp"
 #include "faultline/server/identity.hpp"
 #include "faultline/server/idempotency.hpp"
+#include "faultline/server/server_options.hpp"
 #include "faultline/server/service.hpp"
 
 #include <toml++/toml.h>
@@ -42,6 +49,7 @@ struct model_config {
     identity_config identity;
     idempotency_config idempotency;
     std::size_t journal_max_records = 1'000'000;
+    server_limits limits;
 };
 
 // Parses `table` (the value of `[server]`). `file` names the source in errors when toml++ does not

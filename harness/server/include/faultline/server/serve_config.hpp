@@ -1,11 +1,13 @@
 // The file `faultline serve --rules FILE.toml` reads: [[fault]] rules (the same tables as a
 // scenario's) and an optional [server] table. The [server] table's model keys (service, identity,
-// idempotency, journal bound: model_config.hpp) are parsed by the model's parser; the keys below are
-// the server engine's own and may also appear in a scenario's [server] table:
+// idempotency, journal bound, and the limits header_timeout, idle_timeout, max_connections,
+// max_fault_wait: model_config.hpp) are parsed by the model's parser, so scenarios have them too;
+// [server] is read before the rules, whose waits max_fault_wait bounds. The keys below are the
+// server engine's own (serve only):
 //
 //   [server]
 //   port = 8080                 # 0..65535; 0 (default) = ephemeral
-//   control_port = 8081         # a second port serving only the control API
+//   control_port = 8081         # the control API's own port (default: ephemeral)
 //   threads = 2                 # io_context worker threads, 1..256 (default 1)
 //   body_limit = 1048576        # request body bytes, 1..1 GiB; larger bodies get 413
 //   seed = 42                   # fault decisions' seed (default: a random one, printed)

@@ -8,12 +8,20 @@
 // delay, slow_body and truncate deliver the service's own reply, so they run it in either phase.
 // The engine's decision is kept until the attempt ends (it holds the active-fault and overload
 // slots), and every attempt ends in exactly one journal record, even one cut short by stop().
-// Requests under `/__faultline/` go to the control API (control_api.hpp): never faulted, never
-// journaled.
+// The control API (control_api.hpp) is served only on the separate control listener
+// (server_options::control_port), behind a token; on the service port `/__faultline/…` is an ordinary
+// request to the service model (journaled, faultable), so the client under test cannot reset the
+// journal or switch faults off.
+//
+// Limits (server_limits, from the context): a request not read within header_timeout or a
+// kept-alive connection idle for idle_timeout is closed; past max_connections open service
+// connections a new one is closed at accept. Each is counted and journaled as a server event
+// (rate-limited). A fault's own waits (delay, hang) are not read waits and never time out.
 //
 // Threads: each worker runs its own io_context; connections are spread over them round-robin and
 // never change thread, so a connection needs no strand. Malformed HTTP from a client gets 400 (413
-// for a body over the limit, 431 for oversized headers) and a close; it is not an attempt.
+// for a body over the limit, 431 for oversized headers, 501 for a transfer coding other than
+// chunked) and a close; it is not an attempt.
 //
 // The server owns only its sockets and threads; what it works on is a `server_context`
 // (server_context.hpp), which owns the engine, service, ledger, idempotency layer, attempt counter
@@ -27,6 +35,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -59,7 +68,11 @@ public:
     std::uint16_t port() const;                         // valid after a successful start()
     std::optional<std::uint16_t> control_port() const;  // the separate control port, if any
     std::string url() const;                            // "http://127.0.0.1:PORT"
-    std::string control_url() const;                    // where the control API is served
+    std::string control_url() const;                    // "http://127.0.0.1:CONTROL_PORT/__faultline/", "" if none
+    const std::string& control_token() const;           // what the control listener requires ("" = nothing)
+    // limits.max_connections, lowered at start() to fit the descriptor limit (itself raised to the
+    // hard limit) with a reserve kept back for listeners, control connections and the journal.
+    std::size_t max_connections() const;
     server_counters counters() const;
 
     // Monotonic time the server counts journal times from (its construction).

@@ -24,9 +24,10 @@ namespace faultline::harness {
 // round (the control API's POST /__faultline/reset).
 class server_context {
 public:
-    // Throws std::system_error if the journal file cannot be opened.
+    // Throws std::system_error if the journal file cannot be opened, std::invalid_argument naming
+    // every rule whose waits exceed model.limits.max_fault_wait.
     server_context(const model_config& model, std::vector<faults::rule> rules, std::uint64_t seed,
-                   journal_options journal = {}, faults::engine_limits limits = {});
+                   journal_options journal = {}, faults::engine_limits engine_cfg = {});
 
     server_context(const server_context&) = delete;
     server_context& operator=(const server_context&) = delete;
@@ -36,6 +37,9 @@ public:
     void reset();
 
     std::uint64_t seed() const { return engine.seed(); }
+
+    // What the server enforces on its clients ([server] header_timeout, …, max_fault_wait).
+    const server_limits limits;
 
     // Declaration order is destruction order reversed: the service writes to the ledger.
     ledger effects;
@@ -53,7 +57,12 @@ struct server_counters {
     std::uint64_t refused = 0;            // reset or closed by a connection verdict
     std::uint64_t attempts = 0;           // journaled
     std::uint64_t control_requests = 0;   // served by the control API
-    std::uint64_t bad_requests = 0;       // unparseable HTTP answered with 400/413/431 and closed
+    std::uint64_t bad_requests = 0;       // unparseable HTTP answered with 400/413/431/501 and closed
+    std::uint64_t open = 0;               // service connections open now
+    std::uint64_t over_limit = 0;         // closed at accept: max_connections were open
+    std::uint64_t header_timeouts = 0;    // closed: a request not read within header_timeout
+    std::uint64_t idle_timeouts = 0;      // closed: kept alive and idle for idle_timeout
+    std::uint64_t events_not_journaled = 0;  // limit events counted here but rate-limited out of the journal
 };
 
 }  // namespace faultline::harness

@@ -1,6 +1,7 @@
-// How the fault-injecting server listens and runs (server.hpp): address, ports, worker threads,
-// body limit, drain time. A plain value, kept apart from server.hpp so that configuration parsers
-// (serve_config.hpp) can fill it without depending on the server itself.
+// How the fault-injecting server listens and runs (server.hpp): address, ports, the control token,
+// worker threads, body limit, drain time; and the limits it enforces on clients (`server_limits`,
+// read from a [server] table by model_config.hpp). Plain values, kept apart from server.hpp so that
+// configuration parsers (serve_config.hpp) can fill them without depending on the server itself.
 #pragma once
 
 #include <chrono>
@@ -11,11 +12,30 @@
 
 namespace faultline::harness {
 
+// What the server enforces on the connections of its clients. Defaults are documented in
+// docs/control-api.md ("Limits") and docs/scenarios.md ([server]).
+struct server_limits {
+    // From a connection's accept, or a request's first byte, until that request (head and body) is
+    // read; then the connection is closed and a header_timeout server event journaled (slowloris).
+    std::chrono::nanoseconds header_timeout = std::chrono::seconds{10};
+    // A kept-alive connection waiting for its next request is closed after this (idle_timeout event).
+    std::chrono::nanoseconds idle_timeout = std::chrono::seconds{60};
+    // Service connections open at once; the next is closed at accept (connection_refused event). The
+    // server lowers it to what the descriptor limit allows (server::max_connections()).
+    std::size_t max_connections = 4096;
+    // The longest wait a fault may impose (a delay, a hang, an overload queue): longer is a config
+    // error at load, a 400 from the control API, and is clamped to this at run time.
+    std::chrono::nanoseconds max_fault_wait = std::chrono::hours{1};
+};
+
 struct server_options {
     std::string address = "127.0.0.1";
     std::uint16_t port = 0;  // 0: an ephemeral port, read back with server::port()
-    // A second port that serves only the control API (nullopt: none; 0: ephemeral).
+    // A second listener, the only one that serves the control API (nullopt: none; 0: ephemeral).
     std::optional<std::uint16_t> control_port;
+    // The token the control listener requires: nullopt (default) = a fresh random one at start(),
+    // read back with server::control_token(); "" = none (`faultline serve --no-control-token`).
+    std::optional<std::string> control_token;
     std::size_t threads = 1;               // io_context worker threads
     std::size_t body_limit = 1024 * 1024;  // larger request bodies get 413 and close
     // stop(): how long in-progress attempts may take to finish before their connections are closed.
