@@ -46,6 +46,7 @@ public:
         out.time_limit = read_time_limit();
         out.strict = top_.boolean("strict").value_or(false);
         read_server(out.server);
+        server_limits_ = out.server.limits;
         out.faults = read_faults();
         out.client = read_client();
         out.expectations = read_expectations();
@@ -95,7 +96,8 @@ private:
         top_.allow("fault");
         const toml::node* node = document_.get("fault");
         if (node == nullptr) return {};
-        faults::rules_result parsed = faults::parse_rules(*node, file_);
+        // [server] is read first: its max_fault_wait bounds every rule's waits, at the rule's key.
+        faults::rules_result parsed = faults::parse_rules(*node, file_, {server_limits_.max_fault_wait});
         errors_.insert(errors_.end(), parsed.errors.begin(), parsed.errors.end());
         return std::move(parsed.rules);
     }
@@ -135,6 +137,7 @@ private:
     const scenario_options& options_;
     config_errors errors_;
     config::table_reader top_;  // reports into errors_, so declared after it
+    server_limits server_limits_;  // the scenario's [server] limits, once read
 };
 
 }  // namespace

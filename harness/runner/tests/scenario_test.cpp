@@ -110,6 +110,15 @@ TEST(scenario_loader, wrong_types_are_positioned) {
     EXPECT_EQ(r.errors[2].to_string(), "s.toml:3:10: server: expected a table, got an integer");
 }
 
+TEST(scenario_loader, server_max_fault_wait_bounds_the_rules_at_their_keys) {
+    const std::string rules = "[[fault]]\nkind = \"delay\"\nwait = \"90m\"\n[[expect]]\ncheck = \"success_rate\"\n";
+    EXPECT_TRUE(parse_scenario("[server]\nmax_fault_wait = \"2h\"\n" + rules, "s.toml").ok());
+    const scenario_result low = parse_scenario("[server]\nmax_fault_wait = \"1m\"\n" + rules, "s.toml");
+    ASSERT_THAT(low.errors, SizeIs(1));
+    EXPECT_EQ(low.errors[0].to_string(),
+              "s.toml:5:8: fault kind \"delay\": wait: must be at most [server] max_fault_wait = 1m, got 90m");
+}
+
 TEST(scenario_loader, negative_seed_is_an_error) {
     const scenario_result r = parse_scenario("seed = -1\n[[expect]]\ncheck = \"success_rate\"\n", "s.toml");
     ASSERT_THAT(r.errors, SizeIs(1));
