@@ -48,6 +48,32 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
     return "";
 }
 
+// The failed run verdict that makes this probe's passes prove nothing, or null: the control API
+// changed the server during the run, so the journal may not show what the client did.
+const harness::verdict* unproven_by(const harness::run_record& run) {
+    const auto it = std::find_if(run.verdicts.begin(), run.verdicts.end(), [](const harness::verdict& v) {
+        return v.check == "evidence_intact" && v.outcome() == harness::verdict_outcome::fail;
+    });
+    return it == run.verdicts.end() ? nullptr : &*it;
+}
+
+std::string not_judged_summary(const harness::verdict& cause) {
+    if (cause.check == "evidence_intact") return "not judged: the control API changed the server during the run";
+    return "not judged: " + cause.summary;
+}
+
+// What a pass of `check` in a probe whose evidence proves nothing becomes: insufficient evidence,
+// saying why, with the cause's evidence.
+harness::verdict not_judged(const harness::verdict& check, const harness::verdict& cause) {
+    harness::verdict out;
+    out.check = check.check;
+    out.insufficient_evidence = true;
+    out.summary = not_judged_summary(cause);
+    out.evidence = cause.evidence;
+    out.evidence_total = cause.evidence_total;
+    return out;
+}
+
 void settle(property_row& row) {
     const bool failed = std::any_of(row.findings.begin(), row.findings.end(), [](const finding& f) {
         return f.verdict.outcome() == harness::verdict_outcome::fail;
@@ -97,14 +123,22 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
             card.harness_errors.push_back(run.scenario + ": " + run.harness_error);
             continue;
         }
+        const harness::verdict* unproven = unproven_by(run);
         for (const harness::verdict& v : run.verdicts) {
-            const std::string_view id = pr.property_of(v.check);
+            const property_info* run_property = property_of_run_verdict(v.check);
+            const std::string_view id = run_property != nullptr ? run_property->id : pr.property_of(v.check);
             auto row = std::find_if(card.rows.begin(), card.rows.end(),
                                     [&](const property_row& r) { return r.property->id == id; });
             if (row == card.rows.end()) continue;
             if (const std::string why = not_applicable_because(*row->property, run, client_retries, declared, builtin);
                 !why.empty()) {
                 if (row->reason.empty()) row->reason = why;
+                continue;
+            }
+            // A failure stands whatever else happened; a pass needs evidence that shows the situation.
+            if (unproven != nullptr && run_property == nullptr && v.outcome() == harness::verdict_outcome::pass) {
+                ++row->not_judged;
+                row->findings.push_back(finding{run.scenario, pr.situation, not_judged(v, *unproven)});
                 continue;
             }
             if (v.outcome() == harness::verdict_outcome::pass) {
@@ -172,6 +206,7 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
         if (row.outcome == property_outcome::pass || row.outcome == property_outcome::fail) {
             figure = std::to_string(row.passed) + " of " + std::to_string(row.judged) +
                      (row.judged == 1 ? " situation passed" : " situations passed");
+            if (row.not_judged > 0) figure += ", " + std::to_string(row.not_judged) + " not judged";
         } else {
             figure = row.reason;
         }
@@ -218,6 +253,7 @@ std::string scorecard_json(const scorecard& card, std::string_view client) {
                         {"outcome", to_string(row.outcome)},
                         {"judged", row.judged},
                         {"passed", row.passed},
+                        {"not_judged", row.not_judged},
                         {"reason", row.reason},
                         {"findings", std::move(findings)}});
     }
