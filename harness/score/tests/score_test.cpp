@@ -342,6 +342,47 @@ TEST(scorecard, a_control_api_reset_in_any_probe_fails_the_scorecard_and_its_pas
     EXPECT_EQ(exit_code_of(alone), harness::exit_code::check_failed);
 }
 
+// Issue 10, item 7 in the scorecard: a client that sends a GET where the probe loses the reply to a
+// POST never meets the fault, so its no_double_effects pass proves nothing.
+TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
+    const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
+                                    probe_of("reset", {{"no_double_effects", "single_execution"}})};
+    std::vector<harness::run_record> runs(2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        runs[i].scenario = probes[i].scenario.name;
+        runs[i].journal = {attempt(1, "a")};
+        runs[i].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass),
+                            verdict_of("evidence_intact", harness::verdict_outcome::pass),
+                            verdict_of("fired:lost_response-1", harness::verdict_outcome::pass)};
+        runs[i].rule_firings = {harness::rule_firing{"lost_response-1", "lost_response", 1, 1}};
+    }
+    runs[0].rule_firings[0].fired = 0;
+    runs[0].verdicts[2] = verdict_of("fired:lost_response-1", harness::verdict_outcome::fail);
+
+    const scorecard alone = make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false);
+    const property_row& unjudged = row(alone, "single_execution");
+    EXPECT_EQ(unjudged.outcome, property_outcome::insufficient_evidence);
+    EXPECT_EQ(unjudged.reason, "not judged: fault rule `lost_response-1` never fired (min_fired = 1)");
+    EXPECT_EQ(row(alone, "evidence_intact").outcome, property_outcome::pass);
+    EXPECT_EQ(exit_code_of(alone), harness::exit_code::insufficient_evidence);
+    const std::string text = render_scorecard(alone, {}, {"curl {url}", false, false});
+    EXPECT_THAT(text, HasSubstr("  INSUFFICIENT no second execution of a committed non-idempotent request"));
+    EXPECT_THAT(text, HasSubstr("? no second execution of a committed non-idempotent request — situation lost (lost, "
+                                "no_double_effects): not judged: fault rule `lost_response-1` never fired "
+                                "(min_fired = 1)\n"));
+    EXPECT_THAT(text, HasSubstr("the proof"));  // the fired:<rule> verdict's evidence
+
+    const scorecard both = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(row(both, "single_execution").outcome, property_outcome::pass);
+    EXPECT_EQ(row(both, "single_execution").not_judged, 1u);
+    EXPECT_THAT(render_scorecard(both, {}, {"curl {url}", false, false}), HasSubstr("1 of 1 situation passed, 1 not judged"));
+    EXPECT_EQ(exit_code_of(both), harness::exit_code::passed);
+
+    runs[0].rule_firings[0] = harness::rule_firing{"lost_response-1", "lost_response", 1, 3};
+    EXPECT_EQ(row(make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false), "single_execution").reason,
+              "not judged: fault rule `lost_response-1` fired 1 of the 3 times required (min_fired = 3)");
+}
+
 TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
     const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}})};
     std::vector<harness::run_record> runs(1);

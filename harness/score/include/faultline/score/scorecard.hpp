@@ -5,7 +5,8 @@
 // failed verdicts, so the scorecard prints the same evidence as `faultline run`. The first row is
 // judged in every probe from the run's own `evidence_intact` verdict: a probe in which the control
 // API reset the server or changed its rules fails it, and that probe's passes count for no other
-// row (they are "not judged").
+// row (they are "not judged"); so do the passes of a probe whose `fired:<rule>` verdict failed (a
+// fault rule with `min_fired` fired too little: the situation never happened).
 #pragma once
 
 #include <span>
@@ -37,7 +38,8 @@ struct property_row {
     std::size_t judged = 0;  // probes whose verdict counted (pass or fail)
     std::size_t passed = 0;
     // Probes that would have passed but whose run proves nothing (the control API changed the
-    // server during it): insufficient findings, never passes.
+    // server during it, or a fault rule with `min_fired` fired too little): insufficient findings,
+    // never passes.
     std::size_t not_judged = 0;
     std::string reason;      // for not_applicable and insufficient_evidence: why
     std::vector<finding> findings;  // failed verdicts first, then insufficient ones
