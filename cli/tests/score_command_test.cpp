@@ -64,6 +64,32 @@ TEST(score_command, curl_without_retry_is_judged_only_where_not_retrying_counts)
     EXPECT_THAT(row(r.out, "failures before anything was sent"), HasSubstr("the client never retried in any probe"));
 }
 
+// Issue 10, item 7: a template that ignores {method} sends a GET where the probe loses the reply to
+// a POST. The fault never fires, so the probe proved nothing: not a pass, but too little evidence.
+TEST(score_command, a_probe_whose_fault_never_fired_is_not_judged) {
+    if (!curl_installed()) GTEST_SKIP() << "curl is not installed";
+    child proc{score({"--only", "lost-response-fresh-connection", "--", "curl", "-s", "-o", "/dev/null", "{url}{path}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("INSUFFICIENT"));
+    EXPECT_THAT(row(r.out, "no second execution"),
+                HasSubstr("not judged: fault rule `lost_response-1` never fired (min_fired = 1)"));
+    EXPECT_THAT(r.out, HasSubstr("the fault it stands for was never exercised"));
+}
+
+// curl without retries never sends the kept-alive probe's second attempt, so its lost response is
+// never met: that probe is not judged, the others pass the row.
+TEST(score_command, curl_without_retry_is_not_judged_where_it_never_met_the_fault) {
+    if (!curl_installed()) GTEST_SKIP() << "curl is not installed";
+    child proc{score({"--only", "lost-response-*", "--", "curl", "-s", "-X", "{method}", "{url}{path}", "-d", "{body}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("PASS"));
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("1 of 1 situation passed, 1 not judged"));
+    EXPECT_THAT(r.out, HasSubstr("(lost-response-kept-alive, no_double_effects): not judged: fault rule "
+                                 "`lost_response-2` never fired (min_fired = 1)"));
+}
+
 // curl's documented curve: 1 s, doubling, no jitter. Declared right it passes; declared as a 100 ms
 // full-jitter curve, the 1 s and 2 s gaps lie outside it.
 TEST(score_command, a_declared_backoff_curve_is_judged_on_persistent_5xx) {
