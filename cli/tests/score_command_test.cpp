@@ -4,16 +4,24 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <boost/json/parse.hpp>
 
 #include "child_process.hpp"
 
 namespace faultline::harness::testing {
 namespace {
 
+using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
@@ -144,6 +152,43 @@ TEST(score_command, bad_templates_and_settings_are_usage_errors_and_nothing_runs
     EXPECT_EQ(code_and_err({"--backoff", "1s:10s", "--", "curl", "{url}"}),
               std::pair(2, std::string("faultline score: --backoff needs the curve's jitter: --jitter none, full, "
                                        "equal, decorrelated or proportional\n")));
+}
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream all;
+    all << in.rdbuf();
+    return all.str();
+}
+
+// Ctrl-C on `score` while a probe's client runs: the stderr line promises "judging and reporting
+// what ran", so the --report files hold that probe, marked interrupted.
+TEST(score_command, an_interrupted_score_writes_the_reports_of_what_ran) {
+    const fs::path started = temp_file("score-interrupt.started");
+    const fs::path report = temp_file("score-interrupt.json");
+    fs::remove(started);
+    fs::remove(report);
+    const std::string client = "echo $$ > " + started.string() + "; exec sleep 60";
+    child proc{score({"--only", "slow-responses", "--report", "json:" + report.string(), "--", "sh", "-c", client,
+                      "{url}"})};
+    ASSERT_TRUE(proc.started());
+    // Bounds a hung test; not a timing assertion.
+    for (int i = 0; i < 2000 && !fs::exists(started); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(fs::exists(started)) << "the client never started";
+    proc.signal(SIGINT);
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 130) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr("judging and reporting what ran"));
+    EXPECT_THAT(r.out, HasSubstr("faultline score: interrupted by SIGINT: stopped the clients; 1 of 1 probes ran, "
+                                 "their reports written; no scorecard"));
+    ASSERT_TRUE(fs::exists(report)) << r.out;
+    const boost::json::value doc = boost::json::parse(read_file(report));
+    const auto& run = doc.at("scenarios").at(0);
+    EXPECT_EQ(run.at("scenario").as_string(), "slow-responses");
+    EXPECT_TRUE(run.at("interrupted").as_bool());
+    EXPECT_EQ(run.at("interruption").at("signal").as_string(), "SIGINT");
+    fs::remove(started);
+    fs::remove(report);
 }
 
 TEST(score_command, a_program_that_cannot_start_is_a_harness_error) {
