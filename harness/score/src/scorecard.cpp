@@ -176,7 +176,7 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
                 ++row->passed;
                 continue;
             }
-            if (v.outcome() == harness::verdict_outcome::fail) ++row->judged;
+            ++(v.outcome() == harness::verdict_outcome::fail ? row->judged : row->not_judged);
             row->findings.push_back(finding{run.scenario, pr.situation, v});
         }
     }

@@ -286,6 +286,7 @@ TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(card, "jittered").outcome, property_outcome::insufficient_evidence);
     EXPECT_EQ(row(card, "jittered").reason, "summary of jittered");
+    EXPECT_EQ(row(card, "jittered").not_judged, 1u);
     EXPECT_EQ(exit_code_of(card), harness::exit_code::insufficient_evidence);
 
     declared_settings no_jitter;

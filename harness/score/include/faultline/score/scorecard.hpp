@@ -37,9 +37,9 @@ struct property_row {
     property_outcome outcome = property_outcome::not_applicable;
     std::size_t judged = 0;  // probes whose verdict counted (pass or fail)
     std::size_t passed = 0;
-    // Probes that would have passed but whose run proves nothing (the control API changed the
-    // server during it, or a fault rule with `min_fired` fired too little): insufficient findings,
-    // never passes.
+    // Probes that applied but could not judge, each an insufficient finding: a check had too little
+    // evidence, or the run proves nothing (the control API changed the server during it, a fault
+    // rule with `min_fired` fired too little), so its pass did not count.
     std::size_t not_judged = 0;
     std::string reason;      // for not_applicable and insufficient_evidence: why
     std::vector<finding> findings;  // failed verdicts first, then insufficient ones
