@@ -57,6 +57,7 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
 struct unproven {
     std::string reason;
     std::vector<harness::evidence_item> evidence;
+    std::size_t evidence_total = 0;
 };
 
 // "fault rule `x` never fired (min_fired = 1)" for a failed fired:<rule> verdict.
@@ -88,6 +89,7 @@ std::optional<unproven> unproven_by(const harness::run_record& run) {
         if (!out) out.emplace();
         out->reason += (out->reason.empty() ? "" : "; ") + reason;
         out->evidence.insert(out->evidence.end(), v.evidence.begin(), v.evidence.end());
+        out->evidence_total += v.evidence_total;
     }
     return out;
 }
@@ -100,7 +102,7 @@ harness::verdict not_judged(const harness::verdict& check, const unproven& why) 
     out.insufficient_evidence = true;
     out.summary = "not judged: " + why.reason;
     out.evidence = why.evidence;
-    out.evidence_total = why.evidence.size();
+    out.evidence_total = why.evidence_total;
     return out;
 }
 
