@@ -124,7 +124,8 @@ TEST(score_command, the_builtin_client_passes_every_property) {
     const auto r = proc.finish();
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("declared: each probe's [client] policy"));
-    for (const char* title : {"no second execution", "only retryable statuses", "Retry-After honoured",
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("not judged"))) << "a probe's fault never met the builtin client";
+    for (const char* title : {"evidence intact", "no second execution", "only retryable statuses", "Retry-After honoured",
                               "failures before anything was sent", "idempotency key stable", "retries jittered",
                               "backoff grows and is capped", "attempts within the declared limit", "deadline kept"}) {
         EXPECT_THAT(row(r.out, title), HasSubstr("PASS")) << title << "\n" << r.out;
