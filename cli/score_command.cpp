@@ -5,7 +5,9 @@
 // prints its scorecard. Without a template the probes run their own [client], faultline's builtin
 // retry client. Bad input (a template that never names the server, an unknown placeholder, a
 // setting out of range, a broken probe file) is exit 2 before anything runs; a client that never
-// reaches the server is exit 2 after the first run; a program that cannot start is exit 3.
+// reaches the server is exit 2 after the first run; a program that cannot start is exit 3. On SIGINT
+// or SIGTERM the clients are stopped, the reports of the probes that ran are written (those cut
+// short marked interrupted), no scorecard is printed, and the exit status is 128 + the signal.
 #include "commands.hpp"
 #include "report_output.hpp"
 #include "stop_signals.hpp"
@@ -136,12 +138,18 @@ void run_score(const score_args& args) {
     std::cout << "scoring " << (builtin ? std::string("the builtin client") : joined(args.command)) << " in "
               << probes.size() << " situations, " << args.jobs << " at a time\n"
               << std::flush;
-    const std::vector<harness::run_record> runs = score::run_probes(probes, args.command, declared, options, args.jobs);
+    std::vector<harness::run_record> runs = score::run_probes(probes, args.command, declared, options, args.jobs);
     if (interrupt.requested()) {
-        // A scorecard over part of the catalogue would misstate the client: none is printed.
-        const auto ran = std::count_if(runs.begin(), runs.end(), [](const harness::run_record& r) { return !r.not_run; });
+        // A scorecard over part of the catalogue would misstate the client: none is printed. The
+        // reports hold what ran (the probes cut short marked interrupted), as `faultline run` writes them.
+        std::erase_if(runs, [](const harness::run_record& r) { return r.not_run; });
+        const bool wants_reports = !args.reports.reports.empty() || !args.reports.report_dir.empty();
+        const bool reported =
+            write_reports_for(args.reports, runs, harness::exit_code::passed) == harness::exit_code::passed;
         std::cout << "faultline score: interrupted by " << harness::signal_name(interrupt.signal())
-                  << ": stopped the clients; " << ran << " of " << probes.size() << " probes ran; no scorecard\n";
+                  << ": stopped the clients; " << runs.size() << " of " << probes.size() << " probes ran"
+                  << (!wants_reports ? "" : reported ? ", their reports written" : ", not all their reports written")
+                  << "; no scorecard\n";
         fail(harness::interrupted_exit_status(interrupt.signal()));
     }
 

@@ -4,16 +4,24 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <boost/json/parse.hpp>
 
 #include "child_process.hpp"
 
 namespace faultline::harness::testing {
 namespace {
 
+using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
@@ -64,6 +72,32 @@ TEST(score_command, curl_without_retry_is_judged_only_where_not_retrying_counts)
     EXPECT_THAT(row(r.out, "failures before anything was sent"), HasSubstr("the client never retried in any probe"));
 }
 
+// Issue 10, item 7: a template that ignores {method} sends a GET where the probe loses the reply to
+// a POST. The fault never fires, so the probe proved nothing: not a pass, but too little evidence.
+TEST(score_command, a_probe_whose_fault_never_fired_is_not_judged) {
+    if (!curl_installed()) GTEST_SKIP() << "curl is not installed";
+    child proc{score({"--only", "lost-response-fresh-connection", "--", "curl", "-s", "-o", "/dev/null", "{url}{path}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("INSUFFICIENT"));
+    EXPECT_THAT(row(r.out, "no second execution"),
+                HasSubstr("not judged: fault rule `lost_response-1` never fired (min_fired = 1)"));
+    EXPECT_THAT(r.out, HasSubstr("the fault it stands for was never exercised"));
+}
+
+// curl without retries never sends the kept-alive probe's second attempt, so its lost response is
+// never met: that probe is not judged, the others pass the row.
+TEST(score_command, curl_without_retry_is_not_judged_where_it_never_met_the_fault) {
+    if (!curl_installed()) GTEST_SKIP() << "curl is not installed";
+    child proc{score({"--only", "lost-response-*", "--", "curl", "-s", "-X", "{method}", "{url}{path}", "-d", "{body}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("PASS"));
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("1 of 1 situation passed, 1 not judged"));
+    EXPECT_THAT(r.out, HasSubstr("(lost-response-kept-alive, no_double_effects): not judged: fault rule "
+                                 "`lost_response-2` never fired (min_fired = 1)"));
+}
+
 // curl's documented curve: 1 s, doubling, no jitter. Declared right it passes; declared as a 100 ms
 // full-jitter curve, the 1 s and 2 s gaps lie outside it.
 TEST(score_command, a_declared_backoff_curve_is_judged_on_persistent_5xx) {
@@ -90,7 +124,8 @@ TEST(score_command, the_builtin_client_passes_every_property) {
     const auto r = proc.finish();
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("declared: each probe's [client] policy"));
-    for (const char* title : {"no second execution", "only retryable statuses", "Retry-After honoured",
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("not judged"))) << "a probe's fault never met the builtin client";
+    for (const char* title : {"evidence intact", "no second execution", "only retryable statuses", "Retry-After honoured",
                               "failures before anything was sent", "idempotency key stable", "retries jittered",
                               "backoff grows and is capped", "attempts within the declared limit", "deadline kept"}) {
         EXPECT_THAT(row(r.out, title), HasSubstr("PASS")) << title << "\n" << r.out;
@@ -118,6 +153,43 @@ TEST(score_command, bad_templates_and_settings_are_usage_errors_and_nothing_runs
     EXPECT_EQ(code_and_err({"--backoff", "1s:10s", "--", "curl", "{url}"}),
               std::pair(2, std::string("faultline score: --backoff needs the curve's jitter: --jitter none, full, "
                                        "equal, decorrelated or proportional\n")));
+}
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream all;
+    all << in.rdbuf();
+    return all.str();
+}
+
+// Ctrl-C on `score` while a probe's client runs: the stderr line promises "judging and reporting
+// what ran", so the --report files hold that probe, marked interrupted.
+TEST(score_command, an_interrupted_score_writes_the_reports_of_what_ran) {
+    const fs::path started = temp_file("score-interrupt.started");
+    const fs::path report = temp_file("score-interrupt.json");
+    fs::remove(started);
+    fs::remove(report);
+    const std::string client = "echo $$ > " + started.string() + "; exec sleep 60";
+    child proc{score({"--only", "slow-responses", "--report", "json:" + report.string(), "--", "sh", "-c", client,
+                      "{url}"})};
+    ASSERT_TRUE(proc.started());
+    // Bounds a hung test; not a timing assertion.
+    for (int i = 0; i < 2000 && !fs::exists(started); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(fs::exists(started)) << "the client never started";
+    proc.signal(SIGINT);
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 130) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr("judging and reporting what ran"));
+    EXPECT_THAT(r.out, HasSubstr("faultline score: interrupted by SIGINT: stopped the clients; 1 of 1 probes ran, "
+                                 "their reports written; no scorecard"));
+    ASSERT_TRUE(fs::exists(report)) << r.out;
+    const boost::json::value doc = boost::json::parse(read_file(report));
+    const auto& run = doc.at("scenarios").at(0);
+    EXPECT_EQ(run.at("scenario").as_string(), "slow-responses");
+    EXPECT_TRUE(run.at("interrupted").as_bool());
+    EXPECT_EQ(run.at("interruption").at("signal").as_string(), "SIGINT");
+    fs::remove(started);
+    fs::remove(report);
 }
 
 TEST(score_command, a_program_that_cannot_start_is_a_harness_error) {

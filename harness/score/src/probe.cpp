@@ -34,10 +34,18 @@ void read_probe_table(const toml::table& document, const std::string& file, prob
         r.integer("concurrency", 1, 64).value_or(static_cast<std::int64_t>(std::min<std::uint64_t>(out.operations, 64))));
     if (const auto mapped = r.string_table("properties", config::need::required)) {
         for (const auto& [check, property] : *mapped) {
-            if (find_property(property) == nullptr) {
+            const property_info* mapped_to = find_property(property);
+            if (mapped_to == nullptr) {
                 std::string known;
-                for (const property_info& p : properties()) known += (known.empty() ? "" : ", ") + std::string(p.id);
+                for (const property_info& p : properties()) {
+                    if (p.run_verdict.empty()) known += (known.empty() ? "" : ", ") + std::string(p.id);
+                }
                 r.fail("properties", "unknown property \"" + property + "\" for check \"" + check + "\"; allowed: " + known);
+                continue;
+            }
+            if (!mapped_to->run_verdict.empty()) {
+                r.fail("properties", "property \"" + property + "\" is judged in every probe from the run's own \"" +
+                                         std::string(mapped_to->run_verdict) + "\" verdict; no check maps to it");
                 continue;
             }
             out.properties.emplace_back(check, property);

@@ -7,7 +7,9 @@ namespace faultline::score {
 
 namespace {
 
-constexpr std::array<property_info, 9> catalogue{{
+constexpr std::array<property_info, 10> catalogue{{
+    // First: when a client reset the server or changed its rules, the rows below judged a doctored run.
+    {"evidence_intact", "evidence intact: no control-API tampering", applicability::always, "evidence_intact"},
     {"single_execution", "no second execution of a committed non-idempotent request", applicability::always},
     {"retryable_statuses", "only retryable statuses retried (RFC 9110)", applicability::always},
     {"retry_after", "Retry-After honoured", applicability::probe_retried},
@@ -26,6 +28,12 @@ std::span<const property_info> properties() { return catalogue; }
 
 const property_info* find_property(std::string_view id) {
     const auto it = std::find_if(catalogue.begin(), catalogue.end(), [&](const property_info& p) { return p.id == id; });
+    return it == catalogue.end() ? nullptr : &*it;
+}
+
+const property_info* property_of_run_verdict(std::string_view check) {
+    const auto it = std::find_if(catalogue.begin(), catalogue.end(),
+                                 [&](const property_info& p) { return !p.run_verdict.empty() && p.run_verdict == check; });
     return it == catalogue.end() ? nullptr : &*it;
 }
 

@@ -1,5 +1,6 @@
 #include "faultline/score/run_probes.hpp"
 
+#include "faultline/checks/run_verdicts.hpp"
 #include "faultline/drivers/command_driver.hpp"
 #include "faultline/score/attribution.hpp"
 
@@ -29,7 +30,11 @@ std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::
     std::vector<harness::run_record> runs = harness::run_scenarios(scenarios, options, jobs);
     for (std::size_t i = 0; i < runs.size(); ++i) {
         if (!builtin && runs[i].harness_error.empty() && attribute_to_processes(runs[i])) {
+            // Re-judging replaces every verdict: the run's own come after the [[expect]] ones again, as
+            // the runner orders them (they judge the server's events and firings, not operations).
             harness::evaluate_checks(scenarios[i].expectations, runs[i]);
+            runs[i].verdicts.push_back(harness::evidence_intact(runs[i]));
+            for (harness::verdict& v : harness::firing_verdicts(runs[i])) runs[i].verdicts.push_back(std::move(v));
         }
     }
     return runs;

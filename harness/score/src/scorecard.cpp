@@ -1,6 +1,7 @@
 #include "faultline/score/scorecard.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <boost/json.hpp>
 
@@ -9,6 +10,8 @@
 namespace faultline::score {
 
 namespace {
+
+constexpr std::string_view fired_prefix = "fired:";
 
 bool retried(const harness::run_record& run) {
     for (const harness::operation_attempts& op : harness::group_operations(run.journal)) {
@@ -46,6 +49,61 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
             return retried(run) ? "" : "the client did not retry here";
     }
     return "";
+}
+
+// Why a probe's passes prove nothing, with the evidence for it: the control API changed the server
+// during the run (so the journal may not show what the client did), or a fault rule the probe needs
+// fired fewer times than its `min_fired` (so the situation the checks judge never happened).
+struct unproven {
+    std::string reason;
+    std::vector<harness::evidence_item> evidence;
+    std::size_t evidence_total = 0;
+};
+
+// "fault rule `x` never fired (min_fired = 1)" for a failed fired:<rule> verdict.
+std::string firing_shortfall(const harness::run_record& run, const harness::verdict& fired) {
+    const std::string_view rule = std::string_view(fired.check).substr(fired_prefix.size());
+    const auto f = std::find_if(run.rule_firings.begin(), run.rule_firings.end(),
+                                [&](const harness::rule_firing& r) { return r.rule == rule; });
+    if (f == run.rule_firings.end()) return fired.summary;
+    // firing_verdicts requires `min_fired`, or one firing under strict.
+    const std::uint64_t required = f->min_fired.value_or(1);
+    const std::string source = f->min_fired ? "min_fired = " + std::to_string(required) : std::string{"strict"};
+    if (f->fired == 0) return "fault rule `" + f->rule + "` never fired (" + source + ")";
+    return "fault rule `" + f->rule + "` fired " + std::to_string(f->fired) + " of the " + std::to_string(required) +
+           " times required (" + source + ")";
+}
+
+std::optional<unproven> unproven_by(const harness::run_record& run) {
+    std::optional<unproven> out;
+    for (const harness::verdict& v : run.verdicts) {
+        if (v.outcome() != harness::verdict_outcome::fail) continue;
+        std::string reason;
+        if (v.check == "evidence_intact") {
+            reason = "the control API changed the server during the run";
+        } else if (v.check.starts_with(fired_prefix)) {
+            reason = firing_shortfall(run, v);
+        } else {
+            continue;
+        }
+        if (!out) out.emplace();
+        out->reason += (out->reason.empty() ? "" : "; ") + reason;
+        out->evidence.insert(out->evidence.end(), v.evidence.begin(), v.evidence.end());
+        out->evidence_total += v.evidence_total;
+    }
+    return out;
+}
+
+// What a pass of `check` in a probe whose evidence proves nothing becomes: insufficient evidence,
+// saying why, with the causes' evidence.
+harness::verdict not_judged(const harness::verdict& check, const unproven& why) {
+    harness::verdict out;
+    out.check = check.check;
+    out.insufficient_evidence = true;
+    out.summary = "not judged: " + why.reason;
+    out.evidence = why.evidence;
+    out.evidence_total = why.evidence_total;
+    return out;
 }
 
 void settle(property_row& row) {
@@ -97,8 +155,10 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
             card.harness_errors.push_back(run.scenario + ": " + run.harness_error);
             continue;
         }
+        const std::optional<unproven> unproven_because = unproven_by(run);
         for (const harness::verdict& v : run.verdicts) {
-            const std::string_view id = pr.property_of(v.check);
+            const property_info* run_property = property_of_run_verdict(v.check);
+            const std::string_view id = run_property != nullptr ? run_property->id : pr.property_of(v.check);
             auto row = std::find_if(card.rows.begin(), card.rows.end(),
                                     [&](const property_row& r) { return r.property->id == id; });
             if (row == card.rows.end()) continue;
@@ -107,12 +167,18 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
                 if (row->reason.empty()) row->reason = why;
                 continue;
             }
+            // A failure stands whatever else happened; a pass needs evidence that shows the situation.
+            if (unproven_because && run_property == nullptr && v.outcome() == harness::verdict_outcome::pass) {
+                ++row->not_judged;
+                row->findings.push_back(finding{run.scenario, pr.situation, not_judged(v, *unproven_because)});
+                continue;
+            }
             if (v.outcome() == harness::verdict_outcome::pass) {
                 ++row->judged;
                 ++row->passed;
                 continue;
             }
-            if (v.outcome() == harness::verdict_outcome::fail) ++row->judged;
+            ++(v.outcome() == harness::verdict_outcome::fail ? row->judged : row->not_judged);
             row->findings.push_back(finding{run.scenario, pr.situation, v});
         }
     }
@@ -172,6 +238,7 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
         if (row.outcome == property_outcome::pass || row.outcome == property_outcome::fail) {
             figure = std::to_string(row.passed) + " of " + std::to_string(row.judged) +
                      (row.judged == 1 ? " situation passed" : " situations passed");
+            if (row.not_judged > 0) figure += ", " + std::to_string(row.not_judged) + " not judged";
         } else {
             figure = row.reason;
         }
@@ -218,6 +285,7 @@ std::string scorecard_json(const scorecard& card, std::string_view client) {
                         {"outcome", to_string(row.outcome)},
                         {"judged", row.judged},
                         {"passed", row.passed},
+                        {"not_judged", row.not_judged},
                         {"reason", row.reason},
                         {"findings", std::move(findings)}});
     }

@@ -7,6 +7,7 @@
 #include "faultline/score/attribution.hpp"
 #include "faultline/score/client_template.hpp"
 #include "faultline/score/probe.hpp"
+#include "faultline/score/run_probes.hpp"
 #include "faultline/score/scorecard.hpp"
 
 namespace faultline::score {
@@ -105,9 +106,32 @@ TEST(probe_file, mistakes_in_the_probe_table_are_errors) {
               "p.toml:17:1: [probe] properties: check \"max_attempts\" proves no property; map it, e.g. "
               "max_attempts = \"single_execution\"");
 
+    const catalogue run_verdict =
+        parse_probe(replaced(probe_text, "\"single_execution\"", "\"evidence_intact\""), "p.toml");
+    ASSERT_EQ(run_verdict.errors.size(), 1u);
+    EXPECT_THAT(run_verdict.errors[0].to_string(),
+                HasSubstr("property \"evidence_intact\" is judged in every probe from the run's own "
+                          "\"evidence_intact\" verdict; no check maps to it"));
+
     const catalogue missing = parse_probe(replaced(probe_text, "situation = \"a lost reply\"\n", ""), "p.toml");
     ASSERT_EQ(missing.errors.size(), 1u);
     EXPECT_EQ(missing.errors[0].to_string(), "p.toml:2:1: [probe]: missing required key \"situation\"");
+}
+
+// A command client's processes ran one after another, so run_probes re-attributes the attempts and
+// judges the checks again: the run's own verdicts (evidence_intact, fired:<rule>) must survive that.
+TEST(run_probes, re_judging_a_command_client_keeps_the_runs_own_verdicts) {
+    const std::string text = replaced(probe_text, "operations = 3", "operations = 2\nconcurrency = 1") +
+                             "\n[[fault]]\nkind = \"status\"\nstatus = 503\nmin_fired = 1\n";
+    const catalogue c = parse_probe(text, "p.toml");
+    ASSERT_TRUE(c.ok()) << c.errors.front().to_string();
+    const std::vector<std::string> client{"/bin/true", "{url}"};
+    const std::vector<harness::run_record> runs = run_probes(c.probes, client, {}, {}, 1);
+    ASSERT_EQ(runs.size(), 1u);
+    ASSERT_EQ(runs[0].harness_error, "");
+    std::vector<std::string> checks;
+    for (const harness::verdict& v : runs[0].verdicts) checks.push_back(v.check);
+    EXPECT_EQ(checks, words({"no_double_effects", "evidence_intact", "fired:status-1"}));
 }
 
 TEST(probe_file, the_shipped_catalogue_loads) {
@@ -224,7 +248,7 @@ TEST(scorecard, one_failed_situation_fails_the_property_with_its_evidence) {
     const boost::json::value doc = boost::json::parse(scorecard_json(card, "curl {url}"));
     EXPECT_EQ(doc.at("client").as_string(), "curl {url}");
     EXPECT_EQ(doc.at("outcome").as_string(), "check failed");
-    const boost::json::object& first = doc.at("properties").as_array().at(0).as_object();
+    const boost::json::object& first = doc.at("properties").as_array().at(1).as_object();
     EXPECT_EQ(first.at("id").as_string(), "single_execution");
     EXPECT_EQ(first.at("outcome").as_string(), "fail");
     EXPECT_EQ(first.at("judged").as_int64(), 2);
@@ -262,11 +286,102 @@ TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(card, "jittered").outcome, property_outcome::insufficient_evidence);
     EXPECT_EQ(row(card, "jittered").reason, "summary of jittered");
+    EXPECT_EQ(row(card, "jittered").not_judged, 1u);
     EXPECT_EQ(exit_code_of(card), harness::exit_code::insufficient_evidence);
 
     declared_settings no_jitter;
     no_jitter.jitters = false;
     EXPECT_EQ(row(make_scorecard(probes, runs, no_jitter, false), "jittered").outcome, property_outcome::not_applicable);
+}
+
+// A client that double-charges and then resets the server through the control API (issue 10, item 1):
+// the probe's journal no longer shows the double charge, so its pass proves nothing. The evidence
+// row fails with the reset as evidence, and the scorecard fails.
+TEST(scorecard, a_control_api_reset_in_any_probe_fails_the_scorecard_and_its_passes_are_not_judged) {
+    const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
+                                    probe_of("reset", {{"no_double_effects", "single_execution"}})};
+    std::vector<harness::run_record> runs(2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        runs[i].scenario = probes[i].scenario.name;
+        runs[i].journal = {attempt(1, "a")};
+        runs[i].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass),
+                            verdict_of("evidence_intact", harness::verdict_outcome::pass)};
+    }
+    harness::verdict& tampered = runs[0].verdicts[1];
+    tampered.passed = false;
+    tampered.summary = "the control API changed the server during the run (1 reset)";
+    tampered.evidence = {harness::evidence_item{"", {3}, "reset at 12.0ms by 127.0.0.1:5000"}};
+    tampered.evidence_total = 1;
+
+    const scorecard card = make_scorecard(probes, runs, {}, false);
+    const property_row& intact = row(card, "evidence_intact");
+    EXPECT_EQ(intact.outcome, property_outcome::fail);
+    EXPECT_EQ(intact.judged, 2u);
+    EXPECT_EQ(intact.passed, 1u);
+    ASSERT_EQ(intact.findings.size(), 1u);
+    EXPECT_EQ(intact.findings[0].probe, "lost");
+    const property_row& single = row(card, "single_execution");
+    EXPECT_EQ(single.outcome, property_outcome::pass);
+    EXPECT_EQ(single.judged, 1u);
+    EXPECT_EQ(single.not_judged, 1u);
+    EXPECT_EQ(exit_code_of(card), harness::exit_code::check_failed);
+
+    const std::string text = render_scorecard(card, {}, {"curl {url}", false, false});
+    EXPECT_THAT(text, HasSubstr("  FAIL         evidence intact: no control-API tampering"));
+    EXPECT_THAT(text, HasSubstr("✘ evidence intact: no control-API tampering — situation lost (lost, evidence_intact): "
+                                "the control API changed the server during the run (1 reset)\n"));
+    EXPECT_THAT(text, HasSubstr("reset at 12.0ms by 127.0.0.1:5000"));
+    EXPECT_THAT(text, HasSubstr("1 of 1 situation passed, 1 not judged"));
+    EXPECT_THAT(text, HasSubstr("? no second execution of a committed non-idempotent request — situation lost (lost, "
+                                "no_double_effects): not judged: the control API changed the server during the run\n"));
+
+    // Every other probe's evidence intact, the tampered one alone: nothing left to pass on.
+    runs.pop_back();
+    const scorecard alone = make_scorecard(std::span(probes).first(1), runs, {}, false);
+    EXPECT_EQ(row(alone, "single_execution").outcome, property_outcome::insufficient_evidence);
+    EXPECT_EQ(row(alone, "single_execution").reason, "not judged: the control API changed the server during the run");
+    EXPECT_EQ(exit_code_of(alone), harness::exit_code::check_failed);
+}
+
+// Issue 10, item 7 in the scorecard: a client that sends a GET where the probe loses the reply to a
+// POST never meets the fault, so its no_double_effects pass proves nothing.
+TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
+    const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
+                                    probe_of("reset", {{"no_double_effects", "single_execution"}})};
+    std::vector<harness::run_record> runs(2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        runs[i].scenario = probes[i].scenario.name;
+        runs[i].journal = {attempt(1, "a")};
+        runs[i].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass),
+                            verdict_of("evidence_intact", harness::verdict_outcome::pass),
+                            verdict_of("fired:lost_response-1", harness::verdict_outcome::pass)};
+        runs[i].rule_firings = {harness::rule_firing{"lost_response-1", "lost_response", 1, 1}};
+    }
+    runs[0].rule_firings[0].fired = 0;
+    runs[0].verdicts[2] = verdict_of("fired:lost_response-1", harness::verdict_outcome::fail);
+
+    const scorecard alone = make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false);
+    const property_row& unjudged = row(alone, "single_execution");
+    EXPECT_EQ(unjudged.outcome, property_outcome::insufficient_evidence);
+    EXPECT_EQ(unjudged.reason, "not judged: fault rule `lost_response-1` never fired (min_fired = 1)");
+    EXPECT_EQ(row(alone, "evidence_intact").outcome, property_outcome::pass);
+    EXPECT_EQ(exit_code_of(alone), harness::exit_code::insufficient_evidence);
+    const std::string text = render_scorecard(alone, {}, {"curl {url}", false, false});
+    EXPECT_THAT(text, HasSubstr("  INSUFFICIENT no second execution of a committed non-idempotent request"));
+    EXPECT_THAT(text, HasSubstr("? no second execution of a committed non-idempotent request — situation lost (lost, "
+                                "no_double_effects): not judged: fault rule `lost_response-1` never fired "
+                                "(min_fired = 1)\n"));
+    EXPECT_THAT(text, HasSubstr("the proof"));  // the fired:<rule> verdict's evidence
+
+    const scorecard both = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(row(both, "single_execution").outcome, property_outcome::pass);
+    EXPECT_EQ(row(both, "single_execution").not_judged, 1u);
+    EXPECT_THAT(render_scorecard(both, {}, {"curl {url}", false, false}), HasSubstr("1 of 1 situation passed, 1 not judged"));
+    EXPECT_EQ(exit_code_of(both), harness::exit_code::passed);
+
+    runs[0].rule_firings[0] = harness::rule_firing{"lost_response-1", "lost_response", 1, 3};
+    EXPECT_EQ(row(make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false), "single_execution").reason,
+              "not judged: fault rule `lost_response-1` fired 1 of the 3 times required (min_fired = 3)");
 }
 
 TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {

@@ -9,7 +9,9 @@
 //   [probe.properties]    # which property each [[expect]] check proves (property.hpp)
 //   no_double_effects = "single_execution"
 //
-// The probe's request ({method}, {path}, {body}) is its first [[client.request]].
+// The probe's request ({method}, {path}, {body}) is its first [[client.request]]. The rule that makes
+// the situation says `min_fired = 1`: when it did not fire, the probe's passes are not judged
+// (scorecard.hpp).
 #pragma once
 
 #include <cstdint>

@@ -29,10 +29,15 @@ struct property_info {
     std::string_view id;     // the name probes use in `[probe.properties]`
     std::string_view title;  // the scorecard row
     applicability applies;
+    // The verdict every run gets besides its [[expect]] checks (checks/run_verdicts.hpp) that proves
+    // this property in every probe; no probe maps a check to such a property. "" for the others.
+    std::string_view run_verdict = {};
 };
 
 // Every property, in scorecard order.
 std::span<const property_info> properties();
 const property_info* find_property(std::string_view id);
+// The property a run's own verdict proves (`evidence_intact`), or null.
+const property_info* property_of_run_verdict(std::string_view check);
 
 }  // namespace faultline::score

@@ -2,7 +2,11 @@
 // every probe that could judge it passed and at least one did; fails when any failed; is
 // "insufficient evidence" when the probes that applied could not judge; and is "not applicable"
 // when none applied (the client never retried, a setting was not declared). Each row keeps the
-// failed verdicts, so the scorecard prints the same evidence as `faultline run`.
+// failed verdicts, so the scorecard prints the same evidence as `faultline run`. The first row is
+// judged in every probe from the run's own `evidence_intact` verdict: a probe in which the control
+// API reset the server or changed its rules fails it, and that probe's passes count for no other
+// row (they are "not judged"); so do the passes of a probe whose `fired:<rule>` verdict failed (a
+// fault rule with `min_fired` fired too little: the situation never happened).
 #pragma once
 
 #include <span>
@@ -33,6 +37,10 @@ struct property_row {
     property_outcome outcome = property_outcome::not_applicable;
     std::size_t judged = 0;  // probes whose verdict counted (pass or fail)
     std::size_t passed = 0;
+    // Probes that applied but could not judge, each an insufficient finding: a check had too little
+    // evidence, or the run proves nothing (the control API changed the server during it, a fault
+    // rule with `min_fired` fired too little), so its pass did not count.
+    std::size_t not_judged = 0;
     std::string reason;      // for not_applicable and insufficient_evidence: why
     std::vector<finding> findings;  // failed verdicts first, then insufficient ones
 };
@@ -60,7 +68,7 @@ struct render_options {
 std::string render_scorecard(const scorecard& card, const declared_settings& declared, const render_options& options);
 
 // The scorecard as JSON, for tools: {"client", "outcome", "properties": [{"id", "title", "outcome",
-// "judged", "passed", "reason", "findings": [{"probe", "situation", "check", "outcome", "summary",
+// "judged", "passed", "not_judged", "reason", "findings": [{"probe", "situation", "check", "outcome", "summary",
 // "evidence": [{"operation", "seqs", "detail"}]}]}], "harness_errors": [...]}.
 std::string scorecard_json(const scorecard& card, std::string_view client);
 
