@@ -17,9 +17,8 @@ public:
         : max_ratio_(max_ratio), max_peak_ratio_(max_peak_ratio), window_(window.count()),
           min_first_attempts_(min_first_attempts) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
         if (operations.empty()) {
             v.passed = true;
             v.summary = "no attempts";

@@ -45,8 +45,8 @@ std::optional<expectation> parse_expectation(const toml::table& table, std::stri
     return out;
 }
 
-verdict evaluate(const expectation& e, const run_record& run) {
-    verdict v = e.impl->evaluate(run);
+verdict evaluate(const expectation& e, const run_record& run, const std::vector<operation_attempts>& operations) {
+    verdict v = e.impl->evaluate(run, operations);
     v.check = e.check_name;
     v.expected_to_fail = e.expect_failure;
     if (v.insufficient_evidence) v.passed = false;
@@ -57,5 +57,7 @@ verdict evaluate(const expectation& e, const run_record& run) {
     }
     return v;
 }
+
+verdict evaluate(const expectation& e, const run_record& run) { return evaluate(e, run, group_operations(run.journal)); }
 
 }  // namespace faultline::harness

@@ -29,9 +29,8 @@ public:
         : ratio_(ratio), min_per_sec_(min_per_sec), window_(window),
           max_milli_(std::llround(max_tokens * 1000)), ratio_milli_(std::llround(token_ratio * 1000)) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
         std::vector<std::int64_t> firsts;
         std::vector<std::pair<std::int64_t, std::uint64_t>> retries;  // (t_request, seq)
         for (const auto& op : operations) {

@@ -1,7 +1,9 @@
 #include "faultline/record/run_record.hpp"
 
 #include <algorithm>
-#include <unordered_map>
+#include <bit>
+#include <cstdint>
+#include <functional>
 
 namespace faultline::harness {
 
@@ -20,16 +22,27 @@ std::vector<operation_attempts> group_operations(const std::vector<journal_recor
     std::vector<const journal_record*> ordered;
     ordered.reserve(journal.size());
     for (const auto& r : journal) ordered.push_back(&r);
-    std::stable_sort(ordered.begin(), ordered.end(), [](const journal_record* a, const journal_record* b) {
+    const auto earlier = [](const journal_record* a, const journal_record* b) {
         if (a->request_ns != b->request_ns) return a->request_ns < b->request_ns;
         return a->seq < b->seq;
-    });
+    };
+    // A journal in seq order is nearly always in request order already (seq is taken as a request is read).
+    if (!std::is_sorted(ordered.begin(), ordered.end(), earlier)) std::stable_sort(ordered.begin(), ordered.end(), earlier);
     std::vector<operation_attempts> out;
-    std::unordered_map<std::string_view, std::size_t> index;
+    // Operation name -> its index in `out`, open addressing with linear probing: slots hold index + 1
+    // (0 = empty) and there are at least twice as many as attempts, so a probe ends soon and the
+    // table never grows. A node-based map cost more than everything else here on a large journal.
+    std::vector<std::uint32_t> slots(std::bit_ceil(std::max<std::size_t>(2 * journal.size(), 16)));
+    const std::size_t mask = slots.size() - 1;
+    const std::hash<std::string_view> hash;
     for (const journal_record* r : ordered) {
-        auto [it, inserted] = index.try_emplace(r->operation, out.size());
-        if (inserted) out.push_back(operation_attempts{r->operation, {}});
-        out[it->second].attempts.push_back(r);
+        std::size_t slot = hash(r->operation) & mask;
+        while (slots[slot] != 0 && out[slots[slot] - 1].operation != r->operation) slot = (slot + 1) & mask;
+        if (slots[slot] == 0) {
+            out.push_back(operation_attempts{r->operation, {}});
+            slots[slot] = static_cast<std::uint32_t>(out.size());
+        }
+        out[slots[slot] - 1].attempts.push_back(r);
     }
     return out;
 }
