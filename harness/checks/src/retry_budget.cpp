@@ -63,8 +63,10 @@ private:
         std::optional<window_result> first_bad;
         std::optional<window_result> worst;
         double worst_excess = 0;
+        window_counter retries_in{retry_times, width};
+        window_counter firsts_in{firsts, width};
         for (std::int64_t s : window_starts(all, width)) {
-            window_result w{s, count_in(retry_times, s, s + width), count_in(firsts, s, s + width), 0};
+            window_result w{s, retries_in.count_from(s), firsts_in.count_from(s), 0};
             w.allowed = ratio_ * static_cast<double>(w.firsts) + floor;
             const double excess = static_cast<double>(w.retries) - w.allowed;
             if (excess <= 0) continue;
