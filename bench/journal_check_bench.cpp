@@ -7,15 +7,13 @@
 // the fault mix of suites/mixed-service (lost replies after commit, 503, 429 with Retry-After,
 // resets, latency) and a good client's retries (up to 3 attempts, jittered exponential backoff), so
 // about 1.25 attempts per operation, as in a builtin-client run. Reported: records/s of wall time and
-// the peak of live heap bytes per record (counted by the replaced operator new below), the figure a
+// the peak of live heap bytes per record (counted by heap_counter.cpp's operator new), the figure a
 // checked journal's memory scales with. Figures in docs/benchmarks.md.
 #include "faultline/checks/check.hpp"
 #include "faultline/record/journal_json.hpp"
 #include "faultline/record/run_record.hpp"
 #include "faultline/runner/runner.hpp"
 #include "faultline/runner/scenario.hpp"
-
-#include <malloc.h>
 
 #include <algorithm>
 #include <array>
@@ -25,38 +23,15 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <new>
 #include <random>
 #include <string>
 #include <vector>
 
-namespace {
-
-std::atomic<long long> live_bytes{0};
-std::atomic<long long> peak_bytes{0};
-
-void count_allocation(void* p) {
-    const auto now = live_bytes.fetch_add(static_cast<long long>(malloc_usable_size(p))) +
-                     static_cast<long long>(malloc_usable_size(p));
-    auto peak = peak_bytes.load();
-    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
-    }
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) {
-    void* p = std::malloc(size == 0 ? 1 : size);
-    if (p == nullptr) throw std::bad_alloc{};
-    count_allocation(p);
-    return p;
-}
-void operator delete(void* p) noexcept {
-    if (p == nullptr) return;
-    live_bytes.fetch_sub(static_cast<long long>(malloc_usable_size(p)));
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+namespace faultline::bench {
+// Kept by heap_counter.cpp's operator new.
+extern std::atomic<long long> live_heap_bytes;
+extern std::atomic<long long> peak_heap_bytes;
+}  // namespace faultline::bench
 
 namespace {
 
@@ -228,12 +203,12 @@ int read_and_check(const std::string& path, const std::string* expect_path) {
         }
         expectations = std::move(loaded.expectations);
     }
-    const long long baseline = live_bytes.load();
-    peak_bytes = baseline;
+    const long long baseline = faultline::bench::live_heap_bytes.load();
+    faultline::bench::peak_heap_bytes = baseline;
     const auto start = std::chrono::steady_clock::now();
     jsonl_read_result read = read_jsonl(path);
     const double read_s = seconds_since(start);
-    const long long read_peak = peak_bytes.load() - baseline;
+    const long long read_peak = faultline::bench::peak_heap_bytes.load() - baseline;
     if (!read.ok()) {
         for (const auto& e : read.errors) std::cerr << e.to_string() << '\n';
         return 2;
@@ -258,7 +233,7 @@ int read_and_check(const std::string& path, const std::string* expect_path) {
     }
     const double total_s = seconds_since(start);
     std::printf("read+check: %.3f s, %.0f records/s, peak %.0f bytes/record; checks alone %.3f s\n", total_s,
-                n / total_s, static_cast<double>(peak_bytes.load() - baseline) / n, total_s - read_s);
+                n / total_s, static_cast<double>(faultline::bench::peak_heap_bytes.load() - baseline) / n, total_s - read_s);
     return 0;
 }
 
