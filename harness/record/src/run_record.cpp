@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 namespace faultline::harness {
 
@@ -18,6 +19,37 @@ std::string_view to_string(declared_jitter jitter) {
     return "unknown";
 }
 
+namespace {
+
+// Operation names -> dense indexes in first-seen order, by open addressing with linear probing: slots
+// hold index + 1 (0 = empty) and there are at least twice as many as attempts, so a probe ends soon
+// and the table never grows. A node-based map cost more than everything else in grouping a large
+// journal. The names must outlive the index.
+class operation_index {
+public:
+    explicit operation_index(std::size_t attempts) : slots_(std::bit_ceil(std::max<std::size_t>(2 * attempts, 16))) {}
+
+    // The name's index, and whether the name is new.
+    std::pair<std::size_t, bool> insert(std::string_view name) {
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t slot = hash_(name) & mask;
+        while (slots_[slot] != 0 && names_[slots_[slot] - 1] != name) slot = (slot + 1) & mask;
+        if (slots_[slot] != 0) return {slots_[slot] - 1, false};
+        names_.push_back(name);
+        slots_[slot] = static_cast<std::uint32_t>(names_.size());
+        return {names_.size() - 1, true};
+    }
+
+    std::size_t size() const { return names_.size(); }
+
+private:
+    std::vector<std::uint32_t> slots_;
+    std::vector<std::string_view> names_;
+    std::hash<std::string_view> hash_;
+};
+
+}  // namespace
+
 std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal) {
     std::vector<const journal_record*> ordered;
     ordered.reserve(journal.size());
@@ -27,24 +59,23 @@ std::vector<operation_attempts> group_operations(const std::vector<journal_recor
         return a->seq < b->seq;
     };
     // A journal in seq order is nearly always in request order already (seq is taken as a request is read).
-    if (!std::is_sorted(ordered.begin(), ordered.end(), earlier)) std::stable_sort(ordered.begin(), ordered.end(), earlier);
+    if (!std::is_sorted(ordered.begin(), ordered.end(), earlier)) {
+        std::stable_sort(ordered.begin(), ordered.end(), earlier);
+    }
     std::vector<operation_attempts> out;
-    // Operation name -> its index in `out`, open addressing with linear probing: slots hold index + 1
-    // (0 = empty) and there are at least twice as many as attempts, so a probe ends soon and the
-    // table never grows. A node-based map cost more than everything else here on a large journal.
-    std::vector<std::uint32_t> slots(std::bit_ceil(std::max<std::size_t>(2 * journal.size(), 16)));
-    const std::size_t mask = slots.size() - 1;
-    const std::hash<std::string_view> hash;
+    operation_index index{journal.size()};
     for (const journal_record* r : ordered) {
-        std::size_t slot = hash(r->operation) & mask;
-        while (slots[slot] != 0 && out[slots[slot] - 1].operation != r->operation) slot = (slot + 1) & mask;
-        if (slots[slot] == 0) {
-            out.push_back(operation_attempts{r->operation, {}});
-            slots[slot] = static_cast<std::uint32_t>(out.size());
-        }
-        out[slots[slot] - 1].attempts.push_back(r);
+        const auto [i, inserted] = index.insert(r->operation);
+        if (inserted) out.push_back(operation_attempts{r->operation, {}});
+        out[i].attempts.push_back(r);
     }
     return out;
+}
+
+std::size_t count_operations(const std::vector<journal_record>& journal) {
+    operation_index index{journal.size()};
+    for (const journal_record& r : journal) index.insert(r.operation);
+    return index.size();
 }
 
 std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal) {

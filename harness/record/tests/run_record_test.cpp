@@ -46,6 +46,7 @@ TEST(group_operations, groups_a_large_journal_exactly) {
     }
     const auto operations = group_operations(journal);
     ASSERT_EQ(operations.size(), operations_count);
+    EXPECT_EQ(count_operations(journal), operations_count);
     for (std::uint64_t k = 0; k < operations_count; ++k) {
         const auto& op = operations[k];
         EXPECT_EQ(op.operation, "op-" + std::to_string(k));
@@ -56,7 +57,10 @@ TEST(group_operations, groups_a_large_journal_exactly) {
     }
 }
 
-TEST(group_operations, an_empty_journal_has_no_operations) { EXPECT_TRUE(group_operations({}).empty()); }
+TEST(group_operations, an_empty_journal_has_no_operations) {
+    EXPECT_TRUE(group_operations({}).empty());
+    EXPECT_EQ(count_operations({}), 0U);
+}
 
 }  // namespace
 }  // namespace faultline::harness
