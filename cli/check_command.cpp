@@ -3,7 +3,8 @@
 // console report and exits 0 when every check passed (expected failures inverted), 1 when one
 // failed, 2 when the journal or the expectations file is bad (the expectations are read first), 3 when
 // a report could not be written; --report / --report-dir write reports as `faultline run` does. Checks
-// work from the journal alone here: there are no client-side records.
+// work from the journal alone here: there are no client-side records. A torn last line (the writer was
+// killed mid-line) is not bad input: it is reported on stderr and the rest of the journal is judged.
 #include "commands.hpp"
 #include "report_output.hpp"
 
@@ -43,13 +44,18 @@ void run_check(const check_args& args) {
         for (const auto& e : journal.errors) std::cerr << e.to_string() << '\n';
         throw CLI::RuntimeError(exit_bad_input);
     }
+    for (const auto& w : journal.warnings) std::cerr << w.to_string() << '\n';
 
     harness::run_record run;
     run.scenario = args.journal;
     run.description = "journal " + args.journal + " checked against " + args.expect;
     run.journal = std::move(journal.records);
-    std::sort(run.journal.begin(), run.journal.end(),
-              [](const harness::journal_record& a, const harness::journal_record& b) { return a.seq < b.seq; });
+    run.server_events = std::move(journal.server_events);
+    const auto by_seq = [](const harness::journal_record& a, const harness::journal_record& b) { return a.seq < b.seq; };
+    // The server writes in seq order; sorting a sorted journal would still move every (large) record.
+    if (!std::is_sorted(run.journal.begin(), run.journal.end(), by_seq)) {
+        std::sort(run.journal.begin(), run.journal.end(), by_seq);
+    }
     if (!run.journal.empty()) {
         run.duration = std::chrono::nanoseconds{
             std::max_element(run.journal.begin(), run.journal.end(), [](const auto& a, const auto& b) {

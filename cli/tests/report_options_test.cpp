@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -91,6 +92,35 @@ TEST(check_command, writes_reports_like_run) {
     const auto r = check.finish();
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(read(dir / "check.xml").find("failures=\"0\""), std::string::npos);
+    fs::remove_all(dir);
+}
+
+// A writer killed mid-line leaves a torn last line: reported, the rest judged. A bad line with more
+// after it is corruption: nothing is judged (exit 2).
+TEST(check_command, judges_a_journal_with_a_torn_last_line_and_rejects_one_corrupt_in_the_middle) {
+    const fs::path dir = temp_file("check-torn");
+    fs::remove_all(dir);
+    child run{{FAULTLINE_BINARY, "run", suite, "--report-dir", dir.string()}};
+    ASSERT_EQ(run.finish().code, 0);
+    const std::string journal = read(dir / "lost-response-keys.good.journal.jsonl");
+    const std::string first_line = journal.substr(0, journal.find('\n') + 1);
+    const std::string torn = first_line.substr(0, 40);
+    std::ofstream{dir / "torn.jsonl", std::ios::binary} << journal << torn;
+    std::ofstream{dir / "corrupt.jsonl", std::ios::binary} << torn << '\n' << journal;
+
+    child torn_check{{FAULTLINE_BINARY, "check", (dir / "torn.jsonl").string(), "--expect", suite}};
+    const auto judged = torn_check.finish();
+    EXPECT_EQ(judged.code, 0) << judged.err;
+    const auto lines = static_cast<std::size_t>(std::count(journal.begin(), journal.end(), '\n'));
+    EXPECT_NE(judged.err.find(":" + std::to_string(lines + 1) +
+                              ": journal ends in a torn line (40 bytes) — ignored; the rest is judged"),
+              std::string::npos)
+        << judged.err;
+
+    child corrupt_check{{FAULTLINE_BINARY, "check", (dir / "corrupt.jsonl").string(), "--expect", suite}};
+    const auto rejected = corrupt_check.finish();
+    EXPECT_EQ(rejected.code, 2);
+    EXPECT_NE(rejected.err.find("corrupt.jsonl:1: bad journal record: invalid JSON"), std::string::npos) << rejected.err;
     fs::remove_all(dir);
 }
 

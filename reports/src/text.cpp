@@ -172,7 +172,7 @@ std::string interruption_text(const harness::run_record& run) {
 
 run_counts count(const harness::run_record& run) {
     run_counts c;
-    c.operations = harness::group_operations(run.journal).size();
+    c.operations = harness::count_operations(run.journal);
     c.attempts = run.journal.size();
     c.effects = harness::committed_records(run.journal).size();
     c.checks = run.verdicts.size();

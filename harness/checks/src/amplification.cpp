@@ -17,9 +17,8 @@ public:
         : max_ratio_(max_ratio), max_peak_ratio_(max_peak_ratio), window_(window.count()),
           min_first_attempts_(min_first_attempts) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
         if (operations.empty()) {
             v.passed = true;
             v.summary = "no attempts";
@@ -66,10 +65,12 @@ private:
         std::int64_t best_start = 0;
         std::size_t best_attempts = 0;
         std::size_t best_firsts = 0;
+        window_counter firsts_in{firsts, window_};
+        window_counter attempts_in{times, window_};
         for (std::int64_t s : window_starts(times, window_)) {
-            const std::size_t f = count_in(firsts, s, s + window_);
+            const std::size_t f = firsts_in.count_from(s);
             if (f < min_first_attempts_) continue;
-            const std::size_t n = count_in(times, s, s + window_);
+            const std::size_t n = attempts_in.count_from(s);
             const double r = static_cast<double>(n) / static_cast<double>(f);
             if (r > best) {
                 best = r;

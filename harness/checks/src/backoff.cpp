@@ -43,8 +43,8 @@ public:
     // client's declared curve is used.
     backoff(policy p, bool has_curve) : p_(std::move(p)), has_curve_(has_curve) {}
 
-    verdict evaluate(const run_record& run) const override {
-        if (has_curve_) return judge(p_, run);
+    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
+        if (has_curve_) return judge(p_, operations);
         if (!run.declared.backoff) {
             verdict v;
             v.insufficient_evidence = true;
@@ -58,15 +58,14 @@ public:
         p.multiplier = d.multiplier;
         p.jitter = std::string(to_string(d.jitter));
         p.fraction = d.jitter_fraction;
-        verdict v = judge(p, run);
+        verdict v = judge(p, operations);
         v.summary += " (the client's declared curve)";
         return v;
     }
 
 private:
-    verdict judge(const policy& p, const run_record& run) const {
+    verdict judge(const policy& p, const std::vector<operation_attempts>& operations) const {
         verdict v;
-        const auto operations = group_operations(run.journal);
         std::size_t checked = 0;
         std::size_t outside = 0;
         std::size_t could_reach_cap = 0;

@@ -62,9 +62,8 @@ public:
         : tolerance_(tolerance.count()), require_header_(require_header),
           process_tolerance_(process_tolerance.count()) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
         const auto clients = index_clients(run);
         std::size_t with_deadline = 0;
         std::size_t late_starts = 0;

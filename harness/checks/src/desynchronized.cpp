@@ -52,10 +52,10 @@ public:
           false_alarm_rate_(false_alarm_rate), after_(after.count()),
           before_(before ? before->count() : std::numeric_limits<std::int64_t>::max()), top_(top) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
         std::map<std::size_t, std::vector<retry_point>> by_index;
-        for (const auto& op : group_operations(run.journal)) {
+        for (const auto& op : operations) {
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& r = *op.attempts[k];
                 if (r.request_ns < after_ || r.request_ns >= before_) continue;

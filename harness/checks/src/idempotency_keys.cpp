@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <unordered_map>
 
 #include "support.hpp"
 
@@ -43,13 +44,16 @@ public:
         for (auto& m : methods_) m = upper(m);
     }
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
         std::size_t judged = 0;
         std::size_t missing = 0;
         std::size_t unstable = 0;
-        std::map<std::string_view, std::vector<const operation_attempts*>> users;  // key -> operations
-        const auto operations = group_operations(run.journal);
+        // key -> its first operation; a key that another operation uses too moves to `shared_users`
+        // (key -> operations, in key order for the evidence): few keys are shared, so the map stays small.
+        std::unordered_map<std::string_view, const operation_attempts*> first_user;
+        first_user.reserve(operations.size());
+        std::map<std::string_view, std::vector<const operation_attempts*>> shared_users;
         for (const auto& op : operations) {
             const journal_record& first = *op.attempts.front();
             if (std::find(methods_.begin(), methods_.end(), upper(first.method)) == methods_.end()) continue;
@@ -86,15 +90,20 @@ public:
                                                               describe_attempt(first));
                 }
             }
-            for (std::string_view k : keys) users[k].push_back(&op);
+            for (std::string_view k : keys) {
+                const auto [earlier, inserted] = first_user.try_emplace(k, &op);
+                if (inserted) continue;
+                auto& users = shared_users[k];
+                if (users.empty()) users.push_back(earlier->second);
+                users.push_back(&op);
+            }
             if (detail.empty()) continue;
             std::sort(bad.begin(), bad.end(), [](const auto* a, const auto* b) { return a->seq < b->seq; });
             bad.erase(std::unique(bad.begin(), bad.end()), bad.end());
             add_evidence(v, evidence_item{std::string(op.operation), seqs_of(bad), detail});
         }
         std::size_t shared = 0;
-        for (const auto& [key, ops] : users) {
-            if (ops.size() < 2) continue;
+        for (const auto& [key, ops] : shared_users) {
             ++shared;
             std::vector<std::uint64_t> seqs;
             std::string detail = "key \"" + std::string(key) + "\" used by " + std::to_string(ops.size()) +

@@ -75,12 +75,12 @@ public:
         : min_samples_(min_samples), noise_floor_(static_cast<double>(noise_floor.count())),
           relative_(min_relative_spread) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
         std::map<std::size_t, std::vector<gap>> by_index;
         std::size_t after_retry_after = 0;
         std::size_t overlapping = 0;  // sent before the previous attempt ended: a timeout, not a backoff
-        for (const auto& op : group_operations(run.journal)) {
+        for (const auto& op : operations) {
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& prev = *op.attempts[k - 1];
                 const journal_record& next = *op.attempts[k];

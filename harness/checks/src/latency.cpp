@@ -19,11 +19,8 @@ class latency final : public check {
 public:
     explicit latency(std::vector<std::pair<int, std::int64_t>> limits) : limits_(std::move(limits)) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
-        std::unordered_map<std::string_view, const operation_attempts*> by_name;
-        for (const auto& op : operations) by_name.emplace(op.operation, &op);
         std::vector<sample> samples;
         if (!run.clients.empty()) {
             for (const auto& c : run.clients) samples.push_back(sample{c.finished_ns - c.started_ns, c.operation});
@@ -53,6 +50,8 @@ public:
             lowest_broken = std::min(lowest_broken.value_or(limit), limit);
         }
         if (lowest_broken) {
+            std::unordered_map<std::string_view, const operation_attempts*> by_name;
+            for (const auto& op : operations) by_name.emplace(op.operation, &op);
             for (std::size_t i = 0; i < samples.size() && i < 10 && samples[i].duration > *lowest_broken; ++i) {
                 evidence_item item{std::string(samples[i].operation), {},
                                    "took " + format_ms(samples[i].duration)};

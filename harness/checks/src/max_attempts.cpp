@@ -16,14 +16,13 @@ public:
         if (max) max_ = static_cast<std::size_t>(*max);
     }
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         // The scenario's own `max` wins; a client is held to its declared limit only when none is given.
         const bool from_declared = !max_ && run.declared.max_attempts;
         const std::size_t max = max_ ? *max_ : run.declared.max_attempts.value_or(default_max);
         const std::string limit = from_declared ? "the declared max_attempts " + std::to_string(max)
                                                 : "max " + std::to_string(max);
         verdict v;
-        const auto operations = group_operations(run.journal);
         const auto clients = index_clients(run);
         std::size_t worst = 0;
         for (const auto& op : operations) {

@@ -9,9 +9,8 @@ namespace {
 
 class no_double_effects final : public check {
 public:
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
         std::size_t committed = 0;
         std::size_t doubled = 0;
         std::size_t indeterminate = 0;

@@ -50,9 +50,8 @@ class no_retry_on_status final : public check {
 public:
     explicit no_retry_on_status(std::vector<watched_status> statuses) : statuses_(std::move(statuses)) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
         std::size_t final_responses = 0;
         for (const auto& op : operations) {
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {

@@ -53,8 +53,8 @@ bool has_no_operations(const run_record& run) { return run.journal.empty() && ru
 
 }  // namespace
 
-verdict evaluate(const expectation& e, const run_record& run) {
-    verdict v = e.impl->evaluate(run);
+verdict evaluate(const expectation& e, const run_record& run, const std::vector<operation_attempts>& operations) {
+    verdict v = e.impl->evaluate(run, operations);
     v.check = e.check_name;
     v.expected_to_fail = e.expect_failure;
     if (v.insufficient_evidence) v.passed = false;
@@ -72,5 +72,7 @@ verdict evaluate(const expectation& e, const run_record& run) {
     }
     return v;
 }
+
+verdict evaluate(const expectation& e, const run_record& run) { return evaluate(e, run, group_operations(run.journal)); }
 
 }  // namespace faultline::harness

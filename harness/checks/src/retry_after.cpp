@@ -12,9 +12,8 @@ class retry_after final : public check {
 public:
     explicit retry_after(std::chrono::nanoseconds tolerance) : tolerance_(tolerance.count()) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
         const auto clients = index_clients(run);
         std::size_t asked = 0;
         std::size_t too_soon = 0;

@@ -29,9 +29,8 @@ public:
         : ratio_(ratio), min_per_sec_(min_per_sec), window_(window),
           max_milli_(std::llround(max_tokens * 1000)), ratio_milli_(std::llround(token_ratio * 1000)) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
         std::vector<std::int64_t> firsts;
         std::vector<std::pair<std::int64_t, std::uint64_t>> retries;  // (t_request, seq)
         for (const auto& op : operations) {
@@ -64,8 +63,10 @@ private:
         std::optional<window_result> first_bad;
         std::optional<window_result> worst;
         double worst_excess = 0;
+        window_counter retries_in{retry_times, width};
+        window_counter firsts_in{firsts, width};
         for (std::int64_t s : window_starts(all, width)) {
-            window_result w{s, count_in(retry_times, s, s + width), count_in(firsts, s, s + width), 0};
+            window_result w{s, retries_in.count_from(s), firsts_in.count_from(s), 0};
             w.allowed = ratio_ * static_cast<double>(w.firsts) + floor;
             const double excess = static_cast<double>(w.retries) - w.allowed;
             if (excess <= 0) continue;

@@ -11,15 +11,14 @@ class success_rate final : public check {
 public:
     explicit success_rate(double min) : min_(min) {}
 
-    verdict evaluate(const run_record& run) const override {
+    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         verdict v;
-        const auto operations = group_operations(run.journal);
-        std::unordered_map<std::string_view, const operation_attempts*> by_name;
-        for (const auto& op : operations) by_name.emplace(op.operation, &op);
         std::size_t total = 0;
         std::size_t failed = 0;
         std::vector<evidence_item> failures;
         if (!run.clients.empty()) {
+            std::unordered_map<std::string_view, const operation_attempts*> by_name;
+            for (const auto& op : operations) by_name.emplace(op.operation, &op);
             for (const client_record& c : run.clients) {
                 ++total;
                 if (c.success) continue;

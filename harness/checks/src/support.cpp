@@ -96,10 +96,11 @@ std::vector<std::int64_t> window_starts(const std::vector<std::int64_t>& sorted_
     return out;
 }
 
-std::size_t count_in(const std::vector<std::int64_t>& sorted_times, std::int64_t from, std::int64_t to) {
-    const auto lo = std::lower_bound(sorted_times.begin(), sorted_times.end(), from);
-    const auto hi = std::lower_bound(lo, sorted_times.end(), to);
-    return static_cast<std::size_t>(hi - lo);
+std::size_t window_counter::count_from(std::int64_t start) {
+    while (begin_ < times_.size() && times_[begin_] < start) ++begin_;
+    end_ = std::max(end_, begin_);
+    while (end_ < times_.size() && times_[end_] < start + width_) ++end_;
+    return end_ - begin_;
 }
 
 double quantile(const std::vector<double>& sorted_values, double q) {

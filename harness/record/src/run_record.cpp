@@ -3,7 +3,10 @@
 #include <csignal>
 
 #include <algorithm>
-#include <unordered_map>
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <utility>
 
 namespace faultline::harness {
 
@@ -34,22 +37,63 @@ std::vector<const rule_firing*> never_fired(const run_record& run) {
     return out;
 }
 
+namespace {
+
+// Operation names -> dense indexes in first-seen order, by open addressing with linear probing: slots
+// hold index + 1 (0 = empty) and there are at least twice as many as attempts, so a probe ends soon
+// and the table never grows. A node-based map cost more than everything else in grouping a large
+// journal. The names must outlive the index.
+class operation_index {
+public:
+    explicit operation_index(std::size_t attempts) : slots_(std::bit_ceil(std::max<std::size_t>(2 * attempts, 16))) {}
+
+    // The name's index, and whether the name is new.
+    std::pair<std::size_t, bool> insert(std::string_view name) {
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t slot = hash_(name) & mask;
+        while (slots_[slot] != 0 && names_[slots_[slot] - 1] != name) slot = (slot + 1) & mask;
+        if (slots_[slot] != 0) return {slots_[slot] - 1, false};
+        names_.push_back(name);
+        slots_[slot] = static_cast<std::uint32_t>(names_.size());
+        return {names_.size() - 1, true};
+    }
+
+    std::size_t size() const { return names_.size(); }
+
+private:
+    std::vector<std::uint32_t> slots_;
+    std::vector<std::string_view> names_;
+    std::hash<std::string_view> hash_;
+};
+
+}  // namespace
+
 std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal) {
     std::vector<const journal_record*> ordered;
     ordered.reserve(journal.size());
     for (const auto& r : journal) ordered.push_back(&r);
-    std::stable_sort(ordered.begin(), ordered.end(), [](const journal_record* a, const journal_record* b) {
+    const auto earlier = [](const journal_record* a, const journal_record* b) {
         if (a->request_ns != b->request_ns) return a->request_ns < b->request_ns;
         return a->seq < b->seq;
-    });
+    };
+    // A journal in seq order is nearly always in request order already (seq is taken as a request is read).
+    if (!std::is_sorted(ordered.begin(), ordered.end(), earlier)) {
+        std::stable_sort(ordered.begin(), ordered.end(), earlier);
+    }
     std::vector<operation_attempts> out;
-    std::unordered_map<std::string_view, std::size_t> index;
+    operation_index index{journal.size()};
     for (const journal_record* r : ordered) {
-        auto [it, inserted] = index.try_emplace(r->operation, out.size());
+        const auto [i, inserted] = index.insert(r->operation);
         if (inserted) out.push_back(operation_attempts{r->operation, {}});
-        out[it->second].attempts.push_back(r);
+        out[i].attempts.push_back(r);
     }
     return out;
+}
+
+std::size_t count_operations(const std::vector<journal_record>& journal) {
+    operation_index index{journal.size()};
+    for (const journal_record& r : journal) index.insert(r.operation);
+    return index.size();
 }
 
 std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal) {

@@ -135,5 +135,91 @@ TEST(journal_json, every_field_survives_object_and_line_round_trips) {
     }
 }
 
+TEST(journal_json, lines_in_the_writers_form_and_in_any_other_read_the_same) {
+    for (std::uint64_t n = 0; n < 12; ++n) {
+        auto r = sample(n);
+        r.seq = n + 1;
+        r.target = n % 2 == 0 ? "/p/\xff" : "/p?q=\"x\"\t";  // raw bytes; escapes (only Boost.JSON's path decodes them)
+        const std::string line = to_jsonl_line(r);
+        // The same object with a space after every comma: no longer the writer's form.
+        std::string spaced;
+        for (const char c : line) {
+            spaced.push_back(c);
+            if (c == ',') spaced.push_back(' ');
+        }
+        std::istringstream in{line + spaced};
+        const auto read = read_jsonl(in, "j.jsonl");
+        ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+        ASSERT_EQ(read.records.size(), 2U);
+        EXPECT_TRUE(same(read.records[0], r)) << n;
+        EXPECT_TRUE(same(read.records[1], r)) << n;
+    }
+}
+
+TEST(journal_json, numbers_outside_json_or_the_fields_type_are_reported_as_before) {
+    const std::string good = to_jsonl_line(sample(1));
+    const auto with = [&](std::string_view from, std::string_view to) {
+        std::string line = good;
+        line.replace(line.find(from), from.size(), to);
+        return line;
+    };
+    std::istringstream in{with("\"attempt\":2", "\"attempt\":4294967296") + with("\"status\":201", "\"status\":0201") +
+                          with("\"status\":201", "\"status\":2.5") + with("\"t_end\":", "\"t_end\":+")};
+    const auto read = read_jsonl(in, "j.jsonl");
+    EXPECT_TRUE(read.records.empty());
+    ASSERT_EQ(read.errors.size(), 4U);
+    EXPECT_EQ(read.errors[0].to_string(), R"(j.jsonl:1: bad journal record: field "attempt": expected an unsigned integer)");
+    EXPECT_EQ(read.errors[1].to_string().rfind("j.jsonl:2: bad journal record: invalid JSON", 0), 0U);
+    EXPECT_EQ(read.errors[2].to_string(), R"(j.jsonl:3: bad journal record: field "status": expected an integer)");
+    EXPECT_EQ(read.errors[3].to_string().rfind("j.jsonl:4: bad journal record: invalid JSON", 0), 0U);
+}
+
+TEST(journal_json, a_torn_last_line_is_reported_and_the_rest_is_read) {
+    const std::string complete = to_jsonl_line(sample(1)) + to_jsonl_line(sample(2));
+    const std::string torn = to_jsonl_line(sample(3)).substr(0, 57);
+    std::istringstream in{complete + torn};
+    const auto read = read_jsonl(in, "j.jsonl");
+    EXPECT_TRUE(read.ok());
+    EXPECT_EQ(read.records.size(), 2U);
+    ASSERT_EQ(read.warnings.size(), 1U);
+    EXPECT_EQ(read.warnings[0].to_string(), "j.jsonl:3: journal ends in a torn line (57 bytes) — ignored; the rest is judged");
+}
+
+TEST(journal_json, a_complete_last_line_without_its_newline_is_a_record) {
+    std::string text = to_jsonl_line(sample(1)) + to_jsonl_line(sample(2));
+    text.pop_back();
+    std::istringstream in{text};
+    const auto read = read_jsonl(in, "j.jsonl");
+    EXPECT_TRUE(read.ok());
+    EXPECT_TRUE(read.warnings.empty());
+    EXPECT_EQ(read.records.size(), 2U);
+}
+
+TEST(journal_json, a_bad_line_before_the_last_is_corruption) {
+    const std::string torn = to_jsonl_line(sample(3)).substr(0, 57);
+    std::istringstream in{to_jsonl_line(sample(1)) + torn + "\n" + to_jsonl_line(sample(2))};
+    const auto read = read_jsonl(in, "j.jsonl");
+    EXPECT_TRUE(read.warnings.empty());
+    ASSERT_EQ(read.errors.size(), 1U);
+    EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl:2: bad journal record: invalid JSON", 0), 0U);
+    // A torn line that was then terminated is corruption too: the writer went on after it.
+    std::istringstream terminated{to_jsonl_line(sample(1)) + torn + "\n"};
+    EXPECT_EQ(read_jsonl(terminated, "j.jsonl").errors.size(), 1U);
+    // So is a last line that is JSON but no record: no interrupted write leaves one.
+    std::istringstream wrong{to_jsonl_line(sample(1)) + "[1,2]"};
+    EXPECT_EQ(read_jsonl(wrong, "j.jsonl").errors.size(), 1U);
+}
+
+TEST(journal_json, lines_longer_than_a_read_block_are_read_whole) {
+    auto r = sample(1);
+    r.target = "/" + std::string(3'000'000, 'x');
+    std::istringstream in{to_jsonl_line(sample(2)) + to_jsonl_line(r) + to_jsonl_line(sample(3))};
+    const auto read = read_jsonl(in, "j.jsonl");
+    ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+    ASSERT_EQ(read.records.size(), 3U);
+    EXPECT_EQ(read.records[1].target, r.target);
+    EXPECT_TRUE(same(read.records[2], sample(3)));
+}
+
 }  // namespace
 }  // namespace faultline::harness

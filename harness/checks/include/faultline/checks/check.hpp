@@ -22,6 +22,7 @@
 namespace faultline::harness {
 
 struct run_record;
+struct operation_attempts;
 
 // One configured check. Immutable once built, so one instance may be evaluated concurrently from
 // several threads (parallel scenarios).
@@ -29,8 +30,9 @@ class check {
 public:
     virtual ~check() = default;
     // `passed` says whether the property holds; the caller fills `verdict::check` and applies
-    // `expect_failure`.
-    virtual verdict evaluate(const run_record& run) const = 0;
+    // `expect_failure`. `operations` is group_operations(run.journal), grouped once for all the
+    // checks of a run: on a large journal grouping costs more than most checks.
+    virtual verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const = 0;
 };
 
 // One `[[expect]]` entry, parsed and validated. Copies share the immutable check.
@@ -52,6 +54,8 @@ std::optional<expectation> parse_expectation(const toml::table& table, std::stri
 // Runs the check and applies `expect_failure`: the only place that inverts a result. A run with 0
 // operations (no attempt in the journal, no client record) never passes: what would have passed
 // (after the inversion) is insufficient evidence instead; a failure stays a failure.
+verdict evaluate(const expectation& e, const run_record& run, const std::vector<operation_attempts>& operations);
+// The same, grouping the run's operations for this one check.
 verdict evaluate(const expectation& e, const run_record& run);
 
 }  // namespace faultline::harness

@@ -2,7 +2,7 @@
 // JSON object with exactly the field names given in journal_record.hpp; optional fields are omitted
 // when absent; enums are their to_string names. A journal file is JSON Lines: one object per line.
 // `faultline check JOURNAL.jsonl` reads files back with `read_jsonl`; every bad line is reported with
-// its line number.
+// its line number, and a torn last line (a writer killed mid-line) is reported and left out.
 #pragma once
 
 #include "faultline/core/config_error.hpp"
@@ -47,10 +47,17 @@ struct jsonl_read_result {
     std::vector<journal_record> records;  // the lines that parsed, in file order
     std::vector<server_event> server_events;  // lines with an "event" field, in file order
     config_errors errors;                 // one per bad line: {file, line, 0}, "bad journal record: …"
+    // Not errors: a torn last line, "journal ends in a torn line (N bytes) — ignored; the rest is judged".
+    config_errors warnings;
     bool ok() const { return errors.empty(); }
 };
 
-// Blank lines are skipped. A file that cannot be opened gives one error with line 0.
+// Blank lines are skipped. A file that cannot be opened gives one error with line 0. A last line
+// without its '\n' that is not valid JSON is what a writer killed mid-line leaves behind: it is left
+// out with a warning, and the lines before it still count. A bad line anywhere else, or a last line
+// that is valid JSON but not a valid record, is an error: that is corruption, not an interrupted write.
+// Lines in the writer's own form are read without building a JSON value first; any other line is
+// parsed with Boost.JSON, with the same result.
 jsonl_read_result read_jsonl(const std::string& path);
 jsonl_read_result read_jsonl(std::istream& in, std::string_view name);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -132,6 +133,8 @@ struct operation_attempts {
 
 // Operations in the order their first attempt arrived.
 std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal);
+// group_operations(journal).size(), without building the groups.
+std::size_t count_operations(const std::vector<journal_record>& journal);
 
 // The ledger: records whose effect was committed, in journal order.
 std::vector<const journal_record*> committed_records(const std::vector<journal_record>& journal);
