@@ -153,7 +153,9 @@ http::request<http::string_body> http_client_state::build(const http_request& re
 attempt_outcome http_client_state::from_response(const http::response<http::string_body>& response) const {
     attempt_outcome out = attempt_outcome::http(static_cast<int>(response.result_int()));
     if (auto it = response.find(http::field::retry_after); it != response.end()) {
-        out.retry_after = parse_retry_after(it->value(), clock_.wall_now());
+        const auto date = response.find(http::field::date);
+        const beast::string_view date_value = date != response.end() ? date->value() : beast::string_view{};
+        out.retry_after = parse_retry_after(it->value(), clock_.wall_now(), date_value);
     }
     if (out.status == 409) {
         if (auto it = response.find(idempotency_status_header); it != response.end()) {

@@ -18,7 +18,8 @@
 //   read: EOF with no complete response                  eof_after_write
 //   read: reset or any other error (malformed response)  reset_after_write
 //   a complete response                                  response, with status; Retry-After parsed with
-//                                                        parse_retry_after against the clock's wall time
+//                                                        parse_retry_after against the response's Date
+//                                                        (the clock's wall time without a valid Date)
 //   the caller cancelled                                 cancelled
 // A 409 is an idempotency "key in use" conflict (the first request with the key is still in flight,
 // so retrying later is right) when the response carries `Faultline-Idempotency: in-flight`; any other
