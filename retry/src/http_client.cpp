@@ -62,6 +62,11 @@ bool is_cancelled(const asio::cancellation_state& state) {
     return state.cancelled() != asio::cancellation_type::none;
 }
 
+retry_policy validated(retry_policy policy) {
+    validate(policy);
+    return policy;
+}
+
 // Removes one pair of surrounding double quotes (the IETF draft's sf-string form).
 std::string_view unquote(std::string_view value) {
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') return value.substr(1, value.size() - 2);
@@ -294,8 +299,8 @@ asio::awaitable<http_result> run_request(std::shared_ptr<http_client_state> stat
 
 http_client::http_client(asio::any_io_executor executor, std::string host, std::uint16_t port, retry_policy policy,
                          http_client_options options)
-    : state_{std::make_shared<http_client_state>(std::move(executor), std::move(host), port, std::move(policy),
-                                                 options)} {}
+    : state_{std::make_shared<http_client_state>(std::move(executor), std::move(host), port,
+                                                 validated(std::move(policy)), options)} {}
 
 std::uint64_t http_client::connections_opened() const { return state_->connections_opened(); }
 

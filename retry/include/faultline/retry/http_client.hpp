@@ -124,6 +124,7 @@ asio::awaitable<http_result> run_request(std::shared_ptr<http_client_state> stat
 class http_client {
 public:
     // `host` is a name or address (faultline uses 127.0.0.1); nothing is resolved until the first request.
+    // An invalid policy (validate) throws std::invalid_argument.
     http_client(asio::any_io_executor executor, std::string host, std::uint16_t port, retry_policy policy = {},
                 http_client_options options = {});
 
