@@ -4,23 +4,21 @@
 #include <array>
 #include <charconv>
 #include <limits>
-#include <cmath>
 #include <stdexcept>
 
 namespace faultline::retry {
 
 namespace {
 
-std::int64_t to_milli(double v) { return static_cast<std::int64_t>(std::llround(v * 1000.0)); }
-
-// gRFC A6 tokens "support up to 3 decimal places": v (finite, in [0, 10^6]) in thousandths, further
-// digits dropped as gRPC C-core drops them. Read from the shortest decimal that round-trips to v,
-// i.e. what was written: 1.001 is 1001, although the double is 1.000999… and v * 1000 truncates to
-// 1000.
+// v (finite, in [0, 10^12]) in thousandths, further digits dropped — gRFC A6 tokens "support up to
+// 3 decimal places" and gRPC C-core drops the rest; for the ratio budget, dropping them means never
+// allowing more than the rule. Read from the shortest decimal that round-trips to v, i.e. what was
+// written: 1.001 is 1001, although the double is 1.000999… and v * 1000 truncates to 1000.
 std::int64_t truncated_milli(double v) {
+    if (v < 0.001) return 0;  // and the fixed notation below stays short
     std::array<char, 64> buf{};
     const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed);
-    if (ec != std::errc{}) throw std::invalid_argument{"token value out of range"};
+    if (ec != std::errc{}) throw std::invalid_argument{"value out of range"};
     std::int64_t milli = 0;
     int decimals = -1;  // digits seen after the point; -1 before it
     for (const char* p = buf.data(); p != end && decimals < 3; ++p) {
@@ -82,8 +80,9 @@ ratio_budget::ratio_budget(ratio_budget_options options) : options_{options}, pe
     const double reserve = options.min_retries_per_sec * std::chrono::duration<double>(options.ttl).count();
     if (!(options.min_retries_per_sec >= 0.0 && reserve <= 1e12))
         throw std::invalid_argument{"min_retries_per_sec must be >= 0, with min_retries_per_sec * ttl <= 1e12"};
-    percent_milli_ = to_milli(options.percent_can_retry);
-    reserve_milli_ = to_milli(reserve);
+    // Truncated, not rounded: the budget may allow less than the rule's exact value, never more.
+    percent_milli_ = truncated_milli(options.percent_can_retry);
+    reserve_milli_ = truncated_milli(reserve);
 }
 
 time_point ratio_budget::settle(time_point now) {

@@ -111,7 +111,8 @@ class ratio_budget final : public retry_budget {
 public:
     // ttl > 0; percent_can_retry in [0, 1000] (Finagle's range); min_retries_per_sec >= 0 and finite,
     // with min_retries_per_sec * ttl at most 10^12 retries. Anything else (NaN and infinities
-    // included) throws std::invalid_argument.
+    // included) throws std::invalid_argument. percent_can_retry and min_retries_per_sec * ttl are
+    // kept to three decimals, truncated, so the budget never allows more than the rule.
     explicit ratio_budget(ratio_budget_options options = {});
 
     void on_request(time_point now) override;
