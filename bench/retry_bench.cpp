@@ -122,7 +122,7 @@ void BM_ratio_decision(benchmark::State& state) {
     for (auto _ : state) {
         shared_ratio.on_request(now);
         benchmark::DoNotOptimize(shared_ratio.try_withdraw_retry(now));
-        now += 1us;  // time moves, so slices roll over as they would in service
+        now += 1us;  // time moves, so old events expire as they would in service
     }
 }
 BENCHMARK(BM_ratio_decision)->Threads(1)->Threads(2);

@@ -7,7 +7,8 @@ packages=(cmake ninja-build g++ pkg-config
           libboost1.81-dev libboost-json1.81-dev
           libtomlplusplus-dev libcli11-dev
           googletest libgtest-dev libgmock-dev libbenchmark-dev
-          curl wget)  # real third-party clients: the `faultline score` tests and docs/score.md
+          curl wget   # real third-party clients: the `faultline score` tests and docs/score.md
+          clang libclang-rt-14-dev)  # libFuzzer (scripts/fuzz.sh, the `fuzz` preset)
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(wrk nginx-light)
 fi

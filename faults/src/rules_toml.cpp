@@ -356,9 +356,11 @@ std::optional<toml::table> json_table(const boost::json::object& object, const s
                                       config_errors& errors) {
     toml::table out;
     bool good = true;
-    for (const auto& [key, value] : object) {
+    for (const auto& member : object) {
+        // A plain variable, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+        const std::string_view key = member.key();
         const std::string path = where.empty() ? std::string{key} : where + "." + std::string{key};
-        good = insert_json(value, path, errors, [&](auto&& node) {
+        good = insert_json(member.value(), path, errors, [&](auto&& node) {
                    out.insert_or_assign(std::string_view{key}, std::forward<decltype(node)>(node));
                }) && good;
     }

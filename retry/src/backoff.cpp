@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace faultline::retry {
 
@@ -51,7 +52,16 @@ duration exponential_delay(const backoff_policy& policy, std::uint32_t retry_ind
     return from_ns(scaled, cap);
 }
 
-backoff::backoff(const backoff_policy& policy) : policy_{policy}, prev_{policy.base} {}
+void validate(const backoff_policy& policy) {
+    // Written so that NaN fails the comparisons: a NaN fraction would make every proportional
+    // delay 0, a NaN multiplier every delay the base.
+    if (!(policy.multiplier > 0.0 && policy.multiplier <= std::numeric_limits<double>::max()))
+        throw std::invalid_argument{"backoff multiplier must be a finite number greater than 0"};
+    if (!(policy.jitter_fraction >= 0.0 && policy.jitter_fraction <= 1.0))
+        throw std::invalid_argument{"backoff jitter_fraction must be in [0, 1]"};
+}
+
+backoff::backoff(const backoff_policy& policy) : policy_{policy}, prev_{policy.base} { validate(policy_); }
 
 void backoff::reset() {
     index_ = 0;
@@ -77,7 +87,7 @@ duration backoff::next(random_source& random) {
             return prev_;
         }
         case jitter_kind::proportional: {
-            const double f = std::clamp(policy_.jitter_fraction, 0.0, 1.0);
+            const double f = policy_.jitter_fraction;  // in [0, 1], validated
             const rep low = from_ns((1.0 - f) * static_cast<double>(t), cap).count();
             const rep high = from_ns((1.0 + f) * static_cast<double>(t), cap).count();
             return duration{draw(random, low, high)};

@@ -1,6 +1,7 @@
 #include "faultline/retry/circuit_breaker.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace faultline::retry {
 
@@ -15,6 +16,9 @@ std::string_view to_string(breaker_state state) {
 
 circuit_breaker::circuit_breaker(circuit_breaker_options options)
     : options_{options}, window_(std::max<std::uint32_t>(options.window_size, 1), false) {
+    // Written so that NaN fails: a NaN ratio would never compare true, so the breaker never opened.
+    if (!(options.failure_ratio >= 0.0 && options.failure_ratio <= 1.0))
+        throw std::invalid_argument{"circuit breaker failure_ratio must be in [0, 1]"};
     options_.half_open_probes = std::max<std::uint32_t>(options_.half_open_probes, 1);
 }
 

@@ -62,6 +62,11 @@ bool is_cancelled(const asio::cancellation_state& state) {
     return state.cancelled() != asio::cancellation_type::none;
 }
 
+retry_policy validated(retry_policy policy) {
+    validate(policy);
+    return policy;
+}
+
 // Removes one pair of surrounding double quotes (the IETF draft's sf-string form).
 std::string_view unquote(std::string_view value) {
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') return value.substr(1, value.size() - 2);
@@ -153,7 +158,9 @@ http::request<http::string_body> http_client_state::build(const http_request& re
 attempt_outcome http_client_state::from_response(const http::response<http::string_body>& response) const {
     attempt_outcome out = attempt_outcome::http(static_cast<int>(response.result_int()));
     if (auto it = response.find(http::field::retry_after); it != response.end()) {
-        out.retry_after = parse_retry_after(it->value(), clock_.wall_now());
+        const auto date = response.find(http::field::date);
+        const beast::string_view date_value = date != response.end() ? date->value() : beast::string_view{};
+        out.retry_after = parse_retry_after(it->value(), clock_.wall_now(), date_value);
     }
     if (out.status == 409) {
         if (auto it = response.find(idempotency_status_header); it != response.end()) {
@@ -292,8 +299,8 @@ asio::awaitable<http_result> run_request(std::shared_ptr<http_client_state> stat
 
 http_client::http_client(asio::any_io_executor executor, std::string host, std::uint16_t port, retry_policy policy,
                          http_client_options options)
-    : state_{std::make_shared<http_client_state>(std::move(executor), std::move(host), port, std::move(policy),
-                                                 options)} {}
+    : state_{std::make_shared<http_client_state>(std::move(executor), std::move(host), port,
+                                                 validated(std::move(policy)), options)} {}
 
 std::uint64_t http_client::connections_opened() const { return state_->connections_opened(); }
 

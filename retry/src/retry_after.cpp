@@ -72,16 +72,26 @@ std::optional<clock_time> take_time(std::string_view& s) {
     return clock_time{*h, *m, *sec};
 }
 
-std::optional<wall_time_point> make_time(int y, unsigned month_index, int d, clock_time t) {
+// Dates are kept in whole seconds: every four-digit year fits there, while a nanosecond
+// wall_time_point only spans about 1677..2262.
+std::optional<sys_seconds> make_time(int y, unsigned month_index, int d, clock_time t) {
     if (d < 1) return std::nullopt;
     const year_month_day ymd{year{y}, month{month_index + 1}, day{static_cast<unsigned>(d)}};
     if (!ymd.ok()) return std::nullopt;  // rejects Feb 30, Apr 31, Feb 29 outside leap years
-    const sys_seconds secs = sys_days{ymd} + hours{t.hour} + minutes{t.minute} + seconds{t.second};
-    return time_point_cast<wall_time_point::duration>(secs);
+    return sys_days{ymd} + hours{t.hour} + minutes{t.minute} + seconds{t.second};
+}
+
+// A date as a wall_time_point, saturated to the representable range instead of wrapping.
+wall_time_point to_wall(sys_seconds s) {
+    constexpr auto lowest = ceil<seconds>(wall_time_point::min());
+    constexpr auto highest = floor<seconds>(wall_time_point::max());
+    if (s <= lowest) return wall_time_point::min();
+    if (s >= highest) return wall_time_point::max();
+    return time_point_cast<wall_time_point::duration>(s);
 }
 
 // IMF-fixdate after the day name: ", " 2DIGIT SP month SP 4DIGIT SP time-of-day SP "GMT"
-std::optional<wall_time_point> imf_fixdate(std::string_view s) {
+std::optional<sys_seconds> imf_fixdate(std::string_view s) {
     if (!take(s, ", ")) return std::nullopt;
     const auto d = take_digits(s, 2);
     if (!d || !take(s, " ")) return std::nullopt;
@@ -95,7 +105,7 @@ std::optional<wall_time_point> imf_fixdate(std::string_view s) {
 }
 
 // rfc850-date after the day name: ", " 2DIGIT "-" month "-" 2DIGIT SP time-of-day SP "GMT"
-std::optional<wall_time_point> rfc850_date(std::string_view s, wall_time_point now) {
+std::optional<sys_seconds> rfc850_date(std::string_view s, wall_time_point now) {
     if (!take(s, ", ")) return std::nullopt;
     const auto d = take_digits(s, 2);
     if (!d || !take(s, "-")) return std::nullopt;
@@ -105,14 +115,20 @@ std::optional<wall_time_point> rfc850_date(std::string_view s, wall_time_point n
     if (!yy || !take(s, " ")) return std::nullopt;
     const auto t = take_time(s);
     if (!t || !take(s, " GMT") || !s.empty()) return std::nullopt;
-    const int now_year = static_cast<int>(year_month_day{floor<days>(now)}.year());
-    int y = now_year - now_year % 100 + *yy;
-    if (y > now_year + 50) y -= 100;
-    return make_time(y, *m, *d, *t);
+    // RFC 9110 §5.6.7: the year in now's century, unless that date is more than 50 years after now
+    // (by timestamp, not by year: "31-Dec-76" read on 2026-12-03 is 1976), then a century earlier.
+    const sys_days today = floor<days>(now);
+    const year_month_day ymd_today{today};
+    const int now_year = static_cast<int>(ymd_today.year());
+    // An invalid Feb 29 fifty years on converts to Mar 1, as sys_days defines it.
+    const auto fifty_years_on = sys_days{ymd_today + years{50}} + floor<seconds>(now - today);
+    const auto date = make_time(now_year - now_year % 100 + *yy, *m, *d, *t);
+    if (date && *date > fifty_years_on) return make_time(now_year - now_year % 100 + *yy - 100, *m, *d, *t);
+    return date;
 }
 
 // asctime-date after the day name: SP month SP (2DIGIT / SP 1DIGIT) SP time-of-day SP 4DIGIT
-std::optional<wall_time_point> asctime_date(std::string_view s) {
+std::optional<sys_seconds> asctime_date(std::string_view s) {
     if (!take(s, " ")) return std::nullopt;
     const auto m = take_name(s, months);
     if (!m || !take(s, " ")) return std::nullopt;
@@ -129,9 +145,8 @@ std::optional<wall_time_point> asctime_date(std::string_view s) {
     return make_time(*y, *m, *d, *t);
 }
 
-}  // namespace
-
-std::optional<wall_time_point> parse_http_date(std::string_view value, wall_time_point now) {
+// Any of the three forms, in whole seconds.
+std::optional<sys_seconds> parse_date_seconds(std::string_view value, wall_time_point now) {
     std::string_view s = trim(value);
     // Long names first: "Sunday" would otherwise match "Sun" and fail on the comma.
     if (take_name(s, long_days)) return rfc850_date(s, now);
@@ -140,7 +155,31 @@ std::optional<wall_time_point> parse_http_date(std::string_view value, wall_time
     return asctime_date(s);
 }
 
+// date - reference, where the reference is whole seconds plus a sub-second part: 0 when the date is
+// not after it, saturated at the largest whole number of seconds a duration holds (as delta-seconds
+// are). The difference of two dates in seconds cannot overflow; only the conversion to nanoseconds
+// could, and it is bounded first.
+duration wait_until(sys_seconds date, sys_seconds reference, duration reference_fraction) {
+    constexpr auto max_seconds = duration_cast<seconds>(duration::max());
+    const seconds whole = date - reference;
+    if (whole <= seconds{0}) return duration{0};
+    if (whole >= max_seconds) return duration{max_seconds};
+    return duration{whole} - reference_fraction;
+}
+
+}  // namespace
+
+std::optional<wall_time_point> parse_http_date(std::string_view value, wall_time_point now) {
+    const auto date = parse_date_seconds(value, now);
+    if (!date) return std::nullopt;
+    return to_wall(*date);
+}
+
 std::optional<duration> parse_retry_after(std::string_view value, wall_time_point now) {
+    return parse_retry_after(value, now, std::string_view{});
+}
+
+std::optional<duration> parse_retry_after(std::string_view value, wall_time_point now, std::string_view date_header) {
     const std::string_view s = trim(value);
     if (all_digits(s)) {
         // Saturate at the largest whole number of seconds a duration can hold.
@@ -154,10 +193,13 @@ std::optional<duration> parse_retry_after(std::string_view value, wall_time_poin
         return duration{seconds{secs}};
     }
     if (s.size() > 1 && s.front() == '-' && all_digits(s.substr(1))) return duration{0};
-    const auto date = parse_http_date(s, now);
+    const auto date = parse_date_seconds(s, now);
     if (!date) return std::nullopt;
-    if (*date <= now) return duration{0};
-    return duration_cast<duration>(*date - now);
+    // Both dates come from the server's clock, so their difference does not depend on the skew
+    // between the server's clock and ours (RFC 9110 §10.2.3 counts from the response).
+    if (const auto sent = parse_date_seconds(date_header, now)) return wait_until(*date, *sent, duration{0});
+    const auto now_seconds = floor<seconds>(now);
+    return wait_until(*date, now_seconds, now - now_seconds);
 }
 
 std::string format_http_date(wall_time_point t) {

@@ -10,6 +10,8 @@
 #include <boost/asio/use_future.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <stdexcept>
 #include <future>
 #include <optional>
 #include <vector>
@@ -84,6 +86,22 @@ TEST(async_execute, use_awaitable_retries_until_success_and_reports_delays) {
     EXPECT_EQ(events[1].delay, 2ms);
     EXPECT_EQ(events[2].verdict, decision::success);
     EXPECT_EQ(events[2].delay, 0ns);
+}
+
+// Validated before the loop is spawned: thrown inside the coroutine, the error would have been lost
+// and the handler given a value-initialised result ("success" after 0 attempts).
+TEST(async_execute, an_invalid_policy_throws_to_the_caller) {
+    asio::io_context io;
+    std::vector<attempt_context> seen;
+    auto policy = small_policy(3);
+    policy.backoff.with_jitter(jitter_kind::proportional).with_jitter_fraction(std::nan(""));
+    bool completed = false;
+    EXPECT_THROW(async_execute(io.get_executor(), policy, scripted_op{{503}, &seen}, execution_env{}, no_hook{},
+                               [&](execution_result) { completed = true; }),
+                 std::invalid_argument);
+    io.run_for(run_bound);
+    EXPECT_FALSE(completed);
+    EXPECT_TRUE(seen.empty());
 }
 
 TEST(async_execute, plain_callback_gets_the_result) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 namespace faultline::retry {
@@ -90,6 +91,21 @@ TEST(Backoff, ProportionalJitterExactDelays) {
     // t = cap: [800, 1000)->900
     EXPECT_EQ(draws(jitter_kind::proportional, random, 5),
               (std::vector<duration>{100ms, 160ms, 400ms, 880ms, 900ms}));
+}
+
+// A NaN fraction used to pass std::clamp unchanged and turn every proportional delay into 0.
+TEST(Backoff, RejectsFractionsAndMultipliersThatAreNotNumbersInRange) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    for (const double bad : {nan, inf, -inf, -0.1, 1.5})
+        EXPECT_THROW(backoff{policy_of(jitter_kind::proportional).with_jitter_fraction(bad)}, std::invalid_argument)
+            << "jitter_fraction " << bad;
+    for (const double bad : {nan, inf, -inf, 0.0, -2.0})
+        EXPECT_THROW(backoff{policy_of(jitter_kind::full).with_multiplier(bad)}, std::invalid_argument)
+            << "multiplier " << bad;
+    EXPECT_NO_THROW(backoff{policy_of(jitter_kind::proportional).with_jitter_fraction(0.0)});
+    EXPECT_NO_THROW(backoff{policy_of(jitter_kind::proportional).with_jitter_fraction(1.0)});
+    EXPECT_NO_THROW(backoff{policy_of(jitter_kind::full).with_multiplier(1e300)});
 }
 
 TEST(Backoff, ResetStartsOver) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
+#include <stdexcept>
 #include <thread>
 
 namespace faultline::retry {
@@ -24,6 +26,14 @@ circuit_breaker_options small() {
 void call(circuit_breaker& b, time_point now, call_result r) {
     ASSERT_TRUE(b.try_acquire(now));
     b.record(now, r);
+}
+
+TEST(CircuitBreaker, RejectsAFailureRatioOutsideZeroToOne) {
+    // A NaN ratio made every comparison false: the breaker could never open.
+    for (const double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), -0.5,
+                             1.5})
+        EXPECT_THROW(circuit_breaker{small().with_failure_ratio(bad)}, std::invalid_argument) << bad;
+    EXPECT_NO_THROW(circuit_breaker{small().with_failure_ratio(1.0)});
 }
 
 TEST(CircuitBreaker, ClosedOpenHalfOpenClosed) {

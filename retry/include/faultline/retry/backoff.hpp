@@ -50,6 +50,11 @@ struct backoff_policy {
     backoff_policy& with_jitter_fraction(double f) { jitter_fraction = f; return *this; }
 };
 
+// Throws std::invalid_argument naming the field unless multiplier is a finite number > 0 and
+// jitter_fraction is in [0, 1] (NaN and infinities fail both). Durations need no check: a negative
+// base or cap counts as 0.
+void validate(const backoff_policy& policy);
+
 // min(cap, base * multiplier^retry_index), never negative, for every retry_index: the power is taken
 // in double, where a huge exponent saturates to +inf (compared against cap) instead of wrapping.
 duration exponential_delay(const backoff_policy& policy, std::uint32_t retry_index);
@@ -58,6 +63,7 @@ duration exponential_delay(const backoff_policy& policy, std::uint32_t retry_ind
 // decorrelated jitter, the previous delay. A value type; not thread-safe (one per operation).
 class backoff {
 public:
+    // Validates the policy (see validate).
     explicit backoff(const backoff_policy& policy);
 
     // The delay before the next retry; advances the retry index (saturating, never wraps).

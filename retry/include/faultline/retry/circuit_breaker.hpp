@@ -47,6 +47,7 @@ enum class call_result { success, failure, ignored };
 // The window buffer is allocated once, at construction.
 class circuit_breaker {
 public:
+    // failure_ratio must be in [0, 1] (NaN fails), else std::invalid_argument.
     explicit circuit_breaker(circuit_breaker_options options = {});
 
     // May a call start now? In open state this turns half-open once open_duration has passed.

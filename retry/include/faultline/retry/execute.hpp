@@ -72,6 +72,7 @@ template <class Op, class Hook = no_hook>
 execution_result execute(const retry_policy& policy, Op&& op, execution_env env = {}, Hook&& hook = {}) {
     static_assert(std::is_invocable_r_v<attempt_outcome, Op&, const attempt_context&>,
                   "the operation must be callable as attempt_outcome(const attempt_context&)");
+    validate(policy);
     clock& clk = env.clk != nullptr ? *env.clk : steady_clock_source::instance();
     random_source& random = env.random != nullptr ? *env.random : default_random();
     retry_state state{policy, clk, random, env.safety, env.deadline, env.key};

@@ -18,7 +18,8 @@
 //   read: EOF with no complete response                  eof_after_write
 //   read: reset or any other error (malformed response)  reset_after_write
 //   a complete response                                  response, with status; Retry-After parsed with
-//                                                        parse_retry_after against the clock's wall time
+//                                                        parse_retry_after against the response's Date
+//                                                        (the clock's wall time without a valid Date)
 //   the caller cancelled                                 cancelled
 // A 409 is an idempotency "key in use" conflict (the first request with the key is still in flight,
 // so retrying later is right) when the response carries `Faultline-Idempotency: in-flight`; any other
@@ -123,6 +124,7 @@ asio::awaitable<http_result> run_request(std::shared_ptr<http_client_state> stat
 class http_client {
 public:
     // `host` is a name or address (faultline uses 127.0.0.1); nothing is resolved until the first request.
+    // An invalid policy (validate) throws std::invalid_argument.
     http_client(asio::any_io_executor executor, std::string host, std::uint16_t port, retry_policy policy = {},
                 http_client_options options = {});
 

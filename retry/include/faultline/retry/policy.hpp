@@ -46,4 +46,9 @@ struct retry_policy {
     retry_policy& with_breaker(std::shared_ptr<circuit_breaker> b) { breaker = std::move(b); return *this; }
 };
 
+// Throws std::invalid_argument naming the field when the policy holds a value no loop can run
+// with (validate(backoff_policy)). The budget and the breaker check their own options when they are
+// constructed. `execute`, `async_execute` and `http_client` call it before any attempt.
+void validate(const retry_policy& policy);
+
 }  // namespace faultline::retry
