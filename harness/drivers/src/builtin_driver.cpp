@@ -92,8 +92,10 @@ void read_budget(table_reader& r, budget_spec& spec) {
         if (r.has(key) && !ratio) r.fail(key, "only applies to kind = \"ratio\"");
     }
     if (bucket) {
-        if (const auto v = r.number_above("max_tokens", 0.0, 1000.0)) spec.max_tokens = *v;
-        if (const auto v = r.number_above("token_ratio", 0.0, 1000.0)) spec.token_ratio = *v;
+        // The retry library's token_bucket_budget keeps three decimals and refuses less than 0.001 (gRFC A6's
+        // bounds); reading the same range here reports it at load time, at the key.
+        if (const auto v = r.number("max_tokens", 0.001, 1000.0)) spec.max_tokens = *v;
+        if (const auto v = r.number("token_ratio", 0.001, 1000.0)) spec.token_ratio = *v;
     }
     if (ratio) {
         if (const auto v = r.duration("ttl", 1ms, 1h)) spec.ratio.ttl = *v;

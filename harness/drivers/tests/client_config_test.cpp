@@ -550,11 +550,22 @@ TEST(ClientConfigErrors, OutOfRange) {
     EXPECT_THAT(single_error("[client.policy.backoff]\njitter_fraction = 1.5\n").message, HasSubstr("jitter_fraction: must be in [0, 1], got 1.5"));
     EXPECT_THAT(single_error("[client.policy]\nretry_on = [700]\n").message, HasSubstr("[100, 599]"));
     EXPECT_THAT(single_error("[client.policy.budget]\nkind = \"token_bucket\"\nmax_tokens = 0\n").message,
-                HasSubstr("max_tokens: must be in (0, 1000], got 0"));
+                HasSubstr("max_tokens: must be in [0.001, 1000], got 0"));
     EXPECT_THAT(single_error("[client.policy.circuit_breaker]\nfailure_ratio = 0\n").message,
                 HasSubstr("failure_ratio: must be in (0, 1], got 0"));
     EXPECT_THAT(single_error("[client]\nclients = 1000\noperations = 1001\n").message,
                 HasSubstr("the workload has 1001000 operations; at most 1000000 are allowed"));
+}
+
+// The retry library's token bucket keeps three decimals and refuses less than 0.001; the reader says so at
+// the key instead of the run failing when the driver builds the bucket.
+TEST(ClientConfigErrors, TokenBucketValuesBelowOneThousandthAreLoadErrors) {
+    for (const std::string_view key : {"max_tokens", "token_ratio"}) {
+        const auto e = single_error("[client.policy.budget]\nkind = \"token_bucket\"\n" + std::string(key) + " = 0.0005\n");
+        EXPECT_THAT(e.message, HasSubstr(std::string(key) + ": must be in [0.001, 1000], got 5e-04"));
+        EXPECT_EQ(e.where.line, 3u) << key;
+        EXPECT_EQ(e.where.column, key.size() + 4) << key;
+    }
 }
 
 TEST(ClientConfigErrors, BadDurations) {
