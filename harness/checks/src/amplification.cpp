@@ -20,8 +20,8 @@ public:
     verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         verdict v;
         if (operations.empty()) {
-            v.passed = true;
-            v.summary = "no attempts";
+            v.insufficient_evidence = true;
+            v.summary = "no attempts: nothing to judge";
             return v;
         }
         const double ratio = static_cast<double>(run.journal.size()) / static_cast<double>(operations.size());
@@ -41,16 +41,28 @@ public:
                                                   describe_attempt(*most[i]->attempts.back())});
             }
         }
-        const std::string peak = check_peak(v, operations);
-        v.passed = v.evidence_total == 0;
+        const peak_result peak = check_peak(v, operations);
         v.summary = std::to_string(run.journal.size()) + " attempts for " + std::to_string(operations.size()) +
                     " operations: " + format_number(ratio) + " per operation (max " + format_number(max_ratio_) +
-                    "); " + peak;
+                    "); " + peak.summary;
+        // The overall ratio alone cannot show an outage's extra load; a run too small for one judged
+        // window proves nothing about the peak.
+        if (!peak.judged && v.evidence_total == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no window judged: " + v.summary;
+            return v;
+        }
+        v.passed = v.evidence_total == 0;
         return v;
     }
 
 private:
-    std::string check_peak(verdict& v, const std::vector<operation_attempts>& operations) const {
+    struct peak_result {
+        std::string summary;
+        bool judged = false;  // some window held min_first_attempts first attempts
+    };
+
+    peak_result check_peak(verdict& v, const std::vector<operation_attempts>& operations) const {
         std::vector<std::int64_t> firsts;
         std::vector<std::pair<std::int64_t, std::uint64_t>> all;
         for (const auto& op : operations) {
@@ -80,8 +92,9 @@ private:
             }
         }
         if (best_firsts == 0) {
-            return "peak not judged (no " + format_ms(window_) + " window with " +
-                   std::to_string(min_first_attempts_) + " first attempts)";
+            return {"peak not judged (no " + format_ms(window_) + " window with " +
+                        std::to_string(min_first_attempts_) + " first attempts)",
+                    false};
         }
         const std::string where = format_ms(best_start) + "–" + format_ms(best_start + window_);
         if (best > max_peak_ratio_) {
@@ -96,7 +109,7 @@ private:
                           format_number(max_peak_ratio_) + " (seqs: the window's first attempts)";
             add_evidence(v, std::move(item));
         }
-        return "peak " + format_number(best) + " in " + where + " (max " + format_number(max_peak_ratio_) + ")";
+        return {"peak " + format_number(best) + " in " + where + " (max " + format_number(max_peak_ratio_) + ")", true};
     }
 
     double max_ratio_;

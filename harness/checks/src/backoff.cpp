@@ -117,6 +117,11 @@ private:
                                                   " (seqs: retries that landed at the cap)"});
             }
         }
+        if (checked == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no gap before a retry to judge (gaps after Retry-After are the retry_after check's): " + summary;
+            return v;
+        }
         v.passed = v.evidence_total == 0;
         v.summary = summary;
         return v;

@@ -138,6 +138,13 @@ public:
                     std::to_string(late_starts) + " attempts started late, " + std::to_string(late_finishes) +
                     " clients finished late, " + std::to_string(bad_headers) + " bad deadline headers (tolerance " +
                     format_ms(tolerance_) + ")" + processes_summary;
+        // Every part measures against a deadline: without one there is nothing to break.
+        const bool processes_judged = run.declared.deadline && run.command;
+        if (with_deadline == 0 && !processes_judged && v.evidence_total == 0) {
+            v.insufficient_evidence = true;
+            v.passed = false;
+            v.summary = "no operation had a deadline and no command declared one: nothing to judge (" + v.summary + ")";
+        }
         return v;
     }
 

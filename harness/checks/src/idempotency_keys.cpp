@@ -119,6 +119,11 @@ public:
         }
         std::string methods;
         for (const auto& m : methods_) methods += (methods.empty() ? "" : ", ") + m;
+        if (judged == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no operation with " + methods + ": nothing to judge";
+            return v;
+        }
         v.passed = v.evidence_total == 0;
         v.summary = std::to_string(judged) + " operations with " + methods + ": " + std::to_string(missing) +
                     " sent an attempt without a key, " + std::to_string(unstable) + " changed their key, " +

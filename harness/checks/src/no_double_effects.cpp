@@ -32,10 +32,16 @@ public:
             for (const journal_record* r : effects) detail += "\n" + describe_attempt(*r);
             add_evidence(v, evidence_item{std::string(op.operation), seqs_of(effects), detail});
         }
-        v.passed = doubled == 0;
         v.summary = std::to_string(operations.size()) + " operations, " + std::to_string(committed) +
                     " committed effects, " + std::to_string(doubled) + " operations with more than one; " +
                     std::to_string(indeterminate) + " indeterminate (reply lost after commit)";
+        // Without a committed effect no operation could have committed twice.
+        if (committed == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no committed effect: nothing to judge (" + v.summary + ")";
+            return v;
+        }
+        v.passed = doubled == 0;
         return v;
     }
 };

@@ -4,6 +4,9 @@
 // any client to RFC 9110 as the builtin client reads it: a status retried only under a condition
 // (413 with Retry-After, a 409 for an idempotency key in use) is a violation only when the condition
 // does not hold. `strict = true` uses the table's strict profile (408 and 413 never retried at all).
+// The check judges the statuses it knows either way — every status of the table (a retried 503 or
+// 408 is judged correct), or only the listed ones — and a run without a response carrying one of
+// them is insufficient evidence.
 #include <algorithm>
 
 #include "support.hpp"
@@ -48,14 +51,19 @@ std::string why_final(const watched_status& w, const journal_record& r) {
 
 class no_retry_on_status final : public check {
 public:
-    explicit no_retry_on_status(std::vector<watched_status> statuses) : statuses_(std::move(statuses)) {}
+    // `judged`: the statuses whose responses count as evidence, retried or not (a superset of `statuses`);
+    // `judged_name` says which they are in the summary.
+    no_retry_on_status(std::vector<watched_status> statuses, std::vector<int> judged, std::string judged_name)
+        : statuses_(std::move(statuses)), judged_(std::move(judged)), judged_name_(std::move(judged_name)) {}
 
     verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
         std::size_t final_responses = 0;
+        std::size_t judged_responses = 0;
         for (const auto& op : operations) {
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {
                 const journal_record& r = *op.attempts[i];
+                if (is_judged(r)) ++judged_responses;
                 const watched_status* w = watched(r);
                 if (w == nullptr || allows_retry(w->treatment, r)) continue;
                 ++final_responses;
@@ -69,6 +77,11 @@ public:
         }
         std::string list;
         for (const watched_status& w : statuses_) list += (list.empty() ? "" : ", ") + listed(w);
+        if (judged_responses == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no response with a status in the judged set (" + judged_name_ + "): nothing to judge";
+            return v;
+        }
         v.passed = v.evidence_total == 0;
         v.summary = std::to_string(final_responses) + " responses with a status never to retry (" + list + "); " +
                     std::to_string(v.evidence_total) + " operations retried after one";
@@ -76,6 +89,10 @@ public:
     }
 
 private:
+    bool is_judged(const journal_record& r) const {
+        return r.outcome == wire_outcome::responded && std::find(judged_.begin(), judged_.end(), r.status) != judged_.end();
+    }
+
     const watched_status* watched(const journal_record& r) const {
         if (r.outcome != wire_outcome::responded) return nullptr;
         const auto it = std::find_if(statuses_.begin(), statuses_.end(),
@@ -84,6 +101,8 @@ private:
     }
 
     std::vector<watched_status> statuses_;
+    std::vector<int> judged_;
+    std::string judged_name_;
 };
 
 // Every status the profile does not simply retry, in the table's order.
@@ -94,6 +113,13 @@ std::vector<watched_status> default_statuses(retry::status_profile profile) {
         if (t == status_treatment::retry) continue;
         out.push_back({rule.status, t, t != rule.standard});
     }
+    return out;
+}
+
+// Every status of the retry library's table, retried or not: each is judged either way.
+std::vector<int> table_statuses() {
+    std::vector<int> out;
+    for (const retry::status_rule& rule : retry::status_rules()) out.push_back(rule.status);
     return out;
 }
 
@@ -169,13 +195,16 @@ std::unique_ptr<check> make_no_retry_on_status(config::table_reader& p) {
     const toml::array* items = p.array("statuses");
     if (items == nullptr) {
         return std::make_unique<no_retry_on_status>(
-            default_statuses(strict ? retry::status_profile::strict : retry::status_profile::standard));
+            default_statuses(strict ? retry::status_profile::strict : retry::status_profile::standard),
+            table_statuses(), "the retry library's status table");
     }
     // strict chooses a default list; a list given in full leaves nothing for it to choose.
     if (strict) p.fail("strict", "give either statuses or strict = true, not both");
     auto statuses = read_statuses(p, *items);
     if (!statuses) return nullptr;
-    return std::make_unique<no_retry_on_status>(std::move(*statuses));
+    std::vector<int> listed_statuses;
+    for (const watched_status& w : *statuses) listed_statuses.push_back(w.status);
+    return std::make_unique<no_retry_on_status>(std::move(*statuses), std::move(listed_statuses), "the listed statuses");
 }
 
 }  // namespace

@@ -45,8 +45,14 @@ public:
         std::string summary = std::to_string(retries.size()) + " retries for " + std::to_string(firsts.size()) +
                               " operations; " + window_summary;
         if (max_milli_ > 0) summary += "; " + replay_tokens(v, operations);
-        v.passed = v.evidence_total == 0;
         v.summary = summary;
+        // Both parts bound retries: a run without one holds any budget, whatever the client does.
+        if (retries.empty() && v.evidence_total == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no retry: nothing to judge (" + summary + ")";
+            return v;
+        }
+        v.passed = v.evidence_total == 0;
         return v;
     }
 

@@ -49,6 +49,22 @@ TEST(amplification, single_attempts_pass) {
     EXPECT_THAT(v.summary, HasSubstr("1 per operation (max 2); peak 1 in"));
 }
 
+TEST(amplification, a_run_too_small_for_a_judged_window_is_insufficient_evidence) {
+    test::journal_builder j;
+    for (int i = 0; i < 5; ++i) j.op("op" + std::to_string(i)).at(i * 10).attempt(200);
+    const verdict v = test::run_check(R"(check = "amplification")", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("no window judged: 5 attempts for 5 operations"));
+    EXPECT_THAT(v.summary, HasSubstr("peak not judged (no 1000.0ms window with 10 first attempts)"));
+}
+
+TEST(amplification, an_overall_ratio_over_the_limit_fails_without_a_judged_window) {
+    test::journal_builder j;
+    j.op("a").attempt(503).attempt(503).attempt(503).attempt(200);
+    const verdict v = test::run_check(R"(check = "amplification")", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail) << v.summary;
+}
+
 TEST(amplification, bad_config) {
     const auto errors = test::parse_errors("check = \"amplification\"\nmax_ratio = 0.5\nwindow = \"1 s\"\n");
     ASSERT_EQ(errors.size(), 2u);

@@ -26,6 +26,15 @@ TEST(backoff, immediate_retries_fall_below_the_envelope) {
     EXPECT_THAT(v.summary, HasSubstr("2 gaps checked against equal jitter (base 100.0ms, cap 1000.0ms, ×2): 2 outside"));
 }
 
+TEST(backoff, a_run_without_a_retry_is_insufficient_evidence) {
+    test::journal_builder j;
+    j.op("a").attempt(200);
+    j.op("b").at(5).attempt(404);
+    const verdict v = test::run_check(equal_policy, j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("no gap before a retry to judge"));
+}
+
 TEST(backoff, gaps_inside_the_equal_jitter_envelope_pass) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(60).attempt(503).wait(190).attempt(200);
@@ -52,7 +61,10 @@ TEST(backoff, decorrelated_envelope_follows_the_previous_gap) {
 TEST(backoff, gaps_after_retry_after_are_left_to_that_check) {
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(2000).wait(2000).attempt(200);
-    EXPECT_TRUE(test::run_check(equal_policy, j.run()).passed);
+    j.op("b").at(10).attempt(503).wait(60).attempt(200);
+    const verdict v = test::run_check(equal_policy, j.run());
+    EXPECT_TRUE(v.passed) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("1 gaps checked"));
 }
 
 TEST(backoff, clamping_after_jitter_piles_gaps_at_the_cap) {

@@ -167,10 +167,11 @@ TEST(deadline, without_a_declared_deadline_processes_are_not_judged) {
     test::journal_builder j;
     j.op("k").at(10).attempt(503).at(200).attempt(503);
     const verdict v = test::run_check(R"(check = "deadline")", with_processes(j.run(), std::nullopt, {process(0, 1, 0, 9000, 1)}));
-    EXPECT_TRUE(v.passed);
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
     EXPECT_EQ(v.summary,
-              "0 of 1 operations had a deadline; 0 broke it: 0 attempts started late, 0 clients finished late, 0 bad "
-              "deadline headers (tolerance 10.0ms)");
+              "no operation had a deadline and no command declared one: nothing to judge (0 of 1 operations had a "
+              "deadline; 0 broke it: 0 attempts started late, 0 clients finished late, 0 bad deadline headers "
+              "(tolerance 10.0ms))");
 }
 
 }  // namespace

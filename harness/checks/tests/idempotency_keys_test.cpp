@@ -76,5 +76,14 @@ TEST(idempotency_keys, bad_config) {
     EXPECT_THAT(errors[0].message, HasSubstr("methods: expected an array of strings, got a string"));
 }
 
+TEST(idempotency_keys, a_run_without_a_non_idempotent_method_is_insufficient_evidence) {
+    test::journal_builder j;
+    j.op("r", "GET", "/balance").attempt(503).wait(5).attempt(200);
+    j.op("d", "DELETE", "/item").at(2).attempt(200);
+    const verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    EXPECT_EQ(v.summary, "no operation with POST, PATCH: nothing to judge");
+}
+
 }  // namespace
 }  // namespace faultline::harness

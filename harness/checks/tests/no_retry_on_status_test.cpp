@@ -75,6 +75,35 @@ TEST(no_retry_on_status, retrying_408_and_413_with_retry_after_passes_by_default
                                                      "#3 POST /charge on conn 3 at 10.0ms→11.0ms: 413\n"));
 }
 
+// A retried 408 is judged (and correct): "nothing to judge" means no status of the table at all.
+TEST(no_retry_on_status, only_a_retried_408_passes_by_default) {
+    test::journal_builder j;
+    j.op("slow").attempt(408).wait(3).attempt(200);
+    const verdict v = test::run_check(default_check, j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("0 responses with a status never to retry"));
+}
+
+TEST(no_retry_on_status, a_run_without_a_status_of_the_table_is_insufficient_evidence) {
+    test::journal_builder j;
+    j.op("a").attempt(200);
+    j.op("b").at(1).lost(wire_outcome::reset).wait(3).attempt(201);
+    for (const std::string_view text : {default_check, strict_check}) {
+        const verdict v = test::run_check(text, j.run());
+        EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << text;
+        EXPECT_EQ(v.summary, "no response with a status in the judged set (the retry library's status table): "
+                             "nothing to judge");
+    }
+}
+
+TEST(no_retry_on_status, a_listed_set_judges_only_its_statuses) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(3).attempt(200);
+    const verdict v = test::run_check("check = \"no_retry_on_status\"\nstatuses = [404]\n", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    EXPECT_EQ(v.summary, "no response with a status in the judged set (the listed statuses): nothing to judge");
+}
+
 TEST(no_retry_on_status, a_409_is_retryable_only_when_its_key_is_in_use) {
     test::journal_builder j;
     j.op("in-flight").attempt(409).effect(effect_kind::conflict).key("k1").wait(3).attempt(201).key("k1");

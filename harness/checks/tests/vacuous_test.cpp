@@ -62,8 +62,62 @@ TEST(vacuous_passes, no_check_passes_an_empty_run) {
     }
 }
 
+// A run that happened but holds nothing most checks judge: three GETs, each answered 200 at its first
+// attempt, no fault, no deadline, no retry, no committed effect.
+run_record three_plain_gets() {
+    test::journal_builder j;
+    j.op("a", "GET", "/item").attempt(200);
+    j.op("b", "GET", "/item").at(10).attempt(200);
+    j.op("c", "GET", "/item").at(20).attempt(200);
+    return j.run();
+}
+
+// What each check makes of three_plain_gets, why, and (when it cannot judge) what its summary names as missing.
+struct plain_gets_outcome {
+    verdict_outcome outcome;
+    std::string_view missing;  // a substring of the summary; empty for a pass
+};
+
+const std::map<std::string, plain_gets_outcome, std::less<>>& plain_gets_outcomes() {
+    using enum verdict_outcome;
+    static const std::map<std::string, plain_gets_outcome, std::less<>> outcomes{
+        // 3 first attempts: no window holds min_first_attempts (10) of them.
+        {"amplification", {insufficient_evidence, "no window judged"}},
+        // No curve in the table and none declared (with one: no gap before a retry).
+        {"backoff", {insufficient_evidence, "no backoff curve to judge against"}},
+        {"deadline", {insufficient_evidence, "no operation had a deadline"}},
+        {"desynchronized", {insufficient_evidence, "no retry index had"}},
+        {"idempotency_keys", {insufficient_evidence, "no operation with POST, PATCH: nothing to judge"}},
+        {"jittered", {insufficient_evidence, "too few retries"}},
+        // Judges every operation's duration: these are real ones.
+        {"latency", {pass, ""}},
+        // Judges every operation's attempt count: 1 each is within any limit, and it was counted.
+        {"max_attempts", {pass, ""}},
+        {"no_double_effects", {insufficient_evidence, "no committed effect: nothing to judge"}},
+        // 200 is not in the retry library's status table: nothing retried or not retried that it judges.
+        {"no_retry_on_status", {insufficient_evidence, "no response with a status in the judged set"}},
+        {"retry_after", {insufficient_evidence, "0 responses carried Retry-After"}},
+        {"retry_budget", {insufficient_evidence, "no retry: nothing to judge"}},
+        // Judges every operation's success: 3 of 3.
+        {"success_rate", {pass, ""}},
+    };
+    return outcomes;
+}
+
+TEST(vacuous_passes, a_run_with_nothing_a_check_judges_passes_only_the_checks_that_judge_it) {
+    const run_record run = three_plain_gets();
+    for (const std::string_view name : check_names()) {
+        const auto expected = plain_gets_outcomes().find(name);
+        ASSERT_NE(expected, plain_gets_outcomes().end()) << name << ": add what a run of plain GETs gives it";
+        const verdict v = evaluate(expect(name), run);
+        EXPECT_EQ(v.outcome(), expected->second.outcome) << name << ": " << v.summary;
+        EXPECT_THAT(v.summary, HasSubstr(std::string(expected->second.missing))) << name;
+    }
+}
+
 TEST(vacuous_passes, a_pass_over_nothing_says_why_it_is_not_judged) {
-    const verdict v = evaluate(expect("no_double_effects"), run_record{});
+    // max_attempts alone would pass it: no operation went over any limit.
+    const verdict v = evaluate(expect("max_attempts"), run_record{});
     EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("nothing to judge: the run had 0 operations"));
 }
