@@ -168,7 +168,9 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
                 continue;
             }
             // A failure stands whatever else happened; a pass needs evidence that shows the situation.
-            if (unproven_because && run_property == nullptr && v.outcome() == harness::verdict_outcome::pass) {
+            // A check that found nothing to judge is not judged for the same cause: a fault that never
+            // fired is why there was nothing (no commit where the reply to a POST was to be lost).
+            if (unproven_because && run_property == nullptr && v.outcome() != harness::verdict_outcome::fail) {
                 ++row->not_judged;
                 row->findings.push_back(finding{run.scenario, pr.situation, not_judged(v, *unproven_because)});
                 continue;
