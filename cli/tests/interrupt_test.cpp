@@ -98,7 +98,7 @@ void expect_interrupted_run(int signal, int code, const std::string& name) {
     EXPECT_THAT(r.out, HasSubstr(" s: stopped 3 client processes"));
     EXPECT_THAT(r.out, HasSubstr("1 of 1 scenario(s) ran, 0 not started"));
     // Judged on what ran: nothing reached the server, so no check passes.
-    EXPECT_THAT(r.out, HasSubstr("? no_double_effects: nothing to judge"));
+    EXPECT_THAT(r.out, HasSubstr("? no_double_effects: no committed effect: nothing to judge"));
     const boost::json::value doc = boost::json::parse(read_file(report));
     const auto& run = doc.at("scenarios").at(0);
     EXPECT_TRUE(run.at("interrupted").as_bool());
