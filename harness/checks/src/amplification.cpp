@@ -1,7 +1,8 @@
 // amplification: how much load retries add. Overall, attempts ÷ operations ≤ max_ratio. At the peak,
 // over every window of length `window`, attempts ÷ first attempts ≤ max_peak_ratio — the extra load
 // the service sees during an outage. Windows with fewer than `min_first_attempts` first attempts are
-// not judged (the tail of a run holds retries of operations that started earlier).
+// not judged (the tail of a run holds retries of operations that started earlier); with none judged
+// and the overall ratio held, the verdict is insufficient evidence.
 #include <algorithm>
 
 #include "support.hpp"

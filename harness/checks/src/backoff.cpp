@@ -14,7 +14,8 @@
 // Gaps after a response with Retry-After are left to the retry_after check. And no spike at the cap:
 // among gaps whose envelope reaches the cap, the share within `tolerance` of the cap must not exceed
 // max_share_at_cap (judged once there are min_samples_at_cap of them; not for jitter "none", whose
-// gaps sit at the cap by design) — clamping after jitter piles delays up there.
+// gaps sit at the cap by design) — clamping after jitter piles delays up there. Without a gap checked
+// the verdict is insufficient evidence.
 #include <algorithm>
 #include <cmath>
 

@@ -8,6 +8,7 @@
 // (4) A command client that declared its own deadline: every process exits by its start + that
 // deadline + process_tolerance. This catches what the wire cannot show — a client whose deadline
 // fired but whose later tries failed locally, so it returned long after it should have.
+// Without an operation deadline or a declared one the verdict is insufficient evidence.
 #include <algorithm>
 
 #include "support.hpp"

@@ -5,7 +5,8 @@
 // a key that changes between attempts shows up inside one operation. When the identity is the key
 // itself, a changed key makes a new operation; it is caught by the client's attempt header
 // (Faultline-Attempt / x-envoy-attempt-count > 1, or grpc-previous-rpc-attempts > 0) on the first
-// attempt the server saw with that key.
+// attempt the server saw with that key. A run without an operation of those methods is insufficient
+// evidence: no request needed a key.
 #include <algorithm>
 #include <cctype>
 #include <charconv>

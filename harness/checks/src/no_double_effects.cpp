@@ -1,6 +1,7 @@
 // no_double_effects: at most one committed effect per operation identity. An operation whose reply
 // was lost after the commit is indeterminate (Jepsen's :info): the client cannot know the effect
 // happened, so it is counted in the summary but is not a failure by itself — only a second commit is.
+// A run without a committed effect is insufficient evidence.
 #include "support.hpp"
 
 namespace faultline::harness::checks {

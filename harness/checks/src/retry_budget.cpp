@@ -5,7 +5,8 @@
 // retryThrottling token bucket: it starts full; each retryable failure or missing response costs 1
 // token, each 2xx adds token_ratio; a retry may be issued only while tokens > max_tokens / 2. The
 // retry is judged when its previous attempt ended, which is when a client decides to retry (it
-// then sleeps), so the bucket is replayed in the order attempts ended.
+// then sleeps), so the bucket is replayed in the order attempts ended. A run without a retry is
+// insufficient evidence.
 #include <algorithm>
 #include <cmath>
 
