@@ -64,6 +64,7 @@ public:
         ++size_;
     }
     const journal_record& operator[](std::size_t i) const { return records_[i]; }
+    journal_record& operator[](std::size_t i) { return records_[i]; }
 
 private:
     journal_record* records_ = nullptr;
@@ -265,6 +266,31 @@ std::vector<journal_record> journal::snapshot() const {
     std::vector<journal_record> out;
     out.reserve(memory_end() - memory_begin_);
     for (std::uint64_t pos = memory_begin_; pos < memory_end(); ++pos) out.push_back(chunk_at(pos)[pos % chunk::capacity]);
+    return out;
+}
+
+std::vector<journal_record> journal::take() {
+    flush();  // with a file, the writer must be done with what is moved out
+    std::vector<journal_record> out;
+    std::uint64_t stop = 0;
+    {
+        std::lock_guard lock{mutex_};
+        stop = file_ != nullptr ? std::min(memory_end(), written_) : memory_end();
+        out.reserve(stop - memory_begin_);
+    }
+    for (;;) {
+        std::vector<std::unique_ptr<chunk>> unreadable;  // unmapped after each chunk, unlocked
+        std::lock_guard lock{mutex_};
+        // A reset (or another take) meanwhile moves memory_begin_ on: take only what is still here.
+        if (memory_begin_ >= stop) break;
+        const std::uint64_t pos_end = std::min(stop, (memory_begin_ / chunk::capacity + 1) * chunk::capacity);
+        chunk& source = chunk_at(memory_begin_);
+        for (std::uint64_t pos = memory_begin_; pos < pos_end; ++pos) {
+            out.push_back(std::move(source[pos % chunk::capacity]));
+        }
+        memory_begin_ = pos_end;
+        unreadable = take_unreadable_chunks();
+    }
     return out;
 }
 

@@ -184,6 +184,59 @@ TEST(journal, memory_window_after_reset_without_a_file_holds_only_new_records) {
     EXPECT_EQ(snap.back().seq, 50'000U);
 }
 
+TEST(journal, take_hands_over_every_record_once_in_order_and_seq_keeps_counting) {
+    // 50,000 records span several chunks: take() frees each one as it empties it.
+    constexpr std::uint64_t count = 50'000;
+    journal j;
+    for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n));
+    const auto taken = j.take();
+    ASSERT_EQ(taken.size(), count);
+    for (std::uint64_t n = 0; n < count; ++n) ASSERT_EQ(taken[n].seq, n + 1) << n;
+    EXPECT_EQ(taken[count - 1].target, "/payments?n=" + std::to_string(count - 1));
+    EXPECT_EQ(j.size(), 0U);
+    EXPECT_TRUE(j.take().empty());
+    EXPECT_TRUE(j.snapshot().empty());
+    EXPECT_TRUE(j.memory_complete());
+    EXPECT_EQ(j.appended(), count);
+    EXPECT_EQ(j.append(sample(0)), count + 1);
+    const auto later = j.take();
+    ASSERT_EQ(later.size(), 1U);
+    EXPECT_EQ(later[0].seq, count + 1);
+}
+
+TEST(journal, take_with_a_file_leaves_the_file_whole_and_keeps_reporting_overflow) {
+    const auto path = temp_path("take_file");
+    constexpr std::uint64_t count = 45'000;
+    {
+        journal j{journal_options{40'000, path}};
+        for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n));
+        const auto taken = j.take();
+        ASSERT_EQ(taken.size(), 40'000U);  // the memory window; the rest went to the file only
+        for (std::uint64_t n = 0; n < taken.size(); ++n) ASSERT_EQ(taken[n].seq, n + 1) << n;
+        EXPECT_FALSE(j.memory_complete());  // take() does not hide the overflow
+        EXPECT_EQ(j.size(), 0U);
+        j.append(sample(count));
+        EXPECT_FALSE(j.failed());
+    }
+    const auto read = read_jsonl(path);
+    ASSERT_TRUE(read.ok());
+    ASSERT_EQ(read.records.size(), count + 1);
+    for (std::uint64_t n = 0; n < count + 1; ++n) ASSERT_EQ(read.records[n].seq, n + 1) << n;
+    EXPECT_EQ(read.records[0].target, "/payments?n=0");  // written before it was moved out
+    std::filesystem::remove(path);
+}
+
+TEST(journal, take_after_reset_takes_only_the_new_records) {
+    journal j;
+    for (std::uint64_t n = 0; n < 10; ++n) j.append(sample(n));
+    j.reset();
+    for (std::uint64_t n = 0; n < 5; ++n) j.append(sample(n));
+    const auto taken = j.take();
+    ASSERT_EQ(taken.size(), 5U);
+    EXPECT_EQ(taken.front().seq, 11U);
+    EXPECT_EQ(taken.back().seq, 15U);
+}
+
 TEST(journal, unopenable_file_throws) {
     EXPECT_THROW(journal(journal_options{10, "/nonexistent-dir-h1/x.jsonl"}), std::system_error);
 }

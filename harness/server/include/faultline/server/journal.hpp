@@ -79,6 +79,14 @@ public:
 
     // The records held in memory, in append order (every record unless memory_complete() is false).
     std::vector<journal_record> snapshot() const;
+    // Hands over the records held in memory, in append order, moving them out instead of copying
+    // (snapshot() stays for the control API) and unmapping each chunk once it is emptied, so the
+    // records are held once, not twice. With a file it first flushes, and hands over only records
+    // already written (every record appended before the call). The taken records leave the memory
+    // window as with reset(), but the bound does not move and an overflow stays: memory_complete(),
+    // lost() and failed() still describe the whole journal. Appends may continue meanwhile; it
+    // takes the lock once per chunk.
+    std::vector<journal_record> take();
     // The server events held in memory (up to max_events), in append order; reset keeps them.
     std::vector<server_event> events() const;
     std::uint64_t events_appended() const;
