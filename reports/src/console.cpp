@@ -82,7 +82,9 @@ std::string console_report(const harness::run_record& run, const console_options
     };
     const detail::run_counts counts = detail::count(run);
     const auto [run_colour, run_word] = mark(harness::outcome_of(run), "PASS", "FAIL", "INSUFFICIENT EVIDENCE");
-    std::string out = paint(run_colour, run_word) + " " + detail::printable(run.scenario) +
+    // An interrupted run's verdicts judge only what ran before the signal; the header says so.
+    const std::string header = std::string(run_word) + (run.interrupted ? " (interrupted)" : "");
+    std::string out = paint(run_colour, header) + " " + detail::printable(run.scenario) +
                       "  seed " + std::to_string(run.seed) + "  " + detail::seconds(run.duration) + "s  " +
                       std::to_string(counts.operations) + " operations, " + std::to_string(counts.attempts) +
                       " attempts, " + std::to_string(counts.effects) + " effects\n";

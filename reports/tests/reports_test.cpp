@@ -124,6 +124,7 @@ TEST(console_report, matches_golden) {
 
 TEST(console_report, shows_the_interruption_the_rule_firings_warnings_and_server_events) {
     const std::string out = console_report(failing_run());
+    EXPECT_EQ(out.rfind("FAIL (interrupted) ", 0), 0U) << out;
     EXPECT_THAT(out, HasSubstr("\n  interrupted by SIGINT after 3.2 s: stopped 2 client processes\n"));
     EXPECT_THAT(out, HasSubstr("\n  rule `lose-response` (lost_response) fired 2 times, min_fired 3\n"));
     EXPECT_THAT(out, HasSubstr("\n  warning: rule `slow <path>` (delay) never fired: its fault was not exercised "
@@ -134,7 +135,7 @@ TEST(console_report, shows_the_interruption_the_rule_firings_warnings_and_server
 
 TEST(console_report, colour_and_failed_only) {
     const std::string out = console_report(failing_run(), {.color = true, .show_passed = false});
-    EXPECT_THAT(out, HasSubstr("\x1b[31mFAIL\x1b[0m curl"));
+    EXPECT_THAT(out, HasSubstr("\x1b[31mFAIL (interrupted)\x1b[0m curl"));
     EXPECT_THAT(out, HasSubstr("\x1b[31m✘\x1b[0m no_double_effects"));
     EXPECT_THAT(out, ::testing::Not(HasSubstr("no_retry_on_status")));
     // A client's control characters never reach the terminal.
