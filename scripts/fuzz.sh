@@ -28,6 +28,8 @@ declare -A dicts=([scenario_fuzz]=toml [serve_config_fuzz]=toml [retry_after_fuz
                   [journal_fuzz]=journal [control_api_fuzz]=rules [http_server_fuzz]=http)
 # As in fuzz/CMakeLists.txt: the server's journal lives in memory LeakSanitizer does not scan.
 declare -A options=([http_server_fuzz]="-detect_leaks=0 -timeout=30")
+# As in fuzz/CMakeLists.txt: the shipped suites and example scenarios are scenario seeds too.
+declare -A seeds=([scenario_fuzz]="suites examples/scenarios")
 failed=0
 summary=$'| target | seconds | executions | exec/s | coverage (cov / ft) | corpus (files) | result |\n|---|---|---|---|---|---|---|'
 for t in "${targets[@]}"; do
@@ -36,7 +38,7 @@ for t in "${targets[@]}"; do
     status=0
     "$bin/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
         -dict="fuzz/dict/${dicts[$t]}.dict" -artifact_prefix="$out/$t/artifacts/" ${options[$t]:-} \
-        "$out/$t/corpus" "fuzz/corpus/$t" >"$out/$t.log" 2>&1 || status=$?
+        "$out/$t/corpus" "fuzz/corpus/$t" ${seeds[$t]:-} >"$out/$t.log" 2>&1 || status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$t.log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$out/$t.log" | tail -1)
     cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$out/$t.log" | tail -1 | sed 's/cov: \([0-9]*\) ft: \([0-9]*\)/\1 \/ \2/')
