@@ -300,30 +300,31 @@ private:
 
 }  // namespace
 
-std::optional<journal_record> record_from_json(const boost::json::value& v, std::string& error) {
+namespace {
+
+// Reads one object into a T through its field list (`visit`: visit_fields or visit_event_fields).
+template <class T, class Visit>
+std::optional<T> read_object(const boost::json::value& v, std::string& error, Visit visit) {
     error.clear();
     if (!v.is_object()) {
         error = "expected a JSON object";
         return std::nullopt;
     }
-    journal_record r;
+    T out;
     field_reader f{v.as_object(), error};
-    visit_fields(r, f);
+    visit(out, f);
     if (!f.ok()) return std::nullopt;
-    return r;
+    return out;
+}
+
+}  // namespace
+
+std::optional<journal_record> record_from_json(const boost::json::value& v, std::string& error) {
+    return read_object<journal_record>(v, error, [](auto& r, auto& f) { visit_fields(r, f); });
 }
 
 std::optional<server_event> server_event_from_json(const boost::json::value& v, std::string& error) {
-    error.clear();
-    if (!v.is_object()) {
-        error = "expected a JSON object";
-        return std::nullopt;
-    }
-    server_event e;
-    field_reader f{v.as_object(), error};
-    visit_event_fields(e, f);
-    if (!f.ok()) return std::nullopt;
-    return e;
+    return read_object<server_event>(v, error, [](auto& e, auto& f) { visit_event_fields(e, f); });
 }
 
 namespace {
