@@ -19,6 +19,7 @@
 #include <boost/json/parse.hpp>
 
 #include "child_process.hpp"
+#include "process_gone.hpp"
 
 namespace faultline::harness::testing {
 namespace {
@@ -50,16 +51,6 @@ std::vector<pid_t> wait_for_pids(const fs::path& path, std::size_t count) {
         std::this_thread::sleep_for(5ms);
     } while (std::chrono::steady_clock::now() < deadline);
     return {};
-}
-
-bool ends_within(pid_t pid, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    do {
-        if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-        std::this_thread::sleep_for(5ms);
-    } while (std::chrono::steady_clock::now() < deadline);
-    ::kill(pid, SIGKILL);
-    return false;
 }
 
 // A client that starts `sleep` in its own group and a setsid daemon, writes both pids and waits.
@@ -104,7 +95,7 @@ void expect_interrupted_run(int signal, int code, const std::string& name) {
     EXPECT_TRUE(run.at("interrupted").as_bool());
     EXPECT_EQ(run.at("interruption").at("signal").as_string(), signal == SIGINT ? "SIGINT" : "SIGTERM");
     // The client's own process, the sleep in its group and the setsid daemon are all gone.
-    for (const pid_t pid : clients) EXPECT_TRUE(ends_within(pid, 5s)) << "pid " << pid << " outlived the run";
+    for (const pid_t pid : clients) EXPECT_TRUE(test_support::ends_within(pid, 5s)) << "pid " << pid << " outlived the run";
     fs::remove(pids);
     fs::remove(file);
     fs::remove(report);

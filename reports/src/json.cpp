@@ -167,7 +167,12 @@ boost::json::object to_json(const harness::run_record& run) {
     o["seed"] = run.seed;
     o["passed"] = harness::all_checks_passed(run);
     o["outcome"] = to_string(harness::outcome_of(run));
-    o["started_at"] = detail::iso8601(run.started_at, true);
+    // A journal read back (`faultline check`) has no wall-clock start: null, not 1970.
+    if (run.started_at == std::chrono::system_clock::time_point{}) {
+        o["started_at"] = nullptr;
+    } else {
+        o["started_at"] = detail::iso8601(run.started_at, true);
+    }
     o["duration_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(run.duration).count();
     o["replay"] = replay_command(run);
 

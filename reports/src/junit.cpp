@@ -40,7 +40,12 @@ std::string junit_report(std::span<const harness::run_record> runs) {
         suites += "  <testsuite" + attr("name", run.scenario) + attr("tests", std::to_string(run_tests)) +
                   attr("failures", std::to_string(counts.checks_failed)) + attr("errors", std::to_string(run_errors)) +
                   attr("skipped", std::to_string(counts.checks_insufficient)) + attr("time", detail::seconds(run.duration)) +
-                  attr("timestamp", detail::iso8601(run.started_at, false)) + ">\n";
+                  // A journal read back (`faultline check`) has no wall-clock start: the optional
+                  // attribute is left out rather than say 1970.
+                  (run.started_at == std::chrono::system_clock::time_point{}
+                       ? std::string{}
+                       : attr("timestamp", detail::iso8601(run.started_at, false))) +
+                  ">\n";
         suites += "    <properties>\n";
         suites += "      <property" + attr("name", "seed") + attr("value", std::to_string(run.seed)) + "/>\n";
         if (!run.scenario_file.empty()) {

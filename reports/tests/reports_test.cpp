@@ -222,6 +222,15 @@ TEST(markdown_report, matches_golden) {
     EXPECT_THAT(out, ::testing::Not(HasSubstr("\x07")));
 }
 
+// `faultline check` reads a journal back: no wall-clock start is known, and none is made up.
+TEST(junit_report, a_run_without_a_wall_clock_start_has_no_timestamp_and_json_says_null) {
+    harness::run_record run = passing_run();
+    run.started_at = {};
+    EXPECT_THAT(junit_report(std::vector{run}), ::testing::Not(HasSubstr("timestamp=")));
+    const auto doc = boost::json::parse(json_report(std::vector{run}));
+    EXPECT_TRUE(doc.at("scenarios").at(0).at("started_at").is_null());
+}
+
 TEST(junit_report, no_runs_is_an_empty_document) {
     EXPECT_EQ(junit_report({}),
               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

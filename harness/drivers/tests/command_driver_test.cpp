@@ -1,4 +1,5 @@
 #include "faultline/drivers/command_driver.hpp"
+#include "process_gone.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -245,18 +246,6 @@ private:
     std::string path_;
 };
 
-// Whether `pid` is gone (not even a zombie) within `limit`; kills it at the end when it is not, so a
-// failing test leaves nothing behind.
-bool ends_within(pid_t pid, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    do {
-        if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-        std::this_thread::sleep_for(5ms);
-    } while (std::chrono::steady_clock::now() < deadline);
-    ::kill(pid, SIGKILL);
-    return false;
-}
-
 // A daemon: the client starts a process that calls setsid (a session and process group of its
 // own, so signalling the client's group misses it), writes its pid and sleeps; the client exits as
 // soon as the pid is written. Without faultline as subreaper the daemon is reparented to PID 1 and
@@ -275,7 +264,7 @@ TEST(CommandDriver, KillsADaemonTheClientLeftOutsideItsProcessGroup) {
     EXPECT_FALSE(r.timed_out);
     const std::optional<pid_t> daemon = pid_file.read_pid(5s);
     ASSERT_TRUE(daemon.has_value());
-    EXPECT_TRUE(ends_within(*daemon, 5s)) << "the setsid daemon (pid " << *daemon << ") outlived the run";
+    EXPECT_TRUE(test_support::ends_within(*daemon, 5s)) << "the setsid daemon (pid " << *daemon << ") outlived the run";
     EXPECT_EQ(d.last_stats().orphans_killed, 1u);
 }
 
@@ -309,7 +298,7 @@ TEST(CommandDriver, AnInterruptStopsTheRunningProcessTreesAndStartsNoMore) {
     EXPECT_EQ(r.command->processes[0].signal, SIGTERM);
     EXPECT_EQ(d.last_stats().started, 1u);
     ASSERT_TRUE(sleeper.has_value());
-    EXPECT_TRUE(ends_within(*sleeper, 5s));
+    EXPECT_TRUE(test_support::ends_within(*sleeper, 5s));
 }
 
 TEST(CommandDriver, AMissingProgramIsAHarnessError) {

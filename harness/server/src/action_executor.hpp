@@ -55,6 +55,18 @@ inline faults::duration dribble_interval(const faults::slow_body_action& action)
         static_cast<std::int64_t>(std::min<std::size_t>(chunk * 1'000'000'000ULL / rate, 3'600'000'000'000ULL))};
 }
 
+// The pause for a reply of `bytes`: the rule's own, unless all the pauses together would exceed
+// max_fault_wait ([server]); then they are shortened evenly to fit, so a slow body, like every
+// other fault wait, ends within max_fault_wait whatever the size of the reply.
+inline faults::duration dribble_interval(const faults::slow_body_action& action, std::size_t bytes,
+                                         faults::duration max_fault_wait) {
+    const faults::duration interval = dribble_interval(action);
+    const std::size_t chunk = std::max<std::size_t>(action.chunk_bytes, 1);
+    const auto pauses = static_cast<std::int64_t>((std::max<std::size_t>(bytes, 1) - 1) / chunk);
+    if (pauses == 0 || interval.count() <= max_fault_wait.count() / pauses) return interval;
+    return max_fault_wait / pauses;
+}
+
 template <class Connection>
 class action_executor {
 public:
@@ -100,7 +112,8 @@ public:
     void operator()(const faults::slow_body_action& action) const {
         c_.set_reply(c_.run_service());
         c_.raw() = c_.reply_head() + c_.reply_body();
-        dribble(c_, action, 0);
+        const std::size_t chunk = std::max<std::size_t>(action.chunk_bytes, 1);
+        dribble(c_, chunk, dribble_interval(action, c_.raw().size(), c_.max_fault_wait()), 0);
     }
 
     // The head promises the whole body; fewer bytes follow.
@@ -137,17 +150,15 @@ public:
 
 private:
     // Writes raw()[sent, sent + chunk), then waits one interval, until all of raw() is out.
-    static void dribble(Connection& c, const faults::slow_body_action& action, std::size_t sent) {
-        const std::size_t chunk = std::max<std::size_t>(action.chunk_bytes, 1);
+    static void dribble(Connection& c, std::size_t chunk, faults::duration interval, std::size_t sent) {
         const std::size_t n = std::min(chunk, c.raw().size() - sent);
-        c.write_raw(sent, n, [action, sent = sent + n](Connection& conn) {
+        c.write_raw(sent, n, [chunk, interval, sent = sent + n](Connection& conn) {
             if (sent >= conn.raw().size()) {
                 conn.finish_attempt(wire_outcome::responded);
                 if (!conn.reply_keep_alive()) return conn.do_graceful_close();
                 return conn.do_read();
             }
-            conn.wait_then(dribble_interval(action),
-                           [action, sent](Connection& next) { dribble(next, action, sent); });
+            conn.wait_then(interval, [chunk, interval, sent](Connection& next) { dribble(next, chunk, interval, sent); });
         });
     }
 

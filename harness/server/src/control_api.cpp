@@ -375,6 +375,8 @@ control_api::response control_api::route(const request& req, std::string_view pe
                                          {"over_limit", c.over_limit},
                                          {"header_timeouts", c.header_timeouts},
                                          {"idle_timeouts", c.idle_timeouts},
+                                         {"write_timeouts", c.write_timeouts},
+                                         {"idle_evicted", c.idle_evicted},
                                          {"events_not_journaled", c.events_not_journaled}};
         }
         return json_response(req, http::status::ok, out);

@@ -2,6 +2,17 @@
 
 #include "faultline/record/journal_json.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FAULTLINE_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define FAULTLINE_LSAN 1
+#endif
+#endif
+#ifdef FAULTLINE_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -37,6 +48,11 @@ public:
         if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + bytes), tail);
         ::madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
         records_ = reinterpret_cast<journal_record*>(aligned);
+#ifdef FAULTLINE_LSAN
+        // The records' strings live on the heap; the leak checker scans no anonymous mapping
+        // unless told, and would call every one of them leaked while the journal holds it.
+        __lsan_register_root_region(records_, bytes);
+#endif
     }
 
     // Touches every page so that appends never fault (left undone, pages fault in one by one as
@@ -53,6 +69,9 @@ public:
 
     ~chunk() {
         std::destroy_n(records_, size_);
+#ifdef FAULTLINE_LSAN
+        __lsan_unregister_root_region(records_, bytes);
+#endif
         ::munmap(records_, bytes);
     }
 

@@ -51,12 +51,14 @@ private:
         switch (kind) {
             case server_event_kind::connection_refused: return 0;
             case server_event_kind::header_timeout: return 1;
-            default: return 2;
+            case server_event_kind::write_timeout: return 2;
+            case server_event_kind::idle_evicted: return 3;
+            default: return 4;  // idle_timeout
         }
     }
 
     std::mutex mutex_;
-    std::array<window, 3> windows_{};
+    std::array<window, 5> windows_{};
     const std::uint32_t per_second_;
 };
 

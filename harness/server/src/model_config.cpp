@@ -82,6 +82,7 @@ std::optional<model_config> parse_model_config(const toml::table& table, std::st
     using namespace std::chrono_literals;
     if (const auto d = r.duration("header_timeout", 1ms, 1h)) config.limits.header_timeout = *d;
     if (const auto d = r.duration("idle_timeout", 1ms, 24h)) config.limits.idle_timeout = *d;
+    if (const auto d = r.duration("write_timeout", 1ms, 1h)) config.limits.write_timeout = *d;
     if (const auto n = r.integer("max_connections", 1, 1'000'000)) {
         config.limits.max_connections = static_cast<std::size_t>(*n);
     }

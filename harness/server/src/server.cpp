@@ -53,6 +53,24 @@ void server::core::register_session(std::uint64_t id, const std::shared_ptr<serv
     sessions.emplace(id, s);
 }
 
+bool server::core::evict_longest_idle(std::size_t cap) {
+    // A session may leave its idle spell between the look and the claim; then the next is tried.
+    for (int tries = 0; tries < 3; ++tries) {
+        std::shared_ptr<server_detail::session> oldest;
+        std::int64_t oldest_since = 0;
+        for_each_session([&](server_detail::session& s) {
+            const auto since = s.idle_since();
+            if (since && (!oldest || *since < oldest_since)) {
+                oldest = s.shared_from_this();
+                oldest_since = *since;
+            }
+        });
+        if (!oldest) return false;
+        if (oldest->evict_if_idle_since(oldest_since, cap)) return true;
+    }
+    return false;
+}
+
 void server::core::unregister_session(std::uint64_t id) {
     const std::lock_guard lock{sessions_mutex};
     sessions.erase(id);
@@ -101,11 +119,13 @@ std::string peer_of(const socket_t& socket) {
 
 void server::core::on_accept(socket_t socket, bool control_only) {
     error_code ignored;
-    // Over the cap the connection is closed at once, before it costs a session: the client sees EOF
-    // or a reset. Every refusal is counted; the journal gets a rate-limited event.
+    // At the cap a kept-alive idle connection makes room (it is closed as it would be by
+    // idle_timeout, only sooner); with none, the new connection is closed at once, before it costs a
+    // session: the client sees EOF or a reset. Every refusal is counted; the journal gets a
+    // rate-limited event.
     std::atomic<std::uint64_t>& open = control_only ? open_control : open_connections;
     const std::size_t cap = control_only ? server_detail::max_control_connections : max_connections;
-    if (open.load(std::memory_order_relaxed) >= cap) {
+    if (open.load(std::memory_order_relaxed) >= cap && (control_only || !evict_longest_idle(cap))) {
         ++over_limit;
         journal_limit_event(server_event_kind::connection_refused, peer_of(socket),
                             std::string{control_only ? "control" : "service"} + " connections at the cap of " +

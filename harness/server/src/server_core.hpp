@@ -85,7 +85,7 @@ struct server::core : std::enable_shared_from_this<server::core> {
         return {connections.load(),     refused.load(),         attempts.load(),
                 control_requests.load(), bad_requests.load(),   open_connections.load(),
                 over_limit.load(),       header_timeouts.load(), idle_timeouts.load(),
-                events_not_journaled.load()};
+                write_timeouts.load(),   idle_evicted.load(),    events_not_journaled.load()};
     }
 
     // Journals a limit event unless the gate holds it back (then it is only counted).
@@ -95,6 +95,9 @@ struct server::core : std::enable_shared_from_this<server::core> {
     void on_accept(server_detail::socket_t socket, bool control_only);
     void register_session(std::uint64_t id, const std::shared_ptr<server_detail::session>& s);
     void unregister_session(std::uint64_t id);
+    // Claims the longest-idle kept-alive service connection to be closed (idle_evicted); false
+    // when none is idle. Called at the cap, from the accepting thread.
+    bool evict_longest_idle(std::size_t cap);
     template <class F>
     void for_each_session(F f);
 
@@ -128,6 +131,8 @@ struct server::core : std::enable_shared_from_this<server::core> {
     std::atomic<std::uint64_t> over_limit{0};
     std::atomic<std::uint64_t> header_timeouts{0};
     std::atomic<std::uint64_t> idle_timeouts{0};
+    std::atomic<std::uint64_t> write_timeouts{0};
+    std::atomic<std::uint64_t> idle_evicted{0};
     std::atomic<std::uint64_t> events_not_journaled{0};
     std::atomic<bool> stopping{false};
 

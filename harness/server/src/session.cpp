@@ -229,7 +229,10 @@ void session::parse_buffered() {
     socket_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
         self->buffer_.commit(n);
         // The next request has begun: from now on it has header_timeout to arrive in full.
-        if (n > 0 && self->read_phase_ == read_phase::idle) self->set_read_deadline(read_phase::header, steady::now());
+        if (n > 0 && self->read_phase_ == read_phase::idle) {
+            if (!self->leave_idle()) return;  // evicted: it closes without reading this request
+            self->set_read_deadline(read_phase::header, steady::now());
+        }
         if (ec == asio::error::eof) return self->on_eof();
         if (ec) return self->on_read(ec);
         self->parse_buffered();
@@ -266,6 +269,10 @@ void session::on_read(error_code ec) {
 void session::set_read_deadline(read_phase phase, steady::time_point from) {
     const server_limits& limits = core_->context.limits;
     read_phase_ = phase;
+    // Only service connections make room at the service cap; control ones have their own.
+    if (phase == read_phase::idle && !control_only_) {
+        idle_since_ns_.store(core_->since_start_ns(), std::memory_order_release);
+    }
     const auto timeout = phase == read_phase::idle ? limits.idle_timeout : limits.header_timeout;
     read_deadline_ = from + std::chrono::duration_cast<steady::duration>(timeout);
 }
@@ -277,26 +284,70 @@ void session::arm_read_timer(steady::time_point at) {
     });
 }
 
+bool session::leave_idle() {
+    std::int64_t since = idle_since_ns_.load(std::memory_order_acquire);
+    while (since >= 0 && !idle_since_ns_.compare_exchange_weak(since, not_idle, std::memory_order_acq_rel)) {
+    }
+    return since != evicting;
+}
+
+std::optional<std::int64_t> session::idle_since() const {
+    const std::int64_t since = idle_since_ns_.load(std::memory_order_acquire);
+    if (since < 0) return std::nullopt;
+    return since;
+}
+
+bool session::evict_if_idle_since(std::int64_t since, std::size_t cap) {
+    if (!idle_since_ns_.compare_exchange_strong(since, evicting, std::memory_order_acq_rel)) return false;
+    asio::post(socket_.get_executor(), [self = shared_from_this(), cap] {
+        if (self->state_ == state::closing) return;
+        ++self->core_->idle_evicted;
+        self->core_->journal_limit_event(server_event_kind::idle_evicted, self->peer(),
+                                         "idle kept-alive connection closed after " +
+                                             std::to_string(self->requests_read_) +
+                                             " requests, to make room at the cap of " + std::to_string(cap));
+        self->close_now();
+    });
+    return true;
+}
+
 // Deadlines move with every request without touching the timer; it wakes at most every check
-// period (min of the two timeouts, so no deadline set since it was armed can pass unnoticed) and
-// compares. An attempt in progress (a delay, a hang, a barrier) is not reading and never times out.
+// period (min of the timeouts, so no deadline set since it was armed can pass unnoticed) and
+// compares. An attempt in progress (a delay, a hang, a barrier) is not reading and never times
+// out; only a write the client does not take does (write_timeout).
 session::steady::duration session::read_check_period() const {
     const server_limits& limits = core_->context.limits;
-    return std::chrono::duration_cast<steady::duration>(std::min(limits.header_timeout, limits.idle_timeout));
+    return std::chrono::duration_cast<steady::duration>(
+        std::min({limits.header_timeout, limits.idle_timeout, limits.write_timeout}));
 }
 
 void session::on_read_timer() {
     if (state_ == state::closing) return;
     const auto period = read_check_period();
     const auto now = steady::now();
-    if (state_ != state::idle) return arm_read_timer(now + period);
+    if (state_ != state::idle) {
+        if (!write_deadline_) return arm_read_timer(now + period);
+        if (now < *write_deadline_) return arm_read_timer(std::min(*write_deadline_, now + period));
+        return on_write_deadline_passed();
+    }
     if (now < read_deadline_) return arm_read_timer(std::min(read_deadline_, now + period));
     on_read_deadline_passed();
+}
+
+void session::on_write_deadline_passed() {
+    ++core_->write_timeouts;
+    core_->journal_limit_event(server_event_kind::write_timeout, peer(),
+                               "a write of " + std::to_string(waiting_write_bytes_) + " bytes not taken within " +
+                                   config::format_duration(core_->context.limits.write_timeout) +
+                                   "; connection reset");
+    // The write's handler then ends the attempt (client_gone).
+    reset_now();
 }
 
 void session::on_read_deadline_passed() {
     const server_limits& limits = core_->context.limits;
     if (read_phase_ == read_phase::idle) {
+        if (!leave_idle()) return;  // evicted meanwhile: the eviction closes it
         ++core_->idle_timeouts;
         core_->journal_limit_event(server_event_kind::idle_timeout, peer(),
                                    "idle for " + config::format_duration(limits.idle_timeout) + " after " +
@@ -524,9 +575,17 @@ void session::send_response() {
     if (sent == total) return on_write({}, sent);
     beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest{buffers};
     rest.consume(sent);
+    begin_waiting_write(total - sent);
     asio::async_write(socket_, rest, [self = shared_from_this(), sent](error_code ec2, std::size_t n) {
+        self->write_deadline_.reset();
         self->on_write(ec2, sent + n);
     });
+}
+
+void session::begin_waiting_write(std::size_t bytes) {
+    waiting_write_bytes_ = bytes;
+    write_deadline_ =
+        steady::now() + std::chrono::duration_cast<steady::duration>(core_->context.limits.write_timeout);
 }
 
 void session::on_write(error_code ec, std::size_t bytes) {
@@ -547,8 +606,10 @@ void session::on_write(error_code ec, std::size_t bytes) {
 template <class Next>
 void session::write_raw(std::size_t offset, std::size_t n, Next next) {
     mark_response_started();
+    begin_waiting_write(n);
     asio::async_write(socket_, asio::buffer(raw_.data() + offset, n),
                       [self = shared_from_this(), next](error_code ec, std::size_t written) {
+                          self->write_deadline_.reset();
                           self->record_.bytes_out += written;
                           if (ec) {
                               self->finish_attempt(wire_outcome::client_gone);

@@ -18,6 +18,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +47,13 @@ public:
     void start();
     // A connection the engine told us to close (FIN) before reading anything.
     void start_closed();
+    // Kept alive and waiting for its next request since this time (ns since the run started), or
+    // nullopt. Any thread may ask.
+    std::optional<std::int64_t> idle_since() const;
+    // Claims the connection for eviction if it is still idle since `since` (what idle_since()
+    // said); then it is closed on its own thread without reading another request (idle_evicted
+    // event). False when it has left that idle spell: it is not evicted. Any thread.
+    bool evict_if_idle_since(std::int64_t since, std::size_t cap);
     // The server is stopping: idle connections close now, hangs end now, the rest finish their attempt.
     void on_server_stop();
     // The drain time is over: close whatever is left.
@@ -74,11 +82,14 @@ private:
     void serve_control();
 
     // read deadlines: a field store per request; one timer per connection that wakes at most every
-    // min(header_timeout, idle_timeout) and checks the deadline
+    // min(header_timeout, idle_timeout, write_timeout) and checks the read and write deadlines
     void set_read_deadline(read_phase phase, steady::time_point from);
+    // False when the server claimed the connection for eviction first (it is then closed).
+    [[nodiscard]] bool leave_idle();
     void arm_read_timer(steady::time_point at);
     void on_read_timer();
     [[gnu::cold]] void on_read_deadline_passed();
+    [[gnu::cold]] void on_write_deadline_passed();
     steady::duration read_check_period() const;
     std::string peer() const;
 
@@ -101,12 +112,15 @@ private:
     const std::string& reply_body() const { return reply_.body; }
     bool reply_keep_alive() const { return reply_.keep_alive; }
     std::string& raw() { return raw_; }
+    faults::duration max_fault_wait() const { return core_->context.limits.max_fault_wait; }
 
     // writing
     bool response_started() const { return record_.response_started_ns >= 0; }
     void mark_response_started();
     void send_response();
     void on_write(error_code ec, std::size_t bytes);
+    // A write the socket could not take at once is waiting for the client: write_timeout runs.
+    void begin_waiting_write(std::size_t bytes);
     template <class Next>
     void write_raw(std::size_t offset, std::size_t n, Next next);
     template <class Next>
@@ -130,6 +144,13 @@ private:
     timer_t read_timer_;
     read_phase read_phase_ = read_phase::header;
     steady::time_point read_deadline_{};
+    std::optional<steady::time_point> write_deadline_;  // while a write waits for the client
+    std::size_t waiting_write_bytes_ = 0;
+    // ns since the run started at which the kept-alive idle spell began; not_idle, or evicting once
+    // the server has claimed the connection (a compare-exchange decides between the two sides).
+    static constexpr std::int64_t not_idle = -1;
+    static constexpr std::int64_t evicting = -2;
+    std::atomic<std::int64_t> idle_since_ns_{not_idle};
     const std::uint64_t id_;
     const std::int64_t accepted_ns_;
     const bool control_only_;

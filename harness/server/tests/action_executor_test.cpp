@@ -29,6 +29,7 @@ public:
     bool keep_alive = true;
     bool fail_writes = false;
     std::string service_body = "0123456789";
+    faults::duration fault_wait_limit = std::chrono::hours{1};
 
     // Runs the pending wait's continuation; false when nothing waits.
     bool fire() {
@@ -38,6 +39,7 @@ public:
         return true;
     }
     std::size_t waits() const { return waits_; }
+    faults::duration waited() const { return waited_; }
 
     // ---- the Connection requirements (action_executor.hpp) ----
 
@@ -70,6 +72,7 @@ public:
     }
 
     std::string& raw() { return raw_; }
+    faults::duration max_fault_wait() const { return fault_wait_limit; }
 
     template <class Next>
     void write_raw(std::size_t offset, std::size_t n, Next next) {
@@ -85,6 +88,7 @@ public:
     template <class Next>
     void wait_then(faults::duration wait, Next next) {
         ++waits_;
+        waited_ += wait;
         events.push_back("wait " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()) +
                          "ms");
         pending_ = std::move(next);
@@ -110,6 +114,7 @@ private:
     std::string raw_;
     std::function<void(fake_connection&)> pending_;
     std::size_t waits_ = 0;
+    faults::duration waited_{0};
 };
 
 using executor = action_executor<fake_connection>;
@@ -222,6 +227,26 @@ TEST(action_executor, dribble_interval_treats_zero_as_one_and_caps_at_an_hour) {
     EXPECT_EQ(dribble_interval({8, 4}), faults::duration{500ms});
     EXPECT_EQ(dribble_interval({0, 0}), faults::duration{1s});
     EXPECT_EQ(dribble_interval({1, 1'000'000}), faults::duration{std::chrono::hours{1}});
+}
+
+TEST(action_executor, slow_body_pauses_shrink_so_the_whole_reply_ends_within_max_fault_wait) {
+    fake_connection c;
+    c.service_body = std::string(100, 'x');
+    c.fault_wait_limit = 2s;
+    // 1-byte chunks at 1 byte/s would take minutes for this reply; the pauses are cut to fit 2s.
+    run(c, faults::slow_body_action{1, 1});
+    while (c.fire()) {
+    }
+    EXPECT_EQ(c.waits(), c.wire.size() - 1);
+    EXPECT_LE(c.waited(), faults::duration{2s});
+    EXPECT_GT(c.waited(), faults::duration{1900ms});
+    EXPECT_EQ(c.outcome, wire_outcome::responded);
+}
+
+TEST(action_executor, dribble_interval_keeps_the_rule_pause_when_the_reply_fits_max_fault_wait) {
+    EXPECT_EQ(dribble_interval({8, 4}, 12, 1s), faults::duration{500ms});     // 2 pauses of 500ms: 1s
+    EXPECT_EQ(dribble_interval({8, 4}, 16, 1s), faults::duration{1s} / 3);    // 3 pauses would be 1.5s
+    EXPECT_EQ(dribble_interval({8, 4}, 4, 1ms), faults::duration{500ms});     // one chunk: no pause
 }
 
 TEST(action_executor, truncate_promises_the_whole_body_and_sends_part_of_it) {

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,6 +136,57 @@ TEST(limits, over_max_connections_new_ones_are_refused_and_the_control_api_still
     bool served = false;
     for (int i = 0; i < 200 && !served; ++i) served = exchange(s.port(), make_request("GET", "/y")).parsed().has_value();
     EXPECT_TRUE(served);
+}
+
+TEST(limits, at_max_connections_the_longest_idle_kept_alive_connection_makes_room) {
+    test_server s{"[server]\nmax_connections = 2\nidle_timeout = \"1h\"\n"};
+    connection older{s.port()};
+    connection newer{s.port()};
+    ASSERT_TRUE(older.round_trip(make_request("GET", "/a", {}, {}, true)).parsed());
+    ASSERT_TRUE(newer.round_trip(make_request("GET", "/b", {}, {}, true)).parsed());
+    // Both kept alive and idle, the cap reached: the third is served in the place of the older.
+    const auto third = exchange(s.port(), make_request("GET", "/c"), 10s);
+    ASSERT_TRUE(third.parsed());
+    EXPECT_EQ(third.parsed()->result_int(), 200);
+    const auto evicted = older.read_response(10s);
+    EXPECT_FALSE(evicted.timed_out);
+    EXPECT_TRUE(evicted.bytes.empty());
+    const auto still_open = newer.round_trip(make_request("GET", "/d", {}, {}, true));
+    ASSERT_TRUE(still_open.parsed());
+    EXPECT_EQ(s.engine().counters().idle_evicted, 1U);
+    EXPECT_EQ(s.engine().counters().over_limit, 0U);
+    const auto events = s.context().records.events();
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].kind, server_event_kind::idle_evicted);
+    EXPECT_NE(events[0].detail.find("after 1 requests, to make room at the cap of 2"), std::string::npos)
+        << events[0].detail;
+    EXPECT_EQ(s.journal().size(), 4U);
+}
+
+TEST(limits, a_response_the_client_does_not_read_is_reset_after_write_timeout) {
+    // A reply far larger than the socket buffers on both sides, to a client that never reads.
+    const std::string body(32u << 20, 'x');
+    test_server s{"[server]\nwrite_timeout = \"200ms\"\n[[server.endpoint]]\nmethod = \"GET\"\npath = \"/big\"\n"
+                  "effect = \"read\"\nbody = \"" + body + "\"\n"};
+    asio::io_context io;
+    asio::ip::tcp::socket client{io};
+    client.open(asio::ip::tcp::v4());
+    client.set_option(asio::socket_base::receive_buffer_size{4096});
+    client.connect({asio::ip::make_address("127.0.0.1"), s.port()});
+    asio::write(client, asio::buffer(make_request("GET", "/big")));
+    // Wait, reading nothing, until the connection is reset (POLLERR/POLLHUP are always reported).
+    pollfd watched{client.native_handle(), 0, 0};
+    ASSERT_EQ(::poll(&watched, 1, 10'000), 1) << "not reset within 10 s";
+    EXPECT_NE(watched.revents & (POLLERR | POLLHUP), 0);
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 1U);
+    EXPECT_EQ(journal[0].outcome, wire_outcome::client_gone);
+    EXPECT_LT(journal[0].bytes_out, body.size());
+    EXPECT_EQ(s.engine().counters().write_timeouts, 1U);
+    const auto events = s.context().records.events();
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].kind, server_event_kind::write_timeout);
+    EXPECT_NE(events[0].detail.find("not taken within 200ms; connection reset"), std::string::npos) << events[0].detail;
 }
 
 int status_of_raw(std::uint16_t port, const std::string& bytes) {

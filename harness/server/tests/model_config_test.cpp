@@ -77,7 +77,7 @@ content_type = "text/plain"
 
 TEST(model_config, reads_the_limits_and_bounds_them) {
     const auto t = parse("[server]\nheader_timeout = \"250ms\"\nidle_timeout = \"5s\"\nmax_connections = 12\n"
-                         "max_fault_wait = \"2m\"\n");
+                         "max_fault_wait = \"2m\"\nwrite_timeout = \"3s\"\n");
     config_errors errors;
     const auto c = parse_model_config(*t["server"].as_table(), "scenario.toml", errors);
     ASSERT_TRUE(c) << messages(errors).front();
@@ -85,11 +85,13 @@ TEST(model_config, reads_the_limits_and_bounds_them) {
     EXPECT_EQ(c->limits.idle_timeout, std::chrono::seconds{5});
     EXPECT_EQ(c->limits.max_connections, 12U);
     EXPECT_EQ(c->limits.max_fault_wait, std::chrono::minutes{2});
+    EXPECT_EQ(c->limits.write_timeout, std::chrono::seconds{3});
     const server_limits defaults;
     EXPECT_EQ(defaults.header_timeout, std::chrono::seconds{10});
     EXPECT_EQ(defaults.idle_timeout, std::chrono::seconds{60});
     EXPECT_EQ(defaults.max_connections, 4096U);
     EXPECT_EQ(defaults.max_fault_wait, std::chrono::hours{1});
+    EXPECT_EQ(defaults.write_timeout, std::chrono::seconds{30});
 
     const auto bad = parse("[server]\nheader_timeout = \"0s\"\nmax_connections = 0\nmax_fault_wait = \"25h\"\n");
     errors.clear();
@@ -107,7 +109,7 @@ TEST(model_config, unknown_keys_are_listed_with_positions) {
               std::vector<std::string>{
                   "scenario.toml:3:1: [server]: unknown key \"colour\"; allowed: catch_all, endpoint, header_timeout, "
                   "idempotency, idempotency_required, identity_field, identity_header, idle_timeout, "
-                  "journal_max_records, max_connections, max_fault_wait, service"});
+                  "journal_max_records, max_connections, max_fault_wait, service, write_timeout"});
 }
 
 TEST(model_config, extra_keys_belong_to_someone_else) {

@@ -106,7 +106,8 @@ struct run_record {
     std::string scenario_file;  // path it was loaded from ("" when built in code); used in the replay hint
     std::string description;
     std::uint64_t seed = 0;
-    std::chrono::system_clock::time_point started_at;  // wall clock, for reports only
+    // Wall clock, for reports only; the epoch (default) when unknown, as for a journal read back.
+    std::chrono::system_clock::time_point started_at;
     std::chrono::nanoseconds duration{0};              // monotonic run length
 
     std::vector<journal_record> journal;   // every attempt the server saw (checks do not rely on the order)

@@ -24,6 +24,8 @@ enum class server_event_kind {
     connection_refused,  // over max_connections
     header_timeout,      // a request head not complete in time; the connection was closed
     idle_timeout,        // a kept-alive connection idle too long; closed
+    write_timeout,       // a response the client stopped reading, not taken in time; reset
+    idle_evicted,        // a kept-alive idle connection closed to make room at max_connections
 };
 
 std::string_view to_string(server_event_kind kind);

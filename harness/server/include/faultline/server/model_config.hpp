@@ -17,7 +17,9 @@
 //   # limits the server enforces on its clients (server_options.hpp's server_limits)
 //   header_timeout = "10s"           # accept / first byte -> request read, else closed (1ms..1h)
 //   idle_timeout = "60s"             # kept-alive connection idle between requests (1ms..24h)
-//   max_connections = 4096           # open service connections (1..1000000); more are refused
+//   write_timeout = "30s"            # a response write the client does not take, then reset (1ms..1h)
+//   max_connections = 4096           # open service connections (1..1000000); at the cap the
+//                                    # longest-idle kept-alive one is closed, else the new one
 //   max_fault_wait = "1h"            # longest delay / hang / queue wait a rule may ask (1ms..24h)
 //
 //   [[server.endpoint]]              # matched before the built-in ones, in order

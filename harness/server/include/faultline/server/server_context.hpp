@@ -62,6 +62,8 @@ struct server_counters {
     std::uint64_t over_limit = 0;         // closed at accept: max_connections were open
     std::uint64_t header_timeouts = 0;    // closed: a request not read within header_timeout
     std::uint64_t idle_timeouts = 0;      // closed: kept alive and idle for idle_timeout
+    std::uint64_t write_timeouts = 0;     // reset: a response not taken within write_timeout
+    std::uint64_t idle_evicted = 0;       // closed: kept alive and idle, to make room at the cap
     std::uint64_t events_not_journaled = 0;  // limit events counted here but rate-limited out of the journal
 };
 

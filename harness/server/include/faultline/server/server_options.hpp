@@ -20,8 +20,13 @@ struct server_limits {
     std::chrono::nanoseconds header_timeout = std::chrono::seconds{10};
     // A kept-alive connection waiting for its next request is closed after this (idle_timeout event).
     std::chrono::nanoseconds idle_timeout = std::chrono::seconds{60};
-    // Service connections open at once; the next is closed at accept (connection_refused event). The
-    // server lowers it to what the descriptor limit allows (server::max_connections()).
+    // A response write the client does not take (stopped reading, window shut) for this long resets
+    // the connection (write_timeout event), so a client cannot pin a session and its buffers.
+    std::chrono::nanoseconds write_timeout = std::chrono::seconds{30};
+    // Service connections open at once. At the cap a new connection takes the place of the
+    // longest-idle kept-alive one (idle_evicted event), as nginx reuses keep-alive connections; with
+    // none idle it is closed at accept (connection_refused event). The server lowers the cap to what
+    // the descriptor limit allows (server::max_connections()).
     std::size_t max_connections = 4096;
     // The longest wait a fault may impose (a delay, a hang, an overload queue): longer is a config
     // error at load, a 400 from the control API, and is clamped to this at run time.
