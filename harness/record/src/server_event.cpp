@@ -11,6 +11,7 @@ std::string_view to_string(server_event_kind kind) {
         case server_event_kind::connection_refused: return "connection_refused";
         case server_event_kind::header_timeout: return "header_timeout";
         case server_event_kind::idle_timeout: return "idle_timeout";
+        case server_event_kind::started: return "started";
     }
     return "unknown";
 }
@@ -18,7 +19,7 @@ std::string_view to_string(server_event_kind kind) {
 std::optional<server_event_kind> server_event_kind_from_string(std::string_view s) {
     for (auto k : {server_event_kind::reset, server_event_kind::rule_added, server_event_kind::rule_removed,
                    server_event_kind::rules_cleared, server_event_kind::connection_refused,
-                   server_event_kind::header_timeout, server_event_kind::idle_timeout}) {
+                   server_event_kind::header_timeout, server_event_kind::idle_timeout, server_event_kind::started}) {
         if (to_string(k) == s) return k;
     }
     return std::nullopt;
@@ -32,7 +33,8 @@ bool is_control_action(server_event_kind kind) {
         case server_event_kind::rules_cleared: return true;
         case server_event_kind::connection_refused:
         case server_event_kind::header_timeout:
-        case server_event_kind::idle_timeout: return false;
+        case server_event_kind::idle_timeout:
+        case server_event_kind::started: return false;
     }
     return false;
 }

@@ -816,6 +816,14 @@ error_code proxy::start() {
     if (!ec) c.acceptor->listen(asio::socket_base::max_listen_connections, ec);
     if (ec) return ec;
     c.port = c.acceptor->local_endpoint().port();
+    // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
+    server_event anchor;
+    anchor.kind = server_event_kind::started;
+    anchor.at_ns = c.since_start_ns();
+    anchor.detail = std::to_string(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(c.time.wall_now().time_since_epoch()).count());
+    anchor.peer = c.options.instance;
+    c.context.records.append_event(std::move(anchor));
     c.started = true;
     for (auto& io : c.ios) c.work.emplace_back(io->get_executor());
     c.do_accept();

@@ -4,6 +4,7 @@
 #include "server_fixture.hpp"
 #include "test_client.hpp"
 
+#include "faultline/record/journal_merge.hpp"
 #include "faultline/server/proxy.hpp"
 
 #include <boost/asio/error.hpp>
@@ -220,6 +221,11 @@ TEST(proxy, the_instance_tag_is_in_every_record) {
     test_proxy p{"", upstream.port(), options};
     exchange(p.port(), make_request("GET", "/x"));
     EXPECT_EQ(only(p.journal()).instance, "tier-a");
+    const auto events = p.context().records.events();
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.front().kind, server_event_kind::started);
+    EXPECT_EQ(events.front().peer, "tier-a");
+    EXPECT_TRUE(wall_anchor_ns(events));
 }
 
 TEST(proxy, probe_upstream_tells_a_listening_port_from_a_closed_one) {

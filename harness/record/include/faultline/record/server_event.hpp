@@ -24,6 +24,9 @@ enum class server_event_kind {
     connection_refused,  // over max_connections
     header_timeout,      // a request head not complete in time; the connection was closed
     idle_timeout,        // a kept-alive connection idle too long; closed
+    // The journal's anchor, its first line: `detail` is the wall clock at the event's `t` as Unix ns,
+    // `peer` the instance's name, so journals of several instances can be put on one timeline.
+    started,
 };
 
 std::string_view to_string(server_event_kind kind);
