@@ -1,5 +1,6 @@
-// `faultline check JOURNAL.jsonl --expect FILE.toml`: evaluates the `[[expect]]` checks of FILE
-// against a journal recorded by `faultline serve --journal` (any client, any language), prints the
+// `faultline check JOURNAL.jsonl… --expect FILE.toml`: evaluates the `[[expect]]` checks of FILE
+// against a journal recorded by `faultline serve/proxy --journal` (any client, any language; several
+// journals are merged into one history, journal_merge.hpp), prints the
 // console report and exits 0 when every check passed (expected failures inverted), 1 when one
 // failed, 2 when the journal or the expectations file is bad (the expectations are read first), 3 when
 // a report could not be written; --report / --report-dir write reports as `faultline run` does. Checks
@@ -9,6 +10,7 @@
 #include "report_output.hpp"
 
 #include "faultline/record/journal_json.hpp"
+#include "faultline/record/journal_merge.hpp"
 #include "faultline/record/run_record.hpp"
 #include "faultline/runner/runner.hpp"
 #include "faultline/runner/scenario.hpp"
@@ -21,13 +23,14 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace faultline::cli {
 
 namespace {
 
 struct check_args {
-    std::string journal;
+    std::vector<std::string> journals;
     std::string expect;
     report_targets reports;
 };
@@ -39,18 +42,32 @@ void run_check(const check_args& args) {
         for (const auto& e : expected.errors) std::cerr << e.to_string() << '\n';
         throw CLI::RuntimeError(exit_bad_input);
     }
-    harness::jsonl_read_result journal = harness::read_jsonl(args.journal);
-    if (!journal.ok()) {
-        for (const auto& e : journal.errors) std::cerr << e.to_string() << '\n';
-        throw CLI::RuntimeError(exit_bad_input);
+    // Several journals (several serve/proxy instances) are judged as one merged history.
+    std::vector<harness::named_journal> read;
+    for (const std::string& path : args.journals) {
+        harness::jsonl_read_result journal = harness::read_jsonl(path);
+        if (!journal.ok()) {
+            for (const auto& e : journal.errors) std::cerr << e.to_string() << '\n';
+            throw CLI::RuntimeError(exit_bad_input);
+        }
+        for (const auto& w : journal.warnings) std::cerr << w.to_string() << '\n';
+        read.push_back({path, std::move(journal.records), std::move(journal.server_events)});
     }
-    for (const auto& w : journal.warnings) std::cerr << w.to_string() << '\n';
+    std::string names = args.journals.front();
+    for (std::size_t i = 1; i < args.journals.size(); ++i) names += " + " + args.journals[i];
 
     harness::run_record run;
-    run.scenario = args.journal;
-    run.description = "journal " + args.journal + " checked against " + args.expect;
-    run.journal = std::move(journal.records);
-    run.server_events = std::move(journal.server_events);
+    run.scenario = names;
+    run.description = (read.size() > 1 ? "journals " : "journal ") + names + " checked against " + args.expect;
+    if (read.size() == 1) {
+        run.journal = std::move(read.front().records);
+        run.server_events = std::move(read.front().server_events);
+    } else {
+        harness::merged_journal merged = harness::merge_journals(std::move(read));
+        for (const auto& w : merged.warnings) std::cerr << w << '\n';
+        run.journal = std::move(merged.records);
+        run.server_events = std::move(merged.server_events);
+    }
     const auto by_seq = [](const harness::journal_record& a, const harness::journal_record& b) { return a.seq < b.seq; };
     // The server writes in seq order; sorting a sorted journal would still move every (large) record.
     if (!std::is_sorted(run.journal.begin(), run.journal.end(), by_seq)) {
@@ -78,7 +95,9 @@ void run_check(const check_args& args) {
 void add_check_command(CLI::App& app) {
     auto args = std::make_shared<check_args>();
     CLI::App* cmd = app.add_subcommand("check", "Evaluate [[expect]] checks against a journal from `faultline serve`");
-    cmd->add_option("journal", args->journal, "Journal file (JSON Lines) written by `faultline serve --journal`")
+    cmd->add_option("journals", args->journals,
+                    "Journal files (JSON Lines) written by `faultline serve/proxy --journal`; several are merged "
+                    "into one history by their wall-clock anchors")
         ->required();
     cmd->add_option("--expect", args->expect, "TOML file with [[expect]] tables (a scenario file works too)")
         ->required();

@@ -17,6 +17,7 @@ enum exit_code : int {
 };
 
 void add_serve_command(CLI::App& app);
+void add_proxy_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_check_command(CLI::App& app);

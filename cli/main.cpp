@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
     CLI::App app{"faultline: a chaos / fault-injection harness for retry behaviour"};
     app.require_subcommand(1);
     faultline::cli::add_serve_command(app);
+    faultline::cli::add_proxy_command(app);
     faultline::cli::add_run_command(app);
     faultline::cli::add_validate_command(app);
     faultline::cli::add_check_command(app);

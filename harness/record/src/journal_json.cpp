@@ -68,9 +68,13 @@ void visit_fields(Record& r, Visitor& v) {
     v.optional_number("retry_after_ms", r.retry_after_ms);
     v.number("bytes_in", r.bytes_in);
     v.number("bytes_out", r.bytes_out);
+    v.optional_number("upstream_status", r.upstream_status);
+    v.optional_number("upstream_ns", r.upstream_ns);
+    v.optional_string("upstream_error", r.upstream_error);
+    v.optional_string("instance", r.instance);
 }
 
-constexpr std::size_t field_count = 25;
+constexpr std::size_t field_count = 29;
 
 template <class Event, class Visitor>
 void visit_event_fields(Event& e, Visitor& v) {

@@ -13,6 +13,7 @@ std::string_view to_string(server_event_kind kind) {
         case server_event_kind::idle_timeout: return "idle_timeout";
         case server_event_kind::write_timeout: return "write_timeout";
         case server_event_kind::idle_evicted: return "idle_evicted";
+        case server_event_kind::started: return "started";
     }
     return "unknown";
 }
@@ -21,7 +22,7 @@ std::optional<server_event_kind> server_event_kind_from_string(std::string_view 
     for (auto k : {server_event_kind::reset, server_event_kind::rule_added, server_event_kind::rule_removed,
                    server_event_kind::rules_cleared, server_event_kind::connection_refused,
                    server_event_kind::header_timeout, server_event_kind::idle_timeout,
-                   server_event_kind::write_timeout, server_event_kind::idle_evicted}) {
+                   server_event_kind::write_timeout, server_event_kind::idle_evicted, server_event_kind::started}) {
         if (to_string(k) == s) return k;
     }
     return std::nullopt;
@@ -37,7 +38,8 @@ bool is_control_action(server_event_kind kind) {
         case server_event_kind::header_timeout:
         case server_event_kind::idle_timeout:
         case server_event_kind::write_timeout:
-        case server_event_kind::idle_evicted: return false;
+        case server_event_kind::idle_evicted:
+        case server_event_kind::started: return false;
     }
     return false;
 }

@@ -69,6 +69,13 @@ struct journal_record {
     std::optional<std::int64_t> retry_after_ms;  // "retry_after_ms": Retry-After sent, as a wait in ms
     std::uint64_t bytes_in = 0;        // "bytes_in"
     std::uint64_t bytes_out = 0;       // "bytes_out"
+    // Written by `faultline proxy` only (absent otherwise): what the upstream did with the attempt.
+    std::optional<int> upstream_status;         // "upstream_status": the upstream's status (absent: never answered)
+    std::optional<std::int64_t> upstream_ns;    // "upstream_ns": forwarded -> upstream reply read (or failure)
+    std::optional<std::string> upstream_error;  // "upstream_error": "refused", "timeout", "reset", … (absent: none)
+    // "instance": which serve/proxy instance journaled it (`--instance`), so merged journals stay
+    // attributable; `faultline check` tags records of a journal without one with the file's name.
+    std::optional<std::string> instance;
 };
 
 }  // namespace faultline::harness

@@ -26,6 +26,9 @@ enum class server_event_kind {
     idle_timeout,        // a kept-alive connection idle too long; closed
     write_timeout,       // a response the client stopped reading, not taken in time; reset
     idle_evicted,        // a kept-alive idle connection closed to make room at max_connections
+    // The journal's anchor, its first line: `detail` is the wall clock at the event's `t` as Unix ns,
+    // `peer` the instance's name, so journals of several instances can be put on one timeline.
+    started,
 };
 
 std::string_view to_string(server_event_kind kind);

@@ -1,0 +1,221 @@
+// `faultline proxy`: the fault-injecting reverse proxy in front of a real service (proxy.hpp).
+//   faultline proxy --listen 127.0.0.1:P --upstream 127.0.0.1:Q [--rules rules.toml] [--journal j.jsonl]
+// The rules file is `faultline serve`'s ([[fault]] rules, [server] with its routes as the commit
+// declarations). Runs until SIGINT or SIGTERM, then stops cleanly and flushes the journal. Exit codes:
+// 2 for bad usage or rules, 3 when the upstream is not reachable at start (unless --wait-upstream) or
+// the proxy cannot listen.
+#include "commands.hpp"
+
+#include "faultline/config/duration.hpp"
+#include "faultline/server/proxy.hpp"
+#include "faultline/server/serve_config.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <charconv>
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <system_error>
+
+namespace faultline::cli {
+
+namespace {
+
+struct proxy_args {
+    std::string listen = "127.0.0.1:0";
+    std::string upstream;
+    std::string rules;
+    std::string journal;
+    std::string instance;
+    std::optional<std::uint64_t> seed;
+    std::optional<std::size_t> threads;
+    std::string upstream_timeout = "30s";
+    std::string connect_timeout = "2s";
+    bool wait_upstream = false;
+    bool allow_non_loopback = false;
+};
+
+[[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
+
+struct host_port {
+    std::string address;
+    std::uint16_t port = 0;
+};
+
+// "ADDRESS:PORT" with an IP address ("[::1]:8080" for IPv6).
+std::optional<host_port> parse_host_port(const std::string& text) {
+    const auto colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;
+    std::string address = text.substr(0, colon);
+    if (address.front() == '[' && address.back() == ']') address = address.substr(1, address.size() - 2);
+    std::uint16_t port = 0;
+    const char* first = text.data() + colon + 1;
+    const char* last = text.data() + text.size();
+    const auto [end, ec] = std::from_chars(first, last, port);
+    if (ec != std::errc{} || end != last) return std::nullopt;
+    return host_port{address, port};
+}
+
+host_port host_port_option(const std::string& text, const char* option) {
+    const auto parsed = parse_host_port(text);
+    if (!parsed) {
+        std::cerr << "faultline proxy: " << option << " '" << text << "': expected ADDRESS:PORT, e.g. 127.0.0.1:8080\n";
+        fail(exit_bad_input);
+    }
+    return *parsed;
+}
+
+std::chrono::milliseconds duration_option(const std::string& text, const char* option) {
+    const auto parsed = config::parse_duration(text);
+    if (!parsed || *parsed.value < std::chrono::milliseconds{1}) {
+        std::cerr << "faultline proxy: " << option << " '" << text << "': "
+                  << (parsed ? std::string{"must be at least 1ms"} : parsed.error) << '\n';
+        fail(exit_bad_input);
+    }
+    return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed.value);
+}
+
+std::uint64_t fresh_seed() {
+    std::random_device device;
+    return (std::uint64_t{device()} << 32U) ^ device();
+}
+
+void run_proxy(const proxy_args& args) {
+    const host_port listen = host_port_option(args.listen, "--listen");
+    const host_port upstream = host_port_option(args.upstream, "--upstream");
+    harness::proxy_options options;
+    options.address = listen.address;
+    options.port = listen.port;
+    options.allow_non_loopback = args.allow_non_loopback;
+    options.upstream_address = upstream.address;
+    options.upstream_port = upstream.port;
+    options.upstream_timeout = duration_option(args.upstream_timeout, "--upstream-timeout");
+    options.connect_timeout = duration_option(args.connect_timeout, "--connect-timeout");
+    options.instance = args.instance;
+
+    // No rules file: a plain forwarding proxy that journals every attempt.
+    auto loaded = args.rules.empty() ? harness::parse_serve_config("", "(no rules)")
+                                     : harness::load_serve_config(args.rules);
+    if (!loaded.ok()) {
+        for (const auto& e : loaded.errors) std::cerr << e.to_string() << '\n';
+        fail(exit_bad_input);
+    }
+    harness::serve_config& config = *loaded.config;
+    harness::server_options unused_server_options;
+    faults::engine_limits limits;
+    config.settings.apply(unused_server_options, limits);
+    options.threads = args.threads ? *args.threads : unused_server_options.threads;
+    options.body_limit = unused_server_options.body_limit;
+    const std::uint64_t seed = args.seed ? *args.seed : config.settings.seed ? *config.settings.seed : fresh_seed();
+
+    harness::journal_options journal;
+    journal.max_records = config.model.journal_max_records;
+    journal.path = args.journal;
+    std::unique_ptr<harness::server_context> context;
+    try {
+        context = std::make_unique<harness::server_context>(config.model, std::move(config.rules), seed, journal, limits);
+    } catch (const std::system_error& e) {
+        std::cerr << args.journal << ": cannot open the journal file: " << e.what() << '\n';
+        fail(exit_bad_input);
+    }
+
+    boost::asio::io_context signals_io;
+    boost::asio::signal_set signals{signals_io, SIGINT, SIGTERM};
+    int received = 0;
+    signals.async_wait([&received](const boost::system::error_code& ec, int signal) {
+        if (!ec) received = signal;
+    });
+
+    // The upstream first: a proxy in front of nothing is a setup error, unless asked to wait for it
+    // (a sidecar starting beside its app), polling until it answers or a signal ends the wait.
+    auto probe = [&] { return harness::probe_upstream(upstream.address, upstream.port, options.connect_timeout); };
+    auto reachable = probe();
+    if (reachable && args.wait_upstream) {
+        std::cerr << "faultline proxy: waiting for the upstream " << args.upstream << " (" << reachable.message()
+                  << ")\n";
+        boost::asio::steady_timer poll{signals_io};
+        std::function<void()> again = [&] {
+            poll.expires_after(std::chrono::milliseconds{100});
+            poll.async_wait([&](const boost::system::error_code& ec) {
+                if (ec || received != 0) return;
+                reachable = probe();
+                if (reachable) return again();
+                signals.cancel();
+            });
+        };
+        again();
+        signals_io.run();
+        signals_io.restart();
+        if (received != 0) {
+            std::cerr << "faultline proxy: stopped by signal " << received << " while waiting for the upstream\n";
+            return;
+        }
+        signals.async_wait([&received](const boost::system::error_code& ec, int signal) {
+            if (!ec) received = signal;
+        });
+    }
+    if (reachable) {
+        std::cerr << "faultline proxy: the upstream " << args.upstream << " is not reachable: " << reachable.message()
+                  << " (--wait-upstream waits for it)\n";
+        fail(exit_harness_error);
+    }
+
+    harness::proxy proxy{*context, options};
+    if (const auto ec = proxy.start()) {
+        std::cerr << "faultline proxy: cannot listen on " << args.listen << ": " << ec.message();
+        if (ec == boost::asio::error::access_denied) std::cerr << " (not loopback: pass --allow-non-loopback)";
+        std::cerr << '\n';
+        fail(exit_harness_error);
+    }
+    std::cout << "faultline proxy on " << proxy.url() << " -> http://" << args.upstream << " (seed " << seed << ")\n"
+              << std::flush;
+
+    signals_io.run();
+    proxy.stop();
+
+    const auto counters = proxy.counters();
+    std::cerr << "faultline proxy: stopped by signal " << received << " after " << counters.attempts << " attempts ("
+              << counters.forwarded << " forwarded, " << counters.upstream_failures << " upstream failures) on "
+              << counters.connections << " connections";
+    if (!args.journal.empty()) std::cerr << "; journal: " << args.journal;
+    std::cerr << '\n';
+    if (context->records.failed()) {
+        std::cerr << "faultline proxy: the journal failed: " << context->records.error() << '\n';
+        fail(exit_harness_error);
+    }
+}
+
+}  // namespace
+
+void add_proxy_command(CLI::App& app) {
+    auto args = std::make_shared<proxy_args>();
+    CLI::App* cmd = app.add_subcommand(
+        "proxy", "Run the fault-injecting reverse proxy in front of a real HTTP service; stop with SIGINT or SIGTERM");
+    cmd->add_option("--listen", args->listen, "ADDRESS:PORT to listen on (default 127.0.0.1:0, an ephemeral port)");
+    cmd->add_option("--upstream", args->upstream, "ADDRESS:PORT of the service to forward to")->required();
+    cmd->add_option("--rules", args->rules,
+                    "TOML file with [[fault]] rules and an optional [server] table (its routes declare what commits)");
+    cmd->add_option("--journal", args->journal, "Stream the journal to this file as JSON Lines");
+    cmd->add_option("--instance", args->instance, "Name written into every journal record (merged journals)");
+    cmd->add_option("--seed", args->seed, "Seed of the fault decisions (default: [server] seed, else random)");
+    cmd->add_option("--threads", args->threads, "Worker threads (default: [server] threads, else 1)")
+        ->check(CLI::Range(1, 256));
+    cmd->add_option("--upstream-timeout", args->upstream_timeout,
+                    "Forwarded -> complete upstream reply, else 504 (default 30s)");
+    cmd->add_option("--connect-timeout", args->connect_timeout, "Upstream connect, else 502 (default 2s)");
+    cmd->add_flag("--wait-upstream", args->wait_upstream,
+                  "Wait for an unreachable upstream instead of exiting 3");
+    cmd->add_flag("--allow-non-loopback", args->allow_non_loopback,
+                  "Allow --listen on an address other than loopback (a sidecar's pod address)");
+    cmd->callback([args] { run_proxy(*args); });
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,95 @@
+// `faultline proxy`: the fault-injecting HTTP/1.1 reverse proxy in front of a real service. It works
+// on the same `server_context` as the built-in server (fault engine, journal, ledger, attempt counter,
+// identity) and carries out the engine's plans with the same action executor; what differs is the
+// commit point: where the server runs its service model, the proxy forwards the request to the
+// upstream over a keep-alive connection pool and takes the upstream's reply as the service's. So the
+// commit phase means what it means for a real service:
+//   - phase `before` (respond, drop, malformed): the upstream never sees the request;
+//   - phase `after`: the request is forwarded and the upstream's reply is then replaced, lost (reset,
+//     close, hang) or garbled: the true "lost response after commit";
+//   - delay, slow_body and truncate deliver the upstream's own reply, so they forward in either phase
+//     (the request is forwarded before the wait, and the reply held for it).
+// The context's service model is not run: its declared routes (`[[server.endpoint]]`, `catch_all`)
+// only classify requests, and an attempt on a non-idempotent or idempotent-write route commits
+// (journal `effect = committed`, a ledger entry) when the upstream answers it with a 2xx. The
+// context's idempotency layer is not used either: the real service owns its keys.
+//
+// The upstream's status, its time and any failure are journaled per attempt (upstream_status,
+// upstream_ns, upstream_error). An upstream that refuses or fails the connection, or resets or closes
+// it before a complete reply, is answered 502; one that does not answer within upstream_timeout, 504.
+//
+// Threads: as the server, one io_context per worker, connections round-robin and never moving; each
+// worker has its own pool of idle upstream connections, so the pool needs no lock.
+#pragma once
+
+#include "faultline/core/clock.hpp"
+#include "faultline/server/server_context.hpp"
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace faultline::harness {
+
+struct proxy_options {
+    std::string address = "127.0.0.1";  // where the proxy listens
+    std::uint16_t port = 0;             // 0: ephemeral (proxy::port())
+    bool allow_non_loopback = false;    // listening elsewhere than loopback must be asked for (a sidecar)
+    std::string upstream_address = "127.0.0.1";  // an IP address
+    std::uint16_t upstream_port = 0;
+    std::chrono::milliseconds connect_timeout{2000};   // upstream connect, else 502
+    std::chrono::milliseconds upstream_timeout{30000};  // forwarded -> complete reply, else 504
+    std::size_t threads = 1;
+    std::size_t body_limit = 1024 * 1024;              // request bodies; larger get 413 and close
+    std::size_t upstream_body_limit = 64 * 1024 * 1024;  // reply bodies; larger are a 502
+    std::size_t idle_upstream_per_thread = 256;         // kept-alive upstream connections kept per worker
+    std::chrono::milliseconds drain_timeout{1000};
+    std::string instance;  // written into every journal record ("instance"), "" = none
+};
+
+struct proxy_counters {
+    std::uint64_t connections = 0;        // client connections accepted
+    std::uint64_t refused = 0;            // reset or closed by a connection verdict
+    std::uint64_t attempts = 0;           // journaled
+    std::uint64_t forwarded = 0;          // requests sent to the upstream
+    std::uint64_t upstream_connects = 0;  // new upstream connections opened
+    std::uint64_t upstream_failures = 0;  // forwards answered 502 / 504
+};
+
+// The running proxy. The context and the clock must outlive it. start() once; stop() is idempotent
+// and also run by the destructor (not from one of the proxy's own threads).
+class proxy {
+public:
+    proxy(server_context& context, proxy_options options,
+          faultline::clock& time = steady_clock_source::instance());
+    ~proxy();
+
+    proxy(const proxy&) = delete;
+    proxy& operator=(const proxy&) = delete;
+
+    // Binds and starts the workers. Errors: a bad or non-loopback address (not allowed), bind/listen.
+    boost::system::error_code start();
+    // Stops accepting, lets attempts in progress finish within drain_timeout, closes the rest, joins
+    // the workers and flushes the journal.
+    void stop();
+
+    std::uint16_t port() const;
+    std::string url() const;  // "http://ADDRESS:PORT"
+    proxy_counters counters() const;
+
+    struct core;
+
+private:
+    std::shared_ptr<core> core_;
+};
+
+// One TCP connect to the upstream within `timeout` (closed at once): `faultline proxy` checks the
+// upstream is reachable before it starts.
+boost::system::error_code probe_upstream(const std::string& address, std::uint16_t port,
+                                         std::chrono::milliseconds timeout);
+
+}  // namespace faultline::harness

@@ -1,0 +1,887 @@
+// The fault-injecting reverse proxy (proxy.hpp): acceptor, client sessions, and the upstream
+// exchange with its per-worker pool of kept-alive connections.
+#include "faultline/server/proxy.hpp"
+
+#include "action_executor.hpp"
+
+#include "faultline/retry/retry_after.hpp"
+
+#include <boost/asio/basic_socket_acceptor.hpp>
+#include <boost/asio/basic_stream_socket.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace faultline::harness {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+using executor_t = asio::io_context::executor_type;
+using socket_t = asio::basic_stream_socket<tcp, executor_t>;
+using acceptor_t = asio::basic_socket_acceptor<tcp, executor_t>;
+using timer_t = asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>,
+                                           executor_t>;
+using request_t = http::request<http::string_body>;
+using upstream_response_t = http::response<http::string_body>;
+
+// How long a closing client connection waits for the client's FIN after ours, so unread bytes do
+// not turn the FIN into an RST.
+constexpr std::chrono::seconds linger_limit{2};
+
+std::string_view to_std(beast::string_view s) { return {s.data(), s.size()}; }
+
+// RFC 9110 §7.6.1: connection-specific fields are not forwarded; framing is the proxy's own.
+bool is_hop_by_hop(http::field f) {
+    switch (f) {
+        case http::field::connection:
+        case http::field::keep_alive:
+        case http::field::proxy_connection:
+        case http::field::te:
+        case http::field::trailer:
+        case http::field::transfer_encoding:
+        case http::field::upgrade:
+        case http::field::content_length:
+            return true;
+        default:
+            return false;
+    }
+}
+
+class fields_source final : public faults::header_source {
+public:
+    explicit fields_source(const http::fields& fields) : fields_{fields} {}
+    std::optional<std::string_view> find(std::string_view name) const override {
+        const auto it = fields_.find(beast::string_view{name.data(), name.size()});
+        if (it == fields_.end()) return std::nullopt;
+        return to_std(it->value());
+    }
+
+private:
+    const http::fields& fields_;
+};
+
+std::optional<std::string> header_value(const http::fields& fields, std::string_view name) {
+    const auto it = fields.find(beast::string_view{name.data(), name.size()});
+    if (it == fields.end()) return std::nullopt;
+    return std::string{to_std(it->value())};
+}
+
+std::optional<std::int64_t> integer_header(const http::fields& fields, std::string_view name) {
+    const auto value = header_value(fields, name);
+    if (!value) return std::nullopt;
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+    if (ec != std::errc{} || end != value->data() + value->size()) return std::nullopt;
+    return n;
+}
+
+// Does carrying out this plan need the upstream's reply? Kinds that deliver the service's own reply
+// do in either phase; the others only in phase `after` (action_executor.hpp).
+bool plan_forwards(const faults::fault_plan& plan) {
+    if (plan.phase == faults::commit_phase::after) return true;
+    return std::holds_alternative<faults::delay_action>(plan.what) ||
+           std::holds_alternative<faults::slow_body_action>(plan.what) ||
+           std::holds_alternative<faults::truncate_action>(plan.what);
+}
+
+std::pair<const std::string&, const std::string&> header_pair(const http_header& h) { return {h.name, h.value}; }
+std::pair<const std::string&, const std::string&> header_pair(const std::pair<std::string, std::string>& h) {
+    return {h.first, h.second};
+}
+
+// What one forward came to.
+struct upstream_result {
+    std::optional<upstream_response_t> reply;  // a complete reply
+    std::string error;                         // else why not: refused, connect_failed, timeout, reset, closed, bad_reply
+    std::int64_t elapsed_ns = 0;
+};
+
+class proxy_session;
+
+}  // namespace
+
+struct proxy::core : std::enable_shared_from_this<proxy::core> {
+    core(server_context& ctx, proxy_options opts, faultline::clock& clk)
+        : context{ctx}, options{std::move(opts)}, time{clk}, run_start{clk.now()} {
+        for (std::size_t i = 0; i < std::max<std::size_t>(options.threads, 1); ++i) {
+            ios.push_back(std::make_unique<asio::io_context>(1));
+        }
+        pools.resize(ios.size());
+        acceptor.emplace(ios.front()->get_executor());
+    }
+
+    std::int64_t since_start_ns() const { return (time.now() - run_start).count(); }
+
+    void do_accept();
+    void on_accept(socket_t socket, std::size_t worker);
+
+    void register_session(std::uint64_t id, const std::shared_ptr<proxy_session>& s) {
+        const std::lock_guard lock{sessions_mutex};
+        sessions.emplace(id, s);
+    }
+    void unregister_session(std::uint64_t id) {
+        const std::lock_guard lock{sessions_mutex};
+        sessions.erase(id);
+        if (sessions.empty()) sessions_gone.notify_all();
+    }
+    template <class F>
+    void for_each_session(F f);
+
+    server_context& context;
+    const proxy_options options;
+    faultline::clock& time;
+    const faultline::time_point run_start;
+    tcp::endpoint upstream;
+
+    std::vector<std::unique_ptr<asio::io_context>> ios;
+    // Idle kept-alive upstream connections, one pool per worker, touched only on that worker's thread.
+    std::vector<std::vector<socket_t>> pools;
+    std::size_t next_worker = 0;  // the accepting thread only
+    std::vector<asio::executor_work_guard<executor_t>> work;
+    std::optional<acceptor_t> acceptor;
+    std::vector<std::thread> workers;
+    std::uint16_t port = 0;
+
+    std::atomic<std::uint64_t> next_connection{0};
+    std::atomic<std::uint64_t> connections{0};
+    std::atomic<std::uint64_t> refused{0};
+    std::atomic<std::uint64_t> attempts{0};
+    std::atomic<std::uint64_t> forwarded{0};
+    std::atomic<std::uint64_t> upstream_connects{0};
+    std::atomic<std::uint64_t> upstream_failures{0};
+    std::atomic<bool> stopping{false};
+
+    std::mutex sessions_mutex;
+    std::condition_variable sessions_gone;
+    std::unordered_map<std::uint64_t, std::weak_ptr<proxy_session>> sessions;
+
+    std::mutex lifecycle_mutex;
+    bool started = false;
+    bool stop_done = false;
+};
+
+namespace {
+
+// One request forwarded: a pooled connection if the worker has one, else a new one; the reply read
+// in full within upstream_timeout; the connection back to the pool if both sides keep it alive. A
+// pooled connection the upstream closed meanwhile fails before any reply byte: then the request
+// goes once more on a new connection (the upstream read none of it, or it would have answered).
+class upstream_exchange : public std::enable_shared_from_this<upstream_exchange> {
+public:
+    using done_fn = std::function<void(upstream_result)>;
+
+    upstream_exchange(std::shared_ptr<proxy::core> core, std::size_t worker, request_t request, done_fn done)
+        : core_{std::move(core)},
+          worker_{worker},
+          socket_{core_->ios[worker]->get_executor()},
+          timer_{core_->ios[worker]->get_executor()},
+          request_{std::move(request)},
+          done_{std::move(done)} {}
+
+    void start() {
+        started_ = std::chrono::steady_clock::now();
+        ++core_->forwarded;
+        timer_.expires_after(core_->options.upstream_timeout);
+        timer_.async_wait([self = shared_from_this()](error_code ec) {
+            if (ec || self->finished_) return;
+            self->timed_out_ = true;
+            error_code ignored;
+            self->socket_.close(ignored);
+        });
+        auto& pool = core_->pools[worker_];
+        if (!pool.empty()) {
+            socket_ = std::move(pool.back());
+            pool.pop_back();
+            reused_ = true;
+            return send();
+        }
+        connect();
+    }
+
+    // The proxy is stopping past its drain time: end the exchange now (its callback still runs).
+    void cancel() {
+        if (finished_) return;
+        cancelled_ = true;
+        error_code ignored;
+        socket_.close(ignored);
+    }
+
+private:
+    void connect() {
+        reused_ = false;
+        ++core_->upstream_connects;
+        socket_.async_connect(core_->upstream, [self = shared_from_this()](error_code ec) {
+            if (self->timed_out_) return self->fail("timeout");
+            if (self->cancelled_) return self->fail("cancelled");
+            if (ec) return self->fail(ec == asio::error::connection_refused ? "refused" : "connect_failed");
+            error_code ignored;
+            self->socket_.set_option(tcp::no_delay{true}, ignored);
+            self->send();
+        });
+    }
+
+    void send() {
+        http::async_write(socket_, request_, [self = shared_from_this()](error_code ec, std::size_t) {
+            if (ec) return self->on_transport_error(ec);
+            self->receive();
+        });
+    }
+
+    void receive() {
+        parser_.emplace();
+        parser_->body_limit(core_->options.upstream_body_limit);
+        if (request_.method() == http::verb::head) parser_->skip(true);
+        buffer_.clear();
+        http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+            if (ec) return self->on_transport_error(ec);
+            self->succeed();
+        });
+    }
+
+    void on_transport_error(error_code ec) {
+        if (timed_out_) return fail("timeout");
+        if (cancelled_) return fail("cancelled");
+        const bool nothing_back = !parser_ || !parser_->got_some();
+        if (reused_ && nothing_back && !core_->stopping) {
+            error_code ignored;
+            socket_.close(ignored);
+            socket_ = socket_t{core_->ios[worker_]->get_executor()};
+            return connect();
+        }
+        if (ec == http::error::body_limit || ec == http::error::header_limit || ec == http::error::bad_version ||
+            ec == http::error::bad_status || ec == http::error::bad_field || ec == http::error::bad_value) {
+            return fail("bad_reply");
+        }
+        if (ec == asio::error::connection_reset) return fail("reset");
+        fail("closed");
+    }
+
+    void succeed() {
+        finished_ = true;
+        timer_.cancel();
+        upstream_response_t reply = parser_->release();
+        auto& pool = core_->pools[worker_];
+        if (reply.keep_alive() && request_.keep_alive() && !core_->stopping &&
+            pool.size() < core_->options.idle_upstream_per_thread && buffer_.size() == 0) {
+            pool.push_back(std::move(socket_));
+        } else {
+            error_code ignored;
+            socket_.close(ignored);
+        }
+        done_({std::move(reply), {}, elapsed()});
+    }
+
+    void fail(std::string why) {
+        finished_ = true;
+        timer_.cancel();
+        error_code ignored;
+        socket_.close(ignored);
+        ++core_->upstream_failures;
+        done_({std::nullopt, std::move(why), elapsed()});
+    }
+
+    std::int64_t elapsed() const {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started_).count();
+    }
+
+    std::shared_ptr<proxy::core> core_;
+    const std::size_t worker_;
+    socket_t socket_;
+    timer_t timer_;
+    request_t request_;
+    done_fn done_;
+    beast::flat_buffer buffer_;
+    std::optional<http::response_parser<http::string_body>> parser_;
+    std::chrono::steady_clock::time_point started_{};
+    bool reused_ = false;
+    bool timed_out_ = false;
+    bool cancelled_ = false;
+    bool finished_ = false;
+};
+
+// One client connection: reads requests, runs each as one attempt (identity, the engine's decision,
+// the upstream as the commit point, the plan through action_executor), journals it. All of it on the
+// socket's executor, one thread.
+class proxy_session : public std::enable_shared_from_this<proxy_session> {
+public:
+    proxy_session(std::shared_ptr<proxy::core> core, socket_t socket, std::uint64_t id, std::int64_t accepted_ns,
+                  std::size_t worker)
+        : core_{std::move(core)},
+          socket_{std::move(socket)},
+          timer_{socket_.get_executor()},
+          read_timer_{socket_.get_executor()},
+          id_{id},
+          accepted_ns_{accepted_ns},
+          worker_{worker} {}
+
+    ~proxy_session() {
+        if (attempt_open_) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
+        core_->unregister_session(id_);
+    }
+
+    proxy_session(const proxy_session&) = delete;
+    proxy_session& operator=(const proxy_session&) = delete;
+
+    void start() {
+        asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+    }
+    void start_closed() {
+        asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_graceful_close(); });
+    }
+
+    void on_server_stop() {
+        asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+            self->stopping_ = true;
+            if (self->state_ == state::idle || self->state_ == state::closing) return self->close_now();
+            if (self->state_ == state::held) return self->decision_.barrier()->release_group();
+            if (self->state_ == state::hanging) return self->end_hang();
+        });
+    }
+
+    void force_close() {
+        asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+            self->stopping_ = true;
+            if (self->state_ == state::held) self->decision_.barrier()->release_group();
+            if (auto exchange = self->exchange_.lock()) exchange->cancel();
+            self->close_now();
+        });
+    }
+
+private:
+    friend class server_detail::action_executor<proxy_session>;
+    using executor = server_detail::action_executor<proxy_session>;
+
+    enum class state { idle, busy, held, hanging, closing };
+
+    // ---- reading ----
+
+    void do_read() {
+        if (stopping_ || core_->stopping) return close_now();
+        state_ = state::idle;
+        parser_.emplace();
+        parser_->body_limit(core_->options.body_limit);
+        const server_limits& limits = core_->context.limits;
+        read_timer_.expires_after(requests_read_ == 0 ? limits.header_timeout : limits.idle_timeout);
+        read_timer_.async_wait([self = shared_from_this()](error_code ec) {
+            if (!ec && self->state_ == state::idle) self->close_now();
+        });
+        http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t n) {
+            self->read_timer_.cancel();
+            self->on_read(ec, n);
+        });
+    }
+
+    void on_read(error_code ec, std::size_t bytes_in) {
+        if (state_ == state::closing) return;
+        if (ec == http::error::end_of_stream) return do_graceful_close();
+        if (ec == http::error::body_limit) return reject(http::status::payload_too_large, "request body over the limit");
+        if (ec == http::error::header_limit) return reject(http::status::request_header_fields_too_large, "headers too large");
+        if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
+            ec != http::error::partial_message) {
+            return reject(http::status::bad_request, "bad request: " + ec.message());
+        }
+        if (ec) return close_now();
+        state_ = state::busy;
+        ++requests_read_;
+        request_ = parser_->release();
+        begin_attempt(bytes_in);
+    }
+
+    // Unparseable HTTP: not an attempt, not journaled, not forwarded.
+    void reject(http::status status, std::string message) {
+        state_ = state::busy;
+        keep_alive_override_ = false;
+        set_reply(static_cast<int>(status), header_list{{"Content-Type", "text/plain"}}, std::move(message));
+        send_response();
+    }
+
+    // ---- one attempt ----
+
+    void begin_attempt(std::size_t bytes_in) {
+        server_context& ctx = core_->context;
+        const http::fields& fields = request_.base();
+        attempt_open_ = true;
+        keep_alive_override_.reset();
+        record_ = journal_record{};
+        record_.connection = id_;
+        record_.connection_request = requests_read_;
+        record_.accepted_ns = accepted_ns_;
+        record_.request_ns = core_->since_start_ns();
+        record_.method = std::string{to_std(request_.method_string())};
+        record_.target = std::string{to_std(request_.target())};
+        record_.bytes_in = bytes_in;
+        record_.attempt_header = header_value(fields, "Faultline-Attempt");
+        if (!record_.attempt_header) record_.attempt_header = header_value(fields, "x-envoy-attempt-count");
+        record_.previous_attempts = header_value(fields, "grpc-previous-rpc-attempts");
+        record_.deadline_ms = integer_header(fields, "Faultline-Deadline-Ms");
+        if (!record_.deadline_ms) record_.deadline_ms = integer_header(fields, "x-envoy-expected-rq-timeout-ms");
+        record_.body_hash = hash_bytes(request_.body());
+        if (!core_->options.instance.empty()) record_.instance = core_->options.instance;
+
+        const fields_source headers{fields};
+        const faults::request_view view{record_.method, record_.target, headers, request_.body()};
+        const operation_identity identity = identify(ctx.identity, view);
+        record_.attempt = ctx.attempts.next(identity);
+        record_.seq = ctx.records.next_seq();
+        record_.operation = identity.value;
+        record_.identity = identity.source;
+        record_.idempotency_key = identity.idempotency_key;
+
+        wall_now_ = core_->time.wall_now();
+        decision_ = ctx.engine.on_attempt({view, identity.hash, record_.attempt, record_.seq,
+                                           std::chrono::nanoseconds{record_.request_ns}, wall_now_});
+        if (!decision_.has_fault()) {
+            return forward([](proxy_session& s) {
+                s.set_reply(s.run_service());
+                s.send_response();
+            });
+        }
+        record_.rule = decision_.rule();
+        record_.fault = decision_.kind();
+        if (decision_.barrier()) return hold_at_barrier();
+        carry_out_plan();
+    }
+
+    void carry_out_plan() {
+        const faults::fault_plan& plan = *decision_.plan();
+        if (!plan_forwards(plan)) return executor::run(*this, plan);
+        forward([](proxy_session& s) { executor::run(s, *s.decision_.plan()); });
+    }
+
+    void hold_at_barrier() {
+        state_ = state::held;
+        const faults::barrier_ticket& ticket = *decision_.barrier();
+        const auto remaining = ticket.deadline() - std::chrono::nanoseconds{core_->since_start_ns()};
+        timer_.expires_after(std::max(remaining, std::chrono::nanoseconds{0}));
+        timer_.async_wait([ticket](error_code ec) {
+            if (!ec) ticket.release_group();
+        });
+        ticket.on_release([self = shared_from_this(), ex = socket_.get_executor()] {
+            asio::post(ex, [self] {
+                if (self->state_ != state::held) return;
+                self->state_ = state::busy;
+                self->timer_.cancel();
+                self->carry_out_plan();
+            });
+        });
+        if (stopping_) ticket.release_group();
+    }
+
+    // Sends the request upstream; `next(session)` runs once the upstream's reply (or a gateway error
+    // standing for it) is held for run_service().
+    template <class Next>
+    void forward(Next next) {
+        request_t out{request_.method(), request_.target(), 11};
+        for (const auto& field : request_.base()) {
+            if (!is_hop_by_hop(field.name())) out.base().insert(field.name_string(), field.value());
+        }
+        out.body() = request_.body();
+        out.keep_alive(true);
+        out.prepare_payload();
+        const std::int64_t forwarded_at = core_->since_start_ns();
+        auto exchange = std::make_shared<upstream_exchange>(
+            core_, worker_, std::move(out),
+            [self = shared_from_this(), next, forwarded_at](upstream_result result) {
+                if (self->state_ == state::closing) return;
+                self->take_upstream_result(std::move(result), forwarded_at);
+                next(*self);
+            });
+        exchange_ = exchange;
+        exchange->start();
+    }
+
+    void take_upstream_result(upstream_result result, std::int64_t forwarded_at) {
+        record_.upstream_ns = result.elapsed_ns;
+        upstream_reply_ = service_response{};
+        if (!result.reply) {
+            record_.upstream_error = result.error;
+            const bool timeout = result.error == "timeout";
+            upstream_reply_ = problem(timeout ? 504 : 502, timeout ? "Gateway Timeout" : "Bad Gateway",
+                                      "upstream " + result.error);
+            return;
+        }
+        const upstream_response_t& reply = *result.reply;
+        record_.upstream_status = static_cast<int>(reply.result_int());
+        upstream_reply_.status = static_cast<int>(reply.result_int());
+        for (const auto& field : reply.base()) {
+            if (is_hop_by_hop(field.name())) continue;
+            upstream_reply_.headers.push_back({std::string{to_std(field.name_string())}, std::string{to_std(field.value())}});
+        }
+        upstream_reply_.body = std::move(result.reply->body());
+        const effect_semantics semantics = core_->context.model.classify(record_.method, record_.target);
+        const bool writes = semantics == effect_semantics::non_idempotent || semantics == effect_semantics::idempotent_write;
+        if (writes && upstream_reply_.status >= 200 && upstream_reply_.status < 300) {
+            upstream_reply_.effect = effect_kind::committed;
+            core_->context.effects.record({record_.operation, record_.attempt, record_.seq, id_, forwarded_at,
+                                           record_.method, record_.target, semantics,
+                                           "upstream " + std::to_string(upstream_reply_.status)});
+        }
+    }
+
+    // The commit point, for the executor: the upstream's reply, already fetched by forward().
+    service_response run_service() {
+        record_.effect = upstream_reply_.effect;
+        return upstream_reply_;
+    }
+
+    // ---- the reply ----
+
+    template <class Headers>
+    void set_reply(int status, const Headers& headers, std::string body,
+                   std::optional<std::size_t> content_length = std::nullopt) {
+        status = std::clamp(status, 100, 999);
+        record_.status = status;
+        std::string& head = reply_.head;
+        head.assign(request_.version() >= 11 || !attempt_open_ ? "HTTP/1.1 " : "HTTP/1.0 ");
+        head.append(std::to_string(status)).push_back(' ');
+        const auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
+        head.append(reason.data(), reason.size()).append("\r\n");
+        for (const auto& h : headers) {
+            const auto& [name, value] = header_pair(h);
+            head.append(name).append(": ").append(value).append("\r\n");
+            if (beast::iequals(beast::string_view{name}, "Retry-After")) {
+                if (const auto wait = retry::parse_retry_after(value, wall_now_)) {
+                    record_.retry_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wait).count();
+                }
+            }
+        }
+        const bool bodiless = status < 200 || status == 204 || status == 304;
+        if (bodiless) body.clear();
+        if (!bodiless) head.append("Content-Length: ").append(std::to_string(content_length.value_or(body.size()))).append("\r\n");
+        reply_.keep_alive = keep_alive_override_.value_or(request_.keep_alive());
+        if (!reply_.keep_alive) head.append("Connection: close\r\n");
+        if (reply_.keep_alive && request_.version() < 11) head.append("Connection: keep-alive\r\n");
+        head.append("\r\n");
+        reply_.body = std::move(body);
+    }
+    void set_reply(service_response reply) { set_reply(reply.status, reply.headers, std::move(reply.body)); }
+    const std::string& reply_head() const { return reply_.head; }
+    const std::string& reply_body() const { return reply_.body; }
+    bool reply_keep_alive() const { return reply_.keep_alive; }
+    std::string& raw() { return raw_; }
+
+    // ---- writing ----
+
+    bool response_started() const { return record_.response_started_ns >= 0; }
+    void mark_response_started() {
+        if (!response_started()) record_.response_started_ns = core_->since_start_ns();
+    }
+
+    void send_response() {
+        if (attempt_open_) mark_response_started();
+        const std::array<asio::const_buffer, 2> buffers{asio::buffer(reply_.head), asio::buffer(reply_.body)};
+        asio::async_write(socket_, buffers, [self = shared_from_this()](error_code ec, std::size_t n) {
+            if (self->attempt_open_) {
+                self->record_.bytes_out += n;
+                self->finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
+            }
+            if (ec) return self->close_now();
+            if (!self->reply_.keep_alive) return self->do_graceful_close();
+            self->do_read();
+        });
+    }
+
+    template <class Next>
+    void write_raw(std::size_t offset, std::size_t n, Next next) {
+        mark_response_started();
+        asio::async_write(socket_, asio::buffer(raw_.data() + offset, n),
+                          [self = shared_from_this(), next](error_code ec, std::size_t written) {
+                              self->record_.bytes_out += written;
+                              if (ec) {
+                                  self->finish_attempt(wire_outcome::client_gone);
+                                  return self->close_now();
+                              }
+                              next(*self);
+                          });
+    }
+
+    template <class Next>
+    void wait_then(faults::duration wait, Next next) {
+        timer_.expires_after(std::min(wait, core_->context.limits.max_fault_wait));
+        timer_.async_wait([self = shared_from_this(), next](error_code ec) {
+            if (ec) return self->close_now();
+            next(*self);
+        });
+    }
+
+    void start_hang(faults::duration limit) {
+        state_ = state::hanging;
+        if (stopping_) return end_hang();
+        timer_.expires_after(std::min(limit, core_->context.limits.max_fault_wait));
+        timer_.async_wait([self = shared_from_this()](error_code ec) {
+            if (!ec) self->end_hang();
+        });
+        watch_hang();
+    }
+
+    void watch_hang() {
+        socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
+            if (self->state_ != state::hanging) return;
+            if (ec) return self->end_hang();
+            self->watch_hang();
+        });
+    }
+
+    void end_hang() {
+        if (state_ != state::hanging) return;
+        state_ = state::closing;
+        timer_.cancel();
+        finish_attempt(wire_outcome::hung);
+        close_now();
+    }
+
+    // ---- ending ----
+
+    void reset_now() {
+        state_ = state::closing;
+        error_code ignored;
+        socket_.set_option(asio::socket_base::linger{true, 0}, ignored);
+        socket_.close(ignored);
+        timer_.cancel();
+        read_timer_.cancel();
+    }
+
+    void close_now() {
+        state_ = state::closing;
+        error_code ignored;
+        socket_.close(ignored);
+        timer_.cancel();
+        read_timer_.cancel();
+    }
+
+    void do_graceful_close() {
+        state_ = state::closing;
+        read_timer_.cancel();
+        error_code ignored;
+        socket_.shutdown(socket_t::shutdown_send, ignored);
+        if (stopping_) return close_now();
+        timer_.expires_after(linger_limit);
+        timer_.async_wait([self = shared_from_this()](error_code ec) {
+            if (!ec) self->close_now();
+        });
+        drain();
+    }
+
+    void drain() {
+        socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
+            if (ec) return self->close_now();
+            self->drain();
+        });
+    }
+
+    void finish_attempt(wire_outcome outcome) {
+        if (!attempt_open_) return;
+        attempt_open_ = false;
+        record_.outcome = outcome;
+        if (outcome != wire_outcome::responded && outcome != wire_outcome::client_gone &&
+            outcome != wire_outcome::truncated) {
+            record_.status = 0;
+            record_.retry_after_ms.reset();
+        }
+        record_.finished_ns = core_->since_start_ns();
+        core_->context.records.append(std::move(record_));
+        ++core_->attempts;
+        decision_ = faults::fault_decision{};
+    }
+
+    std::shared_ptr<proxy::core> core_;
+    socket_t socket_;
+    timer_t timer_;
+    timer_t read_timer_;
+    const std::uint64_t id_;
+    const std::int64_t accepted_ns_;
+    const std::size_t worker_;
+    state state_ = state::idle;
+    bool stopping_ = false;
+
+    beast::flat_buffer buffer_;
+    std::optional<http::request_parser<http::string_body>> parser_;
+    std::uint32_t requests_read_ = 0;
+    request_t request_;
+    struct outgoing {
+        std::string head;
+        std::string body;
+        bool keep_alive = true;
+    };
+    outgoing reply_;
+    std::optional<bool> keep_alive_override_;  // false: close after this reply whatever the client asked
+
+    bool attempt_open_ = false;
+    journal_record record_;
+    faults::fault_decision decision_;
+    service_response upstream_reply_;
+    std::weak_ptr<upstream_exchange> exchange_;  // the forward in progress, for force_close
+    wall_time_point wall_now_{};
+    std::string raw_;
+    std::array<char, 1024> scratch_{};
+};
+
+}  // namespace
+
+template <class F>
+void proxy::core::for_each_session(F f) {
+    std::vector<std::shared_ptr<proxy_session>> live;
+    {
+        const std::lock_guard lock{sessions_mutex};
+        for (const auto& [id, weak] : sessions) {
+            if (auto s = weak.lock()) live.push_back(std::move(s));
+        }
+    }
+    for (const auto& s : live) f(*s);
+}
+
+void proxy::core::do_accept() {
+    const std::size_t worker = next_worker++ % ios.size();
+    acceptor->async_accept(*ios[worker], [this, worker](error_code ec, socket_t socket) {
+        if (stopping || !acceptor->is_open()) return;
+        if (!ec) on_accept(std::move(socket), worker);
+        do_accept();
+    });
+}
+
+void proxy::core::on_accept(socket_t socket, std::size_t worker) {
+    error_code ignored;
+    const std::uint64_t id = ++next_connection;
+    const std::int64_t accepted_ns = since_start_ns();
+    ++connections;
+    socket.set_option(tcp::no_delay{true}, ignored);
+    const auto verdict = context.engine.on_connection({id, std::chrono::nanoseconds{accepted_ns}}).verdict;
+    if (verdict == faults::connection_verdict::reset) {
+        ++refused;
+        socket.set_option(asio::socket_base::linger{true, 0}, ignored);
+        socket.close(ignored);
+        return;
+    }
+    auto s = std::make_shared<proxy_session>(shared_from_this(), std::move(socket), id, accepted_ns, worker);
+    register_session(id, s);
+    if (verdict == faults::connection_verdict::close) {
+        ++refused;
+        return s->start_closed();
+    }
+    s->start();
+}
+
+proxy::proxy(server_context& context, proxy_options options, faultline::clock& time)
+    : core_{std::make_shared<core>(context, std::move(options), time)} {}
+
+proxy::~proxy() { stop(); }
+
+error_code proxy::start() {
+    core& c = *core_;
+    const std::lock_guard lock{c.lifecycle_mutex};
+    if (c.started) return asio::error::already_started;
+    error_code ec;
+    const auto address = asio::ip::make_address(c.options.address, ec);
+    if (ec) return ec;
+    if (!address.is_loopback() && !c.options.allow_non_loopback) return asio::error::access_denied;
+    const auto upstream = asio::ip::make_address(c.options.upstream_address, ec);
+    if (ec) return ec;
+    c.upstream = tcp::endpoint{upstream, c.options.upstream_port};
+    const tcp::endpoint endpoint{address, c.options.port};
+    c.acceptor->open(endpoint.protocol(), ec);
+    if (!ec) c.acceptor->set_option(asio::socket_base::reuse_address{true}, ec);
+    if (!ec) c.acceptor->bind(endpoint, ec);
+    if (!ec) c.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return ec;
+    c.port = c.acceptor->local_endpoint().port();
+    // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
+    server_event anchor;
+    anchor.kind = server_event_kind::started;
+    anchor.at_ns = c.since_start_ns();
+    anchor.detail = std::to_string(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(c.time.wall_now().time_since_epoch()).count());
+    anchor.peer = c.options.instance;
+    c.context.records.append_event(std::move(anchor));
+    c.started = true;
+    for (auto& io : c.ios) c.work.emplace_back(io->get_executor());
+    c.do_accept();
+    for (auto& io : c.ios) c.workers.emplace_back([&context = *io] { context.run(); });
+    return {};
+}
+
+void proxy::stop() {
+    core& c = *core_;
+    {
+        const std::lock_guard lock{c.lifecycle_mutex};
+        if (!c.started || c.stop_done) return;
+        c.stop_done = true;
+    }
+    c.stopping = true;
+    asio::post(c.acceptor->get_executor(), [&c] {
+        error_code ignored;
+        c.acceptor->close(ignored);
+    });
+    c.for_each_session([](proxy_session& s) { s.on_server_stop(); });
+    {
+        std::unique_lock sessions_lock{c.sessions_mutex};
+        const bool drained =
+            c.sessions_gone.wait_for(sessions_lock, c.options.drain_timeout, [&c] { return c.sessions.empty(); });
+        sessions_lock.unlock();
+        if (!drained) c.for_each_session([](proxy_session& s) { s.force_close(); });
+    }
+    // The idle upstream connections go with their worker's thread: each pool is closed on its own.
+    for (std::size_t i = 0; i < c.ios.size(); ++i) {
+        asio::post(*c.ios[i], [&pool = c.pools[i]] { pool.clear(); });
+    }
+    c.work.clear();
+    for (auto& worker : c.workers) {
+        if (worker.joinable()) worker.join();
+    }
+    c.context.records.flush();
+}
+
+std::uint16_t proxy::port() const { return core_->port; }
+std::string proxy::url() const { return "http://" + core_->options.address + ":" + std::to_string(core_->port); }
+proxy_counters proxy::counters() const {
+    const core& c = *core_;
+    return {c.connections.load(), c.refused.load(),           c.attempts.load(),
+            c.forwarded.load(),   c.upstream_connects.load(), c.upstream_failures.load()};
+}
+
+error_code probe_upstream(const std::string& address, std::uint16_t port, std::chrono::milliseconds timeout) {
+    error_code ec;
+    const auto ip = asio::ip::make_address(address, ec);
+    if (ec) return ec;
+    asio::io_context io;
+    socket_t socket{io.get_executor()};
+    error_code result = asio::error::timed_out;
+    socket.async_connect(tcp::endpoint{ip, port}, [&result](error_code e) { result = e; });
+    io.run_for(timeout);
+    error_code ignored;
+    socket.close(ignored);
+    return result;
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,238 @@
+// The reverse proxy on loopback: a real upstream (the built-in server with no rules, a Beast/Asio
+// service whose ledger tells what it committed), the proxy in front of it, a raw client in front of
+// that. Each commit phase is judged by what the upstream committed, not by what the proxy says.
+#include "server_fixture.hpp"
+#include "test_client.hpp"
+
+#include "faultline/record/journal_merge.hpp"
+#include "faultline/server/proxy.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+
+namespace faultline::harness::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+// A proxy for one test: rules from a TOML string (the format of `faultline proxy --rules`), in front
+// of 127.0.0.1:upstream_port.
+class test_proxy {
+public:
+    test_proxy(std::string_view rules_toml, std::uint16_t upstream_port, proxy_options options = {}) {
+        auto parsed = parse_serve_config(rules_toml, "proxy.toml");
+        if (!parsed.ok()) throw std::invalid_argument{"bad test rules: " + parsed.errors.front().to_string()};
+        context_ = std::make_unique<server_context>(parsed.config->model, std::move(parsed.config->rules), 7);
+        options.upstream_port = upstream_port;
+        proxy_ = std::make_unique<proxy>(*context_, options);
+        if (const auto ec = proxy_->start()) throw std::runtime_error{"proxy did not start: " + ec.message()};
+    }
+
+    std::uint16_t port() const { return proxy_->port(); }
+    proxy& engine() { return *proxy_; }
+    server_context& context() { return *context_; }
+    std::vector<journal_record> journal() {
+        proxy_->stop();
+        return context_->records.snapshot();
+    }
+
+private:
+    std::unique_ptr<server_context> context_;
+    std::unique_ptr<proxy> proxy_;
+};
+
+std::string rule(std::string_view kind_and_keys, std::string_view path = "/*") {
+    return "[[fault]]\nname = \"r\"\n" + std::string{kind_and_keys} + "\n[fault.match]\npath = \"" +
+           std::string{path} + "\"\n";
+}
+
+// A port nothing listens on: bound, then closed.
+std::uint16_t closed_port() {
+    asio::io_context io;
+    asio::ip::tcp::acceptor acceptor{io, {asio::ip::make_address("127.0.0.1"), 0}};
+    const auto port = acceptor.local_endpoint().port();
+    acceptor.close();
+    return port;
+}
+
+journal_record only(const std::vector<journal_record>& journal) {
+    EXPECT_EQ(journal.size(), 1U);
+    return journal.empty() ? journal_record{} : journal.front();
+}
+
+TEST(proxy, forwards_the_upstream_reply_and_journals_its_status_and_time) {
+    test_server upstream{""};
+    test_proxy p{"", upstream.port()};
+    const auto reply = exchange(p.port(), make_request("POST", "/payments", R"({"amount":7})"));
+    const auto parsed = reply.parsed();
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ(parsed->result_int(), 201);
+    EXPECT_NE(parsed->body().find("\"amount\":7"), std::string::npos);
+    EXPECT_EQ(upstream.context().model.charge_count(), 1U);
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.status, 201);
+    EXPECT_EQ(r.upstream_status, 201);
+    ASSERT_TRUE(r.upstream_ns);
+    EXPECT_GT(*r.upstream_ns, 0);
+    EXPECT_FALSE(r.upstream_error);
+    // POST /payments is non-idempotent in the declared (here: default) routes, and the upstream said 2xx.
+    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(p.context().effects.size(), 1U);
+}
+
+TEST(proxy, a_read_or_a_failed_write_commits_nothing) {
+    test_server upstream{""};
+    test_proxy p{"", upstream.port()};
+    EXPECT_EQ(exchange(p.port(), make_request("GET", "/payments/ch_1")).parsed()->result_int(), 404);
+    EXPECT_EQ(exchange(p.port(), make_request("POST", "/payments", "not json")).parsed()->result_int(), 400);
+    const auto journal = p.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    EXPECT_EQ(journal[0].upstream_status, 404);
+    EXPECT_EQ(journal[1].upstream_status, 400);
+    for (const auto& r : journal) EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_EQ(p.context().effects.size(), 0U);
+}
+
+TEST(proxy, a_fault_before_commit_never_reaches_the_upstream) {
+    test_server upstream{""};
+    test_proxy p{rule("kind = \"reset\""), upstream.port()};
+    const auto reply = exchange(p.port(), make_request("POST", "/payments", R"({"amount":5})"));
+    EXPECT_TRUE(reply.was_reset());
+    EXPECT_EQ(upstream.context().model.charge_count(), 0U);
+    EXPECT_TRUE(upstream.journal().empty());
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.outcome, wire_outcome::reset);
+    EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_FALSE(r.upstream_status);
+}
+
+TEST(proxy, a_lost_response_is_committed_upstream_and_never_delivered) {
+    test_server upstream{""};
+    test_proxy p{rule("kind = \"lost_response\"\nthen = \"reset\""), upstream.port()};
+    const auto reply = exchange(p.port(), make_request("POST", "/payments", R"({"amount":5})"));
+    EXPECT_TRUE(reply.was_reset());
+    EXPECT_TRUE(reply.bytes.empty());
+    EXPECT_EQ(upstream.context().model.charge_count(), 1U);
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.outcome, wire_outcome::reset);
+    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.upstream_status, 201);
+}
+
+TEST(proxy, a_status_after_commit_replaces_the_upstream_reply) {
+    test_server upstream{""};
+    test_proxy p{rule("kind = \"status\"\nstatus = 503\nphase = \"after\""), upstream.port()};
+    const auto reply = exchange(p.port(), make_request("POST", "/payments", R"({"amount":5})"));
+    ASSERT_TRUE(reply.parsed());
+    EXPECT_EQ(reply.parsed()->result_int(), 503);
+    EXPECT_EQ(upstream.context().model.charge_count(), 1U);
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.status, 503);
+    EXPECT_EQ(r.upstream_status, 201);
+    EXPECT_EQ(r.effect, effect_kind::committed);
+}
+
+TEST(proxy, a_status_before_commit_is_answered_by_the_proxy_alone) {
+    test_server upstream{""};
+    test_proxy p{rule("kind = \"status\"\nstatus = 503"), upstream.port()};
+    EXPECT_EQ(exchange(p.port(), make_request("POST", "/payments", R"({"amount":5})")).parsed()->result_int(), 503);
+    EXPECT_EQ(upstream.context().model.charge_count(), 0U);
+    EXPECT_EQ(only(p.journal()).effect, effect_kind::none);
+}
+
+TEST(proxy, truncate_cuts_the_upstream_reply_short) {
+    test_server upstream{""};
+    test_proxy p{rule("kind = \"truncate\"\nbody_bytes = 3"), upstream.port()};
+    const auto reply = exchange(p.port(), make_request("POST", "/payments", R"({"amount":5})"));
+    EXPECT_FALSE(reply.parsed());
+    EXPECT_NE(reply.bytes.find("201"), std::string::npos);
+    EXPECT_EQ(upstream.context().model.charge_count(), 1U);
+    EXPECT_EQ(only(p.journal()).outcome, wire_outcome::truncated);
+}
+
+TEST(proxy, a_refused_upstream_is_a_502_and_journaled) {
+    test_proxy p{"", closed_port()};
+    const auto reply = exchange(p.port(), make_request("GET", "/x"));
+    ASSERT_TRUE(reply.parsed());
+    EXPECT_EQ(reply.parsed()->result_int(), 502);
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.status, 502);
+    EXPECT_EQ(r.upstream_error, "refused");
+    EXPECT_FALSE(r.upstream_status);
+    EXPECT_EQ(p.engine().counters().upstream_failures, 1U);
+}
+
+TEST(proxy, an_upstream_slower_than_the_timeout_is_a_504) {
+    test_server upstream{rule("kind = \"delay\"\nwait = \"2s\"")};
+    proxy_options options;
+    options.upstream_timeout = 100ms;
+    test_proxy p{"", upstream.port(), options};
+    const auto reply = exchange(p.port(), make_request("GET", "/x"));
+    ASSERT_TRUE(reply.parsed());
+    EXPECT_EQ(reply.parsed()->result_int(), 504);
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.upstream_error, "timeout");
+    ASSERT_TRUE(r.upstream_ns);
+    EXPECT_GE(*r.upstream_ns, 100'000'000);
+}
+
+TEST(proxy, upstream_connections_are_kept_alive_and_reused) {
+    test_server upstream{""};
+    test_proxy p{"", upstream.port()};
+    connection client{p.port()};
+    ASSERT_TRUE(client.connected());
+    for (int i = 0; i < 5; ++i) {
+        const auto reply = client.round_trip(make_request("GET", "/x", {}, {}, true));
+        ASSERT_TRUE(reply.parsed());
+        EXPECT_EQ(reply.parsed()->result_int(), 200);
+    }
+    EXPECT_EQ(p.engine().counters().forwarded, 5U);
+    EXPECT_EQ(p.engine().counters().upstream_connects, 1U);
+    EXPECT_EQ(upstream.engine().counters().connections, 1U);
+}
+
+TEST(proxy, an_upstream_that_closed_a_pooled_connection_gets_the_request_on_a_new_one) {
+    // The upstream closes kept-alive connections after 50 ms idle; the proxy's pooled one is then dead.
+    test_server upstream{"[server]\nidle_timeout = \"50ms\"\n"};
+    test_proxy p{"", upstream.port()};
+    EXPECT_EQ(exchange(p.port(), make_request("GET", "/x")).parsed()->result_int(), 200);
+    // Wait until the upstream has journaled its idle close (bounded), not for a fixed time.
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    while (upstream.engine().counters().idle_timeouts == 0 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_EQ(upstream.engine().counters().idle_timeouts, 1U);
+    EXPECT_EQ(exchange(p.port(), make_request("GET", "/x")).parsed()->result_int(), 200);
+    EXPECT_EQ(p.engine().counters().upstream_connects, 2U);
+    EXPECT_EQ(p.engine().counters().upstream_failures, 0U);
+}
+
+TEST(proxy, the_instance_tag_is_in_every_record) {
+    test_server upstream{""};
+    proxy_options options;
+    options.instance = "tier-a";
+    test_proxy p{"", upstream.port(), options};
+    exchange(p.port(), make_request("GET", "/x"));
+    EXPECT_EQ(only(p.journal()).instance, "tier-a");
+    const auto events = p.context().records.events();
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.front().kind, server_event_kind::started);
+    EXPECT_EQ(events.front().peer, "tier-a");
+    EXPECT_TRUE(wall_anchor_ns(events));
+}
+
+TEST(proxy, probe_upstream_tells_a_listening_port_from_a_closed_one) {
+    test_server upstream{""};
+    EXPECT_FALSE(probe_upstream("127.0.0.1", upstream.port(), 1s));
+    EXPECT_EQ(probe_upstream("127.0.0.1", closed_port(), 1s), asio::error::connection_refused);
+}
+
+}  // namespace
+}  // namespace faultline::harness::testing
