@@ -591,6 +591,7 @@ private:
     const std::string& reply_body() const { return reply_.body; }
     bool reply_keep_alive() const { return reply_.keep_alive; }
     std::string& raw() { return raw_; }
+    faults::duration max_fault_wait() const { return core_->context.limits.max_fault_wait; }
 
     // ---- writing ----
 
