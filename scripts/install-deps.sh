@@ -8,7 +8,8 @@ packages=(cmake ninja-build g++ pkg-config
           libtomlplusplus-dev libcli11-dev
           googletest libgtest-dev libgmock-dev libbenchmark-dev
           curl wget   # real third-party clients: the `faultline score` tests and docs/score.md
-          clang libclang-rt-14-dev)  # libFuzzer (scripts/fuzz.sh, the `fuzz` preset)
+          clang libclang-rt-14-dev   # libFuzzer (scripts/fuzz.sh, the `fuzz` preset)
+          chromium)  # the HTML report opened headless (reports/tests/browser_check.sh)
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(wrk nginx-light)
 fi

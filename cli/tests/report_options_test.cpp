@@ -40,7 +40,7 @@ TEST(report_option, an_unknown_format_is_a_usage_error_naming_the_formats) {
     child proc{{FAULTLINE_BINARY, "run", suite, "--report", "yaml:out.yaml"}};
     const auto r = proc.finish();
     EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.err.find("unknown report format \"yaml\"; allowed: console, journal, json, junit, markdown"), std::string::npos)
+    EXPECT_NE(r.err.find("unknown report format \"yaml\"; allowed: console, html, journal, json, junit, markdown"), std::string::npos)
         << r.err;
 }
 
@@ -57,7 +57,7 @@ TEST(list_command, names_every_report_format_with_its_summary) {
     child proc{{FAULTLINE_BINARY, "list", "reports"}};
     const auto r = proc.finish();
     ASSERT_EQ(r.code, 0) << r.err;
-    for (const char* format : {"journal ", "json ", "junit ", "markdown "}) {
+    for (const char* format : {"html ", "journal ", "json ", "junit ", "markdown "}) {
         EXPECT_NE(r.out.find(std::string{"\n"} + format), std::string::npos) << format << " in\n" << r.out;
     }
     EXPECT_EQ(r.out.rfind("console ", 0), 0u) << r.out;

@@ -24,7 +24,7 @@ harness::run_record sample_run(std::string name) {
 
 TEST(report_registry, holds_every_format_the_cli_offers) {
     EXPECT_EQ(report_registry::instance().names(),
-              (std::vector<std::string>{"console", "journal", "json", "junit", "markdown"}));
+              (std::vector<std::string>{"console", "html", "journal", "json", "junit", "markdown"}));
 }
 
 TEST(report_registry, writers_render_what_their_functions_render) {
@@ -43,6 +43,7 @@ TEST(report_registry, report_dir_files_are_the_documented_layout) {
     EXPECT_TRUE(registry.find("journal")->one_run_per_file);
     EXPECT_EQ(registry.find("junit")->report_dir_file, "junit.xml");
     EXPECT_EQ(registry.find("console")->report_dir_file, "");
+    EXPECT_EQ(registry.find("html")->report_dir_file, "report.html");
 }
 
 TEST(expand_path, replaces_every_placeholder_with_a_file_safe_name) {

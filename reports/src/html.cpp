@@ -1,0 +1,625 @@
+// The "html" report: one self-contained page (inline CSS and SVG, a few lines of plain JS, nothing
+// fetched) that shows the shape of the retry traffic. An index of scenarios (verdict, key figures, a
+// load thumbnail), then per scenario: the verdict table with the console's evidence text, load over
+// time (first attempts and retries stacked, buckets where faults fired shaded), a swimlane timeline
+// of operations (offending attempts and double effects highlighted, the journal record on hover),
+// gap histograms per retry index (with the declared backoff envelope when the client declared one),
+// and the replayed token bucket where a retry_budget check has one. Large runs are down-sampled in
+// the ways the page states, so 10,000 operations stay well under 2 MB. A pure function of the runs.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "faultline/reports/console.hpp"
+#include "faultline/reports/writer.hpp"
+#include "faultline/retry/status_rules.hpp"
+#include "svg.hpp"
+#include "text.hpp"
+
+namespace faultline::reports {
+
+namespace {
+
+using harness::journal_record;
+using harness::run_record;
+using detail::linear_scale;
+using detail::px;
+using detail::svg_chart;
+
+constexpr std::size_t load_buckets = 100;
+constexpr std::size_t max_timeline_lanes = 120;
+constexpr std::size_t histogram_bins = 30;
+constexpr std::size_t max_retry_panels = 4;
+constexpr std::size_t budget_columns = 400;  // the token level keeps each column's lowest point
+
+std::string h(std::string_view text) { return detail::xml_escape(text, false); }
+std::string attr(std::string_view text) { return detail::xml_escape(text, true); }
+
+std::string ms(std::int64_t ns) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f ms", static_cast<double>(ns) / 1e6);
+    return buffer;
+}
+
+std::string number(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", value);
+    return buffer;
+}
+
+// How an attempt ended, as the timeline colours it.
+std::string_view attempt_class(const journal_record& r) {
+    if (r.outcome != harness::wire_outcome::responded || r.status == 0) return "no-response";
+    if (r.status >= 500) return "server-error";
+    if (r.status >= 400) return "client-error";
+    return "ok";
+}
+
+// The journal record as hover text: what `faultline serve --journal` would say about the attempt.
+std::string record_title(const journal_record& r) {
+    std::string out = "seq " + std::to_string(r.seq) + " · attempt " + std::to_string(r.attempt) + " of " +
+                      r.operation + "\n" + r.method + " " + r.target + "\nrequest at " + ms(r.request_ns) +
+                      ", ended at " + ms(r.finished_ns) + "\n";
+    out += r.outcome == harness::wire_outcome::responded ? "status " + std::to_string(r.status)
+                                                         : std::string(harness::to_string(r.outcome));
+    if (r.retry_after_ms) out += ", Retry-After " + std::to_string(*r.retry_after_ms) + " ms";
+    if (!r.fault.empty()) out += "\nfault " + r.fault + " (rule " + r.rule + ")";
+    out += "\neffect " + std::string(harness::to_string(r.effect)) + ", connection " + std::to_string(r.connection);
+    return h(detail::printable(out));
+}
+
+std::string outcome_word(harness::verdict_outcome outcome) {
+    switch (outcome) {
+        case harness::verdict_outcome::pass: return "pass";
+        case harness::verdict_outcome::insufficient_evidence: return "insufficient evidence";
+        case harness::verdict_outcome::fail: break;
+    }
+    return "fail";
+}
+
+std::string run_status(const run_record& run) {
+    if (!run.harness_error.empty()) return "error";
+    return outcome_word(harness::outcome_of(run)) + (run.interrupted ? " (interrupted)" : "");
+}
+
+std::string status_css(const run_record& run) {
+    if (!run.harness_error.empty()) return "fail";
+    switch (harness::outcome_of(run)) {
+        case harness::verdict_outcome::pass: return "pass";
+        case harness::verdict_outcome::insufficient_evidence: return "insufficient";
+        case harness::verdict_outcome::fail: break;
+    }
+    return "fail";
+}
+
+// What every chart of one run reads: the operations, where the run ends, and the attempts named by
+// the evidence of a failed check.
+struct run_view {
+    std::vector<harness::operation_attempts> operations;
+    std::set<std::uint64_t> offending;
+    std::int64_t end_ns = 1;
+};
+
+run_view view_of(const run_record& run) {
+    run_view v;
+    v.operations = harness::group_operations(run.journal);
+    for (const harness::verdict& verdict : run.verdicts) {
+        // An expected failure's evidence names the offending attempts just as a failure's does.
+        if ((verdict.passed && !verdict.expected_to_fail) || verdict.insufficient_evidence) continue;
+        for (const harness::evidence_item& item : verdict.evidence) v.offending.insert(item.seqs.begin(), item.seqs.end());
+    }
+    v.end_ns = std::max<std::int64_t>(1, run.duration.count());
+    for (const journal_record& r : run.journal) v.end_ns = std::max({v.end_ns, r.finished_ns, r.request_ns});
+    return v;
+}
+
+// --- load over time ------------------------------------------------------------------------------
+
+struct load_bucket {
+    std::size_t first = 0;
+    std::size_t retries = 0;
+    std::size_t faulted = 0;
+};
+
+std::vector<load_bucket> bucket_load(const run_record& run, const run_view& view) {
+    std::vector<load_bucket> buckets(load_buckets);
+    for (const journal_record& r : run.journal) {
+        const auto i = std::min<std::size_t>(
+            load_buckets - 1, static_cast<std::size_t>(std::max<std::int64_t>(0, r.request_ns) * static_cast<std::int64_t>(load_buckets) / view.end_ns));
+        (r.attempt <= 1 ? buckets[i].first : buckets[i].retries) += 1;
+        if (!r.fault.empty()) ++buckets[i].faulted;
+    }
+    return buckets;
+}
+
+std::string load_chart(const run_record& run, const run_view& view, bool thumbnail) {
+    const double width = thumbnail ? 160 : 900;
+    const double height = thumbnail ? 36 : 220;
+    const double left = thumbnail ? 1 : 50, right = thumbnail ? 1 : 10, top = thumbnail ? 2 : 24,
+                 bottom = thumbnail ? 1 : 30;
+    const std::vector<load_bucket> buckets = bucket_load(run, view);
+    std::size_t peak = 1;
+    for (const load_bucket& b : buckets) peak = std::max(peak, b.first + b.retries);
+    const double step = detail::nice_step(static_cast<double>(peak), 4);
+    const double y_max = std::ceil(static_cast<double>(peak) / step) * step;
+    const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
+    const linear_scale y{0, y_max, height - bottom, top};
+    const double bucket_ns = static_cast<double>(view.end_ns) / load_buckets;
+    const double bar = (width - left - right) / load_buckets;
+    svg_chart chart(thumbnail ? "load-thumbnail" : "load", "attempts per time bucket", width, height);
+    // Shade each run of buckets in which a fault fired, first, so the bars stay on top.
+    for (std::size_t i = 0; i < buckets.size();) {
+        if (buckets[i].faulted == 0) { ++i; continue; }
+        std::size_t j = i;
+        std::size_t fired = 0;
+        while (j < buckets.size() && buckets[j].faulted > 0) fired += buckets[j++].faulted;
+        chart.add("<rect class=\"fault-window\" data-from=\"" + std::to_string(i) + "\" data-to=\"" +
+                  std::to_string(j - 1) + "\" x=\"" + px(left + bar * static_cast<double>(i)) + "\" y=\"" + px(top) +
+                  "\" width=\"" + px(bar * static_cast<double>(j - i)) + "\" height=\"" + px(height - top - bottom) +
+                  "\"><title>faults fired " + std::to_string(fired) + " times in " +
+                  ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(i))) + "–" +
+                  ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(j))) + "</title></rect>");
+        i = j;
+    }
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+        const load_bucket& b = buckets[i];
+        if (b.first + b.retries == 0) continue;
+        const double x0 = left + bar * static_cast<double>(i);
+        const std::string title = "<title>" + ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(i))) + "–" +
+                                  ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(i + 1))) + ": " +
+                                  std::to_string(b.first) + " first attempts, " + std::to_string(b.retries) +
+                                  " retries</title>";
+        double base = 0;
+        for (const auto& [series, count] : {std::pair{"first", b.first}, std::pair{"retry", b.retries}}) {
+            if (count == 0) continue;
+            const double top_value = base + static_cast<double>(count);
+            chart.add("<rect class=\"" + std::string(series) + "\" data-series=\"" + series + "\" data-bucket=\"" +
+                      std::to_string(i) + "\" data-count=\"" + std::to_string(count) + "\" x=\"" + px(x0) + "\" y=\"" +
+                      px(y(top_value)) + "\" width=\"" + px(std::max(bar - 0.5, 0.8)) + "\" height=\"" +
+                      px(y(base) - y(top_value)) + "\">" + title + "</rect>");
+            base = top_value;
+        }
+    }
+    if (!thumbnail) {
+        chart.y_axis(left, y, step, "attempts");
+        chart.time_axis(height - bottom, x);
+    }
+    return chart.str();
+}
+
+// --- timeline --------------------------------------------------------------------------------------
+
+std::size_t committed_count(const harness::operation_attempts& op) {
+    return static_cast<std::size_t>(std::count_if(op.attempts.begin(), op.attempts.end(), [](const journal_record* r) {
+        return r->effect == harness::effect_kind::committed;
+    }));
+}
+
+bool touches(const harness::operation_attempts& op, const std::set<std::uint64_t>& seqs) {
+    return std::any_of(op.attempts.begin(), op.attempts.end(), [&](const journal_record* r) { return seqs.contains(r->seq); });
+}
+
+struct lane_selection {
+    std::vector<std::size_t> lanes;  // indexes into run_view::operations, in arrival order
+    std::size_t notable = 0;         // operations with offending attempts or a double effect
+    std::size_t notable_shown = 0;
+    std::size_t sample_stride = 1;   // every n-th of the other operations is shown
+};
+
+// Every notable operation first (up to the cap), then an even sample of the rest.
+lane_selection select_lanes(const run_view& view) {
+    lane_selection s;
+    std::vector<std::size_t> others;
+    for (std::size_t i = 0; i < view.operations.size(); ++i) {
+        const bool notable = committed_count(view.operations[i]) > 1 || touches(view.operations[i], view.offending);
+        if (!notable) {
+            others.push_back(i);
+            continue;
+        }
+        ++s.notable;
+        if (s.lanes.size() < max_timeline_lanes) s.lanes.push_back(i);
+    }
+    s.notable_shown = s.lanes.size();
+    const std::size_t room = max_timeline_lanes - s.lanes.size();
+    if (room > 0 && !others.empty()) {
+        s.sample_stride = (others.size() + room - 1) / room;
+        for (std::size_t k = 0; k < others.size(); k += s.sample_stride) s.lanes.push_back(others[k]);
+    }
+    std::sort(s.lanes.begin(), s.lanes.end());
+    return s;
+}
+
+std::string timeline_chart(const run_view& view, const lane_selection& lanes) {
+    const double lane_height = lanes.lanes.size() > 50 ? 7 : 16;
+    const double left = 110, right = 10, top = 8, bottom = 30, width = 900;
+    const double height = top + bottom + lane_height * static_cast<double>(lanes.lanes.size());
+    const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
+    svg_chart chart("timeline", "operations as swimlanes, one mark per attempt", width, height);
+    for (std::size_t lane = 0; lane < lanes.lanes.size(); ++lane) {
+        const harness::operation_attempts& op = view.operations[lanes.lanes[lane]];
+        const double y0 = top + lane_height * static_cast<double>(lane);
+        const bool doubled = committed_count(op) > 1;
+        const bool offending = touches(op, view.offending);
+        std::string row = "<g class=\"lane\" data-operation=\"" + attr(detail::printable(op.operation)) +
+                          "\" data-attempts=\"" + std::to_string(op.attempts.size()) + "\">";
+        if (doubled || offending) {
+            row += "<rect class=\"" + std::string(doubled ? "lane-double" : "lane-offending") + "\" x=\"0\" y=\"" +
+                   px(y0) + "\" width=\"" + px(width) + "\" height=\"" + px(lane_height) + "\"/>";
+        }
+        if (lane_height >= 12) {
+            std::string label = detail::printable(op.operation);
+            if (label.size() > 16) label = label.substr(0, 15) + "…";
+            row += "<text class=\"lane-label\" x=\"" + px(left - 6) + "\" y=\"" + px(y0 + lane_height - 4) +
+                   "\" text-anchor=\"end\">" + h(label) + (doubled ? " ×2" : "") + "</text>";
+        }
+        for (const journal_record* r : op.attempts) {
+            const double x0 = x(static_cast<double>(r->request_ns));
+            const double x1 = std::max(x0 + 3, x(static_cast<double>(r->finished_ns)));
+            std::string css = "attempt " + std::string(attempt_class(*r));
+            if (!r->fault.empty()) css += " faulted";
+            if (view.offending.contains(r->seq)) css += " offending";
+            row += "<rect class=\"" + css + "\" data-seq=\"" + std::to_string(r->seq) + "\" x=\"" + px(x0) + "\" y=\"" +
+                   px(y0 + 1.5) + "\" width=\"" + px(x1 - x0) + "\" height=\"" + px(lane_height - 3) + "\"><title>" +
+                   record_title(*r) + "</title></rect>";
+            if (r->effect == harness::effect_kind::committed) {
+                row += "<circle class=\"commit" + std::string(doubled ? " double" : "") + "\" data-seq=\"" +
+                       std::to_string(r->seq) + "\" cx=\"" + px(x1 + 3) + "\" cy=\"" + px(y0 + lane_height / 2) +
+                       "\" r=\"" + px(lane_height >= 12 ? 3.5 : 2) + "\"><title>effect committed by seq " + std::to_string(r->seq) +
+                       "</title></circle>";
+            }
+        }
+        chart.add(row + "</g>");
+    }
+    chart.time_axis(height - bottom, x);
+    return chart.str();
+}
+
+std::string timeline_note(const run_view& view, const lane_selection& lanes) {
+    if (lanes.lanes.size() == view.operations.size()) {
+        return "All " + std::to_string(view.operations.size()) + " operations, one lane each.";
+    }
+    std::string out = "Showing " + std::to_string(lanes.lanes.size()) + " of " + std::to_string(view.operations.size()) +
+                      " operations: ";
+    out += lanes.notable_shown == lanes.notable
+               ? "all " + std::to_string(lanes.notable) + " with offending attempts or double effects"
+               : "the first " + std::to_string(lanes.notable_shown) + " of " + std::to_string(lanes.notable) +
+                     " with offending attempts or double effects";
+    if (lanes.lanes.size() > lanes.notable_shown) {
+        out += lanes.sample_stride == 1 ? ", and all the others"
+                                        : ", and one in " + std::to_string(lanes.sample_stride) +
+                                              " of the others in arrival order";
+    }
+    return out + ". The load chart above counts every attempt.";
+}
+
+// --- gap histograms ------------------------------------------------------------------------------
+
+// The declared policy's envelope for the gap before retry k (1-based), as the backoff check draws it.
+std::optional<std::pair<double, double>> envelope(const harness::declared_backoff& b, std::size_t k) {
+    const double base = static_cast<double>(b.base.count());
+    const double cap = static_cast<double>(b.cap.count());
+    const double t = std::min(cap, base * std::pow(b.multiplier, static_cast<double>(k - 1)));
+    switch (b.jitter) {
+        case harness::declared_jitter::none: return std::pair{t, t};
+        case harness::declared_jitter::full: return std::pair{0.0, t};
+        case harness::declared_jitter::equal: return std::pair{t / 2, t};
+        case harness::declared_jitter::decorrelated: return std::pair{base, cap};
+        case harness::declared_jitter::proportional:
+            return std::pair{t * (1 - b.jitter_fraction), t * (1 + b.jitter_fraction)};
+    }
+    return std::nullopt;
+}
+
+std::string gap_histograms(const run_record& run, const run_view& view, std::string& note) {
+    std::vector<std::vector<double>> gaps;  // [k - 1]: gaps before retry k, ns
+    for (const harness::operation_attempts& op : view.operations) {
+        for (std::size_t k = 1; k < op.attempts.size(); ++k) {
+            if (gaps.size() < k) gaps.resize(k);
+            gaps[k - 1].push_back(static_cast<double>(
+                std::max<std::int64_t>(0, op.attempts[k]->request_ns - op.attempts[k - 1]->finished_ns)));
+        }
+    }
+    if (gaps.empty()) return "";
+    const std::size_t panels = std::min(gaps.size(), max_retry_panels);
+    // One x scale for every panel, so growing backoff shows as bars moving right.
+    double x_max = 1;
+    for (std::size_t k = 0; k < panels; ++k) {
+        for (const double g : gaps[k]) x_max = std::max(x_max, g);
+        if (run.declared.backoff) {
+            if (const auto e = envelope(*run.declared.backoff, k + 1)) x_max = std::max(x_max, e->second);
+        }
+    }
+    x_max *= 1.05;
+    const double width = 440, height = 170, left = 40, right = 10, top = 22, bottom = 30;
+    const linear_scale x{0, x_max, left, width - right};
+    std::string out;
+    for (std::size_t k = 0; k < panels; ++k) {
+        std::vector<std::size_t> bins(histogram_bins);
+        for (const double g : gaps[k]) {
+            ++bins[std::min(histogram_bins - 1, static_cast<std::size_t>(g / x_max * histogram_bins))];
+        }
+        const std::size_t peak = std::max<std::size_t>(1, *std::max_element(bins.begin(), bins.end()));
+        const double step = detail::nice_step(static_cast<double>(peak), 3);
+        const linear_scale y{0, std::ceil(static_cast<double>(peak) / step) * step, height - bottom, top};
+        svg_chart chart("gaps", "gaps before retry " + std::to_string(k + 1), width, height);
+        chart.text(left, 14, "before retry " + std::to_string(k + 1) + " (attempt " + std::to_string(k + 2) + "): " +
+                                 std::to_string(gaps[k].size()) + " gaps", "start", "panel-title");
+        if (run.declared.backoff) {
+            if (const auto e = envelope(*run.declared.backoff, k + 1)) {
+                const double x0 = x(e->first);
+                const double x1 = std::max(x0 + 2, x(e->second));
+                chart.add("<rect class=\"envelope\" data-from-ns=\"" + number(e->first) + "\" data-to-ns=\"" +
+                          number(e->second) + "\" x=\"" + px(x0) + "\" y=\"" + px(top) + "\" width=\"" + px(x1 - x0) +
+                          "\" height=\"" + px(height - top - bottom) + "\"><title>declared " +
+                          std::string(harness::to_string(run.declared.backoff->jitter)) + " jitter: " +
+                          ms(static_cast<std::int64_t>(e->first)) + "–" + ms(static_cast<std::int64_t>(e->second)) +
+                          "</title></rect>");
+            }
+        }
+        const double bin_ns = x_max / histogram_bins;
+        for (std::size_t i = 0; i < bins.size(); ++i) {
+            if (bins[i] == 0) continue;
+            const double x0 = x(bin_ns * static_cast<double>(i));
+            chart.add("<rect class=\"gap\" data-series=\"gaps\" data-retry=\"" + std::to_string(k + 1) + "\" data-bin=\"" +
+                      std::to_string(i) + "\" data-count=\"" + std::to_string(bins[i]) + "\" x=\"" + px(x0) + "\" y=\"" +
+                      px(y(static_cast<double>(bins[i]))) + "\" width=\"" +
+                      px(std::max(0.8, x(bin_ns * static_cast<double>(i + 1)) - x0 - 0.5)) + "\" height=\"" +
+                      px(y(0) - y(static_cast<double>(bins[i]))) + "\"><title>" + std::to_string(bins[i]) +
+                      " gaps of " + ms(static_cast<std::int64_t>(bin_ns * static_cast<double>(i))) + "–" +
+                      ms(static_cast<std::int64_t>(bin_ns * static_cast<double>(i + 1))) + "</title></rect>");
+        }
+        chart.y_axis(left, y, step, "");
+        chart.time_axis(height - bottom, x);
+        out += chart.str();
+    }
+    note = "Gap = the previous attempt's end to the retry's request, " + std::to_string(histogram_bins) +
+           " bins over one shared axis. ";
+    note += run.declared.backoff
+                ? "The shaded band is the declared backoff's envelope for that retry."
+                : "The client declared no backoff, so no envelope is drawn.";
+    if (gaps.size() > panels) {
+        std::size_t hidden = 0;
+        for (std::size_t k = panels; k < gaps.size(); ++k) hidden += gaps[k].size();
+        note += " Retries after the " + std::to_string(panels) + "th are not drawn (" + std::to_string(hidden) +
+                " gaps).";
+    }
+    return out;
+}
+
+// --- budget -----------------------------------------------------------------------------------------
+
+// The token bucket a retry_budget verdict replayed, read back from its summary ("token bucket (max
+// 10, ratio 0.1): …"), which is where the run record keeps the check's parameters.
+std::optional<std::pair<double, double>> token_bucket_of(const run_record& run) {
+    for (const harness::verdict& v : run.verdicts) {
+        if (v.check != "retry_budget") continue;
+        const std::size_t at = v.summary.find("token bucket (max ");
+        if (at == std::string::npos) continue;
+        double max_tokens = 0, ratio = 0;
+        if (std::sscanf(v.summary.c_str() + at, "token bucket (max %lf, ratio %lf)", &max_tokens, &ratio) == 2 &&
+            max_tokens > 0) {
+            return std::pair{max_tokens, ratio};
+        }
+    }
+    return std::nullopt;
+}
+
+bool retryable_failure(const journal_record& r) {
+    if (r.outcome != harness::wire_outcome::responded) return true;
+    const auto rule = retry::find_status_rule(r.status);
+    const bool key_in_use = r.status == 409 && r.effect == harness::effect_kind::conflict;
+    return rule && retry::allows_retry(rule->standard, r.retry_after_ms.has_value(), key_in_use);
+}
+
+std::string budget_chart(const run_record& run, const run_view& view, std::string& note) {
+    const auto bucket = token_bucket_of(run);
+    if (!bucket) return "";
+    const auto [max_tokens, ratio] = *bucket;
+    // Replayed as the check does: in the order attempts ended, each 2xx adds `ratio`, each retryable
+    // failure takes 1, in milli-tokens.
+    std::vector<const journal_record*> ended;
+    for (const journal_record& r : run.journal) ended.push_back(&r);
+    std::sort(ended.begin(), ended.end(), [](const journal_record* a, const journal_record* b) {
+        return a->finished_ns != b->finished_ns ? a->finished_ns < b->finished_ns : a->seq < b->seq;
+    });
+    const auto max_milli = std::llround(max_tokens * 1000);
+    const auto ratio_milli = std::llround(ratio * 1000);
+    long long tokens = max_milli;
+    // Per column: the lowest level reached and the level at its end, so a dip shows whatever the scale.
+    std::vector<std::optional<std::pair<long long, long long>>> columns(budget_columns);
+    for (const journal_record* r : ended) {
+        if (r->outcome == harness::wire_outcome::responded && r->status >= 200 && r->status < 300) {
+            tokens = std::min(max_milli, tokens + ratio_milli);
+        } else if (retryable_failure(*r)) {
+            tokens = std::max(0LL, tokens - 1000);
+        }
+        const auto c = std::min<std::size_t>(budget_columns - 1,
+                                             static_cast<std::size_t>(std::max<std::int64_t>(0, r->finished_ns) *
+                                                                      static_cast<std::int64_t>(budget_columns) / view.end_ns));
+        auto& col = columns[c];
+        col = col ? std::pair{std::min(col->first, tokens), tokens} : std::pair{tokens, tokens};
+    }
+    const double width = 900, height = 180, left = 50, right = 10, top = 22, bottom = 30;
+    const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
+    const double step = detail::nice_step(max_tokens, 4);
+    const linear_scale y{0, std::ceil(max_tokens / step) * step, height - bottom, top};
+    svg_chart chart("budget", "retry budget tokens over time", width, height);
+    const double half = y(max_tokens / 2);
+    chart.add("<rect class=\"budget-dry\" x=\"" + px(left) + "\" y=\"" + px(half) + "\" width=\"" +
+              px(width - left - right) + "\" height=\"" + px(y(0) - half) + "\"><title>at or below max_tokens / 2 = " +
+              number(max_tokens / 2) + ": retries are not allowed</title></rect>");
+    std::string points = px(left) + "," + px(y(max_tokens));
+    std::size_t count = 1;
+    long long level = max_milli;
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+        if (!columns[c]) continue;
+        const double x0 = x(static_cast<double>(view.end_ns) * static_cast<double>(c) / budget_columns);
+        points += " " + px(x0) + "," + px(y(static_cast<double>(level) / 1000));
+        points += " " + px(x0) + "," + px(y(static_cast<double>(columns[c]->first) / 1000));
+        points += " " + px(x0) + "," + px(y(static_cast<double>(columns[c]->second) / 1000));
+        level = columns[c]->second;
+        count += 3;
+    }
+    points += " " + px(width - right) + "," + px(y(static_cast<double>(level) / 1000));
+    chart.add("<polyline class=\"tokens\" data-series=\"tokens\" data-points=\"" + std::to_string(count + 1) +
+              "\" points=\"" + points + "\"/>");
+    chart.y_axis(left, y, step, "tokens");
+    chart.time_axis(height - bottom, x);
+    note = "The retry_budget check's token bucket (max " + number(max_tokens) + ", ratio " + number(ratio) +
+           ") replayed in the order attempts ended; below the shaded line (half the bucket) retries are not "
+           "allowed. Each of " + std::to_string(budget_columns) + " columns keeps its lowest level.";
+    return chart.str();
+}
+
+// --- the page --------------------------------------------------------------------------------------
+
+constexpr std::string_view style = R"(
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1b1b1b;max-width:1000px}
+h1{font-size:22px}h2{font-size:18px;margin-top:40px;border-top:1px solid #ccc;padding-top:16px}
+h3{font-size:15px;margin:18px 0 4px}
+table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.badge{display:inline-block;padding:1px 7px;border-radius:9px;font-weight:600;font-size:12px;white-space:nowrap}
+.badge.pass{background:#d6f0d8;color:#1b5e20}.badge.fail{background:#fbd5d5;color:#a11}.badge.insufficient{background:#fdf0c4;color:#7a5a00}
+pre{background:#f6f6f6;padding:6px 8px;margin:4px 0;white-space:pre-wrap;font-size:12px}
+.note{color:#555;font-size:12.5px;margin:2px 0 6px}.warn{color:#8a5a00}
+.legend span{display:inline-block;margin-right:14px;font-size:12.5px}
+.legend i{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:-1px}
+svg.chart{display:block;margin:4px 0;max-width:100%;height:auto}svg.chart[data-chart=gaps]{display:inline-block;margin-right:8px}
+svg .axis{font-size:10.5px;fill:#555}svg .panel-title{font-size:12px;fill:#222}svg .lane-label{font-size:10px;fill:#444}
+svg .frame{stroke:#888}svg .grid{stroke:#888}
+.first,i.first{fill:#5b8fd4;background:#5b8fd4}.retry,i.retry{fill:#e8862a;background:#e8862a}
+.fault-window,i.fault-window{fill:#f4d0d0;background:#f4d0d0}
+.attempt.ok,i.ok{fill:#43a047;background:#43a047}.attempt.client-error,i.client-error{fill:#f2b705;background:#f2b705}
+.attempt.server-error,i.server-error{fill:#d9534f;background:#d9534f}.attempt.no-response,i.no-response{fill:#7e57c2;background:#7e57c2}
+.attempt.faulted{stroke:#222;stroke-width:1}i.faulted{border:1.5px solid #222;box-sizing:border-box}
+.attempt.offending{stroke:#c2185b;stroke-width:2.5}i.offending{border:2.5px solid #c2185b;box-sizing:border-box}
+.commit{fill:#111}.commit.double{fill:#c2185b;stroke:#fff;stroke-width:1}i.commit{background:#111;border-radius:6px;width:9px;height:9px}
+.lane-double,i.lane-double{fill:#ffe0ec;background:#ffe0ec}.lane-offending,i.lane-offending{fill:#fff3d6;background:#fff3d6}
+.gap,i.gap{fill:#5b8fd4;background:#5b8fd4}.envelope,i.envelope{fill:#cfe8cf;background:#cfe8cf}
+.tokens{fill:none;stroke:#2e6ad1;stroke-width:1.5}.budget-dry,i.budget-dry{fill:#f9e2e2;background:#f9e2e2}
+#faultline-status{display:none}
+)";
+
+// Reports whether every chart has a size, for the headless-browser check (`--dump-dom` shows it).
+constexpr std::string_view script = R"(<script>
+addEventListener('load',function(){var c=document.querySelectorAll('svg.chart'),e=0;
+for(var i=0;i<c.length;i++){var r=c[i].getBoundingClientRect();if(!(r.width>0&&r.height>0))e++;}
+document.getElementById('faultline-status').textContent=(e?'empty-charts ':'charts-ok ')+c.length+' '+e;});
+</script>)";
+
+std::string legend(std::initializer_list<std::pair<std::string_view, std::string_view>> items) {
+    std::string out = "<div class=\"legend\">";
+    for (const auto& [css, label] : items) out += "<span><i class=\"" + std::string(css) + "\"></i>" + h(label) + "</span>";
+    return out + "</div>";
+}
+
+std::string verdict_table(const run_record& run) {
+    std::string out = "<table class=\"verdicts\"><tr><th>check</th><th>outcome</th><th>summary and evidence</th></tr>";
+    for (const harness::verdict& v : run.verdicts) {
+        const std::string css = v.outcome() == harness::verdict_outcome::pass                    ? "pass"
+                                : v.outcome() == harness::verdict_outcome::insufficient_evidence ? "insufficient"
+                                                                                                 : "fail";
+        out += "<tr data-check=\"" + attr(v.check) + "\"><td>" + h(detail::printable(v.check)) +
+               "</td><td><span class=\"badge " + css + "\">" +
+               (v.expected_to_fail && v.passed ? std::string("failed as expected") : outcome_word(v.outcome())) +
+               "</span></td><td>" + h(detail::printable(v.summary));
+        if (!v.passed) {
+            if (const std::string evidence = console_evidence(v, ""); !evidence.empty()) out += "<pre>" + h(evidence) + "</pre>";
+        }
+        out += "</td></tr>";
+    }
+    return out + "</table>";
+}
+
+std::string scenario_section(const run_record& run, std::size_t index) {
+    const run_view view = view_of(run);
+    const detail::run_counts counts = detail::count(run);
+    std::string out = "<section class=\"scenario\" id=\"s" + std::to_string(index) + "\" data-status=\"" +
+                      status_css(run) + "\"><h2><span class=\"badge " + status_css(run) + "\">" + h(run_status(run)) +
+                      "</span> " + h(detail::printable(run.scenario)) + "</h2>";
+    if (!run.description.empty()) out += "<p>" + h(detail::printable(run.description)) + "</p>";
+    out += "<p class=\"note\">seed " + std::to_string(run.seed) + " · " + detail::seconds(run.duration) + " s · " +
+           std::to_string(counts.operations) + " operations · " + std::to_string(counts.attempts) + " attempts · " +
+           std::to_string(counts.effects) + " effects · replay: <code>" + h(detail::printable(replay_command(run))) +
+           "</code></p>";
+    if (!run.harness_error.empty()) out += "<p class=\"warn\">harness error: " + h(detail::printable(run.harness_error)) + "</p>";
+    if (run.interrupted) out += "<p class=\"warn\">" + h(detail::interruption_text(run)) + "</p>";
+    for (const harness::rule_firing* f : harness::never_fired(run)) {
+        out += "<p class=\"warn\">warning: " + h(detail::printable(detail::never_fired_text(*f, run.strict))) + "</p>";
+    }
+    for (const harness::rule_firing& f : run.rule_firings) out += "<p class=\"note\">" + h(detail::printable(detail::firing_text(f))) + "</p>";
+    out += verdict_table(run);
+    if (run.journal.empty()) return out + "<p class=\"note\">The journal is empty: no attempt reached the server.</p></section>";
+
+    out += "<h3>Load over time</h3><p class=\"note\">Attempts per " + ms(view.end_ns / static_cast<std::int64_t>(load_buckets)) +
+           " bucket (" + std::to_string(load_buckets) + " buckets over the run), by the time the server read the request. "
+           "A retry storm is the orange stacked on top; synchronised retries show as spikes.</p>" +
+           legend({{"first", "first attempts"}, {"retry", "retries"}, {"fault-window", "a fault fired in this bucket"}}) +
+           load_chart(run, view, false);
+
+    const lane_selection lanes = select_lanes(view);
+    out += "<h3>Timeline</h3><p class=\"note\">One lane per operation, one mark per attempt from request read to "
+           "attempt end; hover a mark for its journal record. " + h(timeline_note(view, lanes)) + "</p>" +
+           legend({{"ok", "2xx/3xx"}, {"client-error", "4xx"}, {"server-error", "5xx"}, {"no-response", "no response (reset, closed, hung…)"},
+                   {"faulted", "fault injected"}, {"offending", "named by a check's evidence"}, {"commit", "effect committed"},
+                   {"lane-double", "double effect"}}) +
+           timeline_chart(view, lanes);
+
+    std::string gap_note;
+    if (const std::string gaps = gap_histograms(run, view, gap_note); !gaps.empty()) {
+        out += "<h3>Gaps before each retry</h3><p class=\"note\">" + h(gap_note) + "</p>" +
+               (run.declared.backoff ? legend({{"gap", "gaps"}, {"envelope", "declared envelope"}}) : legend({{"gap", "gaps"}})) +
+               "<div>" + gaps + "</div>";
+    } else {
+        out += "<h3>Gaps before each retry</h3><p class=\"note\">No operation was retried.</p>";
+    }
+    std::string budget_note;
+    if (const std::string budget = budget_chart(run, view, budget_note); !budget.empty()) {
+        out += "<h3>Retry budget</h3><p class=\"note\">" + h(budget_note) + "</p>" +
+               legend({{"budget-dry", "retries not allowed"}}) + budget;
+    }
+    return out + "</section>";
+}
+
+std::string html_report(std::span<const run_record> runs) {
+    const auto passed = std::count_if(runs.begin(), runs.end(), [](const run_record& run) {
+        return run.harness_error.empty() && harness::all_checks_passed(run);
+    });
+    std::string out = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>faultline report</title>"
+                      "<meta name=\"viewport\" content=\"width=device-width\"><style>" + std::string(style) +
+                      "</style></head><body><h1>faultline: " + std::to_string(passed) + " of " +
+                      std::to_string(runs.size()) + " scenarios passed</h1>";
+    out += "<table class=\"index\"><tr><th></th><th>scenario</th><th>operations</th><th>attempts</th><th>effects</th>"
+           "<th>checks passed</th><th>failed checks</th><th>load over time</th></tr>";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const run_record& run = runs[i];
+        const detail::run_counts c = detail::count(run);
+        std::string failed;
+        for (const harness::verdict& v : run.verdicts) {
+            if (!v.passed) failed += (failed.empty() ? "" : ", ") + detail::printable(v.check);
+        }
+        out += "<tr data-status=\"" + status_css(run) + "\"><td><span class=\"badge " + status_css(run) + "\">" +
+               h(run_status(run)) + "</span></td><td><a href=\"#s" + std::to_string(i) + "\">" +
+               h(detail::printable(run.scenario)) + "</a></td><td class=\"n\">" + std::to_string(c.operations) +
+               "</td><td class=\"n\">" + std::to_string(c.attempts) + "</td><td class=\"n\">" + std::to_string(c.effects) +
+               "</td><td class=\"n\">" + std::to_string(c.checks - c.checks_failed - c.checks_insufficient) + " of " +
+               std::to_string(c.checks) + "</td><td>" + h(failed) + "</td><td>" +
+               (run.journal.empty() ? std::string{} : load_chart(run, view_of(run), true)) + "</td></tr>";
+    }
+    out += "</table><p class=\"note\">Thumbnails: attempts over each run's own time span, first attempts in blue, "
+           "retries in orange.</p>";
+    for (std::size_t i = 0; i < runs.size(); ++i) out += scenario_section(runs[i], i);
+    return out + "<p id=\"faultline-status\">loading</p>" + std::string(script) + "</body></html>\n";
+}
+
+const report_registration registered{"html", "one self-contained page: verdicts, load, timeline, gaps, budget",
+                                     &html_report, "report.html"};
+
+}  // namespace
+
+}  // namespace faultline::reports

@@ -1,0 +1,198 @@
+// The HTML report's structure for a small known run: each chart holds the series and points the run
+// implies (read back through the marks' data-* attributes), the page needs nothing from the network,
+// and a 10,000-operation run is down-sampled as the page says and stays under 2 MB.
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "faultline/reports/writer.hpp"
+
+namespace faultline::reports {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using harness::journal_record;
+
+journal_record attempt(std::uint64_t seq, std::string op, std::uint32_t n, std::int64_t at_ms, int status,
+                       harness::effect_kind effect = harness::effect_kind::none) {
+    journal_record r;
+    r.seq = seq;
+    r.connection = seq;
+    r.request_ns = at_ms * 1'000'000;
+    r.finished_ns = r.request_ns + 1'000'000;
+    r.method = "POST";
+    r.target = "/charge";
+    r.operation = std::move(op);
+    r.attempt = n;
+    r.status = status;
+    r.effect = effect;
+    return r;
+}
+
+// Two operations over 200 ms: "a" fails with an injected 503 and succeeds on its retry 99 ms later;
+// "b" is charged twice (seqs 3 and 4, a retry 49 ms after the first), which no_double_effects names.
+harness::run_record known_run() {
+    harness::run_record run;
+    run.scenario = "double <charge>";
+    run.scenario_file = "suites/double.toml";
+    run.seed = 5;
+    run.duration = std::chrono::milliseconds{200};
+    run.journal = {attempt(1, "a", 1, 0, 503), attempt(2, "a", 2, 100, 200, harness::effect_kind::committed),
+                   attempt(3, "b", 1, 0, 200, harness::effect_kind::committed),
+                   attempt(4, "b", 2, 50, 200, harness::effect_kind::committed)};
+    run.journal[0].rule = "fail-first";
+    run.journal[0].fault = "status";
+    run.verdicts = {
+        harness::verdict{"no_double_effects", false, false, "1 operations with more than one effect",
+                         {harness::evidence_item{"b", {3, 4}, "2 effects committed"}}, 1},
+        harness::verdict{"retry_budget", true, false,
+                         "2 retries for 2 operations; token bucket (max 2, ratio 0.5): 0 retries issued at or below "
+                         "half, lowest 1 tokens",
+                         {}, 0}};
+    return run;
+}
+
+std::string render(const std::vector<harness::run_record>& runs) {
+    return report_registry::instance().find("html")->render(runs);
+}
+
+// The markup of the first chart of `kind` after `from`, or "".
+std::string chart(const std::string& page, std::string_view kind, std::size_t from = 0) {
+    const std::size_t at = page.find("<svg class=\"chart\" data-chart=\"" + std::string(kind) + "\"", from);
+    if (at == std::string::npos) return "";
+    return page.substr(at, page.find("</svg>", at) + 6 - at);
+}
+
+std::size_t occurrences(const std::string& text, std::string_view what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+TEST(html_report, load_chart_stacks_first_attempts_and_retries_per_bucket_and_shades_faults) {
+    const std::string load = chart(render({known_run()}), "load");
+    ASSERT_FALSE(load.empty());
+    // 100 buckets of 2 ms: both first attempts at 0 ms, the retries at 50 ms and 100 ms.
+    EXPECT_EQ(occurrences(load, "data-series=\"first\""), 1u);
+    EXPECT_THAT(load, HasSubstr("data-series=\"first\" data-bucket=\"0\" data-count=\"2\""));
+    EXPECT_EQ(occurrences(load, "data-series=\"retry\""), 2u);
+    EXPECT_THAT(load, HasSubstr("data-series=\"retry\" data-bucket=\"25\" data-count=\"1\""));
+    EXPECT_THAT(load, HasSubstr("data-series=\"retry\" data-bucket=\"50\" data-count=\"1\""));
+    EXPECT_EQ(occurrences(load, "class=\"fault-window\""), 1u);
+    EXPECT_THAT(load, HasSubstr("data-from=\"0\" data-to=\"0\""));
+}
+
+TEST(html_report, timeline_has_a_lane_per_operation_and_marks_commits_doubles_and_offenders) {
+    const std::string timeline = chart(render({known_run()}), "timeline");
+    EXPECT_EQ(occurrences(timeline, "class=\"lane\""), 2u);
+    EXPECT_THAT(timeline, HasSubstr("data-operation=\"a\" data-attempts=\"2\""));
+    EXPECT_THAT(timeline, HasSubstr("data-operation=\"b\" data-attempts=\"2\""));
+    EXPECT_EQ(occurrences(timeline, "<rect class=\"attempt"), 4u);
+    EXPECT_EQ(occurrences(timeline, "class=\"lane-double\""), 1u);
+    EXPECT_THAT(timeline, HasSubstr("class=\"attempt server-error faulted\" data-seq=\"1\""));
+    EXPECT_THAT(timeline, HasSubstr("class=\"attempt ok offending\" data-seq=\"3\""));
+    EXPECT_THAT(timeline, HasSubstr("class=\"attempt ok offending\" data-seq=\"4\""));
+    EXPECT_EQ(occurrences(timeline, "<circle class=\"commit\""), 1u);         // a's one effect
+    EXPECT_EQ(occurrences(timeline, "<circle class=\"commit double\""), 2u);  // b's two
+    // The hover text is the journal record.
+    EXPECT_THAT(timeline, HasSubstr("<title>seq 1 · attempt 1 of a\nPOST /charge\nrequest at 0.0 ms, ended at 1.0 ms\n"
+                                    "status 503\nfault status (rule fail-first)\neffect none, connection 1</title>"));
+}
+
+TEST(html_report, gap_histogram_bins_each_gap_before_retry_one) {
+    const std::string gaps = chart(render({known_run()}), "gaps");
+    // Gaps 49 ms and 99 ms on an axis to 99 × 1.05 ms in 30 bins: bins 14 and 28.
+    EXPECT_EQ(occurrences(gaps, "data-series=\"gaps\""), 2u);
+    EXPECT_THAT(gaps, HasSubstr("data-retry=\"1\" data-bin=\"14\" data-count=\"1\""));
+    EXPECT_THAT(gaps, HasSubstr("data-retry=\"1\" data-bin=\"28\" data-count=\"1\""));
+    EXPECT_THAT(gaps, Not(HasSubstr("class=\"envelope\"")));
+}
+
+TEST(html_report, gap_histogram_draws_the_declared_envelope) {
+    harness::run_record run = known_run();
+    run.declared.backoff = harness::declared_backoff{std::chrono::milliseconds{100}, std::chrono::seconds{1}, 2.0,
+                                                     harness::declared_jitter::equal, 0.2};
+    const std::string gaps = chart(render({run}), "gaps");
+    // Equal jitter before retry 1: [t/2, t] with t = 100 ms.
+    EXPECT_THAT(gaps, HasSubstr("class=\"envelope\" data-from-ns=\"5e+07\" data-to-ns=\"1e+08\""));
+}
+
+TEST(html_report, budget_chart_replays_the_checks_token_bucket) {
+    const std::string page = render({known_run()});
+    const std::string budget = chart(page, "budget");
+    ASSERT_FALSE(budget.empty());
+    // From 2 tokens: seq 1's 503 takes one (1), seq 3's 200 adds 0.5, seq 4's 200 fills it again.
+    // The y axis maps [0, 2] tokens onto [150, 22] px, so 1 token is y = 86 and 2 tokens y = 22.
+    EXPECT_THAT(budget, HasSubstr("data-series=\"tokens\""));
+    EXPECT_THAT(budget, HasSubstr(",86 "));
+    EXPECT_THAT(budget, HasSubstr(",22"));
+    EXPECT_THAT(page, HasSubstr("token bucket (max 2, ratio 0.5) replayed"));
+}
+
+TEST(html_report, no_budget_chart_without_a_token_bucket_check) {
+    harness::run_record run = known_run();
+    run.verdicts.pop_back();
+    EXPECT_EQ(chart(render({run}), "budget"), "");
+}
+
+TEST(html_report, index_links_every_scenario_with_its_verdict_and_a_thumbnail) {
+    harness::run_record passing = known_run();
+    passing.scenario = "fine";
+    passing.verdicts = {harness::verdict{"no_double_effects", true, false, "ok", {}, 0}};
+    const std::string page = render({known_run(), passing});
+    EXPECT_THAT(page, HasSubstr("<h1>faultline: 1 of 2 scenarios passed</h1>"));
+    EXPECT_THAT(page, HasSubstr("<a href=\"#s0\">double &lt;charge&gt;</a>"));
+    EXPECT_THAT(page, HasSubstr("<a href=\"#s1\">fine</a>"));
+    EXPECT_EQ(occurrences(page, "data-chart=\"load-thumbnail\""), 2u);
+    EXPECT_EQ(occurrences(page, "<section class=\"scenario\""), 2u);
+    // The failed check's evidence, as the console prints it.
+    EXPECT_THAT(page, HasSubstr("<pre>· op b [#3 #4] 2 effects committed"));
+}
+
+TEST(html_report, is_self_contained) {
+    const std::string page = render({known_run()});
+    EXPECT_THAT(page, Not(HasSubstr("<link")));
+    EXPECT_THAT(page, Not(HasSubstr(" src=")));
+    EXPECT_THAT(page, Not(HasSubstr("https://")));
+    EXPECT_EQ(occurrences(page, "http://"), occurrences(page, "xmlns=\"http://www.w3.org/2000/svg\""));
+    EXPECT_THAT(page, Not(HasSubstr("<charge>")));
+}
+
+TEST(html_report, ten_thousand_operations_are_down_sampled_as_stated_and_stay_under_2_mb) {
+    harness::run_record run;
+    run.scenario = "big";
+    run.duration = std::chrono::seconds{10};
+    std::uint64_t seq = 0;
+    for (int op = 0; op < 10'000; ++op) {
+        for (std::uint32_t n = 1; n <= 3; ++n) {
+            run.journal.push_back(attempt(++seq, "op-" + std::to_string(op), n, op + 200 * static_cast<int>(n), n < 3 ? 503 : 200,
+                                          n < 3 ? harness::effect_kind::none : harness::effect_kind::committed));
+        }
+    }
+    harness::evidence_item bad{"op-17", {52}, "bad"};
+    run.verdicts = {harness::verdict{"backoff", false, false, "1 gap outside", {bad}, 1}};
+    const std::string page = render({run});
+    EXPECT_LT(page.size(), 2'000'000u);
+    const std::string timeline = chart(page, "timeline");
+    // At most 120 lanes: op-17 (offending) and one in ceil(9,999 / 119) = 85 of the rest (118 of them).
+    EXPECT_EQ(occurrences(timeline, "class=\"lane\""), 119u);
+    EXPECT_NE(timeline.find("data-operation=\"op-17\""), std::string::npos);
+    EXPECT_NE(page.find("Showing 119 of 10000 operations: all 1 with offending attempts or double effects, "
+                        "and one in 85 of the others in arrival order."),
+              std::string::npos);
+    RecordProperty("bytes", static_cast<int>(page.size()));
+}
+
+TEST(html_report, an_empty_journal_says_so_instead_of_drawing) {
+    harness::run_record run;
+    run.scenario = "nothing";
+    const std::string page = render({run});
+    EXPECT_THAT(page, HasSubstr("The journal is empty"));
+    EXPECT_EQ(chart(page, "timeline"), "");
+}
+
+}  // namespace
+}  // namespace faultline::reports
