@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     faultline::cli::add_check_command(app);
     faultline::cli::add_list_command(app);
     faultline::cli::add_score_command(app);
+    faultline::cli::add_simulate_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,39 @@
+// Normal variates from a random_source, with our own transform (the standard distributions differ
+// between standard libraries, and a seed must replay everywhere): Marsaglia's polar method, which
+// yields two variates per accepted pair of uniforms and needs no trigonometry.
+#pragma once
+
+#include <cmath>
+
+#include "faultline/core/random.hpp"
+
+namespace faultline::storm {
+
+class normal_sampler {
+public:
+    // A standard normal variate.
+    double next(random_source& random) {
+        if (has_spare_) {
+            has_spare_ = false;
+            return spare_;
+        }
+        double u = 0;
+        double v = 0;
+        double s = 0;
+        do {
+            u = 2.0 * uniform_unit(random) - 1.0;
+            v = 2.0 * uniform_unit(random) - 1.0;
+            s = u * u + v * v;
+        } while (s >= 1.0 || s == 0.0);
+        const double factor = std::sqrt(-2.0 * std::log(s) / s);
+        spare_ = v * factor;
+        has_spare_ = true;
+        return u * factor;
+    }
+
+private:
+    double spare_ = 0;
+    bool has_spare_ = false;
+};
+
+}  // namespace faultline::storm
