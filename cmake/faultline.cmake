@@ -1,5 +1,7 @@
 # Project-wide helpers: the private warnings target and one-line test registration.
 
+include(GNUInstallDirs)  # CMAKE_INSTALL_INCLUDEDIR in the targets' install interfaces (faultline-install.cmake)
+
 add_library(faultline_warnings INTERFACE)
 target_compile_options(faultline_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
