@@ -1,5 +1,7 @@
 # Project-wide helpers: the private warnings target and one-line test registration.
 
+include(GNUInstallDirs)  # CMAKE_INSTALL_INCLUDEDIR in the targets' install interfaces (faultline-install.cmake)
+
 add_library(faultline_warnings INTERFACE)
 target_compile_options(faultline_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
@@ -40,5 +42,9 @@ function(faultline_add_registering_library name)
   target_compile_features(${name}_impl PUBLIC cxx_std_20)
   add_library(${name} INTERFACE)
   add_library(${ARG_ALIAS} ALIAS ${name})
-  target_link_libraries(${name} INTERFACE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${name}_impl>")
+  # Installed, the archive is the exported faultline::<short>_impl (faultline-install.cmake names it).
+  string(REGEX REPLACE "^faultline_" "" short_name "${name}")
+  target_link_libraries(${name} INTERFACE
+    "$<BUILD_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,${name}_impl>>"
+    "$<INSTALL_INTERFACE:$<LINK_LIBRARY:WHOLE_ARCHIVE,faultline::${short_name}_impl>>")
 endfunction()

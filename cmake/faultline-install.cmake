@@ -1,0 +1,119 @@
+# Install and export rules: `cmake --install` puts the libraries, their headers and a relocatable
+# CMake package (faultlineConfig.cmake + version file, targets as faultline::<name>) under the
+# prefix; the `faultline` executable, its bash completion and man page come along only when faultline
+# is the top-level project (a project that add_subdirectory()s or FetchContent()s it installs its
+# own things, not ours). Included last from the top-level CMakeLists.txt.
+option(FAULTLINE_INSTALL "Generate faultline's install rules (off when it is a subproject)" ${PROJECT_IS_TOP_LEVEL})
+if(NOT FAULTLINE_INSTALL)
+  return()
+endif()
+include(CMakePackageConfigHelpers)
+
+set(FAULTLINE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/faultline"
+    CACHE STRING "Where faultlineConfig.cmake is installed, relative to the prefix")
+
+# The real targets behind the faultline::<name> aliases; a registering library's whole-archive
+# interface target and its _impl archive are both exported, as faultline::<name> and <name>_impl.
+set(faultline_exported_targets
+  faultline_core faultline_asio faultline_retry faultline_retry_http faultline_config
+  faultline_faults faultline_faults_impl faultline_record faultline_checks faultline_checks_impl
+  faultline_server faultline_drivers faultline_drivers_impl faultline_runner faultline_reports
+  faultline_reports_impl faultline_score
+  faultline_warnings)  # linked privately, so named (link-only, no flags) in the static libraries' interfaces
+set(FAULTLINE_HAS_TESTING OFF)
+if(TARGET faultline_testing)
+  list(APPEND faultline_exported_targets faultline_testing)
+  set(FAULTLINE_HAS_TESTING ON)
+endif()
+foreach(target IN LISTS faultline_exported_targets)
+  string(REGEX REPLACE "^faultline_" "" export_name "${target}")
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${export_name})
+endforeach()
+
+install(TARGETS ${faultline_exported_targets} EXPORT faultlineTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# Each module's public headers (include/faultline/<module>/) merge into one include/faultline/.
+foreach(module_dir IN ITEMS core retry faults reports harness/config harness/record harness/checks
+                            harness/server harness/drivers harness/runner harness/score harness/testing)
+  if(module_dir STREQUAL "harness/testing" AND NOT FAULTLINE_HAS_TESTING)
+    continue()
+  endif()
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module_dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          COMPONENT development)
+endforeach()
+
+install(EXPORT faultlineTargets NAMESPACE faultline:: DESTINATION ${FAULTLINE_INSTALL_CMAKEDIR}
+        COMPONENT development)
+
+set(FAULTLINE_BOOST_VERSION ${Boost_MAJOR_VERSION}.${Boost_MINOR_VERSION})
+set(FAULTLINE_EXECUTABLE_PATH "${CMAKE_INSTALL_BINDIR}/faultline")
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/faultlineConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/faultlineConfig.cmake
+  INSTALL_DESTINATION ${FAULTLINE_INSTALL_CMAKEDIR}
+  PATH_VARS FAULTLINE_EXECUTABLE_PATH)
+# 0.x: a minor version may break the API, so only the same minor version is compatible.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/faultlineConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/faultlineConfig.cmake ${PROJECT_BINARY_DIR}/faultlineConfigVersion.cmake
+        DESTINATION ${FAULTLINE_INSTALL_CMAKEDIR} COMPONENT development)
+
+if(PROJECT_IS_TOP_LEVEL)
+  install(TARGETS faultline RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/faultline.bash RENAME faultline
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
+  install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/suites/ DESTINATION ${CMAKE_INSTALL_DATADIR}/faultline/suites
+          COMPONENT runtime FILES_MATCHING PATTERN "*.toml")
+
+  # The man page is generated from the built program's help (packaging/faultline-man.sh).
+  find_program(FAULTLINE_HELP2MAN help2man)
+  if(FAULTLINE_HELP2MAN)
+    add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/faultline.1
+      COMMAND ${PROJECT_SOURCE_DIR}/packaging/faultline-man.sh $<TARGET_FILE:faultline> ${PROJECT_BINARY_DIR}/faultline.1
+      DEPENDS faultline ${PROJECT_SOURCE_DIR}/packaging/faultline-man.sh
+      COMMENT "Generating faultline.1 from faultline --help")
+    add_custom_target(faultline_man ALL DEPENDS ${PROJECT_BINARY_DIR}/faultline.1)
+    install(FILES ${PROJECT_BINARY_DIR}/faultline.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+  else()
+    message(STATUS "help2man not found: no man page (scripts/install-deps.sh installs it)")
+  endif()
+
+  if(FAULTLINE_BUILD_TESTS)
+    add_test(NAME cli_version COMMAND faultline --version)
+    set_tests_properties(cli_version PROPERTIES PASS_REGULAR_EXPRESSION "^faultline ${PROJECT_VERSION}\n$")
+    add_test(NAME bash_completion COMMAND ${PROJECT_SOURCE_DIR}/packaging/completion-test.sh $<TARGET_FILE_DIR:faultline>)
+  endif()
+
+  # `cpack` (from the build folder) makes faultline_<version>_<arch>.deb: the runtime component only —
+  # the program, its completion, man page and suites. Its library dependencies come from
+  # dpkg-shlibdeps. scripts/deb-check.sh installs it into a scratch root and runs it.
+  set(CPACK_PACKAGE_NAME faultline)
+  set(CPACK_PACKAGE_VENDOR "faultline")
+  set(CPACK_PACKAGE_CONTACT "faultline maintainers <faultline@localhost>")
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "chaos / fault-injection harness for HTTP retry behaviour")
+  set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+  set(CPACK_GENERATOR DEB)
+  set(CPACK_DEB_COMPONENT_INSTALL ON)
+  set(CPACK_COMPONENTS_ALL runtime)
+  set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME faultline)
+  set(CPACK_DEBIAN_RUNTIME_FILE_NAME DEB-DEFAULT)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  set(CPACK_STRIP_FILES ON)  # the debug info stays in the build tree
+  set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+  set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/packages)
+  include(CPack)
+endif()
+
+# examples/cpp-consumer built against this build's *installed* package, as a user would.
+if(FAULTLINE_BUILD_TESTS AND FAULTLINE_HAS_TESTING)
+  add_test(NAME cpp_consumer_against_installed_package
+    COMMAND ${CMAKE_COMMAND} -DFAULTLINE_BUILD_DIR=${PROJECT_BINARY_DIR}
+            -DCONSUMER_SOURCE_DIR=${PROJECT_SOURCE_DIR}/examples/cpp-consumer
+            -DWORK_DIR=${PROJECT_BINARY_DIR}/cpp-consumer-test
+            -DCMAKE_GENERATOR=${CMAKE_GENERATOR} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+            -P ${CMAKE_CURRENT_LIST_DIR}/consumer-test.cmake)
+  set_tests_properties(cpp_consumer_against_installed_package PROPERTIES TIMEOUT 600)
+endif()

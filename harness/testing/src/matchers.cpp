@@ -1,0 +1,116 @@
+#include "faultline/testing/matchers.hpp"
+
+#include "errors.hpp"
+
+#include "faultline/checks/check.hpp"
+#include "faultline/config/document.hpp"
+#include "faultline/reports/console.hpp"
+
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace faultline::testing {
+
+namespace {
+
+// A verdict as `faultline run` prints it: the summary, then the evidence of a verdict that did not pass.
+void explain(const harness::verdict& v, std::ostream& out) {
+    out << v.check << ": " << harness::to_string(v.outcome()) << " — " << v.summary;
+    if (!v.passed) out << "\n" << reports::console_evidence(v, "    ");
+}
+
+// One check, parsed from its [[expect]] table exactly as a scenario's is.
+class check_matcher final : public ::testing::MatcherInterface<const harness::run_record&> {
+public:
+    explicit check_matcher(std::string_view expect_table_toml) : text_(expect_table_toml) {
+        const config::document doc = config::parse_document(text_, "matcher");
+        if (!doc.table) detail::throw_config_errors("faultline::testing matcher: not TOML:", doc.errors);
+        config_errors errors;
+        auto parsed = harness::parse_expectation(*doc.table, "matcher", errors);
+        if (!parsed) detail::throw_config_errors("faultline::testing matcher: not a valid [[expect]] table:", errors);
+        expectation_ = std::move(*parsed);
+    }
+
+    bool MatchAndExplain(const harness::run_record& run, ::testing::MatchResultListener* listener) const override {
+        if (!run.harness_error.empty()) {
+            *listener << "the run itself failed: " << run.harness_error;
+            return false;
+        }
+        const harness::verdict v = harness::evaluate(expectation_, run);
+        if (listener->IsInterested()) explain(v, *listener->stream());
+        return v.outcome() == harness::verdict_outcome::pass;
+    }
+
+    void DescribeTo(std::ostream* os) const override { *os << "satisfies " << description(); }
+    void DescribeNegationTo(std::ostream* os) const override { *os << "does not satisfy " << description(); }
+
+private:
+    std::string description() const {
+        std::string flat;
+        for (char c : text_) flat += c == '\n' ? ' ' : c;
+        return "faultline check [" + flat + "]";
+    }
+
+    std::string text_;
+    harness::expectation expectation_;
+};
+
+class passes_all_checks final : public ::testing::MatcherInterface<const harness::run_record&> {
+public:
+    bool MatchAndExplain(const harness::run_record& run, ::testing::MatchResultListener* listener) const override {
+        if (!run.harness_error.empty()) {
+            *listener << "the run itself failed: " << run.harness_error;
+            return false;
+        }
+        if (run.verdicts.empty()) {
+            *listener << "the record holds no verdicts";
+            return false;
+        }
+        bool all = true;
+        for (const auto& v : run.verdicts) {
+            if (v.outcome() == harness::verdict_outcome::pass) continue;
+            if (!all) *listener << "\n";
+            all = false;
+            if (listener->IsInterested()) explain(v, *listener->stream());
+        }
+        return all;
+    }
+    void DescribeTo(std::ostream* os) const override { *os << "passes every check of its scenario"; }
+    void DescribeNegationTo(std::ostream* os) const override { *os << "fails a check of its scenario"; }
+};
+
+std::string milliseconds(std::chrono::milliseconds d) { return '"' + std::to_string(d.count()) + "ms\""; }
+
+}  // namespace
+
+run_matcher Satisfies(std::string_view expect_table_toml) {
+    return ::testing::MakeMatcher(new check_matcher(expect_table_toml));
+}
+
+run_matcher NoDoubleEffects() { return Satisfies(R"(check = "no_double_effects")"); }
+
+run_matcher RetriesWithinBudget(double ratio, double min_per_sec, std::chrono::milliseconds window) {
+    return Satisfies("check = \"retry_budget\"\nratio = " + std::to_string(ratio) +
+                     "\nmin_per_sec = " + std::to_string(min_per_sec) + "\nwindow = " + milliseconds(window));
+}
+
+run_matcher HonoursDeadline(std::chrono::milliseconds tolerance) {
+    return Satisfies("check = \"deadline\"\ntolerance = " + milliseconds(tolerance));
+}
+
+run_matcher HonoursRetryAfter(std::chrono::milliseconds tolerance) {
+    return Satisfies("check = \"retry_after\"\ntolerance = " + milliseconds(tolerance));
+}
+
+run_matcher AttemptsAtMost(std::size_t max) {
+    return Satisfies("check = \"max_attempts\"\nmax = " + std::to_string(max));
+}
+
+run_matcher NoRetryOnStatus() { return Satisfies(R"(check = "no_retry_on_status")"); }
+
+run_matcher PassesAllChecks() { return ::testing::MakeMatcher(new passes_all_checks); }
+
+}  // namespace faultline::testing

@@ -1,0 +1,45 @@
+# bash completion for faultline. Subcommands and options are read from `faultline --help` and
+# `faultline <command> --help` (once per shell), so the completion never drifts from the program.
+
+_faultline_options_of() {
+    local command=$1 cache_var="_faultline_opts_${1//-/_}"
+    if [[ -z "${!cache_var:-}" ]]; then
+        printf -v "$cache_var" '%s' "$(faultline $command --help 2>/dev/null |
+            grep -oE '(^|[ ,])--?[A-Za-z][-A-Za-z]*' | tr -d ' ,' | sort -u | tr '\n' ' ')"
+    fi
+    printf '%s' "${!cache_var}"
+}
+
+_faultline_commands() {
+    if [[ -z "${_faultline_command_list:-}" ]]; then
+        _faultline_command_list=$(faultline --help 2>/dev/null |
+            awk 'tolower($0) ~ /^subcommands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}' | tr '\n' ' ')
+    fi
+    printf '%s' "$_faultline_command_list"
+}
+
+_faultline() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command="" i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ "${COMP_WORDS[i]}" == "--" ]] && return 0   # after --: the client's own command line
+        if [[ "${COMP_WORDS[i]}" != -* ]]; then command=${COMP_WORDS[i]}; break; fi
+    done
+    if [[ -z "$command" ]]; then
+        COMPREPLY=($(compgen -W "$(_faultline_commands) --help --version" -- "$cur"))
+        return 0
+    fi
+    case "$prev" in
+        --report) COMPREPLY=($(compgen -W "console: json: junit: markdown: journal:" -- "$cur")); compopt -o nospace; return 0 ;;
+        --report-dir|--catalogue) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+        --rules|--expect|--journal|--scorecard-json) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --seed|--port|--control-port|--control-token|--threads|-j|--jobs|--only|--deadline|--max-attempts|--jitter|--backoff|--backoff-multiplier|--timeout) return 0 ;;
+    esac
+    if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_faultline_options_of "$command")" -- "$cur"))
+    elif [[ "$command" == list ]]; then
+        COMPREPLY=($(compgen -W "faults checks drivers reports" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}
+complete -o filenames -F _faultline faultline
