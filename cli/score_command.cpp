@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -34,6 +35,18 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The installed catalogue (PREFIX/share/faultline/suites/conformance, beside PREFIX/bin/faultline)
+// when this binary is an installed one, else the source tree's it was built from.
+std::string default_catalogue() {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto installed = exe.parent_path().parent_path() / "share/faultline/suites/conformance";
+        if (std::filesystem::is_directory(installed, ec)) return installed.string();
+    }
+    return FAULTLINE_CONFORMANCE_DIR;
+}
+
 struct score_args {
     std::vector<std::string> command;  // after `--`
     std::string deadline;
@@ -42,7 +55,7 @@ struct score_args {
     std::string backoff;  // "BASE:CAP"
     double backoff_multiplier = 2.0;
     std::string timeout = "1s";
-    std::string catalogue = FAULTLINE_CONFORMANCE_DIR;
+    std::string catalogue = default_catalogue();
     std::vector<std::string> only;
     std::optional<std::uint64_t> seed;
     // Probes mostly wait (on backoff, Retry-After, timeouts), so four at a time fit 2 cores.
@@ -193,7 +206,10 @@ void add_score_command(CLI::App& app) {
     cmd->add_option("--backoff-multiplier", args->backoff_multiplier, "Growth per retry of the --backoff curve")
         ->check(CLI::Range(1.0, 100.0));
     cmd->add_option("--timeout", args->timeout, "The per-attempt timeout {timeout} gives the client (default 1s)");
-    cmd->add_option("--catalogue", args->catalogue, "The folder of probe files")->check(CLI::ExistingDirectory);
+    cmd->add_option("--catalogue", args->catalogue,
+                    "The folder of probe files (default: share/faultline/suites/conformance of an installed "
+                    "faultline, else the source tree's)")
+        ->check(CLI::ExistingDirectory);
     cmd->add_option("--only", args->only, "Run only probes whose name matches (glob, repeatable)")
         ->expected(1)
         ->allow_extra_args(false)
