@@ -5,25 +5,19 @@
 // 2 for bad usage or rules, 3 when the upstream is not reachable at start (unless --wait-upstream) or
 // the proxy cannot listen.
 #include "commands.hpp"
+#include "server_setup.hpp"
 
 #include "faultline/config/duration.hpp"
 #include "faultline/server/proxy.hpp"
-#include "faultline/server/serve_config.hpp"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <charconv>
-#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <iostream>
-#include <memory>
 #include <optional>
-#include <random>
 #include <string>
-#include <system_error>
 
 namespace faultline::cli {
 
@@ -83,11 +77,6 @@ std::chrono::milliseconds duration_option(const std::string& text, const char* o
     return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed.value);
 }
 
-std::uint64_t fresh_seed() {
-    std::random_device device;
-    return (std::uint64_t{device()} << 32U) ^ device();
-}
-
 void run_proxy(const proxy_args& args) {
     const host_port listen = host_port_option(args.listen, "--listen");
     const host_port upstream = host_port_option(args.upstream, "--upstream");
@@ -102,37 +91,15 @@ void run_proxy(const proxy_args& args) {
     options.instance = args.instance;
 
     // No rules file: a plain forwarding proxy that journals every attempt.
-    auto loaded = args.rules.empty() ? harness::parse_serve_config("", "(no rules)")
-                                     : harness::load_serve_config(args.rules);
-    if (!loaded.ok()) {
-        for (const auto& e : loaded.errors) std::cerr << e.to_string() << '\n';
-        fail(exit_bad_input);
-    }
-    harness::serve_config& config = *loaded.config;
+    harness::serve_config config = load_rules(args.rules);
     harness::server_options unused_server_options;
     faults::engine_limits limits;
     config.settings.apply(unused_server_options, limits);
     options.threads = args.threads ? *args.threads : unused_server_options.threads;
     options.body_limit = unused_server_options.body_limit;
-    const std::uint64_t seed = args.seed ? *args.seed : config.settings.seed ? *config.settings.seed : fresh_seed();
-
-    harness::journal_options journal;
-    journal.max_records = config.model.journal_max_records;
-    journal.path = args.journal;
-    std::unique_ptr<harness::server_context> context;
-    try {
-        context = std::make_unique<harness::server_context>(config.model, std::move(config.rules), seed, journal, limits);
-    } catch (const std::system_error& e) {
-        std::cerr << args.journal << ": cannot open the journal file: " << e.what() << '\n';
-        fail(exit_bad_input);
-    }
-
-    boost::asio::io_context signals_io;
-    boost::asio::signal_set signals{signals_io, SIGINT, SIGTERM};
-    int received = 0;
-    signals.async_wait([&received](const boost::system::error_code& ec, int signal) {
-        if (!ec) received = signal;
-    });
+    const std::uint64_t seed = choose_seed(args.seed, config);
+    const auto context = open_server_context(config, seed, args.journal, limits);
+    termination_signals signals;
 
     // The upstream first: a proxy in front of nothing is a setup error, unless asked to wait for it
     // (a sidecar starting beside its app), polling until it answers or a signal ends the wait.
@@ -141,26 +108,23 @@ void run_proxy(const proxy_args& args) {
     if (reachable && args.wait_upstream) {
         std::cerr << "faultline proxy: waiting for the upstream " << args.upstream << " (" << reachable.message()
                   << ")\n";
-        boost::asio::steady_timer poll{signals_io};
+        boost::asio::steady_timer poll{signals.io()};
         std::function<void()> again = [&] {
             poll.expires_after(std::chrono::milliseconds{100});
             poll.async_wait([&](const boost::system::error_code& ec) {
-                if (ec || received != 0) return;
+                if (ec || signals.received() != 0) return;
                 reachable = probe();
                 if (reachable) return again();
                 signals.cancel();
             });
         };
         again();
-        signals_io.run();
-        signals_io.restart();
-        if (received != 0) {
-            std::cerr << "faultline proxy: stopped by signal " << received << " while waiting for the upstream\n";
+        signals.io().run();
+        if (signals.received() != 0) {
+            std::cerr << "faultline proxy: stopped by signal " << signals.received() << " while waiting for the upstream\n";
             return;
         }
-        signals.async_wait([&received](const boost::system::error_code& ec, int signal) {
-            if (!ec) received = signal;
-        });
+        signals.rearm();
     }
     if (reachable) {
         std::cerr << "faultline proxy: the upstream " << args.upstream << " is not reachable: " << reachable.message()
@@ -178,11 +142,11 @@ void run_proxy(const proxy_args& args) {
     std::cout << "faultline proxy on " << proxy.url() << " -> http://" << args.upstream << " (seed " << seed << ")\n"
               << std::flush;
 
-    signals_io.run();
+    signals.io().run();
     proxy.stop();
 
     const auto counters = proxy.counters();
-    std::cerr << "faultline proxy: stopped by signal " << received << " after " << counters.attempts << " attempts ("
+    std::cerr << "faultline proxy: stopped by signal " << signals.received() << " after " << counters.attempts << " attempts ("
               << counters.forwarded << " forwarded, " << counters.upstream_failures << " upstream failures) on "
               << counters.connections << " connections";
     if (!args.journal.empty()) std::cerr << "; journal: " << args.journal;

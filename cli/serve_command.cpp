@@ -3,21 +3,12 @@
 // token that is random unless --control-token sets it or --no-control-token drops it), and runs
 // until SIGINT or SIGTERM, then stops cleanly and flushes the journal.
 #include "commands.hpp"
+#include "server_setup.hpp"
 
-#include "faultline/server/serve_config.hpp"
-#include "faultline/server/server.hpp"
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-
-#include <csignal>
 #include <cstdint>
 #include <iostream>
-#include <memory>
 #include <optional>
-#include <random>
 #include <string>
-#include <system_error>
 
 namespace faultline::cli {
 
@@ -36,18 +27,8 @@ struct serve_args {
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
 
-std::uint64_t fresh_seed() {
-    std::random_device device;
-    return (std::uint64_t{device()} << 32U) ^ device();
-}
-
 void run_serve(const serve_args& args) {
-    auto loaded = harness::load_serve_config(args.rules);
-    if (!loaded.ok()) {
-        for (const auto& e : loaded.errors) std::cerr << e.to_string() << '\n';
-        fail(exit_bad_input);
-    }
-    harness::serve_config& config = *loaded.config;
+    harness::serve_config config = load_rules(args.rules);
 
     harness::server_options options;
     faults::engine_limits limits;
@@ -59,27 +40,9 @@ void run_serve(const serve_args& args) {
     if (args.control_token) options.control_token = *args.control_token;
     if (args.no_control_token) options.control_token = std::string{};
     if (args.threads) options.threads = *args.threads;
-    const std::uint64_t seed = args.seed ? *args.seed : config.settings.seed ? *config.settings.seed : fresh_seed();
-
-    harness::journal_options journal;
-    journal.max_records = config.model.journal_max_records;
-    journal.path = args.journal;
-
-    std::unique_ptr<harness::server_context> context;
-    try {
-        context = std::make_unique<harness::server_context>(config.model, std::move(config.rules), seed, journal, limits);
-    } catch (const std::system_error& e) {
-        std::cerr << args.journal << ": cannot open the journal file: " << e.what() << '\n';
-        fail(exit_bad_input);
-    }
-
-    // The signal handlers go in before any server thread exists, so no signal can find them missing.
-    boost::asio::io_context signals_io;
-    boost::asio::signal_set signals{signals_io, SIGINT, SIGTERM};
-    int received = 0;
-    signals.async_wait([&received](const boost::system::error_code& ec, int signal) {
-        if (!ec) received = signal;
-    });
+    const std::uint64_t seed = choose_seed(args.seed, config);
+    const auto context = open_server_context(config, seed, args.journal, limits);
+    termination_signals signals;
 
     harness::server server{*context, options};
     if (const auto ec = server.start()) {
@@ -100,11 +63,11 @@ void run_serve(const serve_args& args) {
                   << server.max_connections() << " to fit the descriptor limit (ulimit -n)\n";
     }
 
-    signals_io.run();
+    signals.io().run();
     server.stop();
 
     const auto counters = server.counters();
-    std::cerr << "faultline serve: stopped by signal " << received << " after " << counters.attempts
+    std::cerr << "faultline serve: stopped by signal " << signals.received() << " after " << counters.attempts
               << " attempts on " << counters.connections << " connections";
     if (!args.journal.empty()) std::cerr << "; journal: " << args.journal;
     std::cerr << '\n';

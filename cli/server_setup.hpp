@@ -1,0 +1,50 @@
+// What the long-running server commands (`serve`, `proxy`) share between parsing their flags and
+// listening: the rules file, the seed, the server context with its journal, and the wait for SIGINT
+// or SIGTERM. Failures print why and throw CLI::RuntimeError with the exit code (commands.hpp).
+#pragma once
+
+#include "faultline/server/serve_config.hpp"
+#include "faultline/server/server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace faultline::cli {
+
+// The rules file ([[fault]] rules and [server]); an empty path is an empty rule set. Bad rules: exit 2.
+harness::serve_config load_rules(const std::string& path);
+
+// --seed, else the rules file's [server] seed, else a random one (printed by the command).
+std::uint64_t choose_seed(std::optional<std::uint64_t> flag, const harness::serve_config& config);
+
+// The server context, journaling to `journal_path` when it is not empty. An unopenable journal: exit 2.
+std::unique_ptr<harness::server_context> open_server_context(harness::serve_config& config, std::uint64_t seed,
+                                                             const std::string& journal_path,
+                                                             const faults::engine_limits& limits);
+
+// SIGINT and SIGTERM as the way a server command ends. The handlers go in at construction, before any
+// server thread exists, so no signal can find them missing; `io()` runs until one arrives (or until
+// something else stops it), and `received()` says which.
+class termination_signals {
+public:
+    termination_signals();
+    boost::asio::io_context& io() { return io_; }
+    int received() const { return received_; }
+    // Wait again after the io_context was stopped or the wait cancelled (the io_context is restarted).
+    void rearm();
+    void cancel() { signals_.cancel(); }
+
+private:
+    void wait();
+
+    boost::asio::io_context io_;
+    boost::asio::signal_set signals_;
+    int received_ = 0;
+};
+
+}  // namespace faultline::cli
