@@ -117,3 +117,13 @@ if(FAULTLINE_BUILD_TESTS AND FAULTLINE_HAS_TESTING)
             -P ${CMAKE_CURRENT_LIST_DIR}/consumer-test.cmake)
   set_tests_properties(cpp_consumer_against_installed_package PROPERTIES TIMEOUT 600)
 endif()
+# examples/fetchcontent-consumer taking this checkout with FetchContent, as a subproject.
+if(FAULTLINE_BUILD_TESTS AND PROJECT_IS_TOP_LEVEL)
+  add_test(NAME cpp_consumer_with_fetchcontent
+    COMMAND ${CMAKE_COMMAND} -DFAULTLINE_BUILD_DIR=${PROJECT_BINARY_DIR} -DFAULTLINE_SOURCE_DIR=${PROJECT_SOURCE_DIR}
+            -DCONSUMER_SOURCE_DIR=${PROJECT_SOURCE_DIR}/examples/fetchcontent-consumer
+            -DWORK_DIR=${PROJECT_BINARY_DIR}/fetchcontent-consumer-test
+            -DCMAKE_GENERATOR=${CMAKE_GENERATOR} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+            -P ${CMAKE_CURRENT_LIST_DIR}/consumer-test.cmake)
+  set_tests_properties(cpp_consumer_with_fetchcontent PROPERTIES TIMEOUT 600)
+endif()
