@@ -68,15 +68,18 @@ if(PROJECT_IS_TOP_LEVEL)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/suites/ DESTINATION ${CMAKE_INSTALL_DATADIR}/faultline/suites
           COMPONENT runtime FILES_MATCHING PATTERN "*.toml")
 
-  # The man page is generated from the built program's help (packaging/faultline-man.sh).
+  # The man page is generated from the built program's help (packaging/faultline-man.sh) and installed
+  # gzipped, as Debian policy (§12.1) wants man pages; -n keeps the name and time out, so it is reproducible.
   find_program(FAULTLINE_HELP2MAN help2man)
-  if(FAULTLINE_HELP2MAN)
-    add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/faultline.1
+  find_program(FAULTLINE_GZIP gzip)
+  if(FAULTLINE_HELP2MAN AND FAULTLINE_GZIP)
+    add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/faultline.1.gz
       COMMAND ${PROJECT_SOURCE_DIR}/packaging/faultline-man.sh $<TARGET_FILE:faultline> ${PROJECT_BINARY_DIR}/faultline.1
+      COMMAND ${FAULTLINE_GZIP} -9nf ${PROJECT_BINARY_DIR}/faultline.1
       DEPENDS faultline ${PROJECT_SOURCE_DIR}/packaging/faultline-man.sh
-      COMMENT "Generating faultline.1 from faultline --help")
-    add_custom_target(faultline_man ALL DEPENDS ${PROJECT_BINARY_DIR}/faultline.1)
-    install(FILES ${PROJECT_BINARY_DIR}/faultline.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+      COMMENT "Generating faultline.1.gz from faultline --help")
+    add_custom_target(faultline_man ALL DEPENDS ${PROJECT_BINARY_DIR}/faultline.1.gz)
+    install(FILES ${PROJECT_BINARY_DIR}/faultline.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
   else()
     message(STATUS "help2man not found: no man page (scripts/install-deps.sh installs it)")
   endif()

@@ -28,8 +28,8 @@ version=$("$bin" --version)
 echo "unpacked: $version"
 [[ "$version" == "faultline $(dpkg-deb --field "$deb" Version)" ]] || { echo "version mismatch" >&2; exit 1; }
 "$bin" run --help | grep -q "Examples:" || { echo "run --help has no examples" >&2; exit 1; }
-man -l "$(ls "$scratch"/root/usr/share/man/man1/faultline.1*)" 2>/dev/null | grep -q "faultline serve" ||
-    { echo "the man page does not document serve" >&2; exit 1; }
+man -l "$scratch/root/usr/share/man/man1/faultline.1.gz" 2>/dev/null | grep -q "faultline serve" ||
+    { echo "the gzipped man page is missing or does not document serve" >&2; exit 1; }
 bash -c "source '$scratch/root/usr/share/bash-completion/completions/faultline' && complete -p faultline" >/dev/null
 "$bin" validate "$scratch/root/usr/share/faultline/suites" >/dev/null
 "$bin" run "$scratch/root/usr/share/faultline/suites/status-4xx.good.toml" >"$scratch/run.txt" ||
