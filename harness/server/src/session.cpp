@@ -5,6 +5,7 @@
 
 #include "faultline/retry/retry_after.hpp"
 #include "faultline/server/idempotency.hpp"
+#include "faultline/server/relay.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -472,7 +473,7 @@ service_response session::run_service() {
                          record_.seq,
                          id_,
                          core_->since_start_ns()};
-    service_response reply = ctx.model.handle(call);
+    service_response reply = ctx.next_tier != nullptr ? ctx.next_tier->forward(call) : ctx.model.handle(call);
     record_.operation = std::move(call.operation);
     ctx.idempotency.complete(identity_.idempotency_key, reply);
     record_.effect = reply.effect;
