@@ -687,6 +687,8 @@ std::shared_ptr<retry::retry_budget> make_budget(const budget_spec& spec) {
     return nullptr;
 }
 
+void read_client_policy(config::table_reader& policy_table, client_policy& policy) { read_policy(policy_table, policy); }
+
 client_policy preset_policy(client_preset preset) {
     client_policy good;
     good.policy.max_attempts = 4;

@@ -5,11 +5,15 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "faultline/checks/run_verdicts.hpp"
 #include "faultline/core/clock.hpp"
+#include "faultline/core/random.hpp"
 #include "faultline/drivers/driver.hpp"
+#include "faultline/record/journal_merge.hpp"
+#include "faultline/server/relay.hpp"
 #include "faultline/server/server.hpp"
 
 namespace faultline::harness {
@@ -26,6 +30,86 @@ int severity(exit_code code) {
     return 4;
 }
 
+// The header a relay names the operation in when the client names none.
+constexpr std::string_view relay_identity_header = "Faultline-Op";
+
+// One started [[relay]] tier. Members are destroyed listener first: the server calls the relay.
+struct running_relay {
+    std::string name;
+    std::unique_ptr<relay> forwarder;
+    std::unique_ptr<server_context> context;
+    std::unique_ptr<server> listener;
+};
+
+retry::retry_policy relay_policy(const client_policy& declared) {
+    retry::retry_policy policy = declared.policy;
+    policy.budget = make_budget(declared.budget);
+    if (declared.breaker) policy.breaker = std::make_shared<retry::circuit_breaker>(*declared.breaker);
+    if (!declared.enforce_deadline) policy.overall_timeout.reset();
+    return policy;
+}
+
+// Starts the [[relay]] tiers from the service outwards, so each knows the port of the one after it.
+// Returned client side first; empty with harness_error set when one failed to start.
+std::vector<running_relay> start_relays(const scenario& s, const run_options& options, std::uint16_t service_port,
+                                        const identity_config& client_identity, const std::string& identity_header,
+                                        faultline::clock& clk, run_record& record) {
+    std::vector<running_relay> tiers(s.relays.size());
+    std::uint16_t next_port = service_port;
+    for (std::size_t i = s.relays.size(); i-- > 0;) {
+        const relay_tier& declared = s.relays[i];
+        running_relay& tier = tiers[i];
+        tier.name = declared.name;
+        relay_options forward;
+        forward.port = next_port;
+        forward.policy = relay_policy(declared.policy);
+        forward.assume_idempotent = declared.policy.assume_idempotent;
+        forward.identity_header = identity_header;
+        forward.seed = mix64(record.seed ^ (i + 1));
+        tier.forwarder = std::make_unique<relay>(std::move(forward));
+        model_config model;
+        // The first tier groups the client's attempts as the service would without relays; the
+        // others read the name the tier before them sent.
+        if (i == 0) {
+            model.identity = client_identity;
+        } else {
+            model.identity.header = identity_header;
+        }
+        tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed);
+        tier.context->next_tier = tier.forwarder.get();
+        server_options listen;
+        listen.threads = std::max<std::size_t>(1, options.server_threads);
+        tier.listener = std::make_unique<server>(*tier.context, listen, clk);
+        if (const boost::system::error_code ec = tier.listener->start()) {
+            record.harness_error = "relay tier \"" + tier.name + "\" failed to start: " + ec.message();
+            return {};
+        }
+        next_port = tier.listener->port();
+    }
+    return tiers;
+}
+
+// A tier's journal for merging, with a wall-clock anchor at its run start: the tiers of one run
+// started at slightly different moments, and the anchors put their times on one timeline (the
+// service's, which started first). The runner's servers journal no anchor of their own.
+named_journal tier_journal(std::string name, server_context& context, const server& listener,
+                           faultline::clock& clk) {
+    named_journal out;
+    out.name = std::move(name);
+    out.records = context.records.take();
+    server_event anchor;
+    anchor.kind = server_event_kind::started;
+    anchor.at_ns = 0;
+    const auto since_start = clk.now() - listener.run_start();
+    anchor.detail = std::to_string(
+        std::chrono::duration_cast<std::chrono::nanoseconds>((clk.wall_now() - since_start).time_since_epoch()).count());
+    anchor.peer = out.name;
+    out.server_events.push_back(std::move(anchor));
+    std::vector<server_event> events = context.records.events();
+    out.server_events.insert(out.server_events.end(), events.begin(), events.end());
+    return out;
+}
+
 // The part of a run that can throw (constructing the server's context, the driver): everything
 // that goes wrong becomes `harness_error`.
 void execute(const scenario& s, const run_options& options, run_record& record) {
@@ -38,6 +122,11 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     if (const std::string_view header = s.client->identity_header(); !header.empty()) {
         model.identity.header = std::string(header);
     }
+    // Behind relays the service sees the relays' requests, which name the operation in this header.
+    const identity_config client_identity = model.identity;
+    const std::string identity_header =
+        model.identity.header.empty() ? std::string{relay_identity_header} : model.identity.header;
+    if (!s.relays.empty()) model.identity = identity_config{identity_header, ""};
     journal_options journal_bound;
     journal_bound.max_records = model.journal_max_records;
     server_context context(model, s.faults, record.seed, journal_bound);
@@ -50,18 +139,49 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
         return;
     }
 
-    driver_context ctx{"127.0.0.1",  fault_server.port(),     fault_server.url(), record.seed,
-                       clk,          fault_server.run_start(), s.time_limit};
+    std::vector<running_relay> relays =
+        start_relays(s, options, fault_server.port(), client_identity, identity_header, clk, record);
+    if (!record.harness_error.empty()) return;
+    // The client calls the first tier: the first relay, else the service itself.
+    const server& entry = relays.empty() ? fault_server : *relays.front().listener;
+
+    // Times are on the service's clock: it started first, so the merged journal's zero is its start.
+    driver_context ctx{"127.0.0.1", entry.port(),             entry.url(), record.seed,
+                       clk,         fault_server.run_start(), s.time_limit};
     ctx.interrupt = options.interrupt;
     driver_result result = s.client->run(ctx);
+    // Client side first: a tier stops once nothing calls it any more.
+    for (running_relay& tier : relays) tier.listener->stop();
     fault_server.stop();
 
     record.duration = clk.now() - fault_server.run_start();
-    // Moved out, not copied: a copy held every record twice at the run's peak (docs/benchmarks.md).
-    record.journal = context.records.take();
-    std::sort(record.journal.begin(), record.journal.end(),
-              [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; });
-    record.server_events = context.records.events();
+    std::string relay_journal_error;
+    if (relays.empty()) {
+        // Moved out, not copied: a copy held every record twice at the run's peak (docs/benchmarks.md).
+        record.journal = context.records.take();
+        std::sort(record.journal.begin(), record.journal.end(),
+                  [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; });
+        record.server_events = context.records.events();
+    } else {
+        // Every tier's attempts, tagged with its instance, as one history (journal_merge.hpp).
+        std::vector<named_journal> journals;
+        for (running_relay& tier : relays) {
+            journals.push_back(tier_journal(tier.name, *tier.context, *tier.listener, clk));
+        }
+        journals.push_back(tier_journal(std::string{backend_instance}, context, fault_server, clk));
+        merged_journal merged = merge_journals(std::move(journals));
+        record.journal = std::move(merged.records);
+        // The anchors only put the tiers on one timeline; the run record's own clock is the service's.
+        std::erase_if(merged.server_events,
+                      [](const server_event& e) { return e.kind == server_event_kind::started; });
+        record.server_events = std::move(merged.server_events);
+        for (const running_relay& tier : relays) {
+            if (tier.context->records.failed()) {
+                relay_journal_error =
+                    "the journal of relay tier \"" + tier.name + "\" failed: " + tier.context->records.error();
+            }
+        }
+    }
     record.clients = std::move(result.clients);
     record.command = std::move(result.command);
     record.declared = s.client->declared();
@@ -70,6 +190,8 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
 
     if (!result.error.empty()) {
         record.harness_error = "the client driver failed: " + result.error;
+    } else if (!relay_journal_error.empty()) {
+        record.harness_error = relay_journal_error;
     } else if (context.records.failed()) {
         record.harness_error = "the journal failed: " + context.records.error();
     } else if (!context.records.memory_complete()) {

@@ -30,6 +30,12 @@ std::string file_stem(const std::string& file) {
     return stem.empty() ? std::string{"scenario"} : stem;
 }
 
+std::vector<std::string> preset_names() {
+    std::vector<std::string> out;
+    for (const client_preset p : all_presets()) out.emplace_back(to_string(p));
+    return out;
+}
+
 // Collects the errors of one document. The top-level keys are read through one table_reader (no
 // context: they are the file's own keys); each table is handed to its owner's parser.
 class loader {
@@ -50,6 +56,7 @@ public:
         out.faults = read_faults();
         out.client = read_client();
         out.expectations = read_expectations();
+        out.relays = read_relays();
         // A conformance probe's metadata, read by `faultline score` (harness/score); `run` ignores it.
         top_.table("probe");
         top_.finish();
@@ -128,6 +135,36 @@ private:
             if (std::optional<expectation> e = parse_expectation(*item.as_table(), file_, errors_)) {
                 out.push_back(std::move(*e));
             }
+        }
+        return out;
+    }
+
+    std::vector<relay_tier> read_relays() {
+        const toml::array* array = top_.array_of_tables("relay");
+        if (array == nullptr) return {};
+        std::vector<relay_tier> out;
+        std::set<std::string> names{std::string{backend_instance}};
+        std::size_t index = 0;
+        for (const toml::node& item : *array) {
+            ++index;
+            config::table_reader r = top_.child(*item.as_table(), "[[relay]] #" + std::to_string(index));
+            relay_tier tier;
+            tier.name = r.string("name").value_or("relay-" + std::to_string(index));
+            if (!names.insert(tier.name).second) {
+                r.fail("name", "\"" + tier.name + "\" is taken; every tier needs its own instance name (\"" +
+                                   std::string{backend_instance} + "\" is the service's)");
+            }
+            client_preset preset = client_preset::good;
+            if (const auto v = r.choice("preset", preset_names())) {
+                preset = *preset_from_string(*v);
+            }
+            tier.policy = preset_policy(preset);
+            if (const toml::table* policy = r.table("policy")) {
+                config::table_reader sub = r.child(*policy, "[relay.policy] #" + std::to_string(index));
+                read_client_policy(sub, tier.policy);
+            }
+            r.finish();
+            out.push_back(std::move(tier));
         }
         return out;
     }

@@ -370,5 +370,75 @@ TEST(runner, a_command_client_that_returns_within_its_declared_deadline_passes) 
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
 }
 
+// client -> relay-a -> relay-b -> a service that always answers 503, every layer making 2 attempts:
+// per operation 2 attempts at relay-a, 4 at relay-b and 8 at the backend, as one merged history.
+TEST(runner, relay_tiers_multiply_attempts_and_their_journals_are_merged) {
+    const scenario s = load(R"(name = "chain"
+seed = 5
+time_limit = "20s"
+
+[[fault]]
+kind = "status"
+status = 503
+
+[client]
+operations = 3
+[[client.request]]
+method = "GET"
+path = "/kv/k{op}"
+[client.policy]
+max_attempts = 2
+[client.policy.backoff]
+base = "1ms"
+cap = "2ms"
+[client.policy.budget]
+kind = "none"
+
+[[relay]]
+name = "relay-a"
+[relay.policy]
+max_attempts = 2
+[relay.policy.backoff]
+base = "1ms"
+cap = "2ms"
+[relay.policy.budget]
+kind = "none"
+
+[[relay]]
+name = "relay-b"
+[relay.policy]
+max_attempts = 2
+[relay.policy.backoff]
+base = "1ms"
+cap = "2ms"
+[relay.policy.budget]
+kind = "none"
+
+[[expect]]
+check = "amplification"
+max_ratio = 14
+max_peak_ratio = 14
+window = "20s"
+min_first_attempts = 3
+)");
+    const run_record run = run_scenario(s);
+    ASSERT_EQ(run.harness_error, "");
+    auto at = [&](std::string_view instance) {
+        return std::count_if(run.journal.begin(), run.journal.end(),
+                             [&](const journal_record& r) { return r.instance == instance; });
+    };
+    EXPECT_EQ(at("relay-a"), 6);
+    EXPECT_EQ(at("relay-b"), 12);
+    EXPECT_EQ(at("backend"), 24);
+    ASSERT_THAT(run.journal, SizeIs(42));
+    // One operation per client operation across every tier: the relays pass its name on.
+    EXPECT_THAT(group_operations(run.journal), SizeIs(3));
+    ASSERT_THAT(run.clients, SizeIs(3));
+    for (const client_record& c : run.clients) EXPECT_EQ(c.attempts, 2u);
+    ASSERT_FALSE(run.verdicts.empty());
+    EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
+    EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
 }  // namespace
 }  // namespace faultline::harness

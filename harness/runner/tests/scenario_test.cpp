@@ -96,8 +96,8 @@ TEST(scenario_loader, unknown_top_level_key_lists_the_allowed_keys) {
     EXPECT_FALSE(r.value.has_value());
     ASSERT_THAT(r.errors, SizeIs(1));
     EXPECT_EQ(r.errors[0].to_string(),
-              "s.toml:2:1: unknown key \"nmae\"; allowed: client, description, expect, fault, name, probe, seed, server, "
-              "strict, time_limit");
+              "s.toml:2:1: unknown key \"nmae\"; allowed: client, description, expect, fault, name, probe, relay, seed, "
+              "server, strict, time_limit");
 }
 
 TEST(scenario_loader, wrong_types_are_positioned) {
@@ -260,6 +260,60 @@ TEST_F(scenario_files_test, expectations_file_may_hold_only_expect_tables) {
     ASSERT_TRUE(r.ok());
     ASSERT_THAT(r.expectations, SizeIs(1));
     EXPECT_EQ(r.expectations[0].check_name, "max_attempts");
+}
+
+constexpr std::string_view relay_expect = R"(
+[[expect]]
+check = "amplification"
+)";
+
+TEST(scenario_loader, reads_relay_tiers_in_file_order_with_the_client_policy_keys) {
+    const scenario_result r = parse_scenario(std::string{R"(
+[[relay]]
+name = "edge"
+preset = "no_budget"
+[relay.policy]
+max_attempts = 2
+per_attempt_timeout = "250ms"
+[relay.policy.budget]
+kind = "token_bucket"
+max_tokens = 4
+
+[[relay]]
+)"} + std::string{relay_expect},
+                                             "storm.toml");
+    ASSERT_TRUE(r.ok()) << error_text(r);
+    ASSERT_THAT(r.value->relays, SizeIs(2));
+    const relay_tier& edge = r.value->relays[0];
+    EXPECT_EQ(edge.name, "edge");
+    EXPECT_EQ(edge.policy.policy.max_attempts, 2u);
+    EXPECT_EQ(edge.policy.policy.per_attempt_timeout, 250ms);
+    EXPECT_EQ(edge.policy.budget.kind, budget_kind::token_bucket);
+    EXPECT_EQ(edge.policy.budget.max_tokens, 4.0);
+    // Unnamed: named by position; no policy table: the good preset's policy.
+    EXPECT_EQ(r.value->relays[1].name, "relay-2");
+    EXPECT_EQ(r.value->relays[1].policy.policy.max_attempts, preset_policy(client_preset::good).policy.max_attempts);
+}
+
+TEST(scenario_loader, relay_errors_name_the_tier_and_key) {
+    const scenario_result r = parse_scenario(std::string{R"(
+[[relay]]
+name = "backend"
+preset = "fast"
+
+[[relay]]
+[relay.policy]
+max_attempt = 3
+)"} + std::string{relay_expect},
+                                             "storm.toml");
+    ASSERT_FALSE(r.ok());
+    const std::string text = error_text(r);
+    EXPECT_THAT(text, HasSubstr("storm.toml:3:"));
+    EXPECT_THAT(text, HasSubstr("\"backend\" is taken"));
+    EXPECT_THAT(text, HasSubstr("storm.toml:4:"));
+    EXPECT_THAT(text, HasSubstr("no_budget"));  // the allowed presets are listed
+    EXPECT_THAT(text, HasSubstr("[relay.policy] #2"));
+    EXPECT_THAT(text, HasSubstr("max_attempt"));
 }
 
 }  // namespace

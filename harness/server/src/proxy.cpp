@@ -3,6 +3,7 @@
 #include "faultline/server/proxy.hpp"
 
 #include "action_executor.hpp"
+#include "http_fields.hpp"
 
 #include "faultline/retry/retry_after.hpp"
 
@@ -28,7 +29,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <charconv>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -60,8 +60,6 @@ using upstream_response_t = http::response<http::string_body>;
 // not turn the FIN into an RST.
 constexpr std::chrono::seconds linger_limit{2};
 
-std::string_view to_std(beast::string_view s) { return {s.data(), s.size()}; }
-
 // RFC 9110 §7.6.1: connection-specific fields are not forwarded; framing is the proxy's own.
 bool is_hop_by_hop(http::field f) {
     switch (f) {
@@ -79,33 +77,10 @@ bool is_hop_by_hop(http::field f) {
     }
 }
 
-class fields_source final : public faults::header_source {
-public:
-    explicit fields_source(const http::fields& fields) : fields_{fields} {}
-    std::optional<std::string_view> find(std::string_view name) const override {
-        const auto it = fields_.find(beast::string_view{name.data(), name.size()});
-        if (it == fields_.end()) return std::nullopt;
-        return to_std(it->value());
-    }
-
-private:
-    const http::fields& fields_;
-};
-
-std::optional<std::string> header_value(const http::fields& fields, std::string_view name) {
-    const auto it = fields.find(beast::string_view{name.data(), name.size()});
-    if (it == fields.end()) return std::nullopt;
-    return std::string{to_std(it->value())};
-}
-
-std::optional<std::int64_t> integer_header(const http::fields& fields, std::string_view name) {
-    const auto value = header_value(fields, name);
-    if (!value) return std::nullopt;
-    std::int64_t n = 0;
-    const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
-    if (ec != std::errc{} || end != value->data() + value->size()) return std::nullopt;
-    return n;
-}
+using server_detail::fields_source;
+using server_detail::header_value;
+using server_detail::integer_header;
+using server_detail::to_std;
 
 // Does carrying out this plan need the upstream's reply? Kinds that deliver the service's own reply
 // do in either phase; the others only in phase `after` (action_executor.hpp).

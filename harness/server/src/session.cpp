@@ -1,9 +1,11 @@
 #include "session.hpp"
 
 #include "action_executor.hpp"
+#include "http_fields.hpp"
 
 #include "faultline/retry/retry_after.hpp"
 #include "faultline/server/idempotency.hpp"
+#include "faultline/server/relay.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -19,7 +21,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <utility>
 #include <vector>
@@ -41,38 +42,6 @@ constexpr std::size_t max_inline_requests = 8;
 constexpr std::size_t read_chunk = 16 * 1024;
 
 constexpr std::string_view server_name = "faultline";
-
-std::string_view to_std(beast::string_view s) { return {s.data(), s.size()}; }
-
-// The engine's view of a parsed request's headers.
-class fields_source final : public faults::header_source {
-public:
-    explicit fields_source(const http::fields& fields) : fields_{fields} {}
-    std::optional<std::string_view> find(std::string_view name) const override {
-        const auto it = fields_.find(beast::string_view{name.data(), name.size()});
-        if (it == fields_.end()) return std::nullopt;
-        return to_std(it->value());
-    }
-
-private:
-    const http::fields& fields_;
-};
-
-std::optional<std::string> header_value(const http::fields& fields, std::string_view name) {
-    const auto it = fields.find(beast::string_view{name.data(), name.size()});
-    if (it == fields.end()) return std::nullopt;
-    return std::string{to_std(it->value())};
-}
-
-std::optional<std::int64_t> integer_header(const http::fields& fields, std::string_view name) {
-    const auto it = fields.find(beast::string_view{name.data(), name.size()});
-    if (it == fields.end()) return std::nullopt;
-    const std::string_view text = to_std(it->value());
-    std::int64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-    return value;
-}
 
 // The Date header, formatted at most once per second per thread.
 const std::string& date_header(wall_time_point now) {
@@ -504,7 +473,7 @@ service_response session::run_service() {
                          record_.seq,
                          id_,
                          core_->since_start_ns()};
-    service_response reply = ctx.model.handle(call);
+    service_response reply = ctx.next_tier != nullptr ? ctx.next_tier->forward(call) : ctx.model.handle(call);
     record_.operation = std::move(call.operation);
     ctx.idempotency.complete(identity_.idempotency_key, reply);
     record_.effect = reply.effect;

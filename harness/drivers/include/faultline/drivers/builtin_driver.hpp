@@ -141,6 +141,11 @@ struct builtin_config {
 // reader). Records every problem through the reader and returns nullopt if there was any.
 std::optional<builtin_config> parse_builtin_config(config::table_reader& client);
 
+// Reads the retry-policy keys of a [client.policy]-shaped table (every key of docs/scenarios.md
+// "[client.policy]") on top of what `policy` holds (a preset's policy) and finishes the reader. The
+// runner's [[relay]] tiers take the same keys through it.
+void read_client_policy(config::table_reader& policy_table, client_policy& policy);
+
 // Counts from the last run, for reports and tests.
 struct builtin_stats {
     std::uint64_t operations_started = 0;

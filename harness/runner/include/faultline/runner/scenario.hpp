@@ -19,6 +19,7 @@
 #include "faultline/core/config_error.hpp"
 #include "faultline/faults/rule.hpp"
 #include "faultline/checks/check.hpp"
+#include "faultline/drivers/builtin_driver.hpp"
 #include "faultline/drivers/driver.hpp"
 #include "faultline/server/model_config.hpp"
 
@@ -26,6 +27,17 @@ namespace faultline::harness {
 
 inline constexpr std::uint64_t default_seed = 1;
 inline constexpr std::chrono::seconds default_time_limit{30};
+
+// The instance tag of the scenario's own service in a run with relay tiers.
+inline constexpr std::string_view backend_instance = "backend";
+
+// One `[[relay]]` table: a middle tier the runner starts between the client and the scenario's
+// service (faultline/server/relay.hpp). It retries towards the next tier with the builtin client's
+// policy keys; the tiers form a chain in file order, the last one forwarding to the service.
+struct relay_tier {
+    std::string name;      // `name` ("relay-N" by default): its instance tag in the merged journal
+    client_policy policy;  // `preset`, then `[relay.policy]`, as in [client]
+};
 
 // A validated scenario. A plain value; rules and checks share immutable parts, so copies are cheap
 // enough and may be run concurrently.
@@ -43,6 +55,7 @@ struct scenario {
     // scenario at a time.
     std::shared_ptr<driver> client;
     std::vector<expectation> expectations;  // `[[expect]]`, in file order
+    std::vector<relay_tier> relays;          // `[[relay]]`, client side first; empty: the client calls the service
 };
 
 struct scenario_result {

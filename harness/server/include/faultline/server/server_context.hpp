@@ -19,6 +19,8 @@
 
 namespace faultline::harness {
 
+class relay;
+
 // Everything one server run works on. Owns its parts; they are thread-safe, so tests and the
 // control API read them while the server runs. Construct once per run; `reset` starts a fresh
 // round (the control API's POST /__faultline/reset).
@@ -49,6 +51,10 @@ public:
     identity_config identity;
     journal records;
     faults::fault_engine engine;
+
+    // Set for a relay tier (relay.hpp): the attempts that reach the service are forwarded through it
+    // instead of being handled by `model`. Not owned; it must outlive the server.
+    relay* next_tier = nullptr;
 };
 
 // Counters the server keeps besides the journal (control API /stats, tests).
