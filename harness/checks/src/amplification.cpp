@@ -2,8 +2,11 @@
 // over every window of length `window`, attempts ÷ first attempts ≤ max_peak_ratio — the extra load
 // the service sees during an outage. Windows with fewer than `min_first_attempts` first attempts are
 // not judged (the tail of a run holds retries of operations that started earlier); with none judged
-// and the overall ratio held, the verdict is insufficient evidence.
+// and the overall ratio held, the verdict is insufficient evidence. With `instance`, only the attempts
+// journaled by that instance count (a chain of relay tiers or proxies merged into one history): the
+// load one tier, e.g. the backend, sees per client operation.
 #include <algorithm>
+#include <optional>
 
 #include "support.hpp"
 
@@ -14,9 +17,9 @@ namespace {
 class amplification final : public check {
 public:
     amplification(double max_ratio, double max_peak_ratio, std::chrono::nanoseconds window,
-                  std::size_t min_first_attempts)
+                  std::size_t min_first_attempts, std::optional<std::string> instance)
         : max_ratio_(max_ratio), max_peak_ratio_(max_peak_ratio), window_(window.count()),
-          min_first_attempts_(min_first_attempts) {}
+          min_first_attempts_(min_first_attempts), instance_(std::move(instance)) {}
 
     verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
         verdict v;
@@ -25,25 +28,42 @@ public:
             v.summary = "no attempts: nothing to judge";
             return v;
         }
-        const double ratio = static_cast<double>(run.journal.size()) / static_cast<double>(operations.size());
+        const std::size_t attempts = static_cast<std::size_t>(
+            std::count_if(run.journal.begin(), run.journal.end(), [&](const journal_record& r) { return counts(r); }));
+        const std::string at = instance_ ? " at " + *instance_ : "";
+        if (attempts == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no attempts journaled by instance " + *instance_ + ": nothing to judge";
+            return v;
+        }
+        const double ratio = static_cast<double>(attempts) / static_cast<double>(operations.size());
         if (ratio > max_ratio_) {
             add_evidence(v, evidence_item{"", {},
-                                          std::to_string(run.journal.size()) + " attempts for " +
+                                          std::to_string(attempts) + " attempts" + at + " for " +
                                               std::to_string(operations.size()) + " operations = " +
                                               format_number(ratio) + " per operation > " + format_number(max_ratio_)});
-            std::vector<const operation_attempts*> most;
-            for (const auto& op : operations) most.push_back(&op);
-            std::stable_sort(most.begin(), most.end(), [](const auto* a, const auto* b) {
-                return a->attempts.size() > b->attempts.size();
-            });
-            for (std::size_t i = 0; i < most.size() && i < 10 && most[i]->attempts.size() > 1; ++i) {
-                add_evidence(v, evidence_item{std::string(most[i]->operation), seqs_of(most[i]->attempts),
-                                              std::to_string(most[i]->attempts.size()) + " attempts, last " +
-                                                  describe_attempt(*most[i]->attempts.back())});
+            struct counted {
+                const operation_attempts* op;
+                std::vector<const journal_record*> attempts;
+            };
+            std::vector<counted> most;
+            for (const auto& op : operations) {
+                counted c{&op, {}};
+                for (const journal_record* r : op.attempts) {
+                    if (counts(*r)) c.attempts.push_back(r);
+                }
+                if (c.attempts.size() > 1) most.push_back(std::move(c));
+            }
+            std::stable_sort(most.begin(), most.end(),
+                             [](const counted& a, const counted& b) { return a.attempts.size() > b.attempts.size(); });
+            for (std::size_t i = 0; i < most.size() && i < 10; ++i) {
+                add_evidence(v, evidence_item{std::string(most[i].op->operation), seqs_of(most[i].attempts),
+                                              std::to_string(most[i].attempts.size()) + " attempts" + at + ", last " +
+                                                  describe_attempt(*most[i].attempts.back())});
             }
         }
         const peak_result peak = check_peak(v, operations);
-        v.summary = std::to_string(run.journal.size()) + " attempts for " + std::to_string(operations.size()) +
+        v.summary = std::to_string(attempts) + " attempts" + at + " for " + std::to_string(operations.size()) +
                     " operations: " + format_number(ratio) + " per operation (max " + format_number(max_ratio_) +
                     "); " + peak.summary;
         // The overall ratio alone cannot show an outage's extra load; a run too small for one judged
@@ -68,7 +88,9 @@ private:
         std::vector<std::pair<std::int64_t, std::uint64_t>> all;
         for (const auto& op : operations) {
             firsts.push_back(op.attempts.front()->request_ns);
-            for (const journal_record* r : op.attempts) all.emplace_back(r->request_ns, r->seq);
+            for (const journal_record* r : op.attempts) {
+                if (counts(*r)) all.emplace_back(r->request_ns, r->seq);
+            }
         }
         std::sort(firsts.begin(), firsts.end());
         std::sort(all.begin(), all.end());
@@ -113,10 +135,13 @@ private:
         return {"peak " + format_number(best) + " in " + where + " (max " + format_number(max_peak_ratio_) + ")", true};
     }
 
+    bool counts(const journal_record& r) const { return !instance_ || r.instance == instance_; }
+
     double max_ratio_;
     double max_peak_ratio_;
     std::int64_t window_;
     std::size_t min_first_attempts_;
+    std::optional<std::string> instance_;  // count only this instance's attempts
 };
 
 std::unique_ptr<check> make_amplification(config::table_reader& p) {
@@ -125,7 +150,8 @@ std::unique_ptr<check> make_amplification(config::table_reader& p) {
     const auto window = p.duration("window", std::chrono::nanoseconds{1}).value_or(std::chrono::seconds{1});
     const auto min_first =
         static_cast<std::size_t>(p.integer("min_first_attempts", 1, 1'000'000'000).value_or(10));
-    return std::make_unique<amplification>(max_ratio, max_peak_ratio, window, min_first);
+    auto instance = p.string("instance");
+    return std::make_unique<amplification>(max_ratio, max_peak_ratio, window, min_first, std::move(instance));
 }
 
 }  // namespace

@@ -65,6 +65,38 @@ TEST(amplification, an_overall_ratio_over_the_limit_fails_without_a_judged_windo
     EXPECT_EQ(v.outcome(), verdict_outcome::fail) << v.summary;
 }
 
+// A merged history of two tiers: each operation's first attempt journaled by "edge", its three
+// forwarded attempts by "backend".
+run_record two_tiers() {
+    test::journal_builder j;
+    for (int i = 0; i < 10; ++i) j.op("op" + std::to_string(i)).at(i).attempt(503).attempt(503).attempt(503).attempt(503);
+    run_record run = j.run();
+    for (auto& r : run.journal) r.instance = r.attempt == 1 ? "edge" : "backend";
+    return run;
+}
+
+TEST(amplification, with_an_instance_counts_only_the_attempts_that_instance_journaled) {
+    const run_record run = two_tiers();
+    const verdict over = test::run_check("check = \"amplification\"\ninstance = \"backend\"\nmax_ratio = 2.5\n", run);
+    EXPECT_FALSE(over.passed);
+    ASSERT_GE(over.evidence.size(), 2u);
+    EXPECT_EQ(over.evidence[0].detail, "30 attempts at backend for 10 operations = 3 per operation > 2.5");
+    EXPECT_EQ(over.evidence[1].operation, "op0");
+    EXPECT_THAT(over.evidence[1].seqs, ElementsAre(2u, 3u, 4u));  // not the edge's seq 1
+
+    const verdict within = test::run_check("check = \"amplification\"\ninstance = \"backend\"\nmax_ratio = 3\n", run);
+    EXPECT_TRUE(within.passed) << within.summary;
+    EXPECT_THAT(within.summary, HasSubstr("30 attempts at backend for 10 operations: 3 per operation (max 3); peak 3 in"));
+    // The whole history holds 4 per operation.
+    EXPECT_FALSE(test::run_check("check = \"amplification\"\nmax_ratio = 3\n", run).passed);
+}
+
+TEST(amplification, an_instance_that_journaled_nothing_is_insufficient_evidence) {
+    const verdict v = test::run_check("check = \"amplification\"\ninstance = \"relay-z\"\n", two_tiers());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    EXPECT_EQ(v.summary, "no attempts journaled by instance relay-z: nothing to judge");
+}
+
 TEST(amplification, bad_config) {
     const auto errors = test::parse_errors("check = \"amplification\"\nmax_ratio = 0.5\nwindow = \"1 s\"\n");
     ASSERT_EQ(errors.size(), 2u);
