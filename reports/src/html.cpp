@@ -183,9 +183,12 @@ std::string load_chart(const run_record& run, const run_view& view, bool thumbna
     const double bucket_ns = static_cast<double>(view.end_ns) / load_buckets;
     const double bar = (width - left - right) / load_buckets;
     svg_chart chart(thumbnail ? "load-thumbnail" : "load", "attempts per time bucket", width, height);
-    // Shade, per rule, each run of buckets in which it fired, first, so the bars stay on top; the
-    // shades are translucent, so two rules firing together show both.
-    for (const rule_windows& w : fault_windows(run, view)) {
+    // Shade, per rule, each run of buckets in which it fired, first, so the bars stay on top. Each
+    // rule has its own horizontal band of the plot, so rules firing together never blend into one.
+    const std::vector<rule_windows> windows = fault_windows(run, view);
+    const double band = (height - top - bottom) / static_cast<double>(std::max<std::size_t>(1, windows.size()));
+    for (std::size_t k = 0; k < windows.size(); ++k) {
+        const rule_windows& w = windows[k];
         for (std::size_t i = 0; i < w.fired.size();) {
             if (w.fired[i] == 0) { ++i; continue; }
             std::size_t j = i;
@@ -194,8 +197,8 @@ std::string load_chart(const run_record& run, const run_view& view, bool thumbna
             chart.add("<rect class=\"fault-window fault-" + std::to_string(w.colour) + "\" data-rule=\"" +
                       attr(detail::printable(w.rule)) + "\" data-from=\"" + std::to_string(i) + "\" data-to=\"" +
                       std::to_string(j - 1) + "\" data-fired=\"" + std::to_string(fired) + "\" x=\"" +
-                      px(left + bar * static_cast<double>(i)) + "\" y=\"" + px(top) + "\" width=\"" +
-                      px(bar * static_cast<double>(j - i)) + "\" height=\"" + px(height - top - bottom) + "\"><title>rule " +
+                      px(left + bar * static_cast<double>(i)) + "\" y=\"" + px(top + band * static_cast<double>(k)) +
+                      "\" width=\"" + px(bar * static_cast<double>(j - i)) + "\" height=\"" + px(band) + "\"><title>rule " +
                       h(detail::printable(w.rule)) + (w.kind.empty() ? "" : " (" + h(detail::printable(w.kind)) + ")") +
                       " fired " + std::to_string(fired) + (fired == 1 ? " time" : " times") + " in " +
                       ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(i))) + "–" +
@@ -526,7 +529,7 @@ svg.chart{display:block;margin:4px 0;max-width:100%;height:auto}svg.chart[data-c
 svg .axis{font-size:10.5px;fill:#555}svg .panel-title{font-size:12px;fill:#222}svg .lane-label{font-size:10px;fill:#444}
 svg .frame{stroke:#888}svg .grid{stroke:#888}
 .first,i.first{fill:#5b8fd4;background:#5b8fd4}.retry,i.retry{fill:#e8862a;background:#e8862a}
-.fault-window{fill-opacity:.3}i.fault-window{opacity:.45}
+.fault-window{fill-opacity:.35}i.fault-window{opacity:.45}
 .fault-0{fill:#e53935;background:#e53935}.fault-1{fill:#8e24aa;background:#8e24aa}.fault-2{fill:#00897b;background:#00897b}
 .fault-3{fill:#f9a825;background:#f9a825}.fault-4{fill:#546e7a;background:#546e7a}.fault-5{fill:#7cb342;background:#7cb342}
 .attempt.ok,i.ok{fill:#43a047;background:#43a047}.attempt.client-error,i.client-error{fill:#f2b705;background:#f2b705}

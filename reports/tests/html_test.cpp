@@ -108,6 +108,11 @@ TEST(html_report, load_chart_shades_each_rules_windows_in_its_own_colour_with_a_
     EXPECT_THAT(load, HasSubstr("class=\"fault-window fault-1\" data-rule=\"slow\" data-from=\"50\" data-to=\"50\" "
                                 "data-fired=\"1\""));
     EXPECT_THAT(load, HasSubstr("<title>rule slow (delay) fired 2 times in 50.0 ms–54.0 ms</title>"));
+    // Each rule in its own band of the 166 px plot (top 24): fail-first above, slow below; a bucket is 8.4 px.
+    EXPECT_THAT(load, HasSubstr("data-rule=\"fail-first\" data-from=\"0\" data-to=\"0\" data-fired=\"1\" x=\"50\" "
+                                "y=\"24\" width=\"8.4\" height=\"83\""));
+    EXPECT_THAT(load, HasSubstr("data-rule=\"slow\" data-from=\"25\" data-to=\"26\" data-fired=\"2\" x=\"260\" "
+                                "y=\"107\" width=\"16.8\" height=\"83\""));
     EXPECT_THAT(load, Not(HasSubstr("data-rule=\"never\"")));
     // The legend names each rule that fired, with its colour, and no other.
     EXPECT_THAT(page, HasSubstr("<i class=\"fault-window fault-0\"></i>rule fail-first (status) fired in the bucket"));
