@@ -328,7 +328,7 @@ TEST(runner, tells_the_progress_listener_as_each_journal_opens_closes_and_the_sc
                                              "closed 12", "finished tiny 12 open 0"));
 }
 
-TEST(runner, a_scenario_without_a_server_still_reports_finished) {
+TEST(runner, a_scenario_that_fails_before_its_server_starts_still_reports_finished) {
     recording_listener listener;
     run_options options;
     options.progress = &listener;
