@@ -1,11 +1,13 @@
 // `faultline run PATH... [--seed N] [--only NAME] [-j N] [--strict] [--report F:PATH] [--report-dir DIR]
-// [-- cmd args…]`: loads every scenario (folders are searched for *.toml, sorted) strictly — any
+// [--progress|--quiet] [-- cmd args…]`: loads every scenario (folders are searched for *.toml, sorted) strictly — any
 // error is printed and nothing runs (exit 2) — then runs them, each with its own server, printing the
-// console report as each finishes; optionally writes reports (report_output.hpp). Exit codes:
+// console report as each finishes (with a live progress line on stderr when it is a terminal:
+// progress_line.hpp); optionally writes reports (report_output.hpp). Exit codes:
 // harness::exit_code (0 passed, 1 a check failed, 3 harness error, 4 insufficient evidence). On
 // SIGINT or SIGTERM (stop_signals.hpp) the running clients are stopped, no further scenario starts,
 // what ran is judged and reported, and the exit status is 128 + the signal (130, 143).
 #include "commands.hpp"
+#include "progress_line.hpp"
 #include "report_output.hpp"
 #include "stop_signals.hpp"
 
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -35,6 +38,8 @@ struct run_args {
     std::vector<std::string> only;
     std::size_t jobs = 1;
     bool strict = false;
+    bool progress = false;  // --progress: the progress line even when stderr is no terminal
+    bool quiet = false;     // --quiet: no progress line
     report_targets reports;
 };
 
@@ -89,10 +94,22 @@ void run_run(const run_args& args) {
     std::cout << "running " << scenarios.size() << " scenario(s), " << std::max<std::size_t>(1, args.jobs)
               << " at a time\n"
               << std::flush;
+    progress_tally tally(scenarios.size());
+    std::optional<progress_display> progress;
+    if (progress_wanted(args.progress, args.quiet, ::isatty(STDERR_FILENO) != 0, std::getenv("NO_COLOR") != nullptr)) {
+        options.progress = &tally;
+        progress.emplace(std::cerr, tally, steady_clock_source::instance());
+    }
     std::vector<harness::run_record> runs =
         harness::run_scenarios(scenarios, options, args.jobs, [&](std::size_t, const harness::run_record& run) {
-            std::cout << reports::console_report(run, console) << std::flush;
+            const auto print = [&] { std::cout << reports::console_report(run, console) << std::flush; };
+            if (progress) {
+                progress->without_line(print);
+            } else {
+                print();
+            }
         });
+    progress.reset();  // erases the line before the totals
     // Reports hold what ran; a scenario the interrupt kept from starting has nothing to show.
     const auto not_run = std::erase_if(runs, [](const harness::run_record& run) { return run.not_run; });
 
@@ -142,6 +159,11 @@ void add_run_command(CLI::App& app) {
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
     cmd->add_flag("--strict", args->strict,
                   "A fault rule that never fired fails the scenario (by default a warning); as `strict = true`");
+    auto* quiet = cmd->add_flag("--quiet", args->quiet, "No live progress line on stderr");
+    cmd->add_flag("--progress", args->progress,
+                  "A live progress line on stderr even when it is not a terminal or NO_COLOR is set "
+                  "(by default only on a terminal)")
+        ->excludes(quiet);
     add_report_options(*cmd, args->reports);
     cmd->footer(
         "Examples:\n  faultline run suites/ -j2 --report-dir reports-out\n"

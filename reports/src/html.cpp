@@ -122,18 +122,50 @@ run_view view_of(const run_record& run) {
 struct load_bucket {
     std::size_t first = 0;
     std::size_t retries = 0;
-    std::size_t faulted = 0;
 };
+
+std::size_t bucket_of(std::int64_t ns, const run_view& view) {
+    return std::min<std::size_t>(load_buckets - 1, static_cast<std::size_t>(std::max<std::int64_t>(0, ns) *
+                                                                            static_cast<std::int64_t>(load_buckets) /
+                                                                            view.end_ns));
+}
 
 std::vector<load_bucket> bucket_load(const run_record& run, const run_view& view) {
     std::vector<load_bucket> buckets(load_buckets);
     for (const journal_record& r : run.journal) {
-        const auto i = std::min<std::size_t>(
-            load_buckets - 1, static_cast<std::size_t>(std::max<std::int64_t>(0, r.request_ns) * static_cast<std::int64_t>(load_buckets) / view.end_ns));
-        (r.attempt <= 1 ? buckets[i].first : buckets[i].retries) += 1;
-        if (!r.fault.empty()) ++buckets[i].faulted;
+        load_bucket& b = buckets[bucket_of(r.request_ns, view)];
+        (r.attempt <= 1 ? b.first : b.retries) += 1;
     }
     return buckets;
+}
+
+constexpr std::size_t fault_colours = 6;  // rules beyond share colours, but keep their own titles
+
+// One fault rule's firings per load bucket, as the journal records them (the rule's name, or the
+// fault kind for a record that names no rule).
+struct rule_windows {
+    std::string rule;
+    std::string kind;
+    std::size_t colour = 0;
+    std::vector<std::size_t> fired;  // per bucket
+};
+
+// The rules that fired on recorded attempts: the run's rules in file order, then any other name the
+// journal holds (a journal checked without its scenario), in order of first firing.
+std::vector<rule_windows> fault_windows(const run_record& run, const run_view& view) {
+    std::vector<rule_windows> out;
+    for (const harness::rule_firing& f : run.rule_firings) out.push_back({f.rule, f.kind, 0, {}});
+    for (const journal_record& r : run.journal) {
+        if (r.fault.empty() && r.rule.empty()) continue;
+        const std::string& name = r.rule.empty() ? r.fault : r.rule;
+        auto it = std::find_if(out.begin(), out.end(), [&](const rule_windows& w) { return w.rule == name; });
+        if (it == out.end()) it = out.insert(out.end(), rule_windows{name, r.fault, 0, {}});
+        if (it->fired.empty()) it->fired.resize(load_buckets);
+        ++it->fired[bucket_of(r.request_ns, view)];
+    }
+    std::erase_if(out, [](const rule_windows& w) { return w.fired.empty(); });
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].colour = i % fault_colours;
+    return out;
 }
 
 std::string load_chart(const run_record& run, const run_view& view, bool thumbnail) {
@@ -151,19 +183,28 @@ std::string load_chart(const run_record& run, const run_view& view, bool thumbna
     const double bucket_ns = static_cast<double>(view.end_ns) / load_buckets;
     const double bar = (width - left - right) / load_buckets;
     svg_chart chart(thumbnail ? "load-thumbnail" : "load", "attempts per time bucket", width, height);
-    // Shade each run of buckets in which a fault fired, first, so the bars stay on top.
-    for (std::size_t i = 0; i < buckets.size();) {
-        if (buckets[i].faulted == 0) { ++i; continue; }
-        std::size_t j = i;
-        std::size_t fired = 0;
-        while (j < buckets.size() && buckets[j].faulted > 0) fired += buckets[j++].faulted;
-        chart.add("<rect class=\"fault-window\" data-from=\"" + std::to_string(i) + "\" data-to=\"" +
-                  std::to_string(j - 1) + "\" x=\"" + px(left + bar * static_cast<double>(i)) + "\" y=\"" + px(top) +
-                  "\" width=\"" + px(bar * static_cast<double>(j - i)) + "\" height=\"" + px(height - top - bottom) +
-                  "\"><title>faults fired " + std::to_string(fired) + " times in " +
-                  ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(i))) + "–" +
-                  ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(j))) + "</title></rect>");
-        i = j;
+    // Shade, per rule, each run of buckets in which it fired, first, so the bars stay on top. Each
+    // rule has its own horizontal band of the plot, so rules firing together never blend into one.
+    const std::vector<rule_windows> windows = fault_windows(run, view);
+    const double band = (height - top - bottom) / static_cast<double>(std::max<std::size_t>(1, windows.size()));
+    for (std::size_t k = 0; k < windows.size(); ++k) {
+        const rule_windows& w = windows[k];
+        for (std::size_t i = 0; i < w.fired.size();) {
+            if (w.fired[i] == 0) { ++i; continue; }
+            std::size_t j = i;
+            std::size_t fired = 0;
+            while (j < w.fired.size() && w.fired[j] > 0) fired += w.fired[j++];
+            chart.add("<rect class=\"fault-window fault-" + std::to_string(w.colour) + "\" data-rule=\"" +
+                      attr(detail::printable(w.rule)) + "\" data-from=\"" + std::to_string(i) + "\" data-to=\"" +
+                      std::to_string(j - 1) + "\" data-fired=\"" + std::to_string(fired) + "\" x=\"" +
+                      px(left + bar * static_cast<double>(i)) + "\" y=\"" + px(top + band * static_cast<double>(k)) +
+                      "\" width=\"" + px(bar * static_cast<double>(j - i)) + "\" height=\"" + px(band) + "\"><title>rule " +
+                      h(detail::printable(w.rule)) + (w.kind.empty() ? "" : " (" + h(detail::printable(w.kind)) + ")") +
+                      " fired " + std::to_string(fired) + (fired == 1 ? " time" : " times") + " in " +
+                      ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(i))) + "–" +
+                      ms(static_cast<std::int64_t>(bucket_ns * static_cast<double>(j))) + "</title></rect>");
+            i = j;
+        }
     }
     for (std::size_t i = 0; i < buckets.size(); ++i) {
         const load_bucket& b = buckets[i];
@@ -392,18 +433,13 @@ std::string gap_histograms(const run_record& run, const run_view& view, std::str
 
 // --- budget -----------------------------------------------------------------------------------------
 
-// The token bucket a retry_budget verdict replayed, read back from its summary ("token bucket (max
-// 10, ratio 0.1): …"), which is where the run record keeps the check's parameters.
+// The token bucket a retry_budget verdict replayed, from the parameters the check attached to it.
 std::optional<std::pair<double, double>> token_bucket_of(const run_record& run) {
     for (const harness::verdict& v : run.verdicts) {
         if (v.check != "retry_budget") continue;
-        const std::size_t at = v.summary.find("token bucket (max ");
-        if (at == std::string::npos) continue;
-        double max_tokens = 0, ratio = 0;
-        if (std::sscanf(v.summary.c_str() + at, "token bucket (max %lf, ratio %lf)", &max_tokens, &ratio) == 2 &&
-            max_tokens > 0) {
-            return std::pair{max_tokens, ratio};
-        }
+        const std::optional<double> max_tokens = v.parameter("max_tokens");
+        const std::optional<double> ratio = v.parameter("token_ratio");
+        if (max_tokens && ratio && *max_tokens > 0) return std::pair{*max_tokens, *ratio};
     }
     return std::nullopt;
 }
@@ -493,7 +529,9 @@ svg.chart{display:block;margin:4px 0;max-width:100%;height:auto}svg.chart[data-c
 svg .axis{font-size:10.5px;fill:#555}svg .panel-title{font-size:12px;fill:#222}svg .lane-label{font-size:10px;fill:#444}
 svg .frame{stroke:#888}svg .grid{stroke:#888}
 .first,i.first{fill:#5b8fd4;background:#5b8fd4}.retry,i.retry{fill:#e8862a;background:#e8862a}
-.fault-window,i.fault-window{fill:#f4d0d0;background:#f4d0d0}
+.fault-window{fill-opacity:.35}i.fault-window{opacity:.45}
+.fault-0{fill:#e53935;background:#e53935}.fault-1{fill:#8e24aa;background:#8e24aa}.fault-2{fill:#00897b;background:#00897b}
+.fault-3{fill:#f9a825;background:#f9a825}.fault-4{fill:#546e7a;background:#546e7a}.fault-5{fill:#7cb342;background:#7cb342}
 .attempt.ok,i.ok{fill:#43a047;background:#43a047}.attempt.client-error,i.client-error{fill:#f2b705;background:#f2b705}
 .attempt.server-error,i.server-error{fill:#d9534f;background:#d9534f}.attempt.no-response,i.no-response{fill:#7e57c2;background:#7e57c2}
 .attempt.faulted{stroke:#222;stroke-width:1}i.faulted{border:1.5px solid #222;box-sizing:border-box}
@@ -512,10 +550,21 @@ for(var i=0;i<c.length;i++){var r=c[i].getBoundingClientRect();if(!(r.width>0&&r
 document.getElementById('faultline-status').textContent=(e?'empty-charts ':'charts-ok ')+c.length+' '+e;});
 </script>)";
 
-std::string legend(std::initializer_list<std::pair<std::string_view, std::string_view>> items) {
+std::string legend(const std::vector<std::pair<std::string, std::string>>& items) {
     std::string out = "<div class=\"legend\">";
     for (const auto& [css, label] : items) out += "<span><i class=\"" + std::string(css) + "\"></i>" + h(label) + "</span>";
     return out + "</div>";
+}
+
+// First attempts, retries, and one shade per fault rule that fired on a recorded attempt.
+std::string load_legend(const run_record& run, const run_view& view) {
+    std::vector<std::pair<std::string, std::string>> items{{"first", "first attempts"}, {"retry", "retries"}};
+    for (const rule_windows& w : fault_windows(run, view)) {
+        items.emplace_back("fault-window fault-" + std::to_string(w.colour),
+                           "rule " + detail::printable(w.rule) + (w.kind.empty() ? "" : " (" + detail::printable(w.kind) + ")") +
+                               " fired in the bucket");
+    }
+    return legend(items);
 }
 
 std::string verdict_table(const run_record& run) {
@@ -558,9 +607,9 @@ std::string scenario_section(const run_record& run, std::size_t index) {
 
     out += "<h3>Load over time</h3><p class=\"note\">Attempts per " + ms(view.end_ns / static_cast<std::int64_t>(load_buckets)) +
            " bucket (" + std::to_string(load_buckets) + " buckets over the run), by the time the server read the request. "
-           "A retry storm is the orange stacked on top; synchronised retries show as spikes.</p>" +
-           legend({{"first", "first attempts"}, {"retry", "retries"}, {"fault-window", "a fault fired in this bucket"}}) +
-           load_chart(run, view, false);
+           "A retry storm is the orange stacked on top; synchronised retries show as spikes. Shaded behind: "
+           "the buckets in which each fault rule fired on a recorded attempt (a refused connection is no attempt).</p>" +
+           load_legend(run, view) + load_chart(run, view, false);
 
     const lane_selection lanes = select_lanes(view);
     out += "<h3>Timeline</h3><p class=\"note\">One lane per operation, one mark per attempt from request read to "

@@ -52,6 +52,7 @@ harness::run_record known_run() {
                          "2 retries for 2 operations; token bucket (max 2, ratio 0.5): 0 retries issued at or below "
                          "half, lowest 1 tokens",
                          {}, 0}};
+    run.verdicts.back().parameters = {{"max_tokens", 2}, {"token_ratio", 0.5}};
     return run;
 }
 
@@ -81,8 +82,44 @@ TEST(html_report, load_chart_stacks_first_attempts_and_retries_per_bucket_and_sh
     EXPECT_EQ(occurrences(load, "data-series=\"retry\""), 2u);
     EXPECT_THAT(load, HasSubstr("data-series=\"retry\" data-bucket=\"25\" data-count=\"1\""));
     EXPECT_THAT(load, HasSubstr("data-series=\"retry\" data-bucket=\"50\" data-count=\"1\""));
-    EXPECT_EQ(occurrences(load, "class=\"fault-window\""), 1u);
-    EXPECT_THAT(load, HasSubstr("data-from=\"0\" data-to=\"0\""));
+    EXPECT_EQ(occurrences(load, "class=\"fault-window"), 1u);
+    EXPECT_THAT(load, HasSubstr("class=\"fault-window fault-0\" data-rule=\"fail-first\" data-from=\"0\" data-to=\"0\" "
+                                "data-fired=\"1\""));
+    EXPECT_THAT(load, HasSubstr("<title>rule fail-first (status) fired 1 time in 0.0 ms–2.0 ms</title>"));
+}
+
+// A second rule, "slow", fires on seq 4 (50 ms, bucket 25), on a new attempt at 52 ms (bucket 26) and
+// on seq 2 (100 ms, bucket 50): two windows of its own, in its own colour, beside fail-first's.
+TEST(html_report, load_chart_shades_each_rules_windows_in_its_own_colour_with_a_legend) {
+    harness::run_record run = known_run();
+    run.rule_firings = {{"fail-first", "status", 1, {}}, {"slow", "delay", 3, {}}, {"never", "reset", 0, {}}};
+    run.journal.push_back(attempt(5, "c", 1, 52, 200));
+    for (const std::size_t i : {1u, 3u, 4u}) {
+        run.journal[i].rule = "slow";
+        run.journal[i].fault = "delay";
+    }
+    const std::string page = render({run});
+    const std::string load = chart(page, "load");
+    EXPECT_EQ(occurrences(load, "class=\"fault-window"), 3u);
+    EXPECT_THAT(load, HasSubstr("class=\"fault-window fault-0\" data-rule=\"fail-first\" data-from=\"0\" data-to=\"0\" "
+                                "data-fired=\"1\""));
+    EXPECT_THAT(load, HasSubstr("class=\"fault-window fault-1\" data-rule=\"slow\" data-from=\"25\" data-to=\"26\" "
+                                "data-fired=\"2\""));
+    EXPECT_THAT(load, HasSubstr("class=\"fault-window fault-1\" data-rule=\"slow\" data-from=\"50\" data-to=\"50\" "
+                                "data-fired=\"1\""));
+    EXPECT_THAT(load, HasSubstr("<title>rule slow (delay) fired 2 times in 50.0 ms–54.0 ms</title>"));
+    // Each rule in its own band of the 166 px plot (top 24): fail-first above, slow below; a bucket is 8.4 px.
+    EXPECT_THAT(load, HasSubstr("data-rule=\"fail-first\" data-from=\"0\" data-to=\"0\" data-fired=\"1\" x=\"50\" "
+                                "y=\"24\" width=\"8.4\" height=\"83\""));
+    EXPECT_THAT(load, HasSubstr("data-rule=\"slow\" data-from=\"25\" data-to=\"26\" data-fired=\"2\" x=\"260\" "
+                                "y=\"107\" width=\"16.8\" height=\"83\""));
+    EXPECT_THAT(load, Not(HasSubstr("data-rule=\"never\"")));
+    // The legend names each rule that fired, with its colour, and no other.
+    EXPECT_THAT(page, HasSubstr("<i class=\"fault-window fault-0\"></i>rule fail-first (status) fired in the bucket"));
+    EXPECT_THAT(page, HasSubstr("<i class=\"fault-window fault-1\"></i>rule slow (delay) fired in the bucket"));
+    EXPECT_THAT(page, Not(HasSubstr("rule never")));
+    // The thumbnail shades the same windows.
+    EXPECT_EQ(occurrences(chart(page, "load-thumbnail"), "class=\"fault-window"), 3u);
 }
 
 TEST(html_report, timeline_has_a_lane_per_operation_and_marks_commits_doubles_and_offenders) {
@@ -135,6 +172,16 @@ TEST(html_report, budget_chart_replays_the_checks_token_bucket) {
 TEST(html_report, no_budget_chart_without_a_token_bucket_check) {
     harness::run_record run = known_run();
     run.verdicts.pop_back();
+    EXPECT_EQ(chart(render({run}), "budget"), "");
+}
+
+// The chart draws from the check's parameters, not from its summary's wording.
+TEST(html_report, budget_chart_reads_the_parameters_not_the_summary) {
+    harness::run_record run = known_run();
+    run.verdicts.back().summary = "worded differently";
+    EXPECT_THAT(render({run}), HasSubstr("token bucket (max 2, ratio 0.5) replayed"));
+    run.verdicts.back().summary = "token bucket (max 2, ratio 0.5): but no parameters";
+    run.verdicts.back().parameters.clear();
     EXPECT_EQ(chart(render({run}), "budget"), "");
 }
 

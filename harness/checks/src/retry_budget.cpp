@@ -32,6 +32,11 @@ public:
 
     verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
         verdict v;
+        if (max_milli_ > 0) {
+            // The bucket as the check replays it, for the HTML report's token-level chart.
+            v.parameters = {{"max_tokens", static_cast<double>(max_milli_) / 1000},
+                            {"token_ratio", static_cast<double>(ratio_milli_) / 1000}};
+        }
         std::vector<std::int64_t> firsts;
         std::vector<std::pair<std::int64_t, std::uint64_t>> retries;  // (t_request, seq)
         for (const auto& op : operations) {

@@ -59,6 +59,14 @@ TEST(retry_budget, token_bucket_replay_flags_retries_at_or_below_half) {
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry #3 at 12.0ms decided after #2"));
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("with 1 tokens ≤ max_tokens/2 = 1.5"));
     EXPECT_THAT(v.summary, HasSubstr("token bucket (max 3, ratio 0.5): 1 retries issued at or below half, lowest 1 tokens"));
+    // The bucket's parameters also travel as figures, for reports to draw with.
+    EXPECT_EQ(v.parameter("max_tokens"), 3.0);
+    EXPECT_EQ(v.parameter("token_ratio"), 0.5);
+}
+
+TEST(retry_budget, without_a_token_bucket_has_no_bucket_parameters) {
+    const verdict v = test::run_check("check = \"retry_budget\"\n", retry_storm());
+    EXPECT_TRUE(v.parameters.empty());
 }
 
 TEST(retry_budget, token_bucket_refills_on_success) {

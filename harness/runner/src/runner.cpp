@@ -110,6 +110,25 @@ named_journal tier_journal(std::string name, server_context& context, const serv
     return out;
 }
 
+
+// Tells the listener while a scenario's journal is readable: declared after the journal, so it says
+// "closed" before the journal goes, however the scope is left.
+class attempts_watch {
+public:
+    attempts_watch(progress_listener* listener, const journal& live) : listener_(listener), live_(live) {
+        if (listener_ != nullptr) listener_->attempts_opened(live_);
+    }
+    ~attempts_watch() {
+        if (listener_ != nullptr) listener_->attempts_closed(live_);
+    }
+    attempts_watch(const attempts_watch&) = delete;
+    attempts_watch& operator=(const attempts_watch&) = delete;
+
+private:
+    progress_listener* listener_;
+    const journal& live_;
+};
+
 // The part of a run that can throw (constructing the server's context, the driver): everything
 // that goes wrong becomes `harness_error`.
 void execute(const scenario& s, const run_options& options, run_record& record) {
@@ -130,6 +149,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     journal_options journal_bound;
     journal_bound.max_records = model.journal_max_records;
     server_context context(model, s.faults, record.seed, journal_bound);
+    const attempts_watch watch(options.progress, context.records);
 
     server_options server_opts;
     server_opts.threads = std::max<std::size_t>(1, options.server_threads);
@@ -268,18 +288,19 @@ run_record run_scenario(const scenario& s, const run_options& options) {
     record.started_at = steady_clock_source::instance().wall_now();
     if (!s.client) {
         record.harness_error = "the scenario has no client";
-        return record;
-    }
-    try {
-        execute(s, options, record);
-    } catch (const std::exception& error) {
-        record.harness_error = std::string("the run failed: ") + error.what();
+    } else {
+        try {
+            execute(s, options, record);
+        } catch (const std::exception& error) {
+            record.harness_error = std::string("the run failed: ") + error.what();
+        }
     }
     if (record.harness_error.empty()) {
         evaluate_checks(s.expectations, record);
         record.verdicts.push_back(evidence_intact(record));
         for (verdict& v : firing_verdicts(record)) record.verdicts.push_back(std::move(v));
     }
+    if (options.progress != nullptr) options.progress->scenario_finished(record);
     return record;
 }
 

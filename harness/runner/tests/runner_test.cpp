@@ -5,6 +5,8 @@
 
 #include <csignal>
 
+#include <mutex>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -285,6 +287,56 @@ TEST(runner, parallel_scenarios_get_their_own_servers) {
     std::sort(finished.begin(), finished.end());
     EXPECT_EQ(finished, (std::vector<std::size_t>{0, 1, 2}));
     EXPECT_EQ(exit_code_of(runs), exit_code::passed);
+}
+
+// Records the progress events as text, and the live count each open journal reached by the time
+// it closed.
+class recording_listener final : public progress_listener {
+public:
+    void attempts_opened(const journal& live) override {
+        const std::lock_guard lock(mutex_);
+        open_.push_back(&live);
+        events.push_back("opened " + std::to_string(live.appended()));
+    }
+    void attempts_closed(const journal& live) override {
+        const std::lock_guard lock(mutex_);
+        std::erase(open_, &live);
+        events.push_back("closed " + std::to_string(live.appended()));
+    }
+    void scenario_finished(const run_record& run) override {
+        const std::lock_guard lock(mutex_);
+        events.push_back("finished " + run.scenario + " " + std::to_string(run.journal.size()) + " open " +
+                         std::to_string(open_.size()));
+    }
+
+    std::vector<std::string> events;
+
+private:
+    std::mutex mutex_;
+    std::vector<const journal*> open_;
+};
+
+TEST(runner, tells_the_progress_listener_as_each_journal_opens_closes_and_the_scenario_finishes) {
+    recording_listener listener;
+    run_options options;
+    options.progress = &listener;
+    const std::vector<run_record> runs = run_scenarios({load(tiny), load(tiny)}, options, 1);
+    ASSERT_THAT(runs, SizeIs(2));
+    // One at a time: each journal opens empty, closes with the tiny scenario's 12 attempts, and is
+    // gone before its record is reported.
+    EXPECT_THAT(listener.events, ElementsAre("opened 0", "closed 12", "finished tiny 12 open 0", "opened 0",
+                                             "closed 12", "finished tiny 12 open 0"));
+}
+
+TEST(runner, a_scenario_that_fails_before_its_server_starts_still_reports_finished) {
+    recording_listener listener;
+    run_options options;
+    options.progress = &listener;
+    scenario s = load(tiny);
+    s.client.reset();
+    const run_record run = run_scenario(s, options);
+    EXPECT_EQ(run.harness_error, "the scenario has no client");
+    EXPECT_THAT(listener.events, ElementsAre("finished tiny 0 open 0"));
 }
 
 TEST(runner, a_journal_overflow_is_a_harness_error) {

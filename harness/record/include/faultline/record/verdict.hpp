@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace faultline::harness {
@@ -38,6 +40,16 @@ struct verdict {
     std::vector<evidence_item> evidence;  // at most `evidence_limit` items
     std::size_t evidence_total = 0;       // how many items were found before the cap
     bool insufficient_evidence = false;   // the check could not judge; see verdict_outcome
+    // Figures of the check's own configuration that reports draw with, by their `[[expect]]` key
+    // (retry_budget's token bucket: max_tokens, token_ratio), so no report parses the summary.
+    std::vector<std::pair<std::string, double>> parameters{};
+
+    std::optional<double> parameter(std::string_view key) const {
+        for (const auto& [name, value] : parameters) {
+            if (name == key) return value;
+        }
+        return std::nullopt;
+    }
 
     verdict_outcome outcome() const {
         if (insufficient_evidence) return verdict_outcome::insufficient_evidence;

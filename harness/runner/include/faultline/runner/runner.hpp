@@ -22,6 +22,7 @@
 #include "faultline/drivers/interrupt.hpp"
 #include "faultline/faults/engine.hpp"
 #include "faultline/record/run_record.hpp"
+#include "faultline/runner/progress.hpp"
 #include "faultline/runner/scenario.hpp"
 
 namespace faultline::harness {
@@ -58,13 +59,16 @@ struct run_options {
     bool strict = false;                // `--strict`: as if every scenario said `strict = true`
     // When set and requested, the running clients are stopped and no further scenario starts.
     const run_interrupt* interrupt = nullptr;
+    // When set, told as each scenario opens and closes its journal and finishes (progress.hpp).
+    progress_listener* progress = nullptr;
 };
 
 // Runs one scenario to completion, or until `options.interrupt` is requested: then the client is
 // stopped, the record says `interrupted`, and the checks judge what ran. Never throws: a failure of
 // the harness itself is reported in `run_record::harness_error` (and the checks are not evaluated).
 // The record holds how often each fault rule fired; after the `[[expect]]` verdicts come the ones
-// every run gets (checks/run_verdicts.hpp: evidence_intact, fired:<rule>). Thread-safe for distinct
+// every run gets (checks/run_verdicts.hpp: evidence_intact, fired:<rule>). `options.progress`, when
+// set, hears of the journal opening and closing and of the finished record. Thread-safe for distinct
 // scenarios; one scenario (its driver) must not be run twice at once.
 run_record run_scenario(const scenario& s, const run_options& options = {});
 
