@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 
@@ -30,6 +31,35 @@ struct event {
 
 struct later {
     bool operator()(const event& a, const event& b) const { return a.at != b.at ? a.at > b.at : a.seq > b.seq; }
+};
+
+// The pending operation starts, one per client, earliest first. They need no heap: a start at t
+// schedules the client's next at t + op_interval, starts run in time order, and seq only grows, so
+// they are scheduled in (at, seq) order and a ring buffer keeps them sorted. With 100,000 clients
+// this keeps 100,000 entries out of the heap, which then holds only the operations in flight.
+class start_queue {
+public:
+    // `first`: each client's first start; sorted here (an earlier seq first on equal times).
+    explicit start_queue(std::vector<event> first) : ring_{std::move(first)}, size_{ring_.size()} {
+        std::sort(ring_.begin(), ring_.end(), [](const event& a, const event& b) { return later{}(b, a); });
+    }
+    bool empty() const { return size_ == 0; }
+    const event& front() const { return ring_[head_]; }
+    void pop() {
+        head_ = head_ + 1 == ring_.size() ? 0 : head_ + 1;
+        --size_;
+    }
+    // Never more than one start per client is pending, so the ring never overflows.
+    void push(const event& e) {
+        const std::size_t tail = head_ + size_;
+        ring_[tail >= ring_.size() ? tail - ring_.size() : tail] = e;
+        ++size_;
+    }
+
+private:
+    std::vector<event> ring_;
+    std::size_t head_ = 0;
+    std::size_t size_;
 };
 
 // One operation in flight: the state of each layer's retry loop. Slots are reused, so steady state
@@ -95,22 +125,35 @@ public:
           bin_ns_{config.bin.count()} {
         for (std::size_t i = 0; i < layers_; ++i) budgets_.push_back(make_budget(config.layers[i]));
         result_.attempts.assign(layers_, 0);
+        // The operations in flight; more only when operations outlast op_interval.
         std::vector<event> storage;
-        storage.reserve(static_cast<std::size_t>(config.clients) * 2);
+        storage.reserve(config.clients);
         events_ = decltype(events_){later{}, std::move(storage)};
     }
 
     capacity_result run() {
         const ns interval = config_.op_interval.count();
+        std::vector<event> first;
+        first.reserve(config_.clients);
         for (std::uint32_t c = 0; c < config_.clients; ++c) {
             // Each client's phase in [0, interval): operations arrive spread out, not in lock-step.
             const auto phase = static_cast<ns>(uniform_unit(random_) * static_cast<double>(interval));
-            schedule(phase, c, event_kind::op_start);
+            first.push_back({phase, seq_++, c, event_kind::op_start, false});
         }
+        starts_.emplace(std::move(first));
         next_op_.assign(config_.clients, 0);
-        while (!events_.empty()) {
-            const event e = events_.top();
-            events_.pop();
+        for (;;) {
+            // The earlier of the next start and the heap's top: the order one heap of both would give.
+            event e{};
+            if (!starts_->empty() && (events_.empty() || later{}(events_.top(), starts_->front()))) {
+                e = starts_->front();
+                starts_->pop();
+            } else if (!events_.empty()) {
+                e = events_.top();
+                events_.pop();
+            } else {
+                break;
+            }
             ++result_.events;
             now_ = e.at;
             switch (e.kind) {
@@ -153,7 +196,8 @@ private:
     }
 
     void start_operation(std::uint32_t client) {
-        if (++next_op_[client] < config_.ops_per_client) schedule(now_ + config_.op_interval.count(), client, event_kind::op_start);
+        if (++next_op_[client] < config_.ops_per_client)
+            starts_->push({now_ + config_.op_interval.count(), seq_++, client, event_kind::op_start, false});
         last_op_start_ = std::max(last_op_start_, now_);
         ++result_.operations;
         ++bin_at(now_).ops_started;
@@ -291,7 +335,8 @@ private:
     ns service_ns_;
     ns bin_ns_;
     std::vector<std::unique_ptr<retry::retry_budget>> budgets_;
-    std::priority_queue<event, std::vector<event>, later> events_;
+    std::priority_queue<event, std::vector<event>, later> events_;  // backend arrivals and replies
+    std::optional<start_queue> starts_;
     std::vector<operation> ops_;
     std::vector<std::uint32_t> free_;
     std::vector<std::uint32_t> next_op_;
