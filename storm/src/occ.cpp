@@ -203,12 +203,14 @@ occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_ca
     std::atomic<std::uint64_t> next_job{0};
     std::atomic<std::uint64_t> done{0};
 
-    // Largest points first would balance better, but jobs are small (milliseconds) and taken one
-    // at a time, so the tail is short either way.
+    // Jobs are taken one at a time from the end of the list: client counts are usually given in
+    // increasing order, so the largest (slowest) trials go first and the threads finish together on
+    // small ones. Results land at their job's index, so the order changes no number.
     auto work = [&](bool report) {
         for (;;) {
-            const std::uint64_t job = next_job.fetch_add(1, std::memory_order_relaxed);
-            if (job >= jobs) return;
+            const std::uint64_t taken = next_job.fetch_add(1, std::memory_order_relaxed);
+            if (taken >= jobs) return;
+            const std::uint64_t job = jobs - 1 - taken;
             const std::size_t point = job / config.trials;
             const auto trial = static_cast<std::uint32_t>(job % config.trials);
             occ_config one;
