@@ -33,6 +33,20 @@ TEST(ExponentialDelay, GrowsAndCaps) {
     EXPECT_EQ(exponential_delay(p, 50), 1s);
 }
 
+// multiplier 2 takes its own path (ldexp instead of pow); it must be exact at every index, from
+// base * 2^n with no rounding to saturation at the cap, and an odd base keeps every bit.
+TEST(ExponentialDelay, DoublingIsExactAtEveryIndex) {
+    auto p = policy_of(jitter_kind::none);
+    p.base = duration{7};
+    p.cap = duration::max();
+    for (std::uint32_t n = 0; n <= 59; ++n) EXPECT_EQ(exponential_delay(p, n), duration{std::int64_t{7} << n}) << n;
+    EXPECT_EQ(exponential_delay(p, 61), duration::max());  // 7 * 2^61 > 2^63 - 1
+    EXPECT_EQ(exponential_delay(p, 1100), duration::max());  // 2^1100 is +inf in double
+    EXPECT_EQ(exponential_delay(p, std::numeric_limits<std::uint32_t>::max()), duration::max());
+    p.base = duration{0};
+    EXPECT_EQ(exponential_delay(p, 3000), duration{0});
+}
+
 TEST(ExponentialDelay, HugeRetryIndicesDoNotOverflow) {
     const auto p = policy_of(jitter_kind::none);
     EXPECT_EQ(exponential_delay(p, 4'000'000'000U), 1s);

@@ -20,10 +20,10 @@ namespace {
 
 using ns = std::int64_t;
 
-// A write reaching the server. Plain data: the queue moves these around by value.
+// A write reaching the server. Plain data, 16 bytes: the queue moves these around by value. The
+// try's read time lives beside the queue (read_at[client]): a client has one try in flight at most.
 struct write_arrival {
-    ns at;          // when the write reaches the server
-    ns read_at;     // when this try's read reached the server
+    ns at;  // when the write reaches the server
     std::uint32_t client;
 };
 
@@ -59,7 +59,7 @@ class hop_latency {
 public:
     hop_latency(duration mean, duration sd)
         : mean_{static_cast<double>(mean.count())}, sd_{static_cast<double>(sd.count())} {}
-    ns next(random_source& random) { return static_cast<ns>(std::fabs(mean_ + sd_ * normal_.next(random))); }
+    ns next(fast_random& random) { return static_cast<ns>(std::fabs(mean_ + sd_ * normal_.next(random))); }
 
 private:
     double mean_;
@@ -103,16 +103,17 @@ occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
                             .with_jitter(jitter.value_or(retry::jitter_kind::none));
     std::vector<retry::backoff> backoffs(config.clients, retry::backoff{policy});
 
-    // The heap holds at most one write per client, so this reserve is the only allocation.
+    // The heap holds at most one write per client, so this reserve (and read_at) are the only allocations.
     std::vector<write_arrival> storage;
     storage.reserve(config.clients);
     std::priority_queue<write_arrival, std::vector<write_arrival>, later> queue{later{}, std::move(storage)};
 
     // A try that starts (sends its read) at `start`.
+    std::vector<ns> read_at(config.clients);
     auto schedule_try = [&](std::uint32_t client, ns start) {
-        const ns read_at = start + hop.next(random);
-        const ns write_at = read_at + hop.next(random) + hop.next(random);
-        queue.push({write_at, read_at, client});
+        const ns read = start + hop.next(random);
+        read_at[client] = read;
+        queue.push({read + hop.next(random) + hop.next(random), client});
     };
     for (std::uint32_t c = 0; c < config.clients; ++c) schedule_try(c, 0);
 
@@ -124,7 +125,7 @@ occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
         queue.pop();
         ++result.work;
         const ns reply_at = w.at + hop.next(random);
-        if (last_success <= w.read_at) {  // nobody wrote since this try's read: the version matches
+        if (last_success <= read_at[w.client]) {  // nobody wrote since this try's read: the version matches
             last_success = w.at;
             completion = std::max(completion, reply_at);
             continue;
@@ -202,12 +203,14 @@ occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_ca
     std::atomic<std::uint64_t> next_job{0};
     std::atomic<std::uint64_t> done{0};
 
-    // Largest points first would balance better, but jobs are small (milliseconds) and taken one
-    // at a time, so the tail is short either way.
+    // Jobs are taken one at a time from the end of the list: client counts are usually given in
+    // increasing order, so the largest (slowest) trials go first and the threads finish together on
+    // small ones. Results land at their job's index, so the order changes no number.
     auto work = [&](bool report) {
         for (;;) {
-            const std::uint64_t job = next_job.fetch_add(1, std::memory_order_relaxed);
-            if (job >= jobs) return;
+            const std::uint64_t taken = next_job.fetch_add(1, std::memory_order_relaxed);
+            if (taken >= jobs) return;
+            const std::uint64_t job = jobs - 1 - taken;
             const std::size_t point = job / config.trials;
             const auto trial = static_cast<std::uint32_t>(job % config.trials);
             occ_config one;
