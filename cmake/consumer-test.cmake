@@ -29,7 +29,10 @@ else()
   set(where -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
   set(build_targets)
 endif()
+# The consumer compiles and links with the build's own flags: the libraries of a sanitizer build need
+# the sanitizer runtimes in the program that links them.
 step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build
-     -G ${CMAKE_GENERATOR} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER} -DCMAKE_BUILD_TYPE=RelWithDebInfo ${where})
+     -G ${CMAKE_GENERATOR} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER} -DCMAKE_BUILD_TYPE=RelWithDebInfo
+     "-DCMAKE_CXX_FLAGS=${FAULTLINE_CXX_FLAGS}" ${where})
 step("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build -j2 ${build_targets})
 step("test the consumer" ${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR}/build --output-on-failure)

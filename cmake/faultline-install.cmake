@@ -117,6 +117,7 @@ if(FAULTLINE_BUILD_TESTS AND FAULTLINE_HAS_TESTING)
             -DCONSUMER_SOURCE_DIR=${PROJECT_SOURCE_DIR}/examples/cpp-consumer
             -DWORK_DIR=${PROJECT_BINARY_DIR}/cpp-consumer-test
             -DCMAKE_GENERATOR=${CMAKE_GENERATOR} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+            "-DFAULTLINE_CXX_FLAGS=${CMAKE_CXX_FLAGS}"
             -P ${CMAKE_CURRENT_LIST_DIR}/consumer-test.cmake)
   set_tests_properties(cpp_consumer_against_installed_package PROPERTIES TIMEOUT 600)
 endif()
@@ -127,6 +128,7 @@ if(FAULTLINE_BUILD_TESTS AND PROJECT_IS_TOP_LEVEL)
             -DCONSUMER_SOURCE_DIR=${PROJECT_SOURCE_DIR}/examples/fetchcontent-consumer
             -DWORK_DIR=${PROJECT_BINARY_DIR}/fetchcontent-consumer-test
             -DCMAKE_GENERATOR=${CMAKE_GENERATOR} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+            "-DFAULTLINE_CXX_FLAGS=${CMAKE_CXX_FLAGS}"
             -P ${CMAKE_CURRENT_LIST_DIR}/consumer-test.cmake)
   set_tests_properties(cpp_consumer_with_fetchcontent PROPERTIES TIMEOUT 600)
 endif()
