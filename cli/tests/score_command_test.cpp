@@ -58,8 +58,9 @@ TEST(score_command, curl_with_retry_resends_a_post_on_a_dead_kept_alive_connecti
     EXPECT_THAT(row(r.out, "Retry-After honoured"), HasSubstr("PASS"));
     EXPECT_THAT(row(r.out, "retries jittered"), HasSubstr("FAIL"));
     // ~1 s each: the median gap is curl's fixed delay, give or take the scheduling noise of a loaded
-    // 2-core CI machine (seen there: 1010.6 ms).
-    EXPECT_THAT(r.out, ContainsRegex("\\(herd, jittered\\): retry 1: 24 gaps, min/median/max [0-9.]+ms/(99[0-9]|10[0-4][0-9])\\.[0-9]ms/"));
+    // 2-core CI machine or a sanitizer build (seen there: 1010.6 ms), judged in a window of 3 % of it.
+    EXPECT_THAT(r.out, ContainsRegex("\\(herd, jittered\\): retry 1: 24 gaps, min/median/max [0-9.]+ms/(99[0-9]|1[01][0-9][0-9])\\.[0-9]ms/"));
+    EXPECT_THAT(r.out, ContainsRegex("the densest (29|3[0-9])\\.[0-9]ms holds"));
     EXPECT_THAT(row(r.out, "idempotency key stable"), HasSubstr("the client sent no Idempotency-Key"));
     EXPECT_THAT(row(r.out, "deadline kept"), HasSubstr("no deadline declared (--deadline)"));
 }

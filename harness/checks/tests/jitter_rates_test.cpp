@@ -176,5 +176,19 @@ TEST(jitter_rates, queueing_noise_is_not_jitter) {
     }
 }
 
+// The conformance herd probe (suites/conformance/herd.toml) meets fixed delays of a second, like
+// curl's, from 24 processes on a loaded or sanitizer-slowed machine: up to 30 ms of queueing per
+// retry. Its window is at least 3 % of the median gap, so that noise is not taken for jitter, and
+// every shape that scales with the delay still passes. A constant +U(0, 100ms) is under 3 % of the
+// later delays (2 s, 4 s): judged as too little jitter, as it is for a herd at that scale.
+TEST(jitter_rates, the_herd_probe_takes_a_second_of_delay_with_heavy_noise_for_no_jitter) {
+    constexpr std::string_view herd_probe = "check = \"jittered\"\nnoise_floor = \"15ms\"\nmin_relative_spread = 0.03\n";
+    EXPECT_EQ(measure({shape::none, 1000, 24, 24, 30}, herd_probe).jittered_failed, seeds);
+    for (const shape s : jittered_shapes) {
+        EXPECT_EQ(measure({s, 1000, 24, 24, 30}, herd_probe).jittered_failed, s == shape::additive ? seeds : 0)
+            << name_of(s);
+    }
+}
+
 }  // namespace
 }  // namespace faultline::harness
