@@ -6,7 +6,8 @@
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/
-RUN apt-get update && apt-get install -y --no-install-recommends help2man ca-certificates \
+# file and dpkg-dev (dpkg-shlibdeps): cpack derives the .deb's Depends from the binary with them.
+RUN apt-get update && apt-get install -y --no-install-recommends help2man ca-certificates file dpkg-dev \
     && scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN rm -rf build \
