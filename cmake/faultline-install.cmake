@@ -110,25 +110,25 @@ if(PROJECT_IS_TOP_LEVEL)
   include(CPack)
 endif()
 
-# examples/cpp-consumer built against this build's *installed* package, as a user would.
-if(FAULTLINE_BUILD_TESTS AND FAULTLINE_HAS_TESTING)
-  add_test(NAME cpp_consumer_against_installed_package
-    COMMAND ${CMAKE_COMMAND} -DFAULTLINE_BUILD_DIR=${PROJECT_BINARY_DIR}
-            -DCONSUMER_SOURCE_DIR=${PROJECT_SOURCE_DIR}/examples/cpp-consumer
-            -DWORK_DIR=${PROJECT_BINARY_DIR}/cpp-consumer-test
+# A consumer project (examples/<example>) configured, built and tested by cmake/consumer-test.cmake,
+# with the build's compiler and flags; extra -D arguments choose how it finds faultline.
+function(faultline_add_consumer_test name example)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -DFAULTLINE_BUILD_DIR=${PROJECT_BINARY_DIR} ${ARGN}
+            -DCONSUMER_SOURCE_DIR=${PROJECT_SOURCE_DIR}/examples/${example}
+            -DWORK_DIR=${PROJECT_BINARY_DIR}/${example}-test
             -DCMAKE_GENERATOR=${CMAKE_GENERATOR} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
             "-DFAULTLINE_CXX_FLAGS=${CMAKE_CXX_FLAGS}"
-            -P ${CMAKE_CURRENT_LIST_DIR}/consumer-test.cmake)
-  set_tests_properties(cpp_consumer_against_installed_package PROPERTIES TIMEOUT 600)
+            -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/consumer-test.cmake)
+  set_tests_properties(${name} PROPERTIES TIMEOUT 600)
+endfunction()
+
+# examples/cpp-consumer built against this build's *installed* package, as a user would.
+if(FAULTLINE_BUILD_TESTS AND FAULTLINE_HAS_TESTING)
+  faultline_add_consumer_test(cpp_consumer_against_installed_package cpp-consumer)
 endif()
 # examples/fetchcontent-consumer taking this checkout with FetchContent, as a subproject.
 if(FAULTLINE_BUILD_TESTS AND PROJECT_IS_TOP_LEVEL)
-  add_test(NAME cpp_consumer_with_fetchcontent
-    COMMAND ${CMAKE_COMMAND} -DFAULTLINE_BUILD_DIR=${PROJECT_BINARY_DIR} -DFAULTLINE_SOURCE_DIR=${PROJECT_SOURCE_DIR}
-            -DCONSUMER_SOURCE_DIR=${PROJECT_SOURCE_DIR}/examples/fetchcontent-consumer
-            -DWORK_DIR=${PROJECT_BINARY_DIR}/fetchcontent-consumer-test
-            -DCMAKE_GENERATOR=${CMAKE_GENERATOR} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
-            "-DFAULTLINE_CXX_FLAGS=${CMAKE_CXX_FLAGS}"
-            -P ${CMAKE_CURRENT_LIST_DIR}/consumer-test.cmake)
-  set_tests_properties(cpp_consumer_with_fetchcontent PROPERTIES TIMEOUT 600)
+  faultline_add_consumer_test(cpp_consumer_with_fetchcontent fetchcontent-consumer
+                              -DFAULTLINE_SOURCE_DIR=${PROJECT_SOURCE_DIR})
 endif()
