@@ -10,6 +10,7 @@ packages=(cmake ninja-build g++ pkg-config
           curl wget   # real third-party clients: the `faultline score` tests and docs/score.md
           python3-requests python3-urllib3 nodejs   # the docs/guides/ walk-throughs (ctest -R guide_)
           help2man    # the man page, generated from --help (packaging/faultline-man.sh)
+          file dpkg-dev   # cpack's .deb generator runs dpkg-shlibdeps on file's verdicts (scripts/deb-check.sh)
           clang libclang-rt-14-dev   # libFuzzer (scripts/fuzz.sh, the `fuzz` preset)
           chromium)  # the HTML report opened headless (reports/tests/browser_check.sh)
 if [[ "${1:-}" == "--bench" ]]; then
