@@ -3,8 +3,8 @@
 // load thumbnail), then per scenario: the verdict table with the console's evidence text, load over
 // time (first attempts and retries stacked, buckets where faults fired shaded), a swimlane timeline
 // of operations (offending attempts and double effects highlighted, the journal record on hover),
-// gap histograms per retry index (with the declared backoff envelope when the client declared one),
-// and the replayed token bucket where a retry_budget check has one. Large runs are down-sampled in
+// each process of a command client from spawn to exit, gap histograms per retry index (with the
+// declared backoff envelope when the client declared one), and the replayed token bucket where a retry_budget check has one. Large runs are down-sampled in
 // the ways the page states, so 10,000 operations stay well under 2 MB. A pure function of the runs.
 #include <algorithm>
 #include <cmath>
@@ -114,6 +114,9 @@ run_view view_of(const run_record& run) {
     }
     v.end_ns = std::max<std::int64_t>(1, run.duration.count());
     for (const journal_record& r : run.journal) v.end_ns = std::max({v.end_ns, r.finished_ns, r.request_ns});
+    if (run.command) {
+        for (const harness::process_record& p : run.command->processes) v.end_ns = std::max(v.end_ns, p.finished_ns);
+    }
     return v;
 }
 
@@ -293,7 +296,7 @@ std::string timeline_chart(const run_view& view, const lane_selection& lanes) {
         }
         if (lane_height >= 12) {
             std::string label = detail::printable(op.operation);
-            if (label.size() > 16) label = label.substr(0, 15) + "…";
+            if (label.size() > 13) label = label.substr(0, 12) + "…";  // with " ×2", within the margin
             row += "<text class=\"lane-label\" x=\"" + px(left - 6) + "\" y=\"" + px(y0 + lane_height - 4) +
                    "\" text-anchor=\"end\">" + h(label) + (doubled ? " ×2" : "") + "</text>";
         }
@@ -335,6 +338,104 @@ std::string timeline_note(const run_view& view, const lane_selection& lanes) {
                                               " of the others in arrival order";
     }
     return out + ". The load chart above counts every attempt.";
+}
+
+// --- client processes ----------------------------------------------------------------------------
+
+bool ended_badly(const harness::process_record& p) { return p.exit_status != 0 || p.killed || p.signal; }
+
+std::string_view process_class(const harness::process_record& p) {
+    if (p.killed || p.signal) return "killed";
+    return p.exit_status == 0 ? "ok" : "failed";
+}
+
+std::string process_title(const harness::process_record& p) {
+    std::string out = "pid " + std::to_string(p.pid) + " · operation " + std::to_string(p.op) + "\nstarted at " +
+                      ms(p.started_ns) + ", exit seen at " + ms(p.finished_ns) + " (" + ms(p.finished_ns - p.started_ns) +
+                      ")\nexit status " + std::to_string(p.exit_status);
+    if (p.signal) out += ", ended by signal " + std::to_string(*p.signal);
+    if (p.killed) out += ", killed by faultline (time limit or interrupt)";
+    return h(out);
+}
+
+struct process_selection {
+    std::vector<std::size_t> lanes;  // indexes into command_result::processes, in start order
+    std::size_t badly = 0;           // processes that exited non-zero or were killed
+    std::size_t sample_stride = 1;   // every n-th of the others is shown
+};
+
+// Every process that ended badly first (up to the cap), then an even sample of the rest — the
+// timeline's rule, so a thousand per-operation processes stay one screen.
+process_selection select_processes(const std::vector<harness::process_record>& processes) {
+    process_selection s;
+    std::vector<std::size_t> others;
+    for (std::size_t i = 0; i < processes.size(); ++i) {
+        if (!ended_badly(processes[i])) {
+            others.push_back(i);
+            continue;
+        }
+        ++s.badly;
+        if (s.lanes.size() < max_timeline_lanes) s.lanes.push_back(i);
+    }
+    const std::size_t room = max_timeline_lanes - s.lanes.size();
+    if (room > 0 && !others.empty()) {
+        s.sample_stride = (others.size() + room - 1) / room;
+        for (std::size_t k = 0; k < others.size(); k += s.sample_stride) s.lanes.push_back(others[k]);
+    }
+    std::sort(s.lanes.begin(), s.lanes.end());
+    return s;
+}
+
+// Each process of a command client as a bar from spawn to the exit faultline saw, on the same time
+// axis as the attempts, with the attempts the server read during its life ticked on the bar when the
+// command ran once (per-operation processes are told apart by their operation number instead).
+std::string processes_chart(const run_record& run, const run_view& view, const process_selection& selection) {
+    const std::vector<harness::process_record>& processes = run.command->processes;
+    const double lane_height = selection.lanes.size() > 50 ? 7 : 16;
+    const double left = 110, right = 10, top = 8, bottom = 30, width = 900;
+    const double height = top + bottom + lane_height * static_cast<double>(selection.lanes.size());
+    const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
+    svg_chart chart("processes", "client processes, spawn to exit", width, height);
+    for (std::size_t lane = 0; lane < selection.lanes.size(); ++lane) {
+        const harness::process_record& p = processes[selection.lanes[lane]];
+        const double y0 = top + lane_height * static_cast<double>(lane);
+        const double x0 = x(static_cast<double>(p.started_ns));
+        const double x1 = std::max(x0 + 3, x(static_cast<double>(p.finished_ns)));
+        std::string row = "<g class=\"process\" data-pid=\"" + std::to_string(p.pid) + "\" data-op=\"" +
+                          std::to_string(p.op) + "\" data-exit=\"" + std::to_string(p.exit_status) + "\">";
+        if (lane_height >= 12) {
+            row += "<text class=\"lane-label\" x=\"" + px(left - 6) + "\" y=\"" + px(y0 + lane_height - 4) +
+                   "\" text-anchor=\"end\">" + h("pid " + std::to_string(p.pid)) + "</text>";
+        }
+        row += "<rect class=\"proc " + std::string(process_class(p)) + "\" x=\"" + px(x0) + "\" y=\"" + px(y0 + 1.5) +
+               "\" width=\"" + px(x1 - x0) + "\" height=\"" + px(lane_height - 3) + "\"><title>" + process_title(p) +
+               "</title></rect>";
+        if (processes.size() == 1) {
+            for (const journal_record& r : run.journal) {
+                if (r.request_ns < p.started_ns || r.request_ns > p.finished_ns) continue;
+                row += "<line class=\"proc-attempt\" data-seq=\"" + std::to_string(r.seq) + "\" x1=\"" +
+                       px(x(static_cast<double>(r.request_ns))) + "\" x2=\"" + px(x(static_cast<double>(r.request_ns))) +
+                       "\" y1=\"" + px(y0 + 1.5) + "\" y2=\"" + px(y0 + lane_height - 1.5) + "\"/>";
+            }
+        }
+        chart.add(row + "</g>");
+    }
+    chart.time_axis(height - bottom, x);
+    return chart.str();
+}
+
+std::string processes_note(const std::vector<harness::process_record>& processes, const process_selection& s) {
+    std::string out = std::to_string(processes.size()) + (processes.size() == 1 ? " process" : " processes") + ", " +
+                      std::to_string(s.badly) + " exited non-zero or were killed. ";
+    if (s.lanes.size() < processes.size()) {
+        out += "Showing " + std::to_string(s.lanes.size()) + ": " +
+               (s.badly <= max_timeline_lanes ? "all " + std::to_string(s.badly)
+                                              : "the first " + std::to_string(max_timeline_lanes) + " of those") +
+               " that ended badly" +
+               (s.sample_stride > 1 ? ", and one in " + std::to_string(s.sample_stride) + " of the others" : "") + ". ";
+    }
+    if (processes.size() == 1) out += "Ticks on the bar: each attempt the server read while it ran. ";
+    return out + "Hover a bar for its pid, exit status and signal.";
 }
 
 // --- gap histograms ------------------------------------------------------------------------------
@@ -540,6 +641,8 @@ svg .frame{stroke:#888}svg .grid{stroke:#888}
 .lane-double,i.lane-double{fill:#ffe0ec;background:#ffe0ec}.lane-offending,i.lane-offending{fill:#fff3d6;background:#fff3d6}
 .gap,i.gap{fill:#5b8fd4;background:#5b8fd4}.envelope,i.envelope{fill:#cfe8cf;background:#cfe8cf}
 .tokens{fill:none;stroke:#2e6ad1;stroke-width:1.5}.budget-dry,i.budget-dry{fill:#f9e2e2;background:#f9e2e2}
+.proc.ok,i.proc-ok{fill:#7fb77e;background:#7fb77e}.proc.failed,i.proc-failed{fill:#d9534f;background:#d9534f}
+.proc.killed,i.proc-killed{fill:#6d4c41;background:#6d4c41}.proc-attempt{stroke:#111;stroke-width:1}
 #faultline-status{display:none}
 )";
 
@@ -618,6 +721,14 @@ std::string scenario_section(const run_record& run, std::size_t index) {
                    {"faulted", "fault injected"}, {"offending", "named by a check's evidence"}, {"commit", "effect committed"},
                    {"lane-double", "double effect"}}) +
            timeline_chart(view, lanes);
+
+    if (run.command && !run.command->processes.empty()) {
+        const process_selection selection = select_processes(run.command->processes);
+        out += "<h3>Client processes</h3><p class=\"note\">Each process of the client command, from spawn to the exit "
+               "faultline saw, on the timeline's clock. " + h(processes_note(run.command->processes, selection)) + "</p>" +
+               legend({{"proc-ok", "exit 0"}, {"proc-failed", "non-zero exit"}, {"proc-killed", "killed or ended by a signal"}}) +
+               processes_chart(run, view, selection);
+    }
 
     std::string gap_note;
     if (const std::string gaps = gap_histograms(run, view, gap_note); !gaps.empty()) {

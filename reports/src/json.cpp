@@ -222,6 +222,9 @@ boost::json::object to_json(const harness::run_record& run) {
         vo["expected_to_fail"] = v.expected_to_fail;
         vo["summary"] = detail::valid_utf8(v.summary);
         vo["evidence_total"] = v.evidence_total;
+        boost::json::object parameters;
+        for (const auto& [name, value] : v.parameters) parameters[name] = value;
+        vo["parameters"] = std::move(parameters);
         boost::json::array evidence;
         for (const harness::evidence_item& e : v.evidence) {
             boost::json::object eo;

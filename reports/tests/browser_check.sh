@@ -19,8 +19,11 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 report="$out/report.html"
-# A herd without jitter and a double charge: every chart kind but the budget, and highlighted lanes.
-"$faultline" run "$suites/herd-no-jitter.toml" "$suites/lost-response-no-keys.bad.toml" "$(dirname "$0")/scenarios/outage-token-bucket.toml" \
+# A herd without jitter, a double charge, a budget running dry and curl run once per operation:
+# every chart kind, highlighted lanes and client processes.
+scenarios=$(dirname "$0")/scenarios
+"$faultline" run "$suites/herd-no-jitter.toml" "$suites/lost-response-no-keys.bad.toml" "$scenarios/outage-token-bucket.toml" \
+    "$scenarios/curl-per-operation.toml" \
     --report "html:$report" > "$out/run.log" 2>&1 || { cat "$out/run.log"; exit 1; }
 
 profile=$(mktemp -d)

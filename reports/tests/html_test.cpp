@@ -139,6 +139,43 @@ TEST(html_report, timeline_has_a_lane_per_operation_and_marks_commits_doubles_an
                                     "status 503\nfault status (rule fail-first)\neffect none, connection 1</title>"));
 }
 
+// A command client run once: its one process spans both attempts, which are ticked on its bar.
+TEST(html_report, processes_chart_draws_each_client_process_with_its_exit) {
+    harness::run_record run = known_run();
+    run.command = harness::command_result{};
+    run.command->processes = {harness::process_record{0, 4242, 0, 150'000'000, 0, std::nullopt, false}};
+    const std::string processes = chart(render({run}), "processes");
+    EXPECT_EQ(occurrences(processes, "<g class=\"process\""), 1u);
+    EXPECT_THAT(processes, HasSubstr("data-pid=\"4242\" data-op=\"0\" data-exit=\"0\""));
+    EXPECT_THAT(processes, HasSubstr("<rect class=\"proc ok\""));
+    // Attempts read at 0, 0, 50 and 100 ms fall inside its life (0–150 ms); all four are ticked.
+    EXPECT_EQ(occurrences(processes, "class=\"proc-attempt\""), 4u);
+    EXPECT_THAT(processes, HasSubstr("<title>pid 4242 · operation 0\nstarted at 0.0 ms, exit seen at 150.0 ms (150.0 ms)\n"
+                                     "exit status 0</title>"));
+}
+
+// Per-operation processes: killed and failed ones get their own class, and no attempt ticks.
+TEST(html_report, processes_chart_marks_failed_and_killed_processes) {
+    harness::run_record run = known_run();
+    run.command = harness::command_result{};
+    run.command->processes = {harness::process_record{1, 10, 0, 20'000'000, 0, std::nullopt, false},
+                              harness::process_record{2, 11, 30'000'000, 60'000'000, 7, std::nullopt, false},
+                              harness::process_record{3, 12, 70'000'000, 200'000'000, 143, 15, true}};
+    const std::string page = render({run});
+    const std::string processes = chart(page, "processes");
+    EXPECT_EQ(occurrences(processes, "<g class=\"process\""), 3u);
+    EXPECT_THAT(processes, HasSubstr("data-pid=\"11\" data-op=\"2\" data-exit=\"7\""));
+    EXPECT_THAT(processes, HasSubstr("<rect class=\"proc failed\""));
+    EXPECT_THAT(processes, HasSubstr("<rect class=\"proc killed\""));
+    EXPECT_THAT(processes, HasSubstr("ended by signal 15, killed by faultline (time limit or interrupt)</title>"));
+    EXPECT_EQ(occurrences(processes, "proc-attempt"), 0u);
+    EXPECT_THAT(page, HasSubstr("3 processes, 2 exited non-zero or were killed."));
+}
+
+TEST(html_report, no_processes_chart_for_a_builtin_client) {
+    EXPECT_EQ(chart(render({known_run()}), "processes"), "");
+}
+
 TEST(html_report, gap_histogram_bins_each_gap_before_retry_one) {
     const std::string gaps = chart(render({known_run()}), "gaps");
     // Gaps 49 ms and 99 ms on an axis to 99 × 1.05 ms in 30 bins: bins 14 and 28.

@@ -90,8 +90,13 @@ harness::run_record failing_run() {
                         harness::evidence_item{"", {}, "run-wide <note> & 'quote'"}};
     harness::verdict unjudged{"jittered", false, false, "3 gaps at retry 1, 20 needed", {}, 0};
     unjudged.insufficient_evidence = true;
+    harness::verdict budget{"retry_budget", true, false,
+                            "1 retries for 2 operations; token bucket (max 10, ratio 0.1): 0 retries issued at or below "
+                            "half, lowest 9.5 tokens",
+                            {}, 0};
+    budget.parameters = {{"max_tokens", 10}, {"token_ratio", 0.1}};
     run.verdicts = {doubled, harness::verdict{"no_retry_on_status", true, false, "nothing retried after 4xx", {}, 0},
-                    unjudged};
+                    unjudged, budget};
     run.harness_error = "server stopped: port <gone>";
     run.rule_firings = {harness::rule_firing{"lose-response", "lost_response", 2, 3},
                         harness::rule_firing{"slow <path>", "delay", 0, std::nullopt}};
@@ -163,6 +168,9 @@ TEST(json_report, matches_golden_and_parses) {
     EXPECT_EQ(scenarios[0].at("seed").to_number<std::uint64_t>(), 42u);
     EXPECT_TRUE(scenarios[0].at("passed").as_bool());
     EXPECT_EQ(scenarios[1].at("verdicts").at(0).at("evidence").at(0).at("seqs").as_array().size(), 2u);
+    EXPECT_TRUE(scenarios[1].at("verdicts").at(0).at("parameters").as_object().empty());
+    EXPECT_EQ(scenarios[1].at("verdicts").at(3).at("parameters").at("max_tokens").to_number<double>(), 10.0);
+    EXPECT_EQ(scenarios[1].at("verdicts").at(3).at("parameters").at("token_ratio").to_number<double>(), 0.1);
     EXPECT_EQ(scenarios[1].at("command").at("stderr").as_string(), "bad byte \xEF\xBF\xBD and bell \x07\n");
     const auto& processes = scenarios[1].at("command").at("processes").as_array();
     ASSERT_EQ(processes.size(), 2u);
@@ -192,7 +200,7 @@ TEST(junit_report, matches_golden_and_is_well_formed) {
     boost::property_tree::ptree tree;
     ASSERT_NO_THROW(boost::property_tree::read_xml(in, tree));
     // The interruption is an erroneous test case of its own, beside the harness error.
-    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.tests"), "7");
+    EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.tests"), "8");
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.failures"), "1");
     EXPECT_EQ(tree.get<std::string>("testsuites.<xmlattr>.errors"), "2");
     EXPECT_THAT(out, HasSubstr("<error message=\"interrupted by SIGINT after 3.2 s: stopped 2 client processes\" "
