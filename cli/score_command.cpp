@@ -9,16 +9,19 @@
 // or SIGTERM the clients are stopped, the reports of the probes that ran are written (those cut
 // short marked interrupted), no scorecard is printed, and the exit status is 128 + the signal.
 #include "commands.hpp"
+#include "progress_line.hpp"
 #include "report_output.hpp"
 #include "stop_signals.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,8 @@ struct score_args {
     std::size_t jobs = 4;
     report_targets reports;
     std::string scorecard_json;  // --scorecard-json PATH
+    bool progress = false;       // --progress: the progress line even when stderr is no terminal
+    bool quiet = false;          // --quiet: no progress line
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
@@ -151,7 +156,14 @@ void run_score(const score_args& args) {
     std::cout << "scoring " << (builtin ? std::string("the builtin client") : joined(args.command)) << " in "
               << probes.size() << " situations, " << args.jobs << " at a time\n"
               << std::flush;
+    progress_tally tally(probes.size());
+    std::optional<progress_display> progress;
+    if (progress_wanted(args.progress, args.quiet, ::isatty(STDERR_FILENO) != 0, std::getenv("NO_COLOR") != nullptr)) {
+        options.progress = &tally;
+        progress.emplace(std::cerr, tally, steady_clock_source::instance());
+    }
     std::vector<harness::run_record> runs = score::run_probes(probes, args.command, declared, options, args.jobs);
+    progress.reset();  // erases the line before the scorecard
     if (interrupt.requested()) {
         // A scorecard over part of the catalogue would misstate the client: none is printed. The
         // reports hold what ran (the probes cut short marked interrupted), as `faultline run` writes them.
@@ -216,6 +228,11 @@ void add_score_command(CLI::App& app) {
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("--seed", args->seed, "Seed for every probe (replays a run)");
     cmd->add_option("-j,--jobs", args->jobs, "Probes to run in parallel")->check(CLI::Range(std::size_t{1}, std::size_t{16}));
+    auto* quiet = cmd->add_flag("--quiet", args->quiet, "No live progress line on stderr");
+    cmd->add_flag("--progress", args->progress,
+                  "A live progress line on stderr even when it is not a terminal or NO_COLOR is set "
+                  "(by default only on a terminal)")
+        ->excludes(quiet);
     add_report_options(*cmd, args->reports);
     cmd->add_option("--scorecard-json", args->scorecard_json, "Write the scorecard as JSON to this file");
     cmd->footer(

@@ -29,7 +29,7 @@ _faultline() {
         return 0
     fi
     case "$prev" in
-        --report) COMPREPLY=($(compgen -W "console: json: junit: markdown: journal:" -- "$cur")); compopt -o nospace; return 0 ;;
+        --report) COMPREPLY=($(compgen -W "console: json: junit: markdown: html: journal:" -- "$cur")); compopt -o nospace; return 0 ;;
         --report-dir|--catalogue) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
         --rules|--expect|--journal|--scorecard-json) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --seed|--port|--control-port|--control-token|--threads|-j|--jobs|--only|--deadline|--max-attempts|--jitter|--backoff|--backoff-multiplier|--timeout) return 0 ;;

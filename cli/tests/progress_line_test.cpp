@@ -117,6 +117,17 @@ TEST(run_progress, off_on_a_pipe_by_default) {
     EXPECT_EQ(r.err, "");
 }
 
+// `score` runs the probes through the same runner seam: the line counts probes as scenarios.
+TEST(score_progress, forced_on_a_pipe_it_draws_the_line_and_erases_it_before_the_scorecard) {
+    child proc{{FAULTLINE_BINARY, "score", "--catalogue", std::string{FAULTLINE_SUITES_DIR} + "/conformance", "--only",
+                "status-404", "--only", "status-501", "--progress"}};
+    const auto r = proc.finish();
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_EQ(r.err.rfind("\r0/2 scenarios done, 0 attempts, ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.back(), '\r') << r.err;
+    EXPECT_EQ(r.err.find('\n'), std::string::npos) << r.err;
+}
+
 TEST(run_progress, quiet_and_progress_together_are_a_usage_error) {
     child proc{{FAULTLINE_BINARY, "run", suite, "--quiet", "--progress"}};
     const auto r = proc.finish();
