@@ -24,7 +24,8 @@ namespace faultline::harness::checks {
 namespace {
 
 struct retry_point {
-    std::int64_t at;  // the retry's t_request
+    std::int64_t at;   // the retry's t_request
+    std::int64_t gap;  // its wait: the previous attempt's end to this request
     std::uint64_t seq;
 };
 
@@ -32,7 +33,8 @@ struct retry_point {
 struct retry_index {
     std::size_t k = 0;
     std::vector<retry_point> points;  // sorted by time
-    std::int64_t window = 0;          // ns: central 90 % of the times, at least min_window
+    std::int64_t window = 0;          // ns: central 90 % of the times, at least min_window and relative_floor
+    std::int64_t relative_floor = 0;  // ns: min_relative_window × the median wait before this retry
     double p = 0;                     // the largest chance of one retry landing in a given bucket
     std::size_t buckets = 0;          // buckets judged, over both grids
 };
@@ -46,10 +48,10 @@ struct bucket_count {
 class desynchronized final : public check {
 public:
     desynchronized(std::chrono::nanoseconds bucket, double density, std::size_t min_retries,
-                   std::chrono::nanoseconds min_window, double false_alarm_rate, std::chrono::nanoseconds after,
-                   std::optional<std::chrono::nanoseconds> before, std::size_t top)
+                   std::chrono::nanoseconds min_window, double min_relative_window, double false_alarm_rate,
+                   std::chrono::nanoseconds after, std::optional<std::chrono::nanoseconds> before, std::size_t top)
         : bucket_(bucket.count()), density_(density), min_retries_(min_retries), min_window_(min_window.count()),
-          false_alarm_rate_(false_alarm_rate), after_(after.count()),
+          min_relative_window_(min_relative_window), false_alarm_rate_(false_alarm_rate), after_(after.count()),
           before_(before ? before->count() : std::numeric_limits<std::int64_t>::max()), top_(top) {}
 
     verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
@@ -59,7 +61,7 @@ public:
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& r = *op.attempts[k];
                 if (r.request_ns < after_ || r.request_ns >= before_) continue;
-                by_index[k].push_back(retry_point{r.request_ns, r.seq});
+                by_index[k].push_back(retry_point{r.request_ns, r.request_ns - op.attempts[k - 1]->finished_ns, r.seq});
             }
         }
         std::vector<retry_index> judged;
@@ -95,12 +97,19 @@ private:
             return a.at != b.at ? a.at < b.at : a.seq < b.seq;
         });
         std::vector<double> times;
+        std::vector<double> gaps;
         times.reserve(points.size());
-        for (const auto& p : points) times.push_back(static_cast<double>(p.at));
+        gaps.reserve(points.size());
+        for (const auto& p : points) {
+            times.push_back(static_cast<double>(p.at));
+            gaps.push_back(static_cast<double>(p.gap));
+        }
+        std::sort(gaps.begin(), gaps.end());
         retry_index out;
         out.k = k;
         const auto central = static_cast<std::int64_t>(std::llround(quantile(times, 0.95) - quantile(times, 0.05)));
-        out.window = std::max(central, min_window_);
+        out.relative_floor = static_cast<std::int64_t>(std::llround(min_relative_window_ * quantile(gaps, 0.5)));
+        out.window = std::max({central, min_window_, out.relative_floor});
         out.p = std::min(1.0, density_ * static_cast<double>(bucket_) / static_cast<double>(out.window));
         const std::int64_t span = points.back().at - points.front().at;
         for (const std::int64_t offset : grid_offsets()) {
@@ -148,7 +157,7 @@ private:
                                               format_ms(index.window) + " window (central 90 % of " +
                                               format_ms(index.points.front().at) + "–" +
                                               format_ms(index.points.back().at) + ", at least " +
-                                              format_ms(min_window_) + ") allow at most " + std::to_string(limit) +
+                                              format_ms(std::max(min_window_, index.relative_floor)) + ") allow at most " + std::to_string(limit) +
                                               " per bucket (binomial, p = " + format_number(density_) + " × " +
                                               format_ms(bucket_) + " / window = " + format_number(index.p) + ")"});
         }
@@ -160,6 +169,7 @@ private:
     double density_;
     std::size_t min_retries_;
     std::int64_t min_window_;
+    double min_relative_window_;
     double false_alarm_rate_;
     std::int64_t after_;
     std::int64_t before_;
@@ -171,6 +181,7 @@ std::unique_ptr<check> make_desynchronized(config::table_reader& p) {
     const double density = p.number("k", 1, 1e6).value_or(2);
     const auto min_retries = static_cast<std::size_t>(p.integer("min_retries", 2, 1'000'000'000).value_or(20));
     const auto min_window = p.duration("min_window").value_or(std::chrono::milliseconds{100});
+    const double min_relative_window = p.number("min_relative_window", 0, 1).value_or(0.2);
     const double false_alarm_rate = p.number_above("false_alarm_rate", 0, 0.5).value_or(1e-3);
     const auto after = p.duration("after").value_or(std::chrono::nanoseconds{0});
     const auto before = p.duration("before");
@@ -181,8 +192,8 @@ std::unique_ptr<check> make_desynchronized(config::table_reader& p) {
         p.fail("min_window", "must be longer than k × bucket (" + format_number(density) + " × " +
                                  format_ms(bucket) + "), or no bucket can ever hold too many retries");
     }
-    return std::make_unique<desynchronized>(bucket, density, min_retries, min_window, false_alarm_rate, after, before,
-                                            top);
+    return std::make_unique<desynchronized>(bucket, density, min_retries, min_window, min_relative_window,
+                                            false_alarm_rate, after, before, top);
 }
 
 }  // namespace

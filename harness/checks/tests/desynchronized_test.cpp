@@ -49,6 +49,18 @@ TEST(desynchronized, a_wave_across_a_bucket_edge_is_caught_by_the_offset_grid) {
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 1: 20 retries in 101.0ms–109.0ms"));
 }
 
+// A 1 s fixed delay spread over 24 ms by noise: a wave at the scale of the delay. The window is at
+// least 0.2 × the median wait (1012 ms), not only min_window; judged against 100 ms alone it passes.
+TEST(desynchronized, a_noisy_wave_is_judged_against_a_window_relative_to_the_wait) {
+    const run_record run = herd([](int i) { return 1000.0 + 6.0 * (i % 5); });
+    const verdict v = test::run_check(R"(check = "desynchronized")", run);
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail) << v.summary;
+    ASSERT_FALSE(v.evidence.empty());
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("at least 202.4ms) allow at most"));
+    const verdict absolute = test::run_check("check = \"desynchronized\"\nmin_relative_window = 0\n", run);
+    EXPECT_EQ(absolute.outcome(), verdict_outcome::pass) << absolute.summary;
+}
+
 TEST(desynchronized, retries_spread_over_their_window_pass) {
     const verdict v = test::run_check(R"(check = "desynchronized")", herd([](int i) { return 2.0 * i; }));
     EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
@@ -97,6 +109,9 @@ TEST(desynchronized, bad_config) {
     EXPECT_THAT(errors[0].message,
                 HasSubstr("min_window: must be longer than k × bucket (2 × 50.0ms), or no bucket can ever hold too many "
                           "retries"));
+    errors = test::parse_errors("check = \"desynchronized\"\nmin_relative_window = 1.5\n");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_THAT(errors[0].message, HasSubstr("min_relative_window: must be in [0, 1], got 1.5"));
 }
 
 }  // namespace

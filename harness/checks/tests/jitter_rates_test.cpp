@@ -190,5 +190,20 @@ TEST(jitter_rates, the_herd_probe_takes_a_second_of_delay_with_heavy_noise_for_n
     }
 }
 
+// The same herd seen by desynchronized: 30 ms of queueing spreads a 1 s fixed-delay wave over
+// ~30 ms, which against the absolute 100 ms shortest window alone passes as a spread in all but 2
+// of 200 runs. The window is at least 0.2 × the median wait before the retry (default
+// min_relative_window), so a wave is judged at the scale of the delay: caught every time, and every
+// shape that spreads in proportion to the delay still passes. +U(0, 100ms) is 100 ms over waits
+// of 1–4 s: a wave at that scale in 3 of 200 runs.
+TEST(jitter_rates, desynchronized_judges_a_wave_at_the_scale_of_the_delay) {
+    constexpr std::string_view absolute_only = "check = \"desynchronized\"\nmin_relative_window = 0\n";
+    EXPECT_EQ(measure({shape::none, 1000, 24, 24, 30}, default_jittered, absolute_only).desynchronized_failed, 2);
+    EXPECT_EQ(measure({shape::none, 1000, 24, 24, 30}).desynchronized_failed, seeds);
+    for (const shape s : jittered_shapes) {
+        EXPECT_EQ(measure({s, 1000, 24, 24, 30}).desynchronized_failed, s == shape::additive ? 3 : 0) << name_of(s);
+    }
+}
+
 }  // namespace
 }  // namespace faultline::harness
