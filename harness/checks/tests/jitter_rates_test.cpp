@@ -205,5 +205,22 @@ TEST(jitter_rates, desynchronized_judges_a_wave_at_the_scale_of_the_delay) {
     }
 }
 
+// The herd suites (suites/herd-*.toml) at their settings: base 1 s, 24 operations, the client's
+// own slowness under a sanitizer on a loaded machine (up to 50 ms per retry) as queueing. Strict on
+// purpose: a spread must be wide at the scale of the wait, so the narrow shapes — +U(0, 100ms) and
+// +0–20 % — count as waves there (the suites' good clients use full and decorrelated jitter).
+TEST(jitter_rates, the_herd_suites_settings_hold_under_sanitizer_noise) {
+    constexpr std::string_view jittered = "check = \"jittered\"\nnoise_floor = \"15ms\"\nmin_relative_spread = 0.05\n";
+    constexpr std::string_view desynchronized = "check = \"desynchronized\"\nmin_relative_window = 1\n";
+    const rates none = measure({shape::none, 1000, 24, 24, 50}, jittered, desynchronized);
+    EXPECT_EQ(none.jittered_failed, seeds);
+    EXPECT_EQ(none.desynchronized_failed, seeds);
+    for (const shape s : jittered_shapes) {
+        const rates r = measure({s, 1000, 24, 24, 50}, jittered, desynchronized);
+        EXPECT_EQ(r.jittered_failed, s == shape::additive ? seeds : s == shape::above ? 52 : 0) << name_of(s);
+        EXPECT_EQ(r.desynchronized_failed, s == shape::additive ? 170 : s == shape::above ? 9 : 0) << name_of(s);
+    }
+}
+
 }  // namespace
 }  // namespace faultline::harness
