@@ -1,6 +1,6 @@
-// `faultline score` as a user runs it: real curl through every conformance probe, the builtin
-// client, and bad templates. The curl verdicts are the ones docs/score.md explains from curl's own
-// documentation; a change in any of them is a change in what faultline tells users about curl.
+// `faultline score` as a user runs it: real curl and wget through every conformance probe, the
+// builtin client, and bad templates. The curl and wget verdicts are the ones docs/score.md explains
+// from their own documentation; a change in any of them is a change in what faultline tells users.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -27,6 +27,7 @@ using ::testing::ContainsRegex;
 using ::testing::MatchesRegex;
 
 bool curl_installed() { return ::access("/usr/bin/curl", X_OK) == 0; }
+bool wget_installed() { return ::access("/usr/bin/wget", X_OK) == 0; }
 
 std::vector<std::string> score(std::vector<std::string> client) {
     std::vector<std::string> args{FAULTLINE_BINARY, "score"};
@@ -63,6 +64,26 @@ TEST(score_command, curl_with_retry_resends_a_post_on_a_dead_kept_alive_connecti
     EXPECT_THAT(r.out, ContainsRegex("the densest (29|3[0-9])\\.[0-9]ms holds"));
     EXPECT_THAT(row(r.out, "idempotency key stable"), HasSubstr("the client sent no Idempotency-Key"));
     EXPECT_THAT(row(r.out, "deadline kept"), HasSubstr("no deadline declared (--deadline)"));
+}
+
+// wget retries network errors whatever the method, and not 5xx or 429 (docs/score.md, "wget
+// --tries=4"): each reply lost after commit, and the late one its 1 s timeout gave up on, is
+// charged twice; the probes that commit only on a retry after a status have nothing to judge.
+TEST(score_command, wget_resends_a_post_after_a_lost_reply_and_retries_no_status) {
+    if (!wget_installed()) GTEST_SKIP() << "wget is not installed";
+    child proc{score({"--max-attempts", "4", "--", "wget", "-q", "-O", "/dev/null", "--tries=4", "--timeout={timeout}",
+                      "--method={method}", "--body-data={body}", "{url}{path}"})};
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("FAIL"));
+    EXPECT_THAT(row(r.out, "no second execution"), HasSubstr("1 of 4 situations passed, 4 not judged"));
+    EXPECT_THAT(r.out, HasSubstr("(lost-response-fresh-connection, no_double_effects)"));
+    EXPECT_THAT(r.out, HasSubstr("(reset-after-commit, no_double_effects)"));
+    EXPECT_THAT(r.out, HasSubstr("(committed-then-timeout, no_double_effects)"));
+    EXPECT_THAT(row(r.out, "only retryable statuses"), HasSubstr("PASS"));
+    EXPECT_THAT(row(r.out, "failures before anything was sent"), HasSubstr("PASS"));
+    EXPECT_THAT(row(r.out, "Retry-After honoured"), HasSubstr("N/A"));
+    EXPECT_THAT(row(r.out, "attempts within the declared limit"), HasSubstr("PASS"));
 }
 
 TEST(score_command, curl_without_retry_is_judged_only_where_not_retrying_counts) {
