@@ -248,19 +248,20 @@ bool touches(const harness::operation_attempts& op, const std::set<std::uint64_t
 }
 
 struct lane_selection {
-    std::vector<std::size_t> lanes;  // indexes into run_view::operations, in arrival order
-    std::size_t notable = 0;         // operations with offending attempts or a double effect
+    std::vector<std::size_t> lanes;  // indexes into the items, in their order
+    std::size_t notable = 0;         // items the reader must see: offending or doubled operations, failed processes
     std::size_t notable_shown = 0;
-    std::size_t sample_stride = 1;   // every n-th of the other operations is shown
+    std::size_t sample_stride = 1;   // every n-th of the other items is shown
 };
 
-// Every notable operation first (up to the cap), then an even sample of the rest.
-lane_selection select_lanes(const run_view& view) {
+// At most max_timeline_lanes of `count` items: every notable one first (up to the cap), then an
+// even sample of the rest, in the items' order.
+template <class Notable>
+lane_selection select_lanes(std::size_t count, Notable notable) {
     lane_selection s;
     std::vector<std::size_t> others;
-    for (std::size_t i = 0; i < view.operations.size(); ++i) {
-        const bool notable = committed_count(view.operations[i]) > 1 || touches(view.operations[i], view.offending);
-        if (!notable) {
+    for (std::size_t i = 0; i < count; ++i) {
+        if (!notable(i)) {
             others.push_back(i);
             continue;
         }
@@ -275,6 +276,13 @@ lane_selection select_lanes(const run_view& view) {
     }
     std::sort(s.lanes.begin(), s.lanes.end());
     return s;
+}
+
+// Operations with offending attempts or a double effect are the notable lanes of the timeline.
+lane_selection select_lanes(const run_view& view) {
+    return select_lanes(view.operations.size(), [&](std::size_t i) {
+        return committed_count(view.operations[i]) > 1 || touches(view.operations[i], view.offending);
+    });
 }
 
 std::string timeline_chart(const run_view& view, const lane_selection& lanes) {
@@ -358,38 +366,15 @@ std::string process_title(const harness::process_record& p) {
     return h(out);
 }
 
-struct process_selection {
-    std::vector<std::size_t> lanes;  // indexes into command_result::processes, in start order
-    std::size_t badly = 0;           // processes that exited non-zero or were killed
-    std::size_t sample_stride = 1;   // every n-th of the others is shown
-};
-
-// Every process that ended badly first (up to the cap), then an even sample of the rest — the
-// timeline's rule, so a thousand per-operation processes stay one screen.
-process_selection select_processes(const std::vector<harness::process_record>& processes) {
-    process_selection s;
-    std::vector<std::size_t> others;
-    for (std::size_t i = 0; i < processes.size(); ++i) {
-        if (!ended_badly(processes[i])) {
-            others.push_back(i);
-            continue;
-        }
-        ++s.badly;
-        if (s.lanes.size() < max_timeline_lanes) s.lanes.push_back(i);
-    }
-    const std::size_t room = max_timeline_lanes - s.lanes.size();
-    if (room > 0 && !others.empty()) {
-        s.sample_stride = (others.size() + room - 1) / room;
-        for (std::size_t k = 0; k < others.size(); k += s.sample_stride) s.lanes.push_back(others[k]);
-    }
-    std::sort(s.lanes.begin(), s.lanes.end());
-    return s;
+// Processes that exited non-zero or were killed are the notable lanes of the processes chart.
+lane_selection select_processes(const std::vector<harness::process_record>& processes) {
+    return select_lanes(processes.size(), [&](std::size_t i) { return ended_badly(processes[i]); });
 }
 
 // Each process of a command client as a bar from spawn to the exit faultline saw, on the same time
 // axis as the attempts, with the attempts the server read during its life ticked on the bar when the
 // command ran once (per-operation processes are told apart by their operation number instead).
-std::string processes_chart(const run_record& run, const run_view& view, const process_selection& selection) {
+std::string processes_chart(const run_record& run, const run_view& view, const lane_selection& selection) {
     const std::vector<harness::process_record>& processes = run.command->processes;
     const double lane_height = selection.lanes.size() > 50 ? 7 : 16;
     const double left = 110, right = 10, top = 8, bottom = 30, width = 900;
@@ -424,12 +409,12 @@ std::string processes_chart(const run_record& run, const run_view& view, const p
     return chart.str();
 }
 
-std::string processes_note(const std::vector<harness::process_record>& processes, const process_selection& s) {
+std::string processes_note(const std::vector<harness::process_record>& processes, const lane_selection& s) {
     std::string out = std::to_string(processes.size()) + (processes.size() == 1 ? " process" : " processes") + ", " +
-                      std::to_string(s.badly) + " exited non-zero or were killed. ";
+                      std::to_string(s.notable) + " exited non-zero or were killed. ";
     if (s.lanes.size() < processes.size()) {
         out += "Showing " + std::to_string(s.lanes.size()) + ": " +
-               (s.badly <= max_timeline_lanes ? "all " + std::to_string(s.badly)
+               (s.notable <= max_timeline_lanes ? "all " + std::to_string(s.notable)
                                               : "the first " + std::to_string(max_timeline_lanes) + " of those") +
                " that ended badly" +
                (s.sample_stride > 1 ? ", and one in " + std::to_string(s.sample_stride) + " of the others" : "") + ". ";
@@ -723,7 +708,7 @@ std::string scenario_section(const run_record& run, std::size_t index) {
            timeline_chart(view, lanes);
 
     if (run.command && !run.command->processes.empty()) {
-        const process_selection selection = select_processes(run.command->processes);
+        const lane_selection selection = select_processes(run.command->processes);
         out += "<h3>Client processes</h3><p class=\"note\">Each process of the client command, from spawn to the exit "
                "faultline saw, on the timeline's clock. " + h(processes_note(run.command->processes, selection)) + "</p>" +
                legend({{"proc-ok", "exit 0"}, {"proc-failed", "non-zero exit"}, {"proc-killed", "killed or ended by a signal"}}) +

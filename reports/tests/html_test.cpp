@@ -172,6 +172,23 @@ TEST(html_report, processes_chart_marks_failed_and_killed_processes) {
     EXPECT_THAT(page, HasSubstr("3 processes, 2 exited non-zero or were killed."));
 }
 
+TEST(html_report, processes_chart_shows_every_failed_process_and_a_sample_of_the_rest) {
+    harness::run_record run = known_run();
+    run.command = harness::command_result{};
+    for (std::uint64_t op = 0; op < 300; ++op) {
+        const int status = op % 60 == 7 ? 1 : 0;  // 5 of 300 fail
+        run.command->processes.push_back(harness::process_record{op, static_cast<std::int64_t>(1000 + op), 0,
+                                                                 1'000'000, status, std::nullopt, false});
+    }
+    const std::string page = render({run});
+    const std::string processes = chart(page, "processes");
+    // The 5 that failed, then every 3rd of the 295 others (the stride that fits them in the 115 lanes left).
+    EXPECT_EQ(occurrences(processes, "<g class=\"process\""), 104u);
+    EXPECT_EQ(occurrences(processes, "<rect class=\"proc failed\""), 5u);
+    EXPECT_THAT(page, HasSubstr("300 processes, 5 exited non-zero or were killed. Showing 104: all 5 that ended badly, "
+                                "and one in 3 of the others."));
+}
+
 TEST(html_report, no_processes_chart_for_a_builtin_client) {
     EXPECT_EQ(chart(render({known_run()}), "processes"), "");
 }
