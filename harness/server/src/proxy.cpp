@@ -793,13 +793,7 @@ error_code proxy::start() {
     if (ec) return ec;
     c.port = c.acceptor->local_endpoint().port();
     // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
-    server_event anchor;
-    anchor.kind = server_event_kind::started;
-    anchor.at_ns = c.since_start_ns();
-    anchor.detail = std::to_string(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(c.time.wall_now().time_since_epoch()).count());
-    anchor.peer = c.options.instance;
-    c.context.records.append_event(std::move(anchor));
+    c.context.records.append_event(wall_clock_anchor(c.since_start_ns(), c.time.wall_now(), c.options.instance));
     c.started = true;
     for (auto& io : c.ios) c.work.emplace_back(io->get_executor());
     c.do_accept();
@@ -840,6 +834,7 @@ void proxy::stop() {
 
 std::uint16_t proxy::port() const { return core_->port; }
 std::string proxy::url() const { return "http://" + core_->options.address + ":" + std::to_string(core_->port); }
+faultline::time_point proxy::run_start() const { return core_->run_start; }
 proxy_counters proxy::counters() const {
     const core& c = *core_;
     return {c.connections.load(), c.refused.load(),           c.attempts.load(),

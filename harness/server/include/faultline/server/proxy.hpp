@@ -80,6 +80,8 @@ public:
     std::uint16_t port() const;
     std::string url() const;  // "http://ADDRESS:PORT"
     proxy_counters counters() const;
+    // Monotonic time the proxy counts journal times from (its construction).
+    faultline::time_point run_start() const;
 
     struct core;
 
