@@ -9,10 +9,10 @@
 
 #include "faultline/config/duration.hpp"
 #include "faultline/server/proxy.hpp"
+#include "faultline/server/proxy_config.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
-#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <iostream>
@@ -39,27 +39,8 @@ struct proxy_args {
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
 
-struct host_port {
-    std::string address;
-    std::uint16_t port = 0;
-};
-
-// "ADDRESS:PORT" with an IP address ("[::1]:8080" for IPv6).
-std::optional<host_port> parse_host_port(const std::string& text) {
-    const auto colon = text.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;
-    std::string address = text.substr(0, colon);
-    if (address.front() == '[' && address.back() == ']') address = address.substr(1, address.size() - 2);
-    std::uint16_t port = 0;
-    const char* first = text.data() + colon + 1;
-    const char* last = text.data() + text.size();
-    const auto [end, ec] = std::from_chars(first, last, port);
-    if (ec != std::errc{} || end != last) return std::nullopt;
-    return host_port{address, port};
-}
-
-host_port host_port_option(const std::string& text, const char* option) {
-    const auto parsed = parse_host_port(text);
+harness::host_port host_port_option(const std::string& text, const char* option) {
+    const auto parsed = harness::parse_host_port(text);
     if (!parsed) {
         std::cerr << "faultline proxy: " << option << " '" << text << "': expected ADDRESS:PORT, e.g. 127.0.0.1:8080\n";
         fail(exit_bad_input);
@@ -78,8 +59,8 @@ std::chrono::milliseconds duration_option(const std::string& text, const char* o
 }
 
 void run_proxy(const proxy_args& args) {
-    const host_port listen = host_port_option(args.listen, "--listen");
-    const host_port upstream = host_port_option(args.upstream, "--upstream");
+    const harness::host_port listen = host_port_option(args.listen, "--listen");
+    const harness::host_port upstream = host_port_option(args.upstream, "--upstream");
     harness::proxy_options options;
     options.address = listen.address;
     options.port = listen.port;

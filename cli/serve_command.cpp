@@ -1,10 +1,12 @@
 // `faultline serve`: the fault-injecting server for any client in any language. Loads the rules
 // file, starts the server on 127.0.0.1, prints its URL and the control API's (a second port, behind a
 // token that is random unless --control-token sets it or --no-control-token drops it), and runs
-// until SIGINT or SIGTERM, then stops cleanly and flushes the journal.
+// until SIGINT or SIGTERM, then stops cleanly and flushes the journal. The journal opens with a
+// wall-clock anchor (a `started` event), as the proxy's does, for merged journals.
 #include "commands.hpp"
 #include "server_setup.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -45,6 +47,13 @@ void run_serve(const serve_args& args) {
     termination_signals signals;
 
     harness::server server{*context, options};
+    // The journal's first line: its wall-clock anchor, so `faultline check a.jsonl b.jsonl` can put
+    // several instances on one timeline. Written before the server listens, so nothing precedes it.
+    faultline::clock& time = faultline::steady_clock_source::instance();
+    context->records.append_event(
+        harness::wall_clock_anchor(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(time.now() - server.run_start()).count(),
+            time.wall_now(), ""));
     if (const auto ec = server.start()) {
         std::cerr << "faultline serve: cannot listen on " << options.address << ':' << options.port << ": "
                   << ec.message() << '\n';

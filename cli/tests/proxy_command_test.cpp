@@ -1,6 +1,6 @@
 // `faultline proxy` as a process: its exit codes for an unreachable upstream and bad rules, and a
 // run in front of a real upstream (the built-in server in this process) whose journal, with a second
-// proxy's, `faultline check` judges as one history.
+// proxy's, `faultline check` judges as one history; and `faultline run` with a scenario's [proxy].
 #include "child_process.hpp"
 #include "server_fixture.hpp"
 #include "test_client.hpp"
@@ -110,6 +110,43 @@ TEST(proxy_command, two_tiers_journal_one_history_that_check_merges) {
     EXPECT_EQ(judged.code, 1) << judged.out << judged.err;  // two commits of k1, both at tier B
     EXPECT_NE(judged.out.find("2 committed effects"), std::string::npos) << judged.out;
     for (const auto& p : {rules_a, rules_b, journal_a, journal_b, expect}) fs::remove(p);
+}
+
+// `[proxy]` in a scenario, through `faultline run`: the exit codes of a failed check (a double charge
+// at the real upstream), an unreachable upstream and a conflicting [server] key.
+TEST(proxy_command, run_with_a_proxy_table_exits_1_for_a_double_charge_3_unreachable_2_conflicting) {
+    test_server service{""};
+    const fs::path scenario = temp_file("proxied-run.toml");
+    const auto write_scenario = [&](std::uint16_t port, std::string_view server_table) {
+        std::ofstream{scenario} << "name = \"proxied\"\ntime_limit = \"10s\"\n" << server_table
+                                << "[proxy]\nupstream = \"127.0.0.1:" << port << "\"\n"
+                                << "[[fault]]\nkind = \"lost_response\"\nthen = \"reset\"\n[fault.match]\n"
+                                   "method = \"POST\"\n[fault.when]\nattempts = [1]\n"
+                                   "[client]\npreset = \"no_keys\"\nclients = 1\noperations = 2\n"
+                                   "[client.policy.backoff]\nbase = \"1ms\"\ncap = \"2ms\"\n"
+                                   "[[expect]]\ncheck = \"no_double_effects\"\n";
+    };
+    write_scenario(service.port(), "");
+    child failed{{FAULTLINE_BINARY, "run", scenario.string()}};
+    const auto r1 = failed.finish();
+    EXPECT_EQ(r1.code, 1) << r1.out << r1.err;
+    EXPECT_NE(r1.out.find("2 operations with more than one"), std::string::npos) << r1.out;
+    EXPECT_EQ(service.context().model.charge_count(), 4U);  // each operation charged twice upstream
+
+    write_scenario(closed_port(), "");
+    child unreachable{{FAULTLINE_BINARY, "run", scenario.string()}};
+    const auto r2 = unreachable.finish();
+    EXPECT_EQ(r2.code, 3) << r2.out << r2.err;
+    EXPECT_NE((r2.out + r2.err).find("is not reachable"), std::string::npos) << r2.out << r2.err;
+
+    write_scenario(service.port(), "[server]\nidempotency = \"keys\"\n");
+    child conflicting{{FAULTLINE_BINARY, "run", scenario.string()}};
+    const auto r3 = conflicting.finish();
+    EXPECT_EQ(r3.code, 2) << r3.out << r3.err;
+    EXPECT_NE(r3.err.find(scenario.string() + ":4:15: [server]: idempotency: the upstream behind [proxy]"),
+              std::string::npos)
+        << r3.err;
+    fs::remove(scenario);
 }
 
 }  // namespace

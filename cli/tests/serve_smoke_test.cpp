@@ -6,6 +6,7 @@
 #include "test_client.hpp"
 
 #include "faultline/record/journal_json.hpp"
+#include "faultline/record/journal_merge.hpp"
 
 #include <gtest/gtest.h>
 
@@ -91,6 +92,73 @@ TEST(serve_command, serves_until_sigterm_and_writes_the_journal) {
     fs::remove(journal);
 }
 
+// Each serve journal opens with its wall-clock anchor, so two instances started one after the other
+// merge in the order their attempts really happened, without the "no anchor" warning.
+TEST(serve_command, the_journal_opens_with_a_wall_clock_anchor_that_orders_instances) {
+    const fs::path rules = temp_file("anchor-rules.toml");
+    const fs::path journal_a = temp_file("anchor-a.jsonl");
+    const fs::path journal_b = temp_file("anchor-b.jsonl");
+    const fs::path expect = temp_file("anchor-expect.toml");
+    std::ofstream{rules} << "";
+    std::ofstream{expect} << "[[expect]]\ncheck = \"max_attempts\"\nmax = 1\n";
+    const auto wall_ns = [] {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    };
+    const std::int64_t before_a = wall_ns();
+    child a{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--journal", journal_a.string()}};
+    ASSERT_TRUE(a.started());
+    const serve_banner banner_a = read_banner(a);
+    ASSERT_NE(banner_a.port, 0);
+    ASSERT_TRUE(exchange(banner_a.port, make_request("GET", "/kv/first")).parsed());
+    // B starts only after A's attempt was answered: in the merged history B's attempt comes second,
+    // although each journal counts its times from its own start.
+    child b{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--journal", journal_b.string()}};
+    ASSERT_TRUE(b.started());
+    const serve_banner banner_b = read_banner(b);
+    ASSERT_NE(banner_b.port, 0);
+    ASSERT_TRUE(exchange(banner_b.port, make_request("GET", "/kv/second")).parsed());
+    a.signal(SIGTERM);
+    b.signal(SIGTERM);
+    EXPECT_EQ(a.wait(), 0);
+    EXPECT_EQ(b.wait(), 0);
+    const std::int64_t after_b = wall_ns();
+
+    {
+        std::ifstream in{journal_a};
+        std::string first_line;
+        std::getline(in, first_line);
+        EXPECT_EQ(first_line.rfind("{\"event\":\"started\"", 0), 0U) << first_line;
+    }
+    auto read_a = read_jsonl(journal_a.string());
+    auto read_b = read_jsonl(journal_b.string());
+    ASSERT_TRUE(read_a.ok());
+    ASSERT_TRUE(read_b.ok());
+    ASSERT_EQ(read_a.records.size(), 1U);
+    ASSERT_EQ(read_b.records.size(), 1U);
+    const auto anchor_a = wall_anchor_ns(read_a.server_events);
+    const auto anchor_b = wall_anchor_ns(read_b.server_events);
+    ASSERT_TRUE(anchor_a && anchor_b);
+    EXPECT_GE(*anchor_a, before_a);
+    EXPECT_LE(*anchor_b, after_b);
+    // A's whole attempt (from its run start) lies before B's process was even started.
+    EXPECT_GT(*anchor_b, *anchor_a + read_a.records[0].finished_ns);
+
+    const merged_journal merged = merge_journals({{journal_a.string(), read_a.records, read_a.server_events},
+                                                  {journal_b.string(), read_b.records, read_b.server_events}});
+    EXPECT_TRUE(merged.warnings.empty());
+    ASSERT_EQ(merged.records.size(), 2U);
+    EXPECT_EQ(merged.records[0].target, "/kv/first");
+    EXPECT_EQ(merged.records[1].target, "/kv/second");
+    EXPECT_GT(merged.records[1].request_ns, merged.records[0].finished_ns);
+
+    child check{{FAULTLINE_BINARY, "check", journal_a.string(), journal_b.string(), "--expect", expect.string()}};
+    const auto judged = check.finish();
+    EXPECT_EQ(judged.code, 0) << judged.out << judged.err;
+    EXPECT_EQ(judged.err.find("no wall-clock anchor"), std::string::npos) << judged.err;
+    for (const auto& p : {rules, journal_a, journal_b, expect}) fs::remove(p);
+}
+
 TEST(serve_command, control_token_is_set_or_dropped_on_request) {
     const fs::path rules = temp_file("token-rules.toml");
     std::ofstream{rules} << "";
@@ -147,8 +215,10 @@ TEST(serve_command, kill_9_leaves_every_answered_attempt_in_the_journal_file) {
         for (std::string l; std::getline(in, l);) n += l.empty() ? 0U : 1U;
         return n;
     };
+    // The anchor line, then one line per attempt.
+    const std::size_t expected_lines = answered + 1;
     std::size_t lines = count_lines();
-    for (int round = 0; round < 200 && lines < answered; ++round) {
+    for (int round = 0; round < 200 && lines < expected_lines; ++round) {
         pollfd p{watch, POLLIN, 0};
         if (::poll(&p, 1, 100) > 0) {
             std::array<char, 4096> drained{};
@@ -158,7 +228,7 @@ TEST(serve_command, kill_9_leaves_every_answered_attempt_in_the_journal_file) {
         lines = count_lines();
     }
     ::close(watch);
-    EXPECT_EQ(lines, answered);
+    EXPECT_EQ(lines, expected_lines);
     proc.signal(SIGKILL);
     proc.wait();
     const auto read = read_jsonl(journal.string());

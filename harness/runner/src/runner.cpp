@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -13,6 +14,7 @@
 #include "faultline/core/random.hpp"
 #include "faultline/drivers/driver.hpp"
 #include "faultline/record/journal_merge.hpp"
+#include "faultline/server/proxy.hpp"
 #include "faultline/server/relay.hpp"
 #include "faultline/server/server.hpp"
 
@@ -91,25 +93,62 @@ std::vector<running_relay> start_relays(const scenario& s, const run_options& op
 
 // A tier's journal for merging, with a wall-clock anchor at its run start: the tiers of one run
 // started at slightly different moments, and the anchors put their times on one timeline (the
-// service's, which started first). The runner's servers journal no anchor of their own.
-named_journal tier_journal(std::string name, server_context& context, const server& listener,
+// service's, which started first). The runner's servers journal no anchor of their own (a proxy's
+// comes after this one and is ignored: the first anchor counts).
+named_journal tier_journal(std::string name, server_context& context, faultline::time_point run_start,
                            faultline::clock& clk) {
     named_journal out;
     out.name = std::move(name);
     out.records = context.records.take();
-    server_event anchor;
-    anchor.kind = server_event_kind::started;
-    anchor.at_ns = 0;
-    const auto since_start = clk.now() - listener.run_start();
-    anchor.detail = std::to_string(
-        std::chrono::duration_cast<std::chrono::nanoseconds>((clk.wall_now() - since_start).time_since_epoch()).count());
-    anchor.peer = out.name;
-    out.server_events.push_back(std::move(anchor));
+    const auto since_start = clk.now() - run_start;
+    out.server_events.push_back(wall_clock_anchor(0, clk.wall_now() - since_start, out.name));
     std::vector<server_event> events = context.records.events();
     out.server_events.insert(out.server_events.end(), events.begin(), events.end());
     return out;
 }
 
+// What the client (or the first relay) calls as the service: the built-in service model, or with
+// `[proxy]` the proxy in front of the scenario's real service. Both work on the same context.
+class service_front {
+public:
+    service_front(const scenario& s, server_context& context, const run_options& options, faultline::clock& clk) {
+        const std::size_t threads = std::max<std::size_t>(1, options.server_threads);
+        if (s.proxy) {
+            proxy_options forward = s.proxy->options();
+            forward.threads = threads;
+            proxy_.emplace(context, std::move(forward), clk);
+            upstream_ = *s.proxy;
+        } else {
+            server_options listen;
+            listen.threads = threads;
+            server_.emplace(context, listen, clk);
+        }
+    }
+
+    // "" when started, else why not (an unreachable upstream is a setup error, as for `faultline proxy`).
+    std::string start() {
+        if (proxy_) {
+            const host_port& upstream = upstream_->upstream;
+            if (const auto ec = probe_upstream(upstream.address, upstream.port, upstream_->connect_timeout)) {
+                return "the [proxy] upstream " + upstream.address + ":" + std::to_string(upstream.port) +
+                       " is not reachable: " + ec.message();
+            }
+            if (const auto ec = proxy_->start()) return "the proxy failed to start: " + ec.message();
+            return {};
+        }
+        if (const auto ec = server_->start()) return "the fault server failed to start: " + ec.message();
+        return {};
+    }
+    void stop() { proxy_ ? proxy_->stop() : server_->stop(); }
+    std::uint16_t port() const { return proxy_ ? proxy_->port() : server_->port(); }
+    std::string url() const { return proxy_ ? proxy_->url() : server_->url(); }
+    faultline::time_point run_start() const { return proxy_ ? proxy_->run_start() : server_->run_start(); }
+
+private:
+    std::optional<server> server_;
+    std::optional<proxy> proxy_;
+    std::optional<proxy_config> upstream_;
+};
 
 // Tells the listener while a scenario's journal is readable: declared after the journal, so it says
 // "closed" before the journal goes, however the scope is left.
@@ -151,11 +190,9 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     server_context context(model, s.faults, record.seed, journal_bound);
     const attempts_watch watch(options.progress, context.records);
 
-    server_options server_opts;
-    server_opts.threads = std::max<std::size_t>(1, options.server_threads);
-    server fault_server(context, server_opts, clk);
-    if (const boost::system::error_code ec = fault_server.start()) {
-        record.harness_error = "the fault server failed to start: " + ec.message();
+    service_front fault_server(s, context, options, clk);
+    if (std::string error = fault_server.start(); !error.empty()) {
+        record.harness_error = std::move(error);
         return;
     }
 
@@ -163,10 +200,11 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
         start_relays(s, options, fault_server.port(), client_identity, identity_header, clk, record);
     if (!record.harness_error.empty()) return;
     // The client calls the first tier: the first relay, else the service itself.
-    const server& entry = relays.empty() ? fault_server : *relays.front().listener;
+    const std::uint16_t entry_port = relays.empty() ? fault_server.port() : relays.front().listener->port();
+    const std::string entry_url = relays.empty() ? fault_server.url() : relays.front().listener->url();
 
     // Times are on the service's clock: it started first, so the merged journal's zero is its start.
-    driver_context ctx{"127.0.0.1", entry.port(),             entry.url(), record.seed,
+    driver_context ctx{"127.0.0.1", entry_port,               entry_url, record.seed,
                        clk,         fault_server.run_start(), s.time_limit};
     ctx.interrupt = options.interrupt;
     driver_result result = s.client->run(ctx);
@@ -182,13 +220,16 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
         std::sort(record.journal.begin(), record.journal.end(),
                   [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; });
         record.server_events = context.records.events();
+        // A proxy anchors its journal for merging (proxy.hpp); the run record's clock is its own.
+        std::erase_if(record.server_events,
+                      [](const server_event& e) { return e.kind == server_event_kind::started; });
     } else {
         // Every tier's attempts, tagged with its instance, as one history (journal_merge.hpp).
         std::vector<named_journal> journals;
         for (running_relay& tier : relays) {
-            journals.push_back(tier_journal(tier.name, *tier.context, *tier.listener, clk));
+            journals.push_back(tier_journal(tier.name, *tier.context, tier.listener->run_start(), clk));
         }
-        journals.push_back(tier_journal(std::string{backend_instance}, context, fault_server, clk));
+        journals.push_back(tier_journal(std::string{backend_instance}, context, fault_server.run_start(), clk));
         merged_journal merged = merge_journals(std::move(journals));
         record.journal = std::move(merged.records);
         // The anchors only put the tiers on one timeline; the run record's own clock is the service's.

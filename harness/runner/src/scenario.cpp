@@ -57,6 +57,7 @@ public:
         out.client = read_client();
         out.expectations = read_expectations();
         out.relays = read_relays();
+        out.proxy = read_proxy(out);
         // A conformance probe's metadata, read by `faultline score` (harness/score); `run` ignores it.
         top_.table("probe");
         top_.finish();
@@ -165,6 +166,47 @@ private:
             }
             r.finish();
             out.push_back(std::move(tier));
+        }
+        return out;
+    }
+
+    // `[proxy]`, and what in the rest of the file contradicts it: the [server] keys that describe the
+    // built-in service's own replies and idempotency layer (the upstream answers and owns its keys),
+    // and relay tiers (the runner chains them only in front of the built-in service).
+    std::optional<proxy_config> read_proxy(const scenario& s) {
+        const toml::table* table = top_.table("proxy");
+        if (table == nullptr) return std::nullopt;
+        std::optional<proxy_config> out = parse_proxy_config(*table, file_, errors_);
+        constexpr std::string_view why = "the upstream behind [proxy] ";
+        if (const toml::table* server = document_["server"].as_table()) {
+            config::table_reader r = top_.child(*server, "[server]");
+            if (s.server.idempotency.mode != idempotency_mode::off) {
+                r.fail("idempotency", std::string{why} + "owns its idempotency keys; the proxy has no "
+                                                         "idempotency layer (remove the key, or drop [proxy])");
+            }
+            if (s.server.idempotency.required) {
+                r.fail("idempotency_required",
+                       std::string{why} + "owns its idempotency keys; the proxy cannot refuse requests without one");
+            }
+            if (const toml::array* endpoints = (*server)["endpoint"].as_array()) {
+                std::size_t index = 0;
+                for (const toml::node& item : *endpoints) {
+                    ++index;
+                    const toml::table* endpoint = item.as_table();
+                    if (endpoint == nullptr) continue;
+                    config::table_reader e = top_.child(*endpoint, "[[server.endpoint]] #" + std::to_string(index));
+                    for (const std::string_view key : {"status", "body", "content_type"}) {
+                        if (endpoint->contains(key)) {
+                            e.fail(key, std::string{why} + "answers; behind [proxy] an endpoint only declares what "
+                                                           "commits (method, path, effect)");
+                        }
+                    }
+                }
+            }
+        }
+        if (!s.relays.empty()) {
+            top_.fail("relay", "[[relay]] tiers and [proxy] do not go together yet: the runner chains relays only "
+                               "in front of the built-in service (remove [proxy] or the [[relay]] tables)");
         }
         return out;
     }

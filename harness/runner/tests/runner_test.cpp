@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "faultline/drivers/driver.hpp"
+#include "faultline/server/server.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -490,6 +491,126 @@ min_first_attempts = 3
     ASSERT_FALSE(run.verdicts.empty());
     EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
+// [proxy] in front of a real service: the upstream is a faultline server with no rules, started here
+// on an ephemeral port, whose built-in POST /payments charges every time it runs (not idempotent).
+// The lost response after commit happens at the proxy, so the upstream's own ledger tells what
+// really committed.
+class proxied_upstream {
+public:
+    proxied_upstream() : context_{model_config{}, {}, 1}, listener_{context_} {
+        if (const auto ec = listener_.start()) ADD_FAILURE() << "upstream did not start: " << ec.message();
+    }
+    std::uint16_t port() const { return listener_.port(); }
+    std::uint64_t charges() const { return context_.model.charge_count(); }
+
+private:
+    server_context context_;
+    server listener_;
+};
+
+std::string proxied_scenario(std::uint16_t upstream_port, std::string_view client_policy) {
+    return R"(name = "proxied"
+seed = 5
+time_limit = "10s"
+
+[proxy]
+upstream = "127.0.0.1:)" + std::to_string(upstream_port) + R"("
+upstream_timeout = "5s"
+
+[[fault]]
+name = "lose-first-reply"
+kind = "lost_response"
+then = "reset"
+[fault.match]
+method = "POST"
+path = "/payments"
+[fault.when]
+attempts = [1]
+
+[client]
+clients = 2
+operations = 3
+)" + std::string{client_policy} + R"(
+[[client.request]]
+method = "POST"
+path = "/payments"
+body = '{"amount":5}'
+[client.policy.backoff]
+base = "1ms"
+cap = "2ms"
+
+[[expect]]
+check = "no_double_effects"
+)";
+}
+
+TEST(runner, through_a_proxy_a_retried_lost_response_charges_the_real_service_twice) {
+    proxied_upstream upstream;
+    const scenario s = load(proxied_scenario(upstream.port(), "preset = \"no_keys\""));
+    const run_record run = run_scenario(s);
+    ASSERT_EQ(run.harness_error, "");
+    // Six operations, each: attempt 1 forwarded (the upstream commits, 201), its reply reset at the
+    // proxy; attempt 2 forwarded again and answered.
+    EXPECT_EQ(upstream.charges(), 12U);
+    ASSERT_THAT(run.journal, SizeIs(12));
+    for (const journal_record& r : run.journal) {
+        EXPECT_EQ(r.upstream_status, 201) << r.seq;
+        EXPECT_EQ(r.effect, effect_kind::committed) << r.seq;
+        EXPECT_EQ(r.outcome, r.attempt == 1 ? wire_outcome::reset : wire_outcome::responded) << r.seq;
+    }
+    EXPECT_TRUE(run.server_events.empty());  // the proxy's merge anchor is not a run event
+    ASSERT_FALSE(run.verdicts.empty());
+    const verdict& v = run.verdicts.front();
+    EXPECT_EQ(v.check, "no_double_effects");
+    EXPECT_FALSE(v.passed);
+    EXPECT_THAT(v.summary, HasSubstr("6 operations, 12 committed effects, 6 operations with more than one"));
+    ASSERT_EQ(v.evidence_total, 6U);
+    for (const evidence_item& e : v.evidence) {
+        // Both attempts of the operation, by seq, and the detail says two commits.
+        ASSERT_THAT(e.seqs, SizeIs(2));
+        const auto attempt_of = [&](std::uint64_t seq) {
+            const auto it = std::find_if(run.journal.begin(), run.journal.end(),
+                                         [&](const journal_record& r) { return r.seq == seq; });
+            return it == run.journal.end() ? journal_record{} : *it;
+        };
+        EXPECT_EQ(attempt_of(e.seqs[0]).operation, e.operation);
+        EXPECT_EQ(attempt_of(e.seqs[1]).operation, e.operation);
+        EXPECT_EQ(attempt_of(e.seqs[0]).attempt, 1U);
+        EXPECT_EQ(attempt_of(e.seqs[1]).attempt, 2U);
+        EXPECT_THAT(e.detail, HasSubstr("2 committed effects"));
+    }
+    EXPECT_EQ(exit_code_of(run), exit_code::check_failed);
+}
+
+TEST(runner, through_a_proxy_a_client_that_does_not_resend_an_unkeyed_write_passes) {
+    proxied_upstream upstream;
+    const scenario s = load(proxied_scenario(upstream.port(), "preset = \"good\"\n[client.policy]\nidempotency_keys = \"none\""));
+    const run_record run = run_scenario(s);
+    ASSERT_EQ(run.harness_error, "");
+    EXPECT_EQ(upstream.charges(), 6U);
+    ASSERT_THAT(run.journal, SizeIs(6));
+    ASSERT_FALSE(run.verdicts.empty());
+    const verdict& v = run.verdicts.front();
+    EXPECT_EQ(v.check, "no_double_effects");
+    EXPECT_TRUE(v.passed) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("6 operations, 6 committed effects, 0 operations with more than one; "
+                                     "6 indeterminate"));
+    EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
+TEST(runner, a_proxy_upstream_that_is_not_listening_is_a_harness_error) {
+    std::uint16_t closed = 0;
+    {
+        proxied_upstream gone;
+        closed = gone.port();
+    }
+    const scenario s = load(proxied_scenario(closed, "preset = \"good\""));
+    const run_record run = run_scenario(s);
+    EXPECT_THAT(run.harness_error, HasSubstr("the [proxy] upstream 127.0.0.1:" + std::to_string(closed) +
+                                             " is not reachable: "));
+    EXPECT_EQ(exit_code_of(run), exit_code::harness_error);
 }
 
 }  // namespace

@@ -96,8 +96,8 @@ TEST(scenario_loader, unknown_top_level_key_lists_the_allowed_keys) {
     EXPECT_FALSE(r.value.has_value());
     ASSERT_THAT(r.errors, SizeIs(1));
     EXPECT_EQ(r.errors[0].to_string(),
-              "s.toml:2:1: unknown key \"nmae\"; allowed: client, description, expect, fault, name, probe, relay, seed, "
-              "server, strict, time_limit");
+              "s.toml:2:1: unknown key \"nmae\"; allowed: client, description, expect, fault, name, probe, proxy, relay, "
+              "seed, server, strict, time_limit");
 }
 
 TEST(scenario_loader, wrong_types_are_positioned) {
@@ -314,6 +314,123 @@ max_attempt = 3
     EXPECT_THAT(text, HasSubstr("no_budget"));  // the allowed presets are listed
     EXPECT_THAT(text, HasSubstr("[relay.policy] #2"));
     EXPECT_THAT(text, HasSubstr("max_attempt"));
+}
+
+constexpr std::string_view proxy_expect = R"(
+[[expect]]
+check = "no_double_effects"
+)";
+
+// [proxy] with the commit declaration `faultline proxy --rules` takes: [server] routes.
+TEST(scenario_loader, reads_the_proxy_table_and_the_routes_that_declare_commits) {
+    const scenario_result r = parse_scenario(std::string{R"(
+[proxy]
+upstream = "127.0.0.1:9000"
+connect_timeout = "250ms"
+upstream_timeout = "3s"
+
+[server]
+service = "empty"
+identity_header = "X-Request-Id"
+[[server.endpoint]]
+method = "POST"
+path = "/payments"
+effect = "non_idempotent"
+)"} + std::string{proxy_expect},
+                                             "proxied.toml");
+    ASSERT_TRUE(r.ok()) << error_text(r);
+    ASSERT_TRUE(r.value->proxy.has_value());
+    const proxy_config& p = *r.value->proxy;
+    EXPECT_EQ(p.upstream.address, "127.0.0.1");
+    EXPECT_EQ(p.upstream.port, 9000);
+    EXPECT_EQ(p.connect_timeout, 250ms);
+    EXPECT_EQ(p.upstream_timeout, 3s);
+    const proxy_options options = p.options();
+    EXPECT_EQ(options.address, "127.0.0.1");
+    EXPECT_EQ(options.port, 0);
+    EXPECT_EQ(options.upstream_address, "127.0.0.1");
+    EXPECT_EQ(options.upstream_port, 9000);
+    EXPECT_EQ(options.connect_timeout, 250ms);
+    EXPECT_EQ(options.upstream_timeout, 3s);
+    EXPECT_FALSE(r.value->server.service.builtin_endpoints);
+    EXPECT_EQ(r.value->server.identity.header, "X-Request-Id");
+    ASSERT_THAT(r.value->server.service.endpoints, SizeIs(1));
+    EXPECT_EQ(r.value->server.service.endpoints[0].effect, effect_semantics::non_idempotent);
+}
+
+TEST(scenario_loader, the_proxy_table_has_defaults_and_is_absent_without_one) {
+    const scenario_result r = parse_scenario(std::string{"[proxy]\nupstream = \"[::1]:80\"\n"} +
+                                             std::string{proxy_expect}, "proxied.toml");
+    ASSERT_TRUE(r.ok()) << error_text(r);
+    EXPECT_EQ(r.value->proxy->upstream.address, "::1");
+    EXPECT_EQ(r.value->proxy->upstream.port, 80);
+    EXPECT_EQ(r.value->proxy->connect_timeout, 2s);
+    EXPECT_EQ(r.value->proxy->upstream_timeout, 30s);
+
+    const scenario_result plain = parse_scenario(std::string{proxy_expect}, "plain.toml");
+    ASSERT_TRUE(plain.ok()) << error_text(plain);
+    EXPECT_FALSE(plain.value->proxy.has_value());
+}
+
+TEST(scenario_loader, bad_proxy_tables_name_the_key) {
+    const auto errors = [](std::string_view table) {
+        return error_text(parse_scenario(std::string{table} + std::string{proxy_expect}, "p.toml"));
+    };
+    EXPECT_EQ(errors("[proxy]\n"), "p.toml:1:1: [proxy]: missing required key \"upstream\"\n");
+    EXPECT_EQ(errors("[proxy]\nupstream = \"localhost:80\"\n"),
+              "p.toml:2:12: [proxy]: upstream: expected ADDRESS:PORT with an IP address and a port in [1, 65535], "
+              "e.g. \"127.0.0.1:9000\", got \"localhost:80\"\n");
+    EXPECT_EQ(errors("[proxy]\nupstream = \"127.0.0.1:0\"\n"),
+              "p.toml:2:12: [proxy]: upstream: expected ADDRESS:PORT with an IP address and a port in [1, 65535], "
+              "e.g. \"127.0.0.1:9000\", got \"127.0.0.1:0\"\n");
+    EXPECT_EQ(errors("[proxy]\nupstream = \"10.0.0.7:80\"\n"),
+              "p.toml:2:12: [proxy]: upstream: must be a loopback address (a scenario keeps all traffic on loopback; "
+              "`faultline proxy` fronts other hosts), got \"10.0.0.7:80\"\n");
+    EXPECT_EQ(errors("[proxy]\nupstream = \"127.0.0.1:80\"\nupstream_timeout = \"0s\"\nlisten = 1\n"),
+              "p.toml:3:20: [proxy]: upstream_timeout: must be in [1ms, 1h], got \"0s\"\n"
+              "p.toml:4:1: [proxy]: unknown key \"listen\"; allowed: connect_timeout, upstream, upstream_timeout\n");
+}
+
+// What the built-in service would do and the upstream does instead: errors at the keys, so the
+// scenario does not run with settings that would silently mean nothing.
+TEST(scenario_loader, proxy_rejects_the_service_models_replies_idempotency_and_relays) {
+    const scenario_result r = parse_scenario(std::string{R"([proxy]
+upstream = "127.0.0.1:9000"
+[server]
+idempotency = "keys"
+idempotency_required = true
+[[server.endpoint]]
+method = "POST"
+path = "/payments"
+effect = "non_idempotent"
+status = 201
+body = "{}"
+[[relay]]
+)"} + std::string{proxy_expect},
+                                             "p.toml");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(error_text(r),
+              "p.toml:4:15: [server]: idempotency: the upstream behind [proxy] owns its idempotency keys; the proxy "
+              "has no idempotency layer (remove the key, or drop [proxy])\n"
+              "p.toml:5:24: [server]: idempotency_required: the upstream behind [proxy] owns its idempotency keys; "
+              "the proxy cannot refuse requests without one\n"
+              "p.toml:10:10: [[server.endpoint]] #1: status: the upstream behind [proxy] answers; behind [proxy] an "
+              "endpoint only declares what commits (method, path, effect)\n"
+              "p.toml:11:8: [[server.endpoint]] #1: body: the upstream behind [proxy] answers; behind [proxy] an "
+              "endpoint only declares what commits (method, path, effect)\n"
+              "p.toml:12:1: relay: [[relay]] tiers and [proxy] do not go together yet: the runner chains relays "
+              "only in front of the built-in service (remove [proxy] or the [[relay]] tables)\n");
+}
+
+TEST(host_port, parses_ip_and_port_forms) {
+    EXPECT_EQ(parse_host_port("127.0.0.1:8080")->address, "127.0.0.1");
+    EXPECT_EQ(parse_host_port("127.0.0.1:8080")->port, 8080);
+    EXPECT_EQ(parse_host_port("[::1]:9")->address, "::1");
+    EXPECT_FALSE(parse_host_port("127.0.0.1"));
+    EXPECT_FALSE(parse_host_port(":80"));
+    EXPECT_FALSE(parse_host_port("127.0.0.1:"));
+    EXPECT_FALSE(parse_host_port("127.0.0.1:65536"));
+    EXPECT_FALSE(parse_host_port("127.0.0.1:80x"));
 }
 
 }  // namespace

@@ -390,4 +390,13 @@ std::string journal::error() const {
     return message;
 }
 
+server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance) {
+    server_event anchor;
+    anchor.kind = server_event_kind::started;
+    anchor.at_ns = at_ns;
+    anchor.detail = std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
+    anchor.peer = std::move(instance);
+    return anchor;
+}
+
 }  // namespace faultline::harness

@@ -18,13 +18,12 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include <algorithm>
 #include <array>
@@ -59,6 +58,27 @@ using upstream_response_t = http::response<http::string_body>;
 // How long a closing client connection waits for the client's FIN after ours, so unread bytes do
 // not turn the FIN into an RST.
 constexpr std::chrono::seconds linger_limit{2};
+// Pipelined requests served in a row before yielding to the scheduler (a bounded stack).
+constexpr std::size_t max_inline_requests = 8;
+// Bytes asked for per read, on either side: one typical message, or a large body in few reads.
+constexpr std::size_t read_chunk = 16 * 1024;
+
+using steady = std::chrono::steady_clock;
+
+// Writes what the non-blocking socket takes at once (a small message almost always fits the socket
+// buffer, and finishing inline spares a trip through the reactor), then the rest asynchronously.
+// `done(ec, bytes)` runs inline or from the write's completion.
+template <class Done>
+void write_now_or_later(socket_t& socket, const std::array<asio::const_buffer, 2>& buffers, Done done) {
+    const std::size_t total = asio::buffer_size(buffers);
+    error_code ec;
+    const std::size_t sent = socket.write_some(buffers, ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return done(ec, sent);
+    if (sent == total) return done(error_code{}, sent);
+    beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest{buffers};
+    rest.consume(sent);
+    asio::async_write(socket, rest, [done, sent](error_code ec2, std::size_t n) { done(ec2, sent + n); });
+}
 
 // RFC 9110 §7.6.1: connection-specific fields are not forwarded; framing is the proxy's own.
 bool is_hop_by_hop(http::field f) {
@@ -141,8 +161,13 @@ struct proxy::core : std::enable_shared_from_this<proxy::core> {
     tcp::endpoint upstream;
 
     std::vector<std::unique_ptr<asio::io_context>> ios;
-    // Idle kept-alive upstream connections, one pool per worker, touched only on that worker's thread.
-    std::vector<std::vector<socket_t>> pools;
+    // Idle kept-alive upstream connections, one pool per worker, touched only on that worker's thread;
+    // each keeps its read buffer, so a reused connection reads into memory it already has.
+    struct idle_upstream {
+        socket_t socket;
+        beast::flat_buffer buffer;
+    };
+    std::vector<std::vector<idle_upstream>> pools;
     std::size_t next_worker = 0;  // the accepting thread only
     std::vector<asio::executor_work_guard<executor_t>> work;
     std::optional<acceptor_t> acceptor;
@@ -170,39 +195,52 @@ struct proxy::core : std::enable_shared_from_this<proxy::core> {
 namespace {
 
 // One request forwarded: a pooled connection if the worker has one, else a new one; the reply read
-// in full within upstream_timeout; the connection back to the pool if both sides keep it alive. A
-// pooled connection the upstream closed meanwhile fails before any reply byte: then the request
-// goes once more on a new connection (the upstream read none of it, or it would have answered).
+// in full; the connection back to the pool if both sides keep it alive. A pooled connection the
+// upstream closed meanwhile fails before any reply byte: then the request goes once more on a new
+// connection (the upstream read none of it, or it would have answered). The request arrives
+// serialised (head and body); the reply is parsed by Beast's parser fed from our own read loop, as
+// the server's session reads requests. The exchange has no timer of its own: its session's watchdog
+// asks `expire_if_due` (connect within connect_timeout, the whole exchange within upstream_timeout).
 class upstream_exchange : public std::enable_shared_from_this<upstream_exchange> {
 public:
     using done_fn = std::function<void(upstream_result)>;
 
-    upstream_exchange(std::shared_ptr<proxy::core> core, std::size_t worker, request_t request, done_fn done)
+    upstream_exchange(std::shared_ptr<proxy::core> core, std::size_t worker, std::string head, std::string body,
+                      bool head_request, done_fn done)
         : core_{std::move(core)},
           worker_{worker},
           socket_{core_->ios[worker]->get_executor()},
-          timer_{core_->ios[worker]->get_executor()},
-          request_{std::move(request)},
+          head_{std::move(head)},
+          body_{std::move(body)},
+          head_request_{head_request},
           done_{std::move(done)} {}
 
     void start() {
-        started_ = std::chrono::steady_clock::now();
+        started_ = steady::now();
+        deadline_ = started_ + core_->options.upstream_timeout;
         ++core_->forwarded;
-        timer_.expires_after(core_->options.upstream_timeout);
-        timer_.async_wait([self = shared_from_this()](error_code ec) {
-            if (ec || self->finished_) return;
-            self->timed_out_ = true;
-            error_code ignored;
-            self->socket_.close(ignored);
-        });
         auto& pool = core_->pools[worker_];
         if (!pool.empty()) {
-            socket_ = std::move(pool.back());
+            socket_ = std::move(pool.back().socket);
+            buffer_ = std::move(pool.back().buffer);
             pool.pop_back();
             reused_ = true;
             return send();
         }
         connect();
+    }
+
+    // When the exchange must end at the latest: connected by connect_timeout, answered by
+    // upstream_timeout. Meaningless once finished.
+    steady::time_point deadline() const { return connecting_ ? std::min(deadline_, connect_deadline_) : deadline_; }
+    bool finished() const { return finished_; }
+
+    // The session's watchdog: past the deadline, the exchange ends as a timeout (its callback runs).
+    void expire_if_due(steady::time_point now) {
+        if (finished_ || now < deadline()) return;
+        (connecting_ && now < deadline_ ? connect_timed_out_ : timed_out_) = true;
+        error_code ignored;
+        socket_.close(ignored);
     }
 
     // The proxy is stopping past its drain time: end the exchange now (its callback still runs).
@@ -216,43 +254,78 @@ public:
 private:
     void connect() {
         reused_ = false;
+        connecting_ = true;
+        connect_deadline_ = steady::now() + core_->options.connect_timeout;
         ++core_->upstream_connects;
         socket_.async_connect(core_->upstream, [self = shared_from_this()](error_code ec) {
-            if (self->timed_out_) return self->fail("timeout");
-            if (self->cancelled_) return self->fail("cancelled");
+            self->connecting_ = false;
+            if (const char* why = self->ended_why()) return self->fail(why);
             if (ec) return self->fail(ec == asio::error::connection_refused ? "refused" : "connect_failed");
             error_code ignored;
             self->socket_.set_option(tcp::no_delay{true}, ignored);
+            self->socket_.non_blocking(true, ignored);
             self->send();
         });
     }
 
+    // Why the exchange was ended from outside, if it was.
+    const char* ended_why() const {
+        if (timed_out_) return "timeout";
+        if (connect_timed_out_) return "connect_timeout";
+        if (cancelled_) return "cancelled";
+        return nullptr;
+    }
+
     void send() {
-        http::async_write(socket_, request_, [self = shared_from_this()](error_code ec, std::size_t) {
-            if (ec) return self->on_transport_error(ec);
-            self->receive();
-        });
+        write_now_or_later(socket_, {asio::buffer(head_), asio::buffer(body_)},
+                           [self = shared_from_this()](error_code ec, std::size_t) {
+                               if (ec) return self->on_transport_error(ec);
+                               self->receive();
+                           });
     }
 
     void receive() {
         parser_.emplace();
         parser_->body_limit(core_->options.upstream_body_limit);
-        if (request_.method() == http::verb::head) parser_->skip(true);
+        parser_->eager(true);
+        if (head_request_) parser_->skip(true);
         buffer_.clear();
-        http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+        parse_buffered();
+    }
+
+    void parse_buffered() {
+        // Each put consumes bytes or asks for more, so this ends within buffer_.size() rounds.
+        while (buffer_.size() > 0 && !parser_->is_done()) {
+            error_code ec;
+            const std::size_t used = parser_->put(buffer_.data(), ec);
+            buffer_.consume(used);
+            if (ec == http::error::need_more) break;
+            if (ec) return on_transport_error(ec);
+            if (used == 0) break;
+        }
+        if (parser_->is_done()) return succeed();
+        socket_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
+            self->buffer_.commit(n);
+            if (ec == asio::error::eof && self->parser_->got_some()) {
+                // A reply delimited by the close (no Content-Length) ends here; any other is cut short.
+                error_code eof_ec;
+                self->parser_->put_eof(eof_ec);
+                if (!eof_ec && self->parser_->is_done()) return self->succeed(/*reusable=*/false);
+                return self->on_transport_error(eof_ec ? eof_ec : error_code{http::error::partial_message});
+            }
             if (ec) return self->on_transport_error(ec);
-            self->succeed();
+            self->parse_buffered();
         });
     }
 
     void on_transport_error(error_code ec) {
-        if (timed_out_) return fail("timeout");
-        if (cancelled_) return fail("cancelled");
+        if (const char* why = ended_why()) return fail(why);
         const bool nothing_back = !parser_ || !parser_->got_some();
         if (reused_ && nothing_back && !core_->stopping) {
             error_code ignored;
             socket_.close(ignored);
             socket_ = socket_t{core_->ios[worker_]->get_executor()};
+            buffer_.clear();
             return connect();
         }
         if (ec == http::error::body_limit || ec == http::error::header_limit || ec == http::error::bad_version ||
@@ -263,14 +336,13 @@ private:
         fail("closed");
     }
 
-    void succeed() {
+    void succeed(bool reusable = true) {
         finished_ = true;
-        timer_.cancel();
         upstream_response_t reply = parser_->release();
         auto& pool = core_->pools[worker_];
-        if (reply.keep_alive() && request_.keep_alive() && !core_->stopping &&
+        if (reusable && reply.keep_alive() && !core_->stopping &&
             pool.size() < core_->options.idle_upstream_per_thread && buffer_.size() == 0) {
-            pool.push_back(std::move(socket_));
+            pool.push_back({std::move(socket_), std::move(buffer_)});
         } else {
             error_code ignored;
             socket_.close(ignored);
@@ -280,7 +352,6 @@ private:
 
     void fail(std::string why) {
         finished_ = true;
-        timer_.cancel();
         error_code ignored;
         socket_.close(ignored);
         ++core_->upstream_failures;
@@ -288,20 +359,25 @@ private:
     }
 
     std::int64_t elapsed() const {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started_).count();
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - started_).count();
     }
 
     std::shared_ptr<proxy::core> core_;
     const std::size_t worker_;
     socket_t socket_;
-    timer_t timer_;
-    request_t request_;
+    std::string head_;
+    std::string body_;
+    const bool head_request_;
     done_fn done_;
     beast::flat_buffer buffer_;
     std::optional<http::response_parser<http::string_body>> parser_;
-    std::chrono::steady_clock::time_point started_{};
+    steady::time_point started_{};
+    steady::time_point deadline_{};
+    steady::time_point connect_deadline_{};
+    bool connecting_ = false;
     bool reused_ = false;
     bool timed_out_ = false;
+    bool connect_timed_out_ = false;
     bool cancelled_ = false;
     bool finished_ = false;
 };
@@ -316,7 +392,7 @@ public:
         : core_{std::move(core)},
           socket_{std::move(socket)},
           timer_{socket_.get_executor()},
-          read_timer_{socket_.get_executor()},
+          watchdog_{socket_.get_executor()},
           id_{id},
           accepted_ns_{accepted_ns},
           worker_{worker} {}
@@ -330,7 +406,10 @@ public:
     proxy_session& operator=(const proxy_session&) = delete;
 
     void start() {
-        asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+        asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+            self->arm_watchdog(steady::now() + self->watch_period());
+            self->do_read();
+        });
     }
     void start_closed() {
         asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_graceful_close(); });
@@ -362,23 +441,87 @@ private:
 
     // ---- reading ----
 
+    // Reads one request: Beast's parser fed from our own buffer and read loop, as the server's session
+    // does (what http::async_read does, minus its composed-operation layers).
     void do_read() {
         if (stopping_ || core_->stopping) return close_now();
         state_ = state::idle;
+        const server_limits& limits = core_->context.limits;
+        read_deadline_ = steady::now() + (requests_read_ == 0 ? limits.header_timeout : limits.idle_timeout);
         parser_.emplace();
         parser_->body_limit(core_->options.body_limit);
-        const server_limits& limits = core_->context.limits;
-        read_timer_.expires_after(requests_read_ == 0 ? limits.header_timeout : limits.idle_timeout);
-        read_timer_.async_wait([self = shared_from_this()](error_code ec) {
-            if (!ec && self->state_ == state::idle) self->close_now();
-        });
-        http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t n) {
-            self->read_timer_.cancel();
-            self->on_read(ec, n);
+        parser_->eager(true);
+        bytes_in_ = 0;
+        parse_buffered();
+    }
+
+    void parse_buffered() {
+        // Each put consumes bytes or asks for more, so this ends within buffer_.size() rounds.
+        while (buffer_.size() > 0 && !parser_->is_done()) {
+            error_code ec;
+            const std::size_t used = parser_->put(buffer_.data(), ec);
+            buffer_.consume(used);
+            bytes_in_ += used;
+            if (ec == http::error::need_more) break;
+            if (ec) return on_read(ec);
+            if (used == 0) break;
+        }
+        if (parser_->is_done()) return on_read({});
+        inline_requests_ = 0;
+        socket_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
+            self->buffer_.commit(n);
+            if (ec == asio::error::eof) return self->on_eof();
+            if (ec) return self->on_read(ec);
+            self->parse_buffered();
         });
     }
 
-    void on_read(error_code ec, std::size_t bytes_in) {
+    void on_eof() {
+        if (!parser_->got_some()) return on_read(http::error::end_of_stream);
+        error_code ec;
+        parser_->put_eof(ec);
+        on_read(ec ? ec : error_code{http::error::partial_message});
+    }
+
+    // ---- the watchdog: read deadlines and the upstream exchange's ----
+
+    // Deadlines move with every request without touching the timer (a timer set and cancelled per
+    // request cost a system call each); it wakes at least every period, the shortest timeout, so no
+    // deadline set since it was armed can pass unnoticed, and compares.
+    steady::duration watch_period() const {
+        const server_limits& limits = core_->context.limits;
+        const proxy_options& options = core_->options;
+        return std::chrono::duration_cast<steady::duration>(
+            std::min({std::chrono::duration_cast<std::chrono::nanoseconds>(limits.header_timeout),
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(limits.idle_timeout),
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(options.upstream_timeout),
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(options.connect_timeout)}));
+    }
+
+    void arm_watchdog(steady::time_point at) {
+        watchdog_.expires_at(at);
+        watchdog_.async_wait([self = shared_from_this()](error_code ec) {
+            if (!ec) self->on_watchdog();  // cancelled only when the connection closes
+        });
+    }
+
+    void on_watchdog() {
+        if (state_ == state::closing) return;
+        const auto now = steady::now();
+        const auto next = now + watch_period();
+        if (state_ == state::idle) {
+            if (now >= read_deadline_) return close_now();
+            return arm_watchdog(std::min(read_deadline_, next));
+        }
+        // A fault's own waits (delay, hang, a barrier) never time out; only the forward does.
+        if (auto exchange = exchange_.lock(); exchange && !exchange->finished()) {
+            exchange->expire_if_due(now);
+            if (!exchange->finished()) return arm_watchdog(std::min(exchange->deadline(), next));
+        }
+        arm_watchdog(next);
+    }
+
+    void on_read(error_code ec) {
         if (state_ == state::closing) return;
         if (ec == http::error::end_of_stream) return do_graceful_close();
         if (ec == http::error::body_limit) return reject(http::status::payload_too_large, "request body over the limit");
@@ -391,7 +534,7 @@ private:
         state_ = state::busy;
         ++requests_read_;
         request_ = parser_->release();
-        begin_attempt(bytes_in);
+        begin_attempt(bytes_in_);
     }
 
     // Unparseable HTTP: not an attempt, not journaled, not forwarded.
@@ -478,16 +621,25 @@ private:
     // standing for it) is held for run_service().
     template <class Next>
     void forward(Next next) {
-        request_t out{request_.method(), request_.target(), 11};
+        // The request as it goes upstream, serialised here: HTTP/1.1, the client's fields less the
+        // hop-by-hop ones, our own framing (Content-Length as Beast's prepare_payload would set it).
+        // The body is moved, not copied: the attempt's record already holds its hash.
+        const http::verb method = request_.method();
+        std::string head;
+        head.reserve(256);
+        head.append(to_std(request_.method_string())).append(" ").append(to_std(request_.target())).append(" HTTP/1.1\r\n");
         for (const auto& field : request_.base()) {
-            if (!is_hop_by_hop(field.name())) out.base().insert(field.name_string(), field.value());
+            if (is_hop_by_hop(field.name())) continue;
+            head.append(to_std(field.name_string())).append(": ").append(to_std(field.value())).append("\r\n");
         }
-        out.body() = request_.body();
-        out.keep_alive(true);
-        out.prepare_payload();
+        std::string body = std::move(request_.body());
+        if (!body.empty() || method == http::verb::post || method == http::verb::put || method == http::verb::options) {
+            head.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
+        }
+        head.append("\r\n");
         const std::int64_t forwarded_at = core_->since_start_ns();
         auto exchange = std::make_shared<upstream_exchange>(
-            core_, worker_, std::move(out),
+            core_, worker_, std::move(head), std::move(body), method == http::verb::head,
             [self = shared_from_this(), next, forwarded_at](upstream_result result) {
                 if (self->state_ == state::closing) return;
                 self->take_upstream_result(std::move(result), forwarded_at);
@@ -577,16 +729,22 @@ private:
 
     void send_response() {
         if (attempt_open_) mark_response_started();
-        const std::array<asio::const_buffer, 2> buffers{asio::buffer(reply_.head), asio::buffer(reply_.body)};
-        asio::async_write(socket_, buffers, [self = shared_from_this()](error_code ec, std::size_t n) {
-            if (self->attempt_open_) {
-                self->record_.bytes_out += n;
-                self->finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
-            }
-            if (ec) return self->close_now();
-            if (!self->reply_.keep_alive) return self->do_graceful_close();
-            self->do_read();
-        });
+        write_now_or_later(socket_, {asio::buffer(reply_.head), asio::buffer(reply_.body)},
+                           [self = shared_from_this()](error_code ec, std::size_t n) { self->on_sent(ec, n); });
+    }
+
+    void on_sent(error_code ec, std::size_t n) {
+        if (attempt_open_) {
+            record_.bytes_out += n;
+            finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
+        }
+        if (ec) return close_now();
+        if (!reply_.keep_alive) return do_graceful_close();
+        // Pipelined requests may already be buffered: after a few served inline, go through the
+        // scheduler so the stack stays bounded and other connections get their turn.
+        if (++inline_requests_ < max_inline_requests) return do_read();
+        inline_requests_ = 0;
+        asio::post(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
     }
 
     template <class Next>
@@ -646,7 +804,7 @@ private:
         socket_.set_option(asio::socket_base::linger{true, 0}, ignored);
         socket_.close(ignored);
         timer_.cancel();
-        read_timer_.cancel();
+        watchdog_.cancel();
     }
 
     void close_now() {
@@ -654,12 +812,12 @@ private:
         error_code ignored;
         socket_.close(ignored);
         timer_.cancel();
-        read_timer_.cancel();
+        watchdog_.cancel();
     }
 
     void do_graceful_close() {
         state_ = state::closing;
-        read_timer_.cancel();
+        watchdog_.cancel();
         error_code ignored;
         socket_.shutdown(socket_t::shutdown_send, ignored);
         if (stopping_) return close_now();
@@ -695,7 +853,8 @@ private:
     std::shared_ptr<proxy::core> core_;
     socket_t socket_;
     timer_t timer_;
-    timer_t read_timer_;
+    timer_t watchdog_;  // read deadlines and the forward's (on_watchdog)
+    steady::time_point read_deadline_{};
     const std::uint64_t id_;
     const std::int64_t accepted_ns_;
     const std::size_t worker_;
@@ -705,6 +864,8 @@ private:
     beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::string_body>> parser_;
     std::uint32_t requests_read_ = 0;
+    std::size_t bytes_in_ = 0;         // of the request being read
+    std::size_t inline_requests_ = 0;  // requests served in a row without returning to the scheduler
     request_t request_;
     struct outgoing {
         std::string head;
@@ -753,6 +914,8 @@ void proxy::core::on_accept(socket_t socket, std::size_t worker) {
     const std::int64_t accepted_ns = since_start_ns();
     ++connections;
     socket.set_option(tcp::no_delay{true}, ignored);
+    // Replies are written inline when the socket takes them (write_now_or_later).
+    socket.non_blocking(true, ignored);
     const auto verdict = context.engine.on_connection({id, std::chrono::nanoseconds{accepted_ns}}).verdict;
     if (verdict == faults::connection_verdict::reset) {
         ++refused;
@@ -793,13 +956,7 @@ error_code proxy::start() {
     if (ec) return ec;
     c.port = c.acceptor->local_endpoint().port();
     // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
-    server_event anchor;
-    anchor.kind = server_event_kind::started;
-    anchor.at_ns = c.since_start_ns();
-    anchor.detail = std::to_string(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(c.time.wall_now().time_since_epoch()).count());
-    anchor.peer = c.options.instance;
-    c.context.records.append_event(std::move(anchor));
+    c.context.records.append_event(wall_clock_anchor(c.since_start_ns(), c.time.wall_now(), c.options.instance));
     c.started = true;
     for (auto& io : c.ios) c.work.emplace_back(io->get_executor());
     c.do_accept();
@@ -840,6 +997,7 @@ void proxy::stop() {
 
 std::uint16_t proxy::port() const { return core_->port; }
 std::string proxy::url() const { return "http://" + core_->options.address + ":" + std::to_string(core_->port); }
+faultline::time_point proxy::run_start() const { return core_->run_start; }
 proxy_counters proxy::counters() const {
     const core& c = *core_;
     return {c.connections.load(), c.refused.load(),           c.attempts.load(),

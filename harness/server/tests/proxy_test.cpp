@@ -183,6 +183,65 @@ TEST(proxy, an_upstream_slower_than_the_timeout_is_a_504) {
     EXPECT_GE(*r.upstream_ns, 100'000'000);
 }
 
+// Pipelined requests in one write: each is parsed from what the proxy already buffered, forwarded and
+// answered in order.
+TEST(proxy, pipelined_requests_are_answered_in_order) {
+    test_server upstream{""};
+    test_proxy p{"", upstream.port()};
+    connection client{p.port()};
+    ASSERT_TRUE(client.connected());
+    std::string both = make_request("GET", "/kv/a", {}, {}, true) + make_request("GET", "/kv/b", {}, {}, true);
+    const auto first = client.round_trip(both);
+    ASSERT_TRUE(first.parsed());
+    EXPECT_EQ(first.parsed()->result_int(), 404);
+    const auto second = client.read_response();
+    ASSERT_TRUE(second.parsed());
+    EXPECT_EQ(second.parsed()->result_int(), 404);
+    const auto journal = p.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    EXPECT_EQ(journal[0].target, "/kv/a");
+    EXPECT_EQ(journal[1].target, "/kv/b");
+    EXPECT_EQ(journal[1].connection_request, 2U);
+}
+
+// The read deadlines are the session watchdog's (no timer per request): a client that sends nothing
+// is closed after header_timeout, and no attempt is journaled.
+TEST(proxy, a_client_that_sends_nothing_is_closed_after_the_header_timeout) {
+    test_server upstream{""};
+    test_proxy p{"[server]\nheader_timeout = \"50ms\"\n", upstream.port()};
+    const auto reply = exchange(p.port(), "", 3000ms);
+    EXPECT_FALSE(reply.timed_out);
+    EXPECT_EQ(reply.read_error, asio::error::eof);
+    EXPECT_TRUE(reply.bytes.empty());
+    EXPECT_TRUE(p.journal().empty());
+}
+
+// An upstream whose accept queue is full drops the proxy's SYN, so the connect hangs: past
+// connect_timeout the attempt is a 502 with upstream_error "connect_timeout", long before the
+// upstream_timeout.
+TEST(proxy, an_upstream_connect_that_hangs_is_a_502_after_the_connect_timeout) {
+    asio::io_context io;
+    asio::ip::tcp::acceptor full{io};
+    const asio::ip::tcp::endpoint loopback{asio::ip::make_address("127.0.0.1"), 0};
+    full.open(loopback.protocol());
+    full.bind(loopback);
+    full.listen(0);  // one queued connection fills it; never accepted
+    asio::ip::tcp::socket filler{io};
+    filler.connect(full.local_endpoint());
+    proxy_options options;
+    options.connect_timeout = 100ms;
+    options.upstream_timeout = 5s;
+    test_proxy p{"", full.local_endpoint().port(), options};
+    const auto reply = exchange(p.port(), make_request("GET", "/x"), 4000ms);
+    ASSERT_TRUE(reply.parsed());
+    EXPECT_EQ(reply.parsed()->result_int(), 502);
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.upstream_error, "connect_timeout");
+    ASSERT_TRUE(r.upstream_ns);
+    EXPECT_GE(*r.upstream_ns, 100'000'000);
+    EXPECT_LT(*r.upstream_ns, 4'000'000'000);
+}
+
 TEST(proxy, upstream_connections_are_kept_alive_and_reused) {
     test_server upstream{""};
     test_proxy p{"", upstream.port()};

@@ -5,6 +5,9 @@
 // (journal in seq order, client records, command result, seed, timings) and evaluates the
 // `[[expect]]` checks. A scenario passes iff every check passes, expected failures inverted. Several
 // scenarios may run in parallel, each with its own server and port.
+// With `[proxy]` the runner starts the proxy (faultline/server/proxy.hpp) in front of the scenario's
+// real upstream instead of the built-in service model, with the same context (rules, seed, journal,
+// ledger): the upstream is the commit point. An upstream not reachable at start is a harness error.
 // With `[[relay]]` tiers it also starts one server per tier, each forwarding to the next
 // (faultline/server/relay.hpp), points the client at the first, and the run's journal is every
 // tier's journal merged into one history, each record tagged with its instance (journal_merge.hpp).

@@ -1,5 +1,5 @@
 // Scenario files: one TOML file describes one chaos run — the service the server plays (`[server]`),
-// what fails (`[[fault]]`), the client under test (`[client]`), and what must hold (`[[expect]]`).
+// or the real one a proxy fronts (`[proxy]`), what fails (`[[fault]]`), the client under test (`[client]`), and what must hold (`[[expect]]`).
 // Loading is strict and all-or-nothing: unknown keys, wrong types, bad durations, unknown fault kinds
 // or checks are each reported as `file:line:column: message` (toml++ source regions), listing the
 // allowed keys or names, and a scenario with any error is not returned, so nothing half-valid runs.
@@ -22,6 +22,7 @@
 #include "faultline/drivers/builtin_driver.hpp"
 #include "faultline/drivers/driver.hpp"
 #include "faultline/server/model_config.hpp"
+#include "faultline/server/proxy_config.hpp"
 
 namespace faultline::harness {
 
@@ -56,6 +57,9 @@ struct scenario {
     std::shared_ptr<driver> client;
     std::vector<expectation> expectations;  // `[[expect]]`, in file order
     std::vector<relay_tier> relays;          // `[[relay]]`, client side first; empty: the client calls the service
+    // `[proxy]`: the runner puts the proxy in front of this real service instead of playing the
+    // built-in one; `server`'s routes then only declare what commits (proxy.hpp).
+    std::optional<proxy_config> proxy;
 };
 
 struct scenario_result {

@@ -162,4 +162,10 @@ private:
     std::atomic<bool> preparer_stop_{false};  // set by the destructor; read while faulting pages in
 };
 
+// The wall-clock anchor of a journal: a `started` server event saying the wall clock read `wall` at
+// `at_ns` (ns since the writer's run start), so journals of several instances can be put on one
+// timeline (journal_merge.hpp). `instance` is the writer's name ("" = none). `serve` and `proxy`
+// write it first in their journals; the runner adds one to each tier's journal before merging.
+server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance);
+
 }  // namespace faultline::harness

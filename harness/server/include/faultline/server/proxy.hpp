@@ -20,6 +20,11 @@
 //
 // Threads: as the server, one io_context per worker, connections round-robin and never moving; each
 // worker has its own pool of idle upstream connections, so the pool needs no lock.
+//
+// The forwarding path is the server's hot path in kind (docs/benchmarks.md): requests and replies
+// are parsed by Beast's parsers fed from the proxy's own read loops, replies and forwarded requests
+// are written inline when the socket takes them, and every deadline (header, idle, connect,
+// upstream) is a field a per-connection watchdog compares, so no timer is set per request.
 #pragma once
 
 #include "faultline/core/clock.hpp"
@@ -41,7 +46,7 @@ struct proxy_options {
     bool allow_non_loopback = false;    // listening elsewhere than loopback must be asked for (a sidecar)
     std::string upstream_address = "127.0.0.1";  // an IP address
     std::uint16_t upstream_port = 0;
-    std::chrono::milliseconds connect_timeout{2000};   // upstream connect, else 502
+    std::chrono::milliseconds connect_timeout{2000};   // each upstream connect, else 502 (connect_timeout)
     std::chrono::milliseconds upstream_timeout{30000};  // forwarded -> complete reply, else 504
     std::size_t threads = 1;
     std::size_t body_limit = 1024 * 1024;              // request bodies; larger get 413 and close
@@ -80,6 +85,8 @@ public:
     std::uint16_t port() const;
     std::string url() const;  // "http://ADDRESS:PORT"
     proxy_counters counters() const;
+    // Monotonic time the proxy counts journal times from (its construction).
+    faultline::time_point run_start() const;
 
     struct core;
 

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# `faultline proxy` overhead on loopback: wrk straight to nginx (bench/nginx-bench.conf, a tiny
+# static 200) against wrk through one or two proxy binaries in front of the same nginx, faults off
+# (a rules file with only `[server] threads = 2`, journal in memory). Each round runs every
+# configuration once, in turn, so background load on a shared machine hits them alike; the table
+# gives each one's rounds and the medians' ratio to direct, and the proxy's own CPU time (user +
+# system, from /proc) per request, which load from others disturbs far less than req/s. Figures go
+# to docs/benchmarks.md.
+#   FAULTLINE=new/faultline [FAULTLINE_OLD=old/faultline] bash bench/proxy_load.sh [seconds, default 4]
+#   ROUNDS=N (default 3), CONNS="1 64" (default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-4}"
+rounds="${ROUNDS:-3}"
+conns_list="${CONNS:-1 64}"
+faultline="${FAULTLINE:?FAULTLINE=/path/to/faultline}"
+old="${FAULTLINE_OLD:-}"
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+command -v wrk >/dev/null && command -v nginx >/dev/null || { echo "needs wrk and nginx" >&2; exit 3; }
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+printf '[server]\nthreads = 2\n' >"$work/rules.toml"
+
+nginx_port="$(free_port)"
+mkdir -p "$work/nginx"
+sed -e "s#@PORT@#$nginx_port#g" -e "s#@DIR@#$work/nginx#g" bench/nginx-bench.conf >"$work/nginx/nginx.conf"
+nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e stderr -g 'daemon off;' 2>"$work/nginx.err" &
+pids+=("$!")
+for _ in $(seq 1 100); do  # at most 10 s
+    python3 -c "import socket,sys; s = socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', $nginx_port)))" && break
+    sleep 0.1
+done
+
+# Starts a proxy binary in front of nginx; sets url and proxy_pid.
+start_proxy() {
+    "$1" proxy --upstream "127.0.0.1:$nginx_port" --rules "$work/rules.toml" --seed 1 >"$work/proxy.out" 2>"$work/proxy.err" &
+    proxy_pid=$!
+    pids+=("$proxy_pid")
+    url=""
+    for _ in $(seq 1 100); do
+        url="$(sed -n 's/^faultline proxy on \(http:[^ ]*\).*/\1/p' "$work/proxy.out")"
+        [[ -n "$url" ]] && return 0
+        sleep 0.1
+    done
+    echo "the proxy did not start:" >&2
+    cat "$work/proxy.err" >&2
+    exit 3
+}
+
+# The proxy's CPU time so far in clock ticks (utime + stime, /proc/PID/stat fields 14 and 15).
+proxy_ticks() {
+    awk '{print $14 + $15}' "/proc/$proxy_pid/stat"
+}
+
+stop_proxy() {
+    kill -TERM "$proxy_pid"
+    wait "$proxy_pid" || true
+}
+
+# run_wrk LABEL CONNECTIONS [PROXIED]: one wrk run against $url; appends a row to $work/rows (with
+# the proxy's CPU ticks over the run when PROXIED is set, else 0).
+run_wrk() {
+    local label="$1" conns="$2" proxied="${3:-}" out threads=2 ticks_before=0 ticks=0
+    ((conns < 2)) && threads=1
+    [[ -n "$proxied" ]] && ticks_before="$(proxy_ticks)"
+    out="$(wrk -t"$threads" -c"$conns" -d"${duration}s" --latency "$url/")"
+    [[ -n "$proxied" ]] && ticks=$(( $(proxy_ticks) - ticks_before ))
+    if grep -q "Non-2xx\|Socket errors" <<<"$out"; then
+        echo "warning: $label c$conns had errors:" >&2
+        grep "Non-2xx\|Socket errors" <<<"$out" >&2
+    fi
+    echo "$label $conns $(awk '/^Requests\/sec:/ {print $2}' <<<"$out") $(awk '$1 == "50%" {print $2}' <<<"$out")" \
+        "$(awk '/requests in/ {print $1}' <<<"$out") $ticks" >>"$work/rows"
+}
+
+: >"$work/rows"
+for conns in $conns_list; do
+    for round in $(seq 1 "$rounds"); do
+        url="http://127.0.0.1:$nginx_port"
+        run_wrk direct "$conns"
+        if [[ -n "$old" ]]; then
+            start_proxy "$old"
+            run_wrk proxy-old "$conns" proxied
+            stop_proxy
+        fi
+        start_proxy "$faultline"
+        run_wrk proxy-new "$conns" proxied
+        stop_proxy
+    done
+done
+
+echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "wrk -d${duration}s (-t1 at -c1, -t2 at -c64), $rounds rounds alternating"
+python3 - "$work/rows" "$(getconf CLK_TCK)" <<'PY'
+import statistics, sys
+def micros(text):
+    for unit, scale in (("us", 1.0), ("ms", 1000.0), ("s", 1e6)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    return float("nan")
+tick_us = 1e6 / float(sys.argv[2])
+runs = {}
+for line in open(sys.argv[1]):
+    label, conns, rps, p50, requests, ticks = line.split()
+    cpu = int(ticks) * tick_us / int(requests) if int(ticks) > 0 else float("nan")
+    runs.setdefault((int(conns), label), []).append((float(rps), micros(p50), cpu))
+print("| conns | config | req/s (rounds) | median | ratio to direct | p50 µs (rounds) | proxy CPU µs/request (rounds) |")
+print("|---|---|---|---|---|---|---|")
+for conns in sorted({c for c, _ in runs}):
+    direct = statistics.median(r for r, _, _ in runs[(conns, "direct")])
+    for label in ("direct", "proxy-old", "proxy-new"):
+        if (conns, label) not in runs:
+            continue
+        rows = runs[(conns, label)]
+        med = statistics.median(r for r, _, _ in rows)
+        cpu = " · ".join(f"{c:.1f}" for _, _, c in rows) if label != "direct" else "—"
+        print(f"| -c{conns} | {label} | {' · '.join(f'{r:,.0f}' for r, _, _ in rows)} | {med:,.0f} | "
+              f"{med / direct:.2f}x | {' · '.join(f'{p:.0f}' for _, p, _ in rows)} | {cpu} |")
+PY
