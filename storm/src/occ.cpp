@@ -92,6 +92,23 @@ std::optional<occ_strategy> occ_strategy_from_string(std::string_view name) {
     return std::nullopt;
 }
 
+std::variant<std::vector<occ_strategy>, std::string> parse_occ_strategies(std::string_view text) {
+    if (text == "all") return std::vector<occ_strategy>{all_occ_strategies.begin(), all_occ_strategies.end()};
+    std::vector<occ_strategy> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string_view name = text.substr(start, comma - start);
+        const auto s = occ_strategy_from_string(name);
+        if (!s)
+            return "unknown strategy '" + std::string{name} +
+                   "'; known: all, none, exponential, equal, full, decorrelated";
+        out.push_back(*s);
+        if (comma == text.size()) return out;
+        start = comma + 1;
+    }
+}
+
 occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
     check_clients(config.clients);
     fast_random random{seed};

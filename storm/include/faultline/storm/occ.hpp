@@ -24,7 +24,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "faultline/core/clock.hpp"
@@ -41,6 +43,9 @@ inline constexpr std::array<occ_strategy, 5> all_occ_strategies{
 
 std::string_view to_string(occ_strategy strategy);
 std::optional<occ_strategy> occ_strategy_from_string(std::string_view name);
+// "all", or a comma list of strategy names ("full,equal"): the strategies in order, or an error
+// message naming the unknown one and the known ones.
+std::variant<std::vector<occ_strategy>, std::string> parse_occ_strategies(std::string_view text);
 
 struct occ_config {
     std::uint32_t clients{100};
