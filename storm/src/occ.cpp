@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
-#include <queue>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -28,10 +27,65 @@ struct write_arrival {
 };
 
 // Earliest first; equal times by client index, so the order never depends on the heap's layout.
-struct later {
-    bool operator()(const write_arrival& a, const write_arrival& b) const {
-        return a.at != b.at ? a.at > b.at : a.client > b.client;
+// Bitwise, not short-circuit: which of two arrivals is earlier is a coin toss, better a flag than
+// a branch the processor mispredicts half the time.
+bool earlier(const write_arrival& a, const write_arrival& b) {
+    return (a.at < b.at) | ((a.at == b.at) & (a.client < b.client));
+}
+
+// The writes in flight, earliest on top: a binary min-heap with `replace_top`, because a failed
+// write's retry takes its place (std::priority_queue would pop and push). A retry is nearly always
+// later than most writes in flight, so replace_top works bottom-up (Floyd): the hole at the top
+// sinks to a leaf along the earlier child — one comparison a level, computed, not branched on —
+// and the new write then climbs the few levels it must. Holds at most one write per client; no
+// allocation after the constructor.
+class arrival_heap {
+public:
+    explicit arrival_heap(std::size_t capacity) { items_.reserve(capacity); }
+
+    bool empty() const { return items_.empty(); }
+    const write_arrival& top() const { return items_.front(); }
+
+    void push(const write_arrival& w) {
+        items_.push_back(w);
+        climb(items_.size() - 1, w);
     }
+
+    void pop() {
+        const write_arrival last = items_.back();
+        items_.pop_back();
+        if (!items_.empty()) replace_top(last);
+    }
+
+    void replace_top(const write_arrival& w) {
+        const std::size_t n = items_.size();
+        std::size_t hole = 0;
+        // Both children exist: move the earlier one up.
+        for (std::size_t child = 1; child + 1 < n; child = 2 * hole + 1) {
+            child += static_cast<std::size_t>(earlier(items_[child + 1], items_[child]));
+            items_[hole] = items_[child];
+            hole = child;
+        }
+        if (2 * hole + 1 < n) {  // a last, lone child
+            items_[hole] = items_[2 * hole + 1];
+            hole = 2 * hole + 1;
+        }
+        climb(hole, w);
+    }
+
+private:
+    // Puts `w` into the hole at `hole`, moving later parents down.
+    void climb(std::size_t hole, const write_arrival& w) {
+        while (hole > 0) {
+            const std::size_t parent = (hole - 1) / 2;
+            if (!earlier(w, items_[parent])) break;
+            items_[hole] = items_[parent];
+            hole = parent;
+        }
+        items_[hole] = w;
+    }
+
+    std::vector<write_arrival> items_;
 };
 
 std::optional<retry::jitter_kind> jitter_of(occ_strategy strategy) {
@@ -121,34 +175,32 @@ occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
     std::vector<retry::backoff> backoffs(config.clients, retry::backoff{policy});
 
     // The heap holds at most one write per client, so this reserve (and read_at) are the only allocations.
-    std::vector<write_arrival> storage;
-    storage.reserve(config.clients);
-    std::priority_queue<write_arrival, std::vector<write_arrival>, later> queue{later{}, std::move(storage)};
+    arrival_heap queue{config.clients};  // with read_at, the trial's only allocations besides backoffs
 
-    // A try that starts (sends its read) at `start`.
+    // A try that starts (sends its read) at `start`: its write's arrival at the server.
     std::vector<ns> read_at(config.clients);
-    auto schedule_try = [&](std::uint32_t client, ns start) {
+    auto next_try = [&](std::uint32_t client, ns start) {
         const ns read = start + hop.next(random);
         read_at[client] = read;
-        queue.push({read + hop.next(random) + hop.next(random), client});
+        return write_arrival{read + hop.next(random) + hop.next(random), client};
     };
-    for (std::uint32_t c = 0; c < config.clients; ++c) schedule_try(c, 0);
+    for (std::uint32_t c = 0; c < config.clients; ++c) queue.push(next_try(c, 0));
 
     occ_trial_result result;
     ns last_success = std::numeric_limits<ns>::min();
     ns completion = 0;
     while (!queue.empty()) {
         const write_arrival w = queue.top();
-        queue.pop();
         ++result.work;
         const ns reply_at = w.at + hop.next(random);
         if (last_success <= read_at[w.client]) {  // nobody wrote since this try's read: the version matches
             last_success = w.at;
             completion = std::max(completion, reply_at);
+            queue.pop();
             continue;
         }
         const ns wait = jitter ? backoffs[w.client].next(random).count() : 0;
-        schedule_try(w.client, reply_at + wait);
+        queue.replace_top(next_try(w.client, reply_at + wait));  // the retry takes the failed write's place
     }
     result.completion = duration{completion};
     return result;
