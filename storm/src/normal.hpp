@@ -7,7 +7,7 @@
 // the polar method's log, square root and division (and its 21 % rejected pairs) were over half of
 // a sweep's time. The ziggurat covers the half-density exp(-x^2/2) with 255 stacked rectangles of
 // equal area plus a base strip holding the tail beyond r; one 64-bit word picks a layer (8 bits),
-// a sign (1 bit) and a uniform (the top 53 bits), and 98.8 % of draws end there: a multiply and a
+// a sign (1 bit) and a uniform (the top 53 bits), and 98.5 % of draws end there: a multiply and a
 // comparison. The rest take a second uniform (the wedge between a rectangle and the curve) or, one
 // draw in ~4,000, Marsaglia's tail method with two logarithms.
 //
