@@ -74,8 +74,9 @@ struct output_paths {
 };
 
 // Every named file must be writable before anything runs; a file this check had to create is
-// removed again when another one fails, so bad input leaves nothing behind.
-void check_writable(const output_paths& paths) {
+// removed again when another one fails (or the run stops on bad input), so bad input leaves nothing
+// behind. Returns the files it created.
+std::vector<std::string> check_writable(const output_paths& paths) {
     std::vector<std::string> created;
     const std::array<std::pair<const char*, const std::string*>, 3> files{
         {{"csv", &paths.csv}, {"json", &paths.json}, {"svg", &paths.svg}}};
@@ -89,6 +90,7 @@ void check_writable(const output_paths& paths) {
             bad_input(std::string{"--"} + option + ": cannot write " + *path);
         }
     }
+    return created;
 }
 
 std::unique_ptr<std::ofstream> open_output(const std::string& path) {
@@ -207,7 +209,7 @@ void run_occ(const simulate_args& args, const storm::simulate_settings& settings
     const storm::occ_sweep_config config =
         make_config([](const storm::simulate_settings& s) { return storm::make_occ_config(s); }, settings, args.file);
     const output_paths paths = paths_of(settings);
-    check_writable(paths);
+    const std::vector<std::string> created = check_writable(paths);
 
     // A progress line for sweeps that take a while, only on a terminal.
     const bool show_progress = isatty(STDERR_FILENO) != 0 && storm::estimated_occ_events(config) > 1e8;
@@ -219,7 +221,13 @@ void run_occ(const simulate_args& args, const storm::simulate_settings& settings
             if (done == total) std::fputc('\n', stderr);
         };
     const auto start = std::chrono::steady_clock::now();
-    const storm::occ_sweep_result result = storm::run_occ_sweep(config, progress);
+    storm::occ_sweep_result result;
+    try {
+        result = storm::run_occ_sweep(config, progress);
+    } catch (const storm::occ_clock_overflow& e) {
+        for (const std::string& c : created) std::filesystem::remove(c);
+        bad_input(e.what());
+    }
     const double elapsed = seconds_since(start);
 
     outputs files = open_outputs(paths);
@@ -242,7 +250,7 @@ void run_capacity(const simulate_args& args, const storm::simulate_settings& set
     const storm::capacity_config config =
         make_config([](const storm::simulate_settings& s) { return storm::make_capacity_config(s); }, settings, args.file);
     const output_paths paths = paths_of(settings);
-    check_writable(paths);
+    (void)check_writable(paths);
 
     const auto start = std::chrono::steady_clock::now();
     const storm::capacity_result result = storm::run_capacity(config);

@@ -183,6 +183,10 @@ TEST(simulate_command, bad_input_is_exit_2_before_anything_runs) {
         {{"--model", "capacity", "--scenario", "layers_3x3", "--clients", "1000000", "--ops", "1000"}, "at most"},
         {{"--svg", "/nonexistent-dir/x.svg"}, "cannot write"},
         {{"--base", "5"}, "--base: bad duration"},
+        {{"--hop-mean", "2h"}, "hop latency mean and deviation must be in [0, 1h]"},
+        {{"--cap", "25h"}, "at most 24h"},
+        // 40 minutes a hop: the first retries already pass the virtual clock's 13 days.
+        {{"--clients", "190", "--strategy", "none", "--trials", "1", "--hop-mean", "40m"}, "13 days of virtual time"},
         {{"--model", "capacity", "--scenario", "layers_3x3", "--cap", "1s"}, "apply to --model occ"},
     };
     for (const bad_case& c : cases) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -19,26 +21,35 @@ namespace {
 
 using ns = std::int64_t;
 
-// A write reaching the server. Plain data, 16 bytes: the queue moves these around by value. The
-// try's read time lives beside the queue (read_at[client]): a client has one try in flight at most.
-struct write_arrival {
-    ns at;  // when the write reaches the server
-    std::uint32_t client;
-};
+// A write reaching the server, packed into one word: its time in the high 50 bits, its client in
+// the low 14. Comparing two words then orders by time and equal times by client index (so the order
+// never depends on the heap's layout) in one comparison, and the heap moves 8 bytes, not 16. The
+// try's read time lives beside the heap (read_at[client]): a client has one try in flight at most.
+class write_arrival {
+public:
+    static constexpr int client_bits = 14;
+    static_assert(max_occ_clients < (1u << client_bits), "a client index must fit its bits");
+    // 2^50 ns, 13 days of virtual time: a trial reaching it stops with occ_clock_overflow.
+    static constexpr ns max_time = (ns{1} << (64 - client_bits)) - 1;
 
-// Earliest first; equal times by client index, so the order never depends on the heap's layout.
-// Bitwise, not short-circuit: which of two arrivals is earlier is a coin toss, better a flag than
-// a branch the processor mispredicts half the time.
-bool earlier(const write_arrival& a, const write_arrival& b) {
-    return (a.at < b.at) | ((a.at == b.at) & (a.client < b.client));
-}
+    write_arrival(ns at, std::uint32_t client)
+        : key_{(static_cast<std::uint64_t>(at) << client_bits) | client} {}
+
+    ns at() const { return static_cast<ns>(key_ >> client_bits); }
+    std::uint32_t client() const { return static_cast<std::uint32_t>(key_ & ((1u << client_bits) - 1)); }
+    // Earliest first; equal times by client index.
+    friend bool operator<(const write_arrival& a, const write_arrival& b) { return a.key_ < b.key_; }
+
+private:
+    std::uint64_t key_;
+};
 
 // The writes in flight, earliest on top: a binary min-heap with `replace_top`, because a failed
 // write's retry takes its place (std::priority_queue would pop and push). A retry is nearly always
 // later than most writes in flight, so replace_top works bottom-up (Floyd): the hole at the top
-// sinks to a leaf along the earlier child — one comparison a level, computed, not branched on —
-// and the new write then climbs the few levels it must. Holds at most one write per client; no
-// allocation after the constructor.
+// sinks to a leaf along the earlier child — one comparison a level, computed, not branched on,
+// since which child is earlier is a coin toss — and the new write then climbs the few levels it
+// must. Holds at most one write per client; no allocation after the constructor.
 class arrival_heap {
 public:
     explicit arrival_heap(std::size_t capacity) { items_.reserve(capacity); }
@@ -62,7 +73,7 @@ public:
         std::size_t hole = 0;
         // Both children exist: move the earlier one up.
         for (std::size_t child = 1; child + 1 < n; child = 2 * hole + 1) {
-            child += static_cast<std::size_t>(earlier(items_[child + 1], items_[child]));
+            child += static_cast<std::size_t>(items_[child + 1] < items_[child]);
             items_[hole] = items_[child];
             hole = child;
         }
@@ -78,7 +89,7 @@ private:
     void climb(std::size_t hole, const write_arrival& w) {
         while (hole > 0) {
             const std::size_t parent = (hole - 1) / 2;
-            if (!earlier(w, items_[parent])) break;
+            if (!(w < items_[parent])) break;
             items_[hole] = items_[parent];
             hole = parent;
         }
@@ -127,6 +138,13 @@ void check_clients(std::uint32_t clients) {
                                     std::to_string(clients)};
 }
 
+void check_durations(duration base, duration cap, duration hop_mean, duration hop_sd) {
+    if (hop_mean < duration{0} || hop_sd < duration{0} || hop_mean > max_occ_hop || hop_sd > max_occ_hop)
+        throw std::invalid_argument{"hop latency mean and deviation must be in [0, 1h]"};
+    if (base <= duration{0} || cap < base || cap > max_occ_cap)
+        throw std::invalid_argument{"backoff base must be positive, and cap at least base and at most 24h"};
+}
+
 }  // namespace
 
 std::string_view to_string(occ_strategy strategy) {
@@ -165,6 +183,7 @@ std::variant<std::vector<occ_strategy>, std::string> parse_occ_strategies(std::s
 
 occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
     check_clients(config.clients);
+    check_durations(config.base, config.cap, config.hop_mean, config.hop_sd);
     fast_random random{seed};
     hop_latency hop{config.hop_mean, config.hop_sd};
     const std::optional<retry::jitter_kind> jitter = jitter_of(config.strategy);
@@ -182,7 +201,9 @@ occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
     auto next_try = [&](std::uint32_t client, ns start) {
         const ns read = start + hop.next(random);
         read_at[client] = read;
-        return write_arrival{read + hop.next(random) + hop.next(random), client};
+        const ns arrival = read + hop.next(random) + hop.next(random);
+        if (arrival > write_arrival::max_time) throw occ_clock_overflow{};
+        return write_arrival{arrival, client};
     };
     for (std::uint32_t c = 0; c < config.clients; ++c) queue.push(next_try(c, 0));
 
@@ -192,15 +213,15 @@ occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
     while (!queue.empty()) {
         const write_arrival w = queue.top();
         ++result.work;
-        const ns reply_at = w.at + hop.next(random);
-        if (last_success <= read_at[w.client]) {  // nobody wrote since this try's read: the version matches
-            last_success = w.at;
+        const ns reply_at = w.at() + hop.next(random);
+        if (last_success <= read_at[w.client()]) {  // nobody wrote since this try's read: the version matches
+            last_success = w.at();
             completion = std::max(completion, reply_at);
             queue.pop();
             continue;
         }
-        const ns wait = jitter ? backoffs[w.client].next(random).count() : 0;
-        queue.replace_top(next_try(w.client, reply_at + wait));  // the retry takes the failed write's place
+        const ns wait = jitter ? backoffs[w.client()].next(random).count() : 0;
+        queue.replace_top(next_try(w.client(), reply_at + wait));  // the retry takes the failed write's place
     }
     result.completion = duration{completion};
     return result;
@@ -257,10 +278,7 @@ void validate(const occ_sweep_config& config) {
                                     std::to_string(static_cast<std::uint64_t>(estimated_occ_events(config))) +
                                     " events (clients^2 / 4 per trial); at most 2000000000 are allowed: "
                                     "fewer clients, strategies or trials"};
-    if (config.hop_mean < duration{0} || config.hop_sd < duration{0})
-        throw std::invalid_argument{"hop latency mean and deviation must not be negative"};
-    if (config.base <= duration{0} || config.cap < config.base)
-        throw std::invalid_argument{"backoff base must be positive and cap at least base"};
+    check_durations(config.base, config.cap, config.hop_mean, config.hop_sd);
 }
 
 occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_callback& progress) {
@@ -275,6 +293,10 @@ occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_ca
     // Jobs are taken one at a time from the end of the list: client counts are usually given in
     // increasing order, so the largest (slowest) trials go first and the threads finish together on
     // small ones. Results land at their job's index, so the order changes no number.
+    // The first trial to overflow its clock stops every thread (no job is taken after it); it is
+    // rethrown once they have all finished.
+    std::exception_ptr overflow;
+    std::once_flag overflow_once;
     auto work = [&](bool report) {
         for (;;) {
             const std::uint64_t taken = next_job.fetch_add(1, std::memory_order_relaxed);
@@ -289,7 +311,13 @@ occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_ca
             one.cap = config.cap;
             one.hop_mean = config.hop_mean;
             one.hop_sd = config.hop_sd;
-            results[job] = run_occ_trial(one, occ_trial_seed(config.seed, one.clients, one.strategy, trial));
+            try {
+                results[job] = run_occ_trial(one, occ_trial_seed(config.seed, one.clients, one.strategy, trial));
+            } catch (const occ_clock_overflow&) {
+                std::call_once(overflow_once, [&] { overflow = std::current_exception(); });
+                next_job.store(jobs, std::memory_order_relaxed);
+                return;
+            }
             const std::uint64_t finished = done.fetch_add(1, std::memory_order_relaxed) + 1;
             if (report && progress && (finished % 64 == 0 || finished == jobs)) progress(finished, jobs);
         }
@@ -299,6 +327,7 @@ occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_ca
         for (unsigned t = 1; t < config.threads; ++t) helpers.emplace_back(work, false);
         work(true);
     }
+    if (overflow) std::rethrow_exception(overflow);
     if (progress) progress(jobs, jobs);
 
     occ_sweep_result out;
