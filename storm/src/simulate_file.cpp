@@ -114,10 +114,10 @@ simulate_settings read_simulate(config::table_reader& r) {
     s.strategies = read_strategies(r);
     s.trials = narrow<std::uint32_t>(r.integer("trials", 1, max_occ_trials));
     s.threads = narrow<unsigned>(r.integer("threads", 1, max_occ_threads));
-    s.base = r.duration("base", nanoseconds{1});
-    s.cap = r.duration("cap", nanoseconds{1});
-    s.hop_mean = r.duration("hop_mean");
-    s.hop_sd = r.duration("hop_sd");
+    s.base = r.duration("base", nanoseconds{1}, max_occ_cap);
+    s.cap = r.duration("cap", nanoseconds{1}, max_occ_cap);
+    s.hop_mean = r.duration("hop_mean", nanoseconds{0}, max_occ_hop);
+    s.hop_sd = r.duration("hop_sd", nanoseconds{0}, max_occ_hop);
     s.scenario = r.choice("scenario", scenario_names());
     s.ops = narrow<std::uint32_t>(r.integer("ops", 1, max_ops_per_client));
     if (const toml::table* capacity = r.table("capacity")) {

@@ -171,6 +171,7 @@ TEST(simulate_file, bad_input_is_an_error_at_its_position) {
         {"[simulate]\nclients = 0\n", "f.toml:2:11: [simulate]: clients: must be in [1, 4294967295], got 0"},
         {"[simulate]\nclients = [10, 0]\n",
          "f.toml:2:16: [simulate]: clients: every item must be an integer in [1, 4294967295], got 0"},
+        {"[simulate]\nhop_mean = \"2h\"\n", "f.toml:2:12: [simulate]: hop_mean: must be in [0s, 1h], got \"2h\""},
         {"[simulate]\nbase = \"5\"\n", "f.toml:2:8: [simulate]: base: bad duration \"5\": missing unit (ns, us, ms, s, m, h)"},
         {"[simulate]\nclients = \"10000\"\ntrials = 1000\n",
          "f.toml:1:1: [simulate]: the sweep would process about 125000000000 events (clients^2 / 4 per trial); at most "
