@@ -312,6 +312,10 @@ void add_simulate_command(CLI::App& app) {
     cmd->add_option("--csv", args->csv, "Write the results as CSV to this file");
     cmd->add_option("--json", args->json, "Write the results as JSON to this file");
     cmd->add_option("--svg", args->svg, "Write SVG line charts to this file");
+    cmd->footer(
+        "Examples:\n  faultline simulate --model occ --clients 10..190:10 --strategy all --trials 100 --svg occ.svg\n"
+        "  faultline simulate examples/simulate/aws-backoff-jitter.toml --trials 10 --csv occ.csv\n"
+        "  faultline simulate --model capacity --scenario metastable --svg storm.svg");
     cmd->callback([args] { run_simulate(*args); });
 }
 
