@@ -1,8 +1,12 @@
-// `faultline simulate --model occ|capacity ...`: the retry-storm simulator (storm/, docs/storms.md).
+// `faultline simulate [FILE.toml] --model occ|capacity ...`: the retry-storm simulator (storm/,
+// docs/storms.md).
 //   occ:      --clients LIST (10..190:10) --strategy all|NAME[,NAME...] --trials N --seed S --threads N
+//             --base D --cap D --hop-mean D --hop-sd D
 //   capacity: --scenario NAME [--clients M] [--ops K] --seed S
-// Prints a table, the run's size and speed, and writes --csv / --json / --svg files. Every input is
-// checked, and every output file tried for writing, before anything runs: bad input is exit 2.
+// FILE holds the same settings as a `[simulate]` table (storm/simulate_file.hpp); options given on
+// the command line override the file's. Prints a table, the run's size and speed, and writes --csv /
+// --json / --svg files. Every input is checked, and every output file tried for writing, before
+// anything runs: bad input (in the options or the file) is exit 2.
 #include "commands.hpp"
 
 #include <unistd.h>
@@ -15,31 +19,40 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "faultline/config/duration.hpp"
 #include "faultline/storm/capacity.hpp"
 #include "faultline/storm/client_list.hpp"
 #include "faultline/storm/occ.hpp"
 #include "faultline/storm/output.hpp"
+#include "faultline/storm/simulate_file.hpp"
 
 namespace faultline::cli {
 
 namespace {
 
+// The options as typed; each is unset unless given, so that a file's settings show through.
 struct simulate_args {
-    std::string model = "occ";
+    std::string file;
+    std::optional<std::string> model;
     std::optional<std::string> clients;
     std::optional<std::string> strategy;
     std::optional<std::uint32_t> trials;
-    std::uint64_t seed = 1;
-    unsigned threads = 2;
+    std::optional<std::uint64_t> seed;
+    std::optional<unsigned> threads;
+    std::optional<std::string> base;
+    std::optional<std::string> cap;
+    std::optional<std::string> hop_mean;
+    std::optional<std::string> hop_sd;
     std::optional<std::string> scenario;
     std::optional<std::uint32_t> ops;
-    std::string csv;
-    std::string json;
-    std::string svg;
+    std::optional<std::string> csv;
+    std::optional<std::string> json;
+    std::optional<std::string> svg;
 };
 
 [[noreturn]] void bad_input(const std::string& message) {
@@ -54,12 +67,19 @@ struct outputs {
     std::unique_ptr<std::ofstream> svg;
 };
 
+struct output_paths {
+    std::string csv;
+    std::string json;
+    std::string svg;
+};
+
 // Every named file must be writable before anything runs; a file this check had to create is
-// removed again when another one fails, so bad input leaves nothing behind.
-void check_writable(const simulate_args& args) {
+// removed again when another one fails (or the run stops on bad input), so bad input leaves nothing
+// behind. Returns the files it created.
+std::vector<std::string> check_writable(const output_paths& paths) {
     std::vector<std::string> created;
     const std::array<std::pair<const char*, const std::string*>, 3> files{
-        {{"--csv", &args.csv}, {"--json", &args.json}, {"--svg", &args.svg}}};
+        {{"csv", &paths.csv}, {"json", &paths.json}, {"svg", &paths.svg}}};
     for (const auto& [option, path] : files) {
         if (path->empty()) continue;
         const bool existed = std::filesystem::exists(*path);
@@ -67,9 +87,10 @@ void check_writable(const simulate_args& args) {
         if (!existed && ok) created.push_back(*path);
         if (!ok) {
             for (const std::string& c : created) std::filesystem::remove(c);
-            bad_input(std::string{option} + ": cannot write " + *path);
+            bad_input(std::string{"--"} + option + ": cannot write " + *path);
         }
     }
+    return created;
 }
 
 std::unique_ptr<std::ofstream> open_output(const std::string& path) {
@@ -77,8 +98,8 @@ std::unique_ptr<std::ofstream> open_output(const std::string& path) {
     return std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
 }
 
-outputs open_outputs(const simulate_args& args) {
-    return {open_output(args.csv), open_output(args.json), open_output(args.svg)};
+outputs open_outputs(const output_paths& paths) {
+    return {open_output(paths.csv), open_output(paths.json), open_output(paths.svg)};
 }
 
 void finish_output(std::ofstream* out, const std::string& path) {
@@ -91,24 +112,84 @@ void finish_output(std::ofstream* out, const std::string& path) {
     std::cout << "wrote " << path << '\n';
 }
 
-std::vector<std::uint32_t> client_list(const std::string& text) {
-    auto parsed = storm::parse_client_list(text);
+std::optional<std::vector<std::uint32_t>> client_list(const std::optional<std::string>& text) {
+    if (!text) return std::nullopt;
+    auto parsed = storm::parse_client_list(*text);
     if (auto* error = std::get_if<std::string>(&parsed)) bad_input("--clients: " + *error);
     return std::get<std::vector<std::uint32_t>>(parsed);
 }
 
-std::vector<storm::occ_strategy> strategies(const std::string& text) {
-    if (text == "all") return {storm::all_occ_strategies.begin(), storm::all_occ_strategies.end()};
-    std::vector<storm::occ_strategy> out;
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        const std::string name = text.substr(start, comma - start);
-        const auto s = storm::occ_strategy_from_string(name);
-        if (!s) bad_input("--strategy: unknown strategy '" + name + "'; known: all, none, exponential, equal, full, decorrelated");
-        out.push_back(*s);
-        if (comma == text.size()) return out;
-        start = comma + 1;
+std::optional<std::vector<storm::occ_strategy>> strategies(const std::optional<std::string>& text) {
+    if (!text) return std::nullopt;
+    auto parsed = storm::parse_occ_strategies(*text);
+    if (auto* error = std::get_if<std::string>(&parsed)) bad_input("--strategy: " + *error);
+    return std::get<std::vector<storm::occ_strategy>>(parsed);
+}
+
+std::optional<duration> duration_option(const char* option, const std::optional<std::string>& text) {
+    if (!text) return std::nullopt;
+    const config::parsed_duration parsed = config::parse_duration(*text);
+    if (!parsed) bad_input(std::string{option} + ": " + parsed.error);
+    return *parsed.value;
+}
+
+// The settings the options give.
+storm::simulate_settings from_options(const simulate_args& args) {
+    storm::simulate_settings s;
+    if (args.model) s.model = *args.model == "occ" ? storm::simulate_model::occ : storm::simulate_model::capacity;
+    s.clients = client_list(args.clients);
+    s.strategies = strategies(args.strategy);
+    s.trials = args.trials;
+    s.seed = args.seed;
+    s.threads = args.threads;
+    s.base = duration_option("--base", args.base);
+    s.cap = duration_option("--cap", args.cap);
+    s.hop_mean = duration_option("--hop-mean", args.hop_mean);
+    s.hop_sd = duration_option("--hop-sd", args.hop_sd);
+    s.scenario = args.scenario;
+    s.ops = args.ops;
+    s.csv = args.csv;
+    s.json = args.json;
+    s.svg = args.svg;
+    return s;
+}
+
+template <class T>
+void lay_over(std::optional<T>& below, const std::optional<T>& above) {
+    if (above) below = above;
+}
+
+// The file's settings with the options laid over them.
+storm::simulate_settings merged(storm::simulate_settings file, const storm::simulate_settings& options) {
+    lay_over(file.model, options.model);
+    lay_over(file.clients, options.clients);
+    lay_over(file.strategies, options.strategies);
+    lay_over(file.trials, options.trials);
+    lay_over(file.seed, options.seed);
+    lay_over(file.threads, options.threads);
+    lay_over(file.base, options.base);
+    lay_over(file.cap, options.cap);
+    lay_over(file.hop_mean, options.hop_mean);
+    lay_over(file.hop_sd, options.hop_sd);
+    lay_over(file.scenario, options.scenario);
+    lay_over(file.ops, options.ops);
+    lay_over(file.csv, options.csv);
+    lay_over(file.json, options.json);
+    lay_over(file.svg, options.svg);
+    return file;
+}
+
+output_paths paths_of(const storm::simulate_settings& s) {
+    return {s.csv.value_or(""), s.json.value_or(""), s.svg.value_or("")};
+}
+
+// A configuration error after the options met the file: the message says which file was involved.
+template <class Make>
+auto make_config(const Make& make, const storm::simulate_settings& s, const std::string& file) {
+    try {
+        return make(s);
+    } catch (const std::invalid_argument& e) {
+        bad_input(file.empty() ? std::string{e.what()} : std::string{e.what()} + " (settings of " + file + " and the options)");
     }
 }
 
@@ -123,20 +204,12 @@ void print_speed(std::uint64_t events, double elapsed, const std::string& what) 
     std::cout << line << '\n';
 }
 
-void run_occ(const simulate_args& args) {
+void run_occ(const simulate_args& args, const storm::simulate_settings& settings) {
     if (args.scenario || args.ops) bad_input("--scenario and --ops apply to --model capacity");
-    storm::occ_sweep_config config;
-    config.clients = client_list(args.clients.value_or("10..190:10"));
-    config.strategies = strategies(args.strategy.value_or("all"));
-    config.trials = args.trials.value_or(100);
-    config.seed = args.seed;
-    config.threads = args.threads;
-    try {
-        storm::validate(config);
-    } catch (const std::invalid_argument& e) {
-        bad_input(e.what());
-    }
-    check_writable(args);
+    const storm::occ_sweep_config config =
+        make_config([](const storm::simulate_settings& s) { return storm::make_occ_config(s); }, settings, args.file);
+    const output_paths paths = paths_of(settings);
+    const std::vector<std::string> created = check_writable(paths);
 
     // A progress line for sweeps that take a while, only on a terminal.
     const bool show_progress = isatty(STDERR_FILENO) != 0 && storm::estimated_occ_events(config) > 1e8;
@@ -148,60 +221,67 @@ void run_occ(const simulate_args& args) {
             if (done == total) std::fputc('\n', stderr);
         };
     const auto start = std::chrono::steady_clock::now();
-    const storm::occ_sweep_result result = storm::run_occ_sweep(config, progress);
+    storm::occ_sweep_result result;
+    try {
+        result = storm::run_occ_sweep(config, progress);
+    } catch (const storm::occ_clock_overflow& e) {
+        for (const std::string& c : created) std::filesystem::remove(c);
+        bad_input(e.what());
+    }
     const double elapsed = seconds_since(start);
 
-    outputs files = open_outputs(args);
+    outputs files = open_outputs(paths);
     storm::write_occ_table(std::cout, config, result);
     const std::uint64_t trials = static_cast<std::uint64_t>(result.points.size()) * config.trials;
     print_speed(result.events, elapsed, std::to_string(trials) + " trials on " + std::to_string(config.threads) + " thread(s)");
     if (files.csv) storm::write_occ_csv(*files.csv, result);
     if (files.json) storm::write_occ_json(*files.json, config, result);
     if (files.svg) storm::write_occ_svg(*files.svg, result);
-    finish_output(files.csv.get(), args.csv);
-    finish_output(files.json.get(), args.json);
-    finish_output(files.svg.get(), args.svg);
+    finish_output(files.csv.get(), paths.csv);
+    finish_output(files.json.get(), paths.json);
+    finish_output(files.svg.get(), paths.svg);
 }
 
-std::string scenario_names() {
-    std::string out;
-    for (const storm::capacity_scenario& s : storm::capacity_scenarios()) out += "\n  " + std::string{s.name} + ": " + std::string{s.summary};
-    return out;
-}
-
-void run_capacity(const simulate_args& args) {
-    if (args.strategy || args.trials) bad_input("--strategy and --trials apply to --model occ");
-    if (!args.scenario) bad_input("--model capacity needs --scenario NAME; the scenarios:" + scenario_names());
-    const auto found = storm::find_capacity_scenario(*args.scenario);
-    if (!found) bad_input("--scenario: unknown scenario '" + *args.scenario + "'; the scenarios:" + scenario_names());
-    storm::capacity_config config = *found;
-    if (args.clients) {
-        const std::vector<std::uint32_t> list = client_list(*args.clients);
-        if (list.size() != 1) bad_input("--clients: the capacity model takes one client count, got " + *args.clients);
-        config.clients = list.front();
-    }
-    if (args.ops) config.ops_per_client = *args.ops;
-    config.seed = args.seed;
-    try {
-        storm::validate(config);
-    } catch (const std::invalid_argument& e) {
-        bad_input(e.what());
-    }
-    check_writable(args);
+void run_capacity(const simulate_args& args, const storm::simulate_settings& settings) {
+    if (args.strategy || args.trials || args.threads || args.base || args.cap || args.hop_mean || args.hop_sd)
+        bad_input("--strategy, --trials, --threads, --base, --cap, --hop-mean and --hop-sd apply to --model occ");
+    if (args.clients && settings.clients->size() != 1)
+        bad_input("--clients: the capacity model takes one client count, got " + *args.clients);
+    const storm::capacity_config config =
+        make_config([](const storm::simulate_settings& s) { return storm::make_capacity_config(s); }, settings, args.file);
+    const output_paths paths = paths_of(settings);
+    (void)check_writable(paths);
 
     const auto start = std::chrono::steady_clock::now();
     const storm::capacity_result result = storm::run_capacity(config);
     const double elapsed = seconds_since(start);
 
-    outputs files = open_outputs(args);
-    storm::write_capacity_table(std::cout, *args.scenario, config, result);
+    outputs files = open_outputs(paths);
+    storm::write_capacity_table(std::cout, *settings.scenario, config, result);
     print_speed(result.events, elapsed, std::to_string(result.operations) + " operations");
     if (files.csv) storm::write_capacity_csv(*files.csv, config, result);
-    if (files.json) storm::write_capacity_json(*files.json, *args.scenario, config, result);
+    if (files.json) storm::write_capacity_json(*files.json, *settings.scenario, config, result);
     if (files.svg) storm::write_capacity_svg(*files.svg, config, result);
-    finish_output(files.csv.get(), args.csv);
-    finish_output(files.json.get(), args.json);
-    finish_output(files.svg.get(), args.svg);
+    finish_output(files.csv.get(), paths.csv);
+    finish_output(files.json.get(), paths.json);
+    finish_output(files.svg.get(), paths.svg);
+}
+
+void run_simulate(const simulate_args& args) {
+    storm::simulate_settings file_settings;
+    if (!args.file.empty()) {
+        const storm::simulate_file_result loaded = storm::load_simulate_file(args.file);
+        if (!loaded.ok()) {
+            for (const config_error& e : loaded.errors) std::cerr << e.to_string() << '\n';
+            throw CLI::RuntimeError(exit_bad_input);
+        }
+        file_settings = loaded.value->settings;
+    }
+    const storm::simulate_settings settings = merged(file_settings, from_options(args));
+    if (settings.model.value_or(storm::simulate_model::occ) == storm::simulate_model::occ)
+        run_occ(args, settings);
+    else
+        run_capacity(args, settings);
 }
 
 }  // namespace
@@ -210,23 +290,33 @@ void add_simulate_command(CLI::App& app) {
     auto args = std::make_shared<simulate_args>();
     CLI::App* cmd = app.add_subcommand(
         "simulate", "Simulate retry storms: the AWS backoff/jitter contention model, or capacity scenarios");
-    cmd->add_option("--model", args->model, "occ (contention, the AWS experiment) or capacity (storms)")
+    cmd->add_option("file", args->file,
+                    "A simulation file (TOML with a [simulate] table, docs/storms.md); options override its settings");
+    cmd->add_option("--model", args->model, "occ (contention, the AWS experiment; the default) or capacity (storms)")
         ->check(CLI::IsMember({"occ", "capacity"}));
     cmd->add_option("--clients", args->clients,
                     "occ: client counts, e.g. 10..190:10 or 10,50,100 (default 10..190:10); capacity: one count");
-    cmd->add_option("--strategy", args->strategy, "occ: all, or a list of none, exponential, equal, full, decorrelated");
+    cmd->add_option("--strategy", args->strategy, "occ: all (the default), or a list of none, exponential, equal, full, decorrelated");
     cmd->add_option("--trials", args->trials, "occ: trials per point (default 100)")
         ->check(CLI::Range(std::uint32_t{1}, storm::max_occ_trials));
     cmd->add_option("--seed", args->seed, "Seed; the same seed gives the same numbers (default 1)");
     cmd->add_option("--threads", args->threads, "occ: threads running trials (default 2)")
         ->check(CLI::Range(1u, storm::max_occ_threads));
+    cmd->add_option("--base", args->base, "occ: backoff base, e.g. 5ms (the default)");
+    cmd->add_option("--cap", args->cap, "occ: backoff cap, e.g. 2000ms (the default)");
+    cmd->add_option("--hop-mean", args->hop_mean, "occ: mean network hop latency (default 10ms)");
+    cmd->add_option("--hop-sd", args->hop_sd, "occ: standard deviation of a hop's latency (default 2ms)");
     cmd->add_option("--scenario", args->scenario, "capacity: the scenario to run (see docs/storms.md)");
     cmd->add_option("--ops", args->ops, "capacity: operations per client (overrides the scenario's)")
-        ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{1'000'000}));
+        ->check(CLI::Range(std::uint32_t{1}, storm::max_ops_per_client));
     cmd->add_option("--csv", args->csv, "Write the results as CSV to this file");
     cmd->add_option("--json", args->json, "Write the results as JSON to this file");
     cmd->add_option("--svg", args->svg, "Write SVG line charts to this file");
-    cmd->callback([args] { args->model == "occ" ? run_occ(*args) : run_capacity(*args); });
+    cmd->footer(
+        "Examples:\n  faultline simulate --model occ --clients 10..190:10 --strategy all --trials 100 --svg occ.svg\n"
+        "  faultline simulate examples/simulate/aws-backoff-jitter.toml --trials 10 --csv occ.csv\n"
+        "  faultline simulate --model capacity --scenario metastable --svg storm.svg");
+    cmd->callback([args] { run_simulate(*args); });
 }
 
 }  // namespace faultline::cli

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
-#include <queue>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,18 +21,82 @@ namespace {
 
 using ns = std::int64_t;
 
-// A write reaching the server. Plain data, 16 bytes: the queue moves these around by value. The
-// try's read time lives beside the queue (read_at[client]): a client has one try in flight at most.
-struct write_arrival {
-    ns at;  // when the write reaches the server
-    std::uint32_t client;
+// A write reaching the server, packed into one word: its time in the high 50 bits, its client in
+// the low 14. Comparing two words then orders by time and equal times by client index (so the order
+// never depends on the heap's layout) in one comparison, and the heap moves 8 bytes, not 16. The
+// try's read time lives beside the heap (read_at[client]): a client has one try in flight at most.
+class write_arrival {
+public:
+    static constexpr int client_bits = 14;
+    static_assert(max_occ_clients < (1u << client_bits), "a client index must fit its bits");
+    // 2^50 ns, 13 days of virtual time: a trial reaching it stops with occ_clock_overflow.
+    static constexpr ns max_time = (ns{1} << (64 - client_bits)) - 1;
+
+    write_arrival(ns at, std::uint32_t client)
+        : key_{(static_cast<std::uint64_t>(at) << client_bits) | client} {}
+
+    ns at() const { return static_cast<ns>(key_ >> client_bits); }
+    std::uint32_t client() const { return static_cast<std::uint32_t>(key_ & ((1u << client_bits) - 1)); }
+    // Earliest first; equal times by client index.
+    friend bool operator<(const write_arrival& a, const write_arrival& b) { return a.key_ < b.key_; }
+
+private:
+    std::uint64_t key_;
 };
 
-// Earliest first; equal times by client index, so the order never depends on the heap's layout.
-struct later {
-    bool operator()(const write_arrival& a, const write_arrival& b) const {
-        return a.at != b.at ? a.at > b.at : a.client > b.client;
+// The writes in flight, earliest on top: a binary min-heap with `replace_top`, because a failed
+// write's retry takes its place (std::priority_queue would pop and push). A retry is nearly always
+// later than most writes in flight, so replace_top works bottom-up (Floyd): the hole at the top
+// sinks to a leaf along the earlier child — one comparison a level, computed, not branched on,
+// since which child is earlier is a coin toss — and the new write then climbs the few levels it
+// must. Holds at most one write per client; no allocation after the constructor.
+class arrival_heap {
+public:
+    explicit arrival_heap(std::size_t capacity) { items_.reserve(capacity); }
+
+    bool empty() const { return items_.empty(); }
+    const write_arrival& top() const { return items_.front(); }
+
+    void push(const write_arrival& w) {
+        items_.push_back(w);
+        climb(items_.size() - 1, w);
     }
+
+    void pop() {
+        const write_arrival last = items_.back();
+        items_.pop_back();
+        if (!items_.empty()) replace_top(last);
+    }
+
+    void replace_top(const write_arrival& w) {
+        const std::size_t n = items_.size();
+        std::size_t hole = 0;
+        // Both children exist: move the earlier one up.
+        for (std::size_t child = 1; child + 1 < n; child = 2 * hole + 1) {
+            child += static_cast<std::size_t>(items_[child + 1] < items_[child]);
+            items_[hole] = items_[child];
+            hole = child;
+        }
+        if (2 * hole + 1 < n) {  // a last, lone child
+            items_[hole] = items_[2 * hole + 1];
+            hole = 2 * hole + 1;
+        }
+        climb(hole, w);
+    }
+
+private:
+    // Puts `w` into the hole at `hole`, moving later parents down.
+    void climb(std::size_t hole, const write_arrival& w) {
+        while (hole > 0) {
+            const std::size_t parent = (hole - 1) / 2;
+            if (!(w < items_[parent])) break;
+            items_[hole] = items_[parent];
+            hole = parent;
+        }
+        items_[hole] = w;
+    }
+
+    std::vector<write_arrival> items_;
 };
 
 std::optional<retry::jitter_kind> jitter_of(occ_strategy strategy) {
@@ -73,6 +138,13 @@ void check_clients(std::uint32_t clients) {
                                     std::to_string(clients)};
 }
 
+void check_durations(duration base, duration cap, duration hop_mean, duration hop_sd) {
+    if (hop_mean < duration{0} || hop_sd < duration{0} || hop_mean > max_occ_hop || hop_sd > max_occ_hop)
+        throw std::invalid_argument{"hop latency mean and deviation must be in [0, 1h]"};
+    if (base <= duration{0} || cap < base || cap > max_occ_cap)
+        throw std::invalid_argument{"backoff base must be positive, and cap at least base and at most 24h"};
+}
+
 }  // namespace
 
 std::string_view to_string(occ_strategy strategy) {
@@ -92,8 +164,26 @@ std::optional<occ_strategy> occ_strategy_from_string(std::string_view name) {
     return std::nullopt;
 }
 
+std::variant<std::vector<occ_strategy>, std::string> parse_occ_strategies(std::string_view text) {
+    if (text == "all") return std::vector<occ_strategy>{all_occ_strategies.begin(), all_occ_strategies.end()};
+    std::vector<occ_strategy> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string_view name = text.substr(start, comma - start);
+        const auto s = occ_strategy_from_string(name);
+        if (!s)
+            return "unknown strategy '" + std::string{name} +
+                   "'; known: all, none, exponential, equal, full, decorrelated";
+        out.push_back(*s);
+        if (comma == text.size()) return out;
+        start = comma + 1;
+    }
+}
+
 occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
     check_clients(config.clients);
+    check_durations(config.base, config.cap, config.hop_mean, config.hop_sd);
     fast_random random{seed};
     hop_latency hop{config.hop_mean, config.hop_sd};
     const std::optional<retry::jitter_kind> jitter = jitter_of(config.strategy);
@@ -104,34 +194,34 @@ occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed) {
     std::vector<retry::backoff> backoffs(config.clients, retry::backoff{policy});
 
     // The heap holds at most one write per client, so this reserve (and read_at) are the only allocations.
-    std::vector<write_arrival> storage;
-    storage.reserve(config.clients);
-    std::priority_queue<write_arrival, std::vector<write_arrival>, later> queue{later{}, std::move(storage)};
+    arrival_heap queue{config.clients};  // with read_at, the trial's only allocations besides backoffs
 
-    // A try that starts (sends its read) at `start`.
+    // A try that starts (sends its read) at `start`: its write's arrival at the server.
     std::vector<ns> read_at(config.clients);
-    auto schedule_try = [&](std::uint32_t client, ns start) {
+    auto next_try = [&](std::uint32_t client, ns start) {
         const ns read = start + hop.next(random);
         read_at[client] = read;
-        queue.push({read + hop.next(random) + hop.next(random), client});
+        const ns arrival = read + hop.next(random) + hop.next(random);
+        if (arrival > write_arrival::max_time) throw occ_clock_overflow{};
+        return write_arrival{arrival, client};
     };
-    for (std::uint32_t c = 0; c < config.clients; ++c) schedule_try(c, 0);
+    for (std::uint32_t c = 0; c < config.clients; ++c) queue.push(next_try(c, 0));
 
     occ_trial_result result;
     ns last_success = std::numeric_limits<ns>::min();
     ns completion = 0;
     while (!queue.empty()) {
         const write_arrival w = queue.top();
-        queue.pop();
         ++result.work;
-        const ns reply_at = w.at + hop.next(random);
-        if (last_success <= read_at[w.client]) {  // nobody wrote since this try's read: the version matches
-            last_success = w.at;
+        const ns reply_at = w.at() + hop.next(random);
+        if (last_success <= read_at[w.client()]) {  // nobody wrote since this try's read: the version matches
+            last_success = w.at();
             completion = std::max(completion, reply_at);
+            queue.pop();
             continue;
         }
-        const ns wait = jitter ? backoffs[w.client].next(random).count() : 0;
-        schedule_try(w.client, reply_at + wait);
+        const ns wait = jitter ? backoffs[w.client()].next(random).count() : 0;
+        queue.replace_top(next_try(w.client(), reply_at + wait));  // the retry takes the failed write's place
     }
     result.completion = duration{completion};
     return result;
@@ -188,10 +278,7 @@ void validate(const occ_sweep_config& config) {
                                     std::to_string(static_cast<std::uint64_t>(estimated_occ_events(config))) +
                                     " events (clients^2 / 4 per trial); at most 2000000000 are allowed: "
                                     "fewer clients, strategies or trials"};
-    if (config.hop_mean < duration{0} || config.hop_sd < duration{0})
-        throw std::invalid_argument{"hop latency mean and deviation must not be negative"};
-    if (config.base <= duration{0} || config.cap < config.base)
-        throw std::invalid_argument{"backoff base must be positive and cap at least base"};
+    check_durations(config.base, config.cap, config.hop_mean, config.hop_sd);
 }
 
 occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_callback& progress) {
@@ -206,6 +293,10 @@ occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_ca
     // Jobs are taken one at a time from the end of the list: client counts are usually given in
     // increasing order, so the largest (slowest) trials go first and the threads finish together on
     // small ones. Results land at their job's index, so the order changes no number.
+    // The first trial to overflow its clock stops every thread (no job is taken after it); it is
+    // rethrown once they have all finished.
+    std::exception_ptr overflow;
+    std::once_flag overflow_once;
     auto work = [&](bool report) {
         for (;;) {
             const std::uint64_t taken = next_job.fetch_add(1, std::memory_order_relaxed);
@@ -220,7 +311,13 @@ occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_ca
             one.cap = config.cap;
             one.hop_mean = config.hop_mean;
             one.hop_sd = config.hop_sd;
-            results[job] = run_occ_trial(one, occ_trial_seed(config.seed, one.clients, one.strategy, trial));
+            try {
+                results[job] = run_occ_trial(one, occ_trial_seed(config.seed, one.clients, one.strategy, trial));
+            } catch (const occ_clock_overflow&) {
+                std::call_once(overflow_once, [&] { overflow = std::current_exception(); });
+                next_job.store(jobs, std::memory_order_relaxed);
+                return;
+            }
             const std::uint64_t finished = done.fetch_add(1, std::memory_order_relaxed) + 1;
             if (report && progress && (finished % 64 == 0 || finished == jobs)) progress(finished, jobs);
         }
@@ -230,6 +327,7 @@ occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_ca
         for (unsigned t = 1; t < config.threads; ++t) helpers.emplace_back(work, false);
         work(true);
     }
+    if (overflow) std::rethrow_exception(overflow);
     if (progress) progress(jobs, jobs);
 
     occ_sweep_result out;

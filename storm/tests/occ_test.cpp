@@ -137,6 +137,29 @@ TEST(occ_sweep, refuses_what_it_cannot_run) {
         EXPECT_NE(std::string{e.what()}.find("events"), std::string::npos) << e.what();
     }
     EXPECT_THROW(run_occ_trial(occ_config{.clients = 0}, 1), std::invalid_argument);
+    occ_sweep_config slow = sweep_at({10}, 1, 1);
+    slow.hop_mean = 61min;
+    EXPECT_THROW(validate(slow), std::invalid_argument);
+    slow.hop_mean = 10ms;
+    slow.cap = 25h;
+    EXPECT_THROW(validate(slow), std::invalid_argument);
+    EXPECT_THROW(run_occ_trial(occ_config{.clients = 10, .cap = 25h}, 1), std::invalid_argument);
+}
+
+TEST(occ_sweep, a_trial_past_the_virtual_clock_limit_stops_the_sweep) {
+    // 190 clients without backoff make some 95 tries each; at 4 hops of 40 minutes a try the last
+    // ones finish weeks after the start, beyond the clock's 2^50 ns (13 days).
+    occ_config one;
+    one.clients = 190;
+    one.strategy = occ_strategy::none;
+    one.hop_mean = 40min;
+    EXPECT_THROW(run_occ_trial(one, 1), occ_clock_overflow);
+    occ_sweep_config sweep = sweep_at({10, 190}, 3, 2);
+    sweep.hop_mean = 40min;
+    EXPECT_THROW(run_occ_sweep(sweep), occ_clock_overflow);
+    // The limit is far from the blog's settings: its slowest point finishes in minutes.
+    one.hop_mean = 10ms;
+    EXPECT_NO_THROW(run_occ_trial(one, 1));
 }
 
 TEST(occ_strategy_names, round_trip) {

@@ -24,7 +24,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "faultline/core/clock.hpp"
@@ -41,6 +44,9 @@ inline constexpr std::array<occ_strategy, 5> all_occ_strategies{
 
 std::string_view to_string(occ_strategy strategy);
 std::optional<occ_strategy> occ_strategy_from_string(std::string_view name);
+// "all", or a comma list of strategy names ("full,equal"): the strategies in order, or an error
+// message naming the unknown one and the known ones.
+std::variant<std::vector<occ_strategy>, std::string> parse_occ_strategies(std::string_view text);
 
 struct occ_config {
     std::uint32_t clients{100};
@@ -56,8 +62,22 @@ struct occ_trial_result {
     duration completion{0};  // the last client's successful write reply
 };
 
+// The largest backoff cap and hop latency (mean or deviation) accepted: beyond any real network,
+// and small enough that no sum of them can overflow the simulation's clock arithmetic.
+inline constexpr duration max_occ_cap{std::chrono::hours{24}};
+inline constexpr duration max_occ_hop{std::chrono::hours{1}};
+
+// A trial's virtual clock reached its limit, 2^50 ns (13 days; the heap packs a time and a client
+// index into one word): only absurd settings get there (hours-long hops, say).
+struct occ_clock_overflow : std::range_error {
+    occ_clock_overflow()
+        : std::range_error{"a trial ran past 13 days of virtual time (2^50 ns, the simulator's clock limit): "
+                           "shorter hops or cap, or fewer clients"} {}
+};
+
 // One trial. Deterministic: the same (config, seed) gives the same result on every platform.
-// Throws std::invalid_argument when clients is 0 or above max_occ_clients.
+// Throws std::invalid_argument when clients is 0 or above max_occ_clients, or a duration is out of
+// range (base in (0, cap], cap up to max_occ_cap, hops in [0, max_occ_hop]); occ_clock_overflow.
 occ_trial_result run_occ_trial(const occ_config& config, std::uint64_t seed);
 
 // The largest client count accepted: a no-backoff trial does about N^2 / 4 writes, so 10,000 clients
@@ -117,10 +137,11 @@ double estimated_occ_events(const occ_sweep_config& config);
 
 // Throws std::invalid_argument saying what is wrong: an empty client or strategy list, a client
 // count out of 1..max_occ_clients, trials or threads 0 or beyond their limits, a sweep beyond
-// max_occ_jobs or max_occ_estimated_events, or a base / cap retry/ refuses.
+// max_occ_jobs or max_occ_estimated_events, or a duration out of range (as run_occ_trial).
 void validate(const occ_sweep_config& config);
 
-// Runs the sweep on `threads` threads (the calling thread is one of them); validates first.
+// Runs the sweep on `threads` threads (the calling thread is one of them); validates first. A
+// trial's occ_clock_overflow stops the sweep and is rethrown here.
 occ_sweep_result run_occ_sweep(const occ_sweep_config& config, const progress_callback& progress = {});
 
 summary summarise(const std::vector<double>& values);
