@@ -1,5 +1,7 @@
 #include "faultline/storm/output.hpp"
 
+#include "faultline/reports/line_chart.hpp"
+
 #include <algorithm>
 #include <array>
 #include <boost/json.hpp>
@@ -24,95 +26,11 @@ std::string padded(std::string s, std::size_t width) {
     return s;
 }
 
-std::string xml_escaped(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
-
-// A round axis maximum at or above v: 1, 2 or 5 times a power of ten.
-double nice_ceiling(double v) {
-    if (!(v > 0)) return 1;
-    const double power = std::pow(10.0, std::floor(std::log10(v)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (m * power >= v) return m * power;
-    return 10 * power;
-}
-
-constexpr std::array<std::string_view, 6> palette{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
-
 boost::json::object summary_json(const summary& s) {
     return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min}, {"max", s.max}};
 }
 
 }  // namespace
-
-void write_svg(std::ostream& out, const std::vector<line_chart>& charts) {
-    constexpr double width = 720;
-    constexpr double height = 360;
-    constexpr double left = 70;
-    constexpr double right = 160;  // room for the legend
-    constexpr double top = 40;
-    constexpr double bottom = 50;
-    out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\""
-        << height * static_cast<double>(charts.size()) << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-    for (std::size_t c = 0; c < charts.size(); ++c) {
-        const line_chart& chart = charts[c];
-        double x_max = 0;
-        double y_max = 0;
-        for (const chart_series& s : chart.series)
-            for (const auto& [x, y] : s.points) {
-                x_max = std::max(x_max, x);
-                y_max = std::max(y_max, y);
-            }
-        x_max = nice_ceiling(x_max);
-        y_max = nice_ceiling(y_max);
-        const double plot_w = width - left - right;
-        const double plot_h = height - top - bottom;
-        auto px = [&](double x) { return left + x / x_max * plot_w; };
-        auto py = [&](double y) { return top + plot_h - y / y_max * plot_h; };
-        out << "<g transform=\"translate(0," << height * static_cast<double>(c) << ")\">\n";
-        out << "<text x=\"" << width / 2 << "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">"
-            << xml_escaped(chart.title) << "</text>\n";
-        out << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\"" << plot_h
-            << "\" fill=\"none\" stroke=\"#999\"/>\n";
-        for (int tick = 0; tick <= 5; ++tick) {
-            const double fx = x_max * tick / 5;
-            const double fy = y_max * tick / 5;
-            out << "<text x=\"" << px(fx) << "\" y=\"" << top + plot_h + 16 << "\" text-anchor=\"middle\">"
-                << fixed(fx, fx < 10 && fx != std::floor(fx) ? 1 : 0) << "</text>\n";
-            out << "<text x=\"" << left - 6 << "\" y=\"" << py(fy) + 4 << "\" text-anchor=\"end\">"
-                << fixed(fy, fy < 10 && fy != std::floor(fy) ? 1 : 0) << "</text>\n";
-            out << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << py(fy) << "\" y2=\""
-                << py(fy) << "\" stroke=\"#eee\"/>\n";
-        }
-        out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 12 << "\" text-anchor=\"middle\">"
-            << xml_escaped(chart.x_label) << "</text>\n";
-        out << "<text transform=\"translate(16," << top + plot_h / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
-            << xml_escaped(chart.y_label) << "</text>\n";
-        for (std::size_t s = 0; s < chart.series.size(); ++s) {
-            const std::string_view colour = palette[s % palette.size()];
-            out << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
-            for (const auto& [x, y] : chart.series[s].points) out << fixed(px(x), 1) << ',' << fixed(py(y), 1) << ' ';
-            out << "\"/>\n";
-            const double ly = top + 14 + 18 * static_cast<double>(s);
-            out << "<line x1=\"" << width - right + 12 << "\" x2=\"" << width - right + 32 << "\" y1=\"" << ly - 4
-                << "\" y2=\"" << ly - 4 << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n";
-            out << "<text x=\"" << width - right + 38 << "\" y=\"" << ly << "\">" << xml_escaped(chart.series[s].name)
-                << "</text>\n";
-        }
-        out << "</g>\n";
-    }
-    out << "</svg>\n";
-}
 
 void write_occ_table(std::ostream& out, const occ_sweep_config& config, const occ_sweep_result& result) {
     out << "model occ: one optimistic-concurrency row; hop |N(" << seconds(config.hop_mean) * 1000 << " ms, "
@@ -159,12 +77,12 @@ void write_occ_json(std::ostream& out, const occ_sweep_config& config, const occ
 }
 
 void write_occ_svg(std::ostream& out, const occ_sweep_result& result) {
-    line_chart work{"Work (write calls) vs clients", "clients", "write calls (mean)", {}};
-    line_chart completion{"Completion time vs clients", "clients", "seconds (mean)", {}};
+    reports::line_chart work{"Work (write calls) vs clients", "clients", "write calls (mean)", {}};
+    reports::line_chart completion{"Completion time vs clients", "clients", "seconds (mean)", {}};
     for (const occ_point& p : result.points) {
         const std::string name{to_string(p.strategy)};
-        auto series = [&](line_chart& chart) -> chart_series& {
-            for (chart_series& s : chart.series)
+        auto series = [&](reports::line_chart& chart) -> reports::chart_series& {
+            for (reports::chart_series& s : chart.series)
                 if (s.name == name) return s;
             chart.series.push_back({name, {}});
             return chart.series.back();
@@ -172,7 +90,7 @@ void write_occ_svg(std::ostream& out, const occ_sweep_result& result) {
         series(work).points.emplace_back(p.clients, p.work.mean);
         series(completion).points.emplace_back(p.clients, p.completion_s.mean);
     }
-    write_svg(out, {work, completion});
+    out << reports::line_charts_svg({work, completion});
 }
 
 void write_capacity_table(std::ostream& out, const std::string& scenario, const capacity_config& config,
@@ -246,12 +164,12 @@ void write_capacity_json(std::ostream& out, const std::string& scenario, const c
 
 void write_capacity_svg(std::ostream& out, const capacity_config& config, const capacity_result& r) {
     const std::string per_bin = "per " + fixed(seconds(config.bin), 3) + " s";
-    line_chart load{"Load at the backend over time", "time (s)", "attempts " + per_bin, {}};
-    line_chart queue{"Backend queue over time", "time (s)", "longest queue", {}};
-    chart_series offered{"offered", {}};
-    chart_series goodput{"goodput", {}};
-    chart_series retries{"retries", {}};
-    chart_series longest{"queue", {}};
+    reports::line_chart load{"Load at the backend over time", "time (s)", "attempts " + per_bin, {}};
+    reports::line_chart queue{"Backend queue over time", "time (s)", "longest queue", {}};
+    reports::chart_series offered{"offered", {}};
+    reports::chart_series goodput{"goodput", {}};
+    reports::chart_series retries{"retries", {}};
+    reports::chart_series longest{"queue", {}};
     for (std::size_t b = 0; b < r.bins.size(); ++b) {
         const double t = seconds(config.bin) * static_cast<double>(b);
         offered.points.emplace_back(t, static_cast<double>(r.bins[b].offered));
@@ -261,7 +179,7 @@ void write_capacity_svg(std::ostream& out, const capacity_config& config, const 
     }
     load.series = {offered, goodput, retries};
     queue.series = {longest};
-    write_svg(out, {load, queue});
+    out << reports::line_charts_svg({load, queue});
 }
 
 }  // namespace faultline::storm

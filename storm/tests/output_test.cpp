@@ -68,12 +68,5 @@ TEST(capacity_output, csv_json_and_svg_follow_the_bins) {
     EXPECT_NE(table.str().find("amplification"), std::string::npos);
 }
 
-TEST(svg_chart, escapes_names) {
-    std::ostringstream svg;
-    write_svg(svg, {line_chart{"a < b & c", "x", "y", {chart_series{"\"s\"", {{0, 0}, {1, 1}}}}}});
-    EXPECT_NE(svg.str().find("a &lt; b &amp; c"), std::string::npos);
-    EXPECT_NE(svg.str().find("&quot;s&quot;"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace faultline::storm
