@@ -49,25 +49,28 @@ struct tcp_proxy::core {
     faultline::clock& time;
     const faultline::time_point started_at;
 
-    asio::io_context io;
-    tcp::acceptor acceptor{io};
-    asio::steady_timer accept_retry{io};
+    std::atomic<std::uint64_t> connections{0};
+    std::atomic<std::uint64_t> toxic_connections{0};
+    std::atomic<std::uint64_t> upstream_failures{0};
+    std::atomic<std::uint64_t> bytes_up{0};
+    std::atomic<std::uint64_t> bytes_down{0};
+
+    std::mutex lifecycle;
+    bool started = false;
+    bool stop_done = false;
+
     tcp::endpoint upstream;
     std::uint16_t port = 0;
     std::uint64_t accepted = 0;                                        // the worker's only
     std::unordered_map<std::uint64_t, std::weak_ptr<session>> live;  // the worker's only
     bool stopping = false;                                             // the worker's only
 
-    std::mutex lifecycle;
-    bool started = false;
-    bool stop_done = false;
+    // Declared after everything a session touches: destroying the io_context destroys any handler
+    // still queued, and with it the session, which journals itself.
+    asio::io_context io;
+    tcp::acceptor acceptor{io};
+    asio::steady_timer accept_retry{io};
     std::thread worker;
-
-    std::atomic<std::uint64_t> connections{0};
-    std::atomic<std::uint64_t> toxic_connections{0};
-    std::atomic<std::uint64_t> upstream_failures{0};
-    std::atomic<std::uint64_t> bytes_up{0};
-    std::atomic<std::uint64_t> bytes_down{0};
 };
 
 namespace {
@@ -93,6 +96,12 @@ public:
         record_.t_accept = core.since_start_ns();
         record_.instance = core.options.instance;
     }
+
+    // The record goes out when the last handler let go of the session, so the bytes of writes that
+    // completed while the connection was being ended are in it.
+    ~session() { core_.finished(record_); }
+    session(const session&) = delete;
+    session& operator=(const session&) = delete;
 
     void start() {
         const nanoseconds since_start{record_.t_accept};
@@ -253,11 +262,12 @@ private:
     }
 
     void on_write(direction& d, const error_code& ec, std::size_t n) {
+        // What the kernel took was forwarded, even when the connection ended while this handler waited.
+        d.forwarded += n;
+        (d.which == stream_direction::upstream ? record_.bytes_up : record_.bytes_down) += n;
         if (ended_) return;
         if (ec) return end(connection_outcome::reset, link_end::reset, {}, write_error(d, ec));
         d.written += n;
-        d.forwarded += n;
-        (d.which == stream_direction::upstream ? record_.bytes_up : record_.bytes_down) += n;
         do_write_piece(d);
     }
 
@@ -299,7 +309,8 @@ private:
         return std::string{d.which == stream_direction::upstream ? "upstream" : "client"} + " write: " + ec.message();
     }
 
-    // Ends the connection once: cancels every wait, closes or resets both sockets, journals it.
+    // Ends the connection once: cancels every wait, closes or resets both sockets; the destructor
+    // journals it.
     void end(connection_outcome outcome, link_end how, const std::string& ended_by, const std::string& error) {
         if (ended_) return;
         ended_ = true;
@@ -321,7 +332,7 @@ private:
         record_.outcome = outcome;
         record_.ended_by = ended_by;
         record_.error = error;
-        core_.finished(record_);
+        core_.live.erase(record_.conn);
     }
 
     tcp_proxy::core& core_;
@@ -362,7 +373,6 @@ void tcp_proxy::core::on_accept(const error_code& ec, tcp::socket socket) {
 }
 
 void tcp_proxy::core::finished(const connection_record& record) {
-    live.erase(record.conn);
     if (record.outcome == connection_outcome::upstream_refused ||
         record.outcome == connection_outcome::upstream_unreachable) {
         upstream_failures.fetch_add(1, std::memory_order_relaxed);
