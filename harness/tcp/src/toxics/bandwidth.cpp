@@ -23,7 +23,7 @@ public:
     }
 
     std::chrono::nanoseconds piece_wait(std::size_t size, bool) const override {
-        // size <= 16 KiB (a read), so size * 1e9 cannot overflow.
+        // size <= one read (tcp_proxy::read_buffer_size, 64 KiB), so size * 1e9 cannot overflow.
         return std::chrono::nanoseconds{static_cast<std::int64_t>(size * 1'000'000'000ULL / rate_)};
     }
 

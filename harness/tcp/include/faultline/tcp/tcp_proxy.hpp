@@ -57,7 +57,7 @@ using record_sink = std::function<void(const connection_record&)>;
 class tcp_proxy {
 public:
     // Chunks are read into a buffer of this size, one per direction and connection.
-    static constexpr std::size_t read_buffer_size = 16 * 1024;
+    static constexpr std::size_t read_buffer_size = 64 * 1024;
 
     tcp_proxy(const toxic_set& toxics, tcp_proxy_options options, record_sink sink = {},
               faultline::clock& time = steady_clock_source::instance());
