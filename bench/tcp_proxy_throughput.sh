@@ -21,6 +21,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP PIPE  # through the EXIT trap, so no child outlives the script
 
 touch "$work/server.out" "$work/proxy.out"  # polled before the children may have opened them
 python3 bench/tcp_pipe.py server >"$work/server.out" &
