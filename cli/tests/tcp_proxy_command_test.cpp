@@ -136,5 +136,15 @@ TEST(tcp_proxy_command, exit_codes_for_bad_toxics_a_flag_of_the_other_mode_and_a
     fs::remove(toxics);
 }
 
+TEST(tcp_proxy_command, list_toxics_names_every_registered_toxic) {
+    child proc{{FAULTLINE_BINARY, "list", "toxics"}};
+    const auto listed = proc.finish();
+    EXPECT_EQ(listed.code, 0);
+    const std::string lines = "\n" + listed.out;  // every name starts a line
+    for (const char* name : {"bandwidth", "latency", "limit_data", "refused", "reset_peer", "slicer", "timeout"}) {
+        EXPECT_NE(lines.find(std::string{"\n"} + name + " "), std::string::npos) << name << " in\n" << listed.out;
+    }
+}
+
 }  // namespace
 }  // namespace faultline::harness::testing
