@@ -207,7 +207,9 @@ void run_tcp_proxy(const proxy_args& args) {
     if (!upstream_ready(args, upstream, options.connect_timeout, signals)) return;
 
     if (const auto ec = proxy.start()) report_listen_failure(args, ec);
-    std::cout << "faultline proxy on tcp://" << listen.address << ':' << proxy.port() << " -> tcp://" << args.upstream
+    const bool ipv6 = listen.address.find(':') != std::string::npos;
+    std::cout << "faultline proxy on tcp://" << (ipv6 ? "[" + listen.address + "]" : listen.address) << ':'
+              << proxy.port() << " -> tcp://" << args.upstream
               << " (" << toxics.set->toxics.size() << " toxics, seed " << options.seed << ")\n"
               << std::flush;
 

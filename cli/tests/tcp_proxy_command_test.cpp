@@ -1,7 +1,7 @@
 // `faultline proxy --mode tcp` as a process: HTTP through it as plain bytes (the test client and, when
 // installed, curl) to the built-in server in this process, the per-connection journal it leaves,
 // `faultline check` refusing that journal plainly, and the exit codes 0 (SIGTERM), 2 (bad toxics, a
-// flag of the other mode) and 3 (an unreachable upstream).
+// flag of the other mode, an unopenable journal) and 3 (an unreachable upstream).
 #include "child_process.hpp"
 #include "server_fixture.hpp"
 #include "test_client.hpp"
@@ -108,7 +108,7 @@ TEST(tcp_proxy_command, forwards_http_as_bytes_journals_each_connection_and_chec
     for (const auto& p : {toxics, journal, expect}) fs::remove(p);
 }
 
-TEST(tcp_proxy_command, exit_codes_for_bad_toxics_a_flag_of_the_other_mode_and_an_unreachable_upstream) {
+TEST(tcp_proxy_command, exit_codes_for_bad_toxics_a_flag_of_the_other_mode_a_bad_journal_and_an_unreachable_upstream) {
     test_server service{""};
     const std::string up = "127.0.0.1:" + std::to_string(service.port());
     const fs::path toxics = temp_file("tcp-bad-toxics.toml");
@@ -127,6 +127,12 @@ TEST(tcp_proxy_command, exit_codes_for_bad_toxics_a_flag_of_the_other_mode_and_a
     EXPECT_EQ(tcp_flag.finish().code, 2);
     child bad_mode{{FAULTLINE_BINARY, "proxy", "--mode", "udp", "--upstream", up}};
     EXPECT_EQ(bad_mode.finish().code, 2);
+
+    child no_journal{{FAULTLINE_BINARY, "proxy", "--mode", "tcp", "--upstream", up, "--journal",
+                      "/nonexistent-faultline-dir/tcp.jsonl"}};
+    const auto r4 = no_journal.finish();
+    EXPECT_EQ(r4.code, 2);
+    EXPECT_NE(r4.err.find("cannot open the journal file"), std::string::npos) << r4.err;
 
     child unreachable{{FAULTLINE_BINARY, "proxy", "--mode", "tcp", "--upstream",
                        "127.0.0.1:" + std::to_string(unused_port())}};
