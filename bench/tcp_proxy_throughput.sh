@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# `faultline proxy --mode tcp` throughput on loopback, toxics off: MB MiB pushed up (client ->
-# service) and pulled down (service -> client) by bench/tcp_pipe.py, straight to its server and
-# through the proxy, in turn per round so background load hits both alike. Prints each transfer's
-# MiB/s, the medians, their ratio, and the proxy's CPU time (user + system, from /proc) per GiB moved.
+# `faultline proxy --mode tcp` throughput on loopback (toxics off unless TOXICS): MB MiB pushed up
+# (client -> service) and pulled down (service -> client) by bench/tcp_pipe.py, straight to its
+# server and through the proxy, in turn per round so background load hits both alike. Prints each
+# transfer's MiB/s, the medians, their ratio, and the proxy's CPU time (user + system, from /proc)
+# per GiB moved.
 # Loopback only; ROUNDS x 4 transfers, each bounded by tcp_pipe.py's 60 s socket timeouts.
 #   FAULTLINE=build/release/cli/faultline bash bench/tcp_proxy_throughput.sh [MB, default 512]
-#   ROUNDS=N (default 5)
+#   ROUNDS=N (default 5), TOXICS=file.toml (default none: toxics off)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mib="${1:-512}"
@@ -29,7 +30,10 @@ pids+=("$!")
 for _ in $(seq 1 50); do [[ -s "$work/server.out" ]] && break; sleep 0.1; done
 service_port="$(head -1 "$work/server.out")"
 
-"$faultline" proxy --mode tcp --upstream "127.0.0.1:$service_port" --seed 1 >"$work/proxy.out" 2>"$work/proxy.err" &
+toxics_args=()
+[[ -n "${TOXICS:-}" ]] && toxics_args=(--rules "$TOXICS")
+"$faultline" proxy --mode tcp --upstream "127.0.0.1:$service_port" --seed 1 "${toxics_args[@]}" \
+    >"$work/proxy.out" 2>"$work/proxy.err" &
 proxy_pid=$!
 pids+=("$proxy_pid")
 proxy_port=""
@@ -59,7 +63,7 @@ ticks="$(( $(cpu_ticks) - ticks_before ))"
 hz="$(getconf CLK_TCK)"
 
 echo
-echo "$mib MiB per transfer, $rounds rounds, load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$mib MiB per transfer, $rounds rounds, toxics: ${TOXICS:-none}, load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 for what in up down; do
     d="$(echo ${runs[direct_$what]} | median)"
     p="$(echo ${runs[proxy_$what]} | median)"

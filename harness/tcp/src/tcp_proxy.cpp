@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -131,6 +132,20 @@ public:
     void stop() { end(connection_outcome::stopped, link_end::close, {}, {}); }
 
 private:
+    // A chunk read from a direction's source, waiting to be written to its sink.
+    struct chunk {
+        std::array<char, tcp_proxy::read_buffer_size> bytes;  // not zeroed: only `size` bytes are read
+        std::size_t size = 0;
+        faultline::time_point read_at;
+        chunk_plan plan;
+        std::string ended_by;  // the toxic that set plan.end
+    };
+
+    // One way through the proxy. A reader reads chunks and has the toxics plan them; a writer writes
+    // them in order, waiting as planned. The reader may run ahead of the writer by at most
+    // max_chunks_per_direction chunks (so a latency holds several chunks at once instead of
+    // throttling the stream), and pauses when they are all queued: bounded memory, and a slow sink
+    // slows the source.
     struct direction {
         direction(stream_direction w, tcp::socket& from, tcp::socket& to, asio::io_context& io)
             : which{w}, source{from}, sink{to}, timer{io} {}
@@ -138,17 +153,24 @@ private:
         stream_direction which;
         tcp::socket& source;
         tcp::socket& sink;
-        asio::steady_timer timer;
+        asio::steady_timer timer;  // the writer's waits
         std::vector<active_toxic> toxics;
-        std::array<char, tcp_proxy::read_buffer_size> buffer{};
-        std::uint64_t forwarded = 0;
-        chunk_plan plan;
-        std::string plan_ended_by;  // the toxic that set plan.end
-        std::size_t written = 0;    // of plan.forward
+        std::unique_ptr<chunk> reading;                 // the chunk a read is outstanding into
+        std::deque<std::unique_ptr<chunk>> queue;       // read, not yet written; the front is being written
+        std::vector<std::unique_ptr<chunk>> spare;      // allocated, free
+        std::size_t chunks = 0;                         // allocated, at most max_chunks_per_direction
+        std::uint64_t planned = 0;    // bytes the toxics let through so far (what limit_data counts)
+        std::uint64_t forwarded = 0;  // bytes written
+        std::size_t written = 0;      // of the front chunk's plan.forward
         bool first_piece = true;
-        bool done = false;           // EOF read
+        bool writing = false;        // the front chunk is being written or waited for
+        bool read_stopped = false;   // EOF read, or a planned end: read no more
+        bool eof = false;            // EOF read ...
+        bool done = false;           // ... and handled, after every chunk before it was written
         bool eof_swallowed = false;  // ... and not passed on (a black hole)
     };
+
+    static constexpr std::size_t max_chunks_per_direction = 4;
 
     // A `timeout` toxic ends the connection a fixed time after accept, whatever flows.
     void arm_lifetime() {
@@ -204,29 +226,62 @@ private:
     }
 
     void do_read(direction& d) {
-        d.source.async_read_some(asio::buffer(d.buffer), [self = shared_from_this(), &d](const error_code& ec,
-                                                                                          std::size_t n) {
-            self->on_read(d, ec, n);
-        });
+        if (ended_ || d.read_stopped || d.reading) return;
+        if (!d.spare.empty()) {
+            d.reading = std::move(d.spare.back());
+            d.spare.pop_back();
+        } else if (d.chunks < max_chunks_per_direction) {
+            d.reading = std::make_unique_for_overwrite<chunk>();
+            ++d.chunks;
+        } else {
+            return;  // every chunk is queued: the writer resumes the reader when one is written
+        }
+        d.source.async_read_some(asio::buffer(d.reading->bytes),
+                                 [self = shared_from_this(), &d](const error_code& ec, std::size_t n) {
+                                     self->on_read(d, ec, n);
+                                 });
     }
 
     void on_read(direction& d, const error_code& ec, std::size_t n) {
+        std::unique_ptr<chunk> c = std::move(d.reading);
         if (ended_) return;
-        if (ec == asio::error::eof) return on_eof(d);
-        if (ec) return end(connection_outcome::reset, link_end::reset, {}, read_error(d, ec));
-        const auto read_at = core_.time.now();
-        d.plan = chunk_plan{};
-        d.plan.forward = n;
-        d.plan_ended_by.clear();
-        for (active_toxic& t : d.toxics) {
-            t.config->behaviour->on_chunk(d.plan, stream_state{d.forwarded}, t.random);
-            if (d.plan.end && d.plan_ended_by.empty()) d.plan_ended_by = t.config->name;
+        if (ec == asio::error::eof) {
+            d.spare.push_back(std::move(c));
+            d.read_stopped = true;
+            d.eof = true;
+            return finish_eof(d);
         }
-        d.plan.forward = std::min(d.plan.forward, n);
+        if (ec) return end(connection_outcome::reset, link_end::reset, {}, read_error(d, ec));
+        c->size = n;
+        c->read_at = core_.time.now();
+        c->plan = chunk_plan{};
+        c->plan.forward = n;
+        c->ended_by.clear();
+        for (active_toxic& t : d.toxics) {
+            t.config->behaviour->on_chunk(c->plan, stream_state{d.planned}, t.random);
+            if (c->plan.end && c->ended_by.empty()) c->ended_by = t.config->name;
+        }
+        c->plan.forward = std::min(c->plan.forward, n);
+        d.planned += c->plan.forward;
+        if (c->plan.end) d.read_stopped = true;  // nothing after this chunk is forwarded
+        d.queue.push_back(std::move(c));
+        if (!d.writing) do_write_front(d);
+        do_read(d);
+    }
+
+    // Starts writing the oldest queued chunk, after its delay (counted from its read).
+    void do_write_front(direction& d) {
+        if (ended_) return;
+        if (d.queue.empty()) {
+            d.writing = false;
+            return finish_eof(d);
+        }
+        d.writing = true;
         d.written = 0;
         d.first_piece = true;
-        if (d.plan.delay.count() > 0) {
-            d.timer.expires_after(read_at + d.plan.delay - core_.time.now());
+        const chunk& c = *d.queue.front();
+        if (c.plan.delay.count() > 0) {
+            d.timer.expires_after(c.read_at + c.plan.delay - core_.time.now());
             d.timer.async_wait([self = shared_from_this(), &d](const error_code& wait_ec) {
                 if (!wait_ec) self->do_write_piece(d);
             });
@@ -237,8 +292,9 @@ private:
 
     void do_write_piece(direction& d) {
         if (ended_) return;
-        if (d.written == d.plan.forward) return on_chunk_written(d);
-        std::size_t size = d.plan.forward - d.written;
+        const chunk& c = *d.queue.front();
+        if (d.written == c.plan.forward) return on_chunk_written(d);
+        std::size_t size = c.plan.forward - d.written;
         for (active_toxic& t : d.toxics) size = std::min(size, t.config->behaviour->piece_limit(t.random));
         size = std::max<std::size_t>(size, 1);
         nanoseconds wait{0};
@@ -255,7 +311,7 @@ private:
     }
 
     void write_piece(direction& d, std::size_t size) {
-        asio::async_write(d.sink, asio::buffer(d.buffer.data() + d.written, size),
+        asio::async_write(d.sink, asio::buffer(d.queue.front()->bytes.data() + d.written, size),
                           [self = shared_from_this(), &d](const error_code& ec, std::size_t n) {
                               self->on_write(d, ec, n);
                           });
@@ -272,16 +328,25 @@ private:
     }
 
     void on_chunk_written(direction& d) {
-        if (!d.plan.end) return do_read(d);
-        const link_end how = *d.plan.end;
-        if (d.plan.end_after.count() == 0) return end(ended_outcome(how), how, d.plan_ended_by, {});
-        d.timer.expires_after(d.plan.end_after);
-        d.timer.async_wait([self = shared_from_this(), &d, how](const error_code& ec) {
-            if (!ec) self->end(ended_outcome(how), how, d.plan_ended_by, {});
-        });
+        std::unique_ptr<chunk> c = std::move(d.queue.front());
+        d.queue.pop_front();
+        if (c->plan.end) {
+            const link_end how = *c->plan.end;
+            if (c->plan.end_after.count() == 0) return end(ended_outcome(how), how, c->ended_by, {});
+            d.timer.expires_after(c->plan.end_after);
+            d.timer.async_wait([self = shared_from_this(), how, by = c->ended_by](const error_code& ec) {
+                if (!ec) self->end(ended_outcome(how), how, by, {});
+            });
+            return;
+        }
+        d.spare.push_back(std::move(c));
+        do_read(d);  // in case the reader paused for a free chunk
+        do_write_front(d);
     }
 
-    void on_eof(direction& d) {
+    // An EOF is passed on only once every chunk read before it is written.
+    void finish_eof(direction& d) {
+        if (!d.eof || d.done || d.writing || !d.queue.empty()) return;
         d.done = true;
         const bool passes = std::all_of(d.toxics.begin(), d.toxics.end(),
                                         [](const active_toxic& t) { return t.config->behaviour->passes_eof(); });
