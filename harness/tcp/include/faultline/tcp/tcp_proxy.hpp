@@ -5,11 +5,11 @@
 // Each accepted connection is one `session` owning both sockets and, per direction, up to four
 // chunk buffers of read_buffer_size bytes (allocated as needed). A direction reads a chunk, lets its
 // active toxics amend the chunk's plan (toxic.hpp), and queues it; its writer writes the queued
-// chunks in order, piece by piece, waiting as planned. The reader runs at most four chunks ahead of
-// the writer and then pauses: memory per connection is bounded (512 KiB at most), a slow peer slows
-// its sender (TCP back-pressure), and a latency holds up to four chunks at once, so under latency L a
-// direction still moves up to 4 x 64 KiB per L (Toxiproxy's queue is deeper: its latency costs no
-// throughput).
+// chunks in order, piece by piece, waiting as planned. While the writer waits on a toxic, the reader
+// runs up to four chunks ahead and then pauses; otherwise it reads when the writer is done. So memory
+// per connection is bounded (512 KiB at most), a slow peer slows its sender (TCP back-pressure), and
+// under latency L a direction still moves up to 4 x 64 KiB per L (Toxiproxy's queue is deeper: its
+// latency costs no throughput).
 //
 // Threads: one worker thread runs the proxy's io_context, so sessions need no locks. The record sink
 // is called on that thread.
