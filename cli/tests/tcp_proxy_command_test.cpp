@@ -1,13 +1,15 @@
 // `faultline proxy --mode tcp` as a process: HTTP through it as plain bytes (the test client and, when
 // installed, curl) to the built-in server in this process, the per-connection journal it leaves,
-// `faultline check` refusing that journal plainly, and the exit codes 0 (SIGTERM), 2 (bad toxics, a
-// flag of the other mode, an unopenable journal) and 3 (an unreachable upstream).
+// `faultline check` refusing that journal plainly, --wait-upstream, and the exit codes 0 (SIGTERM,
+// SIGINT), 2 (bad toxics, a flag of the other mode, an unopenable journal) and 3 (an unreachable
+// upstream).
 #include "child_process.hpp"
 #include "server_fixture.hpp"
 #include "test_client.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/json/parse.hpp>
 
 #include <gtest/gtest.h>
@@ -15,7 +17,10 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -140,6 +145,52 @@ TEST(tcp_proxy_command, exit_codes_for_bad_toxics_a_flag_of_the_other_mode_a_bad
     EXPECT_EQ(r3.code, 3);
     EXPECT_NE(r3.err.find("not reachable"), std::string::npos) << r3.err;
     fs::remove(toxics);
+}
+
+// A service bound but not yet listening refuses connections: the proxy waits for it, then forwards.
+TEST(tcp_proxy_command, wait_upstream_waits_for_the_service_to_listen_then_forwards_and_sigint_is_exit_0) {
+    namespace asio = boost::asio;
+    using asio::ip::tcp;
+    asio::io_context io;
+    tcp::acceptor service{io};
+    service.open(tcp::v4());
+    service.bind({asio::ip::make_address("127.0.0.1"), 0});
+    child proxy{{FAULTLINE_BINARY, "proxy", "--mode", "tcp", "--wait-upstream", "--upstream",
+                 "127.0.0.1:" + std::to_string(service.local_endpoint().port())}};
+    EXPECT_NE(proxy.read_err_line(5s).find("waiting for the upstream"), std::string::npos);
+    service.listen();
+    const auto port = listening_port(proxy);
+    ASSERT_NE(port, 0);
+
+    // The proxy's reachability probe is accepted too; the forwarded connection is the one with data.
+    std::string received;
+    std::vector<std::shared_ptr<tcp::socket>> accepted;
+    std::array<char, 16> buffer{};
+    std::function<void()> do_accept = [&] {
+        service.async_accept([&](boost::system::error_code ec, tcp::socket s) {
+            if (ec) return;
+            accepted.push_back(std::make_shared<tcp::socket>(std::move(s)));
+            accepted.back()->async_read_some(asio::buffer(buffer), [&](boost::system::error_code read_ec, std::size_t n) {
+                if (!read_ec) {
+                    received.assign(buffer.data(), n);
+                    io.stop();
+                }
+            });
+            do_accept();
+        });
+    };
+    do_accept();
+    tcp::socket client{io};
+    client.async_connect({asio::ip::make_address("127.0.0.1"), port}, [&](boost::system::error_code ec) {
+        if (!ec) asio::async_write(client, asio::buffer("hi", 2), [](boost::system::error_code, std::size_t) {});
+    });
+    io.run_for(5s);
+    EXPECT_EQ(received, "hi");
+
+    proxy.signal(SIGINT);
+    const auto stopped = proxy.finish();
+    EXPECT_EQ(stopped.code, 0) << stopped.err;
+    EXPECT_NE(stopped.err.find("stopped by signal 2"), std::string::npos) << stopped.err;
 }
 
 TEST(tcp_proxy_command, list_toxics_names_every_registered_toxic) {
