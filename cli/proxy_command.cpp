@@ -45,9 +45,10 @@ struct proxy_args {
     bool wait_upstream = false;
     bool allow_non_loopback = false;
     std::string max_hold = "10m";
+    std::size_t max_connections = 10'000;
     // Options that belong to one mode only, to reject them in the other.
     std::vector<const CLI::Option*> http_only;
-    const CLI::Option* max_hold_option = nullptr;
+    std::vector<const CLI::Option*> tcp_only;
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
@@ -177,6 +178,7 @@ void run_tcp_proxy(const proxy_args& args) {
     options.upstream_port = upstream.port;
     options.connect_timeout = duration_option(args.connect_timeout, "--connect-timeout");
     options.max_hold = duration_option(args.max_hold, "--max-hold");
+    options.max_connections = args.max_connections;
     options.instance = args.instance;
 
     tcp::toxics_result toxics = args.rules.empty() ? tcp::parse_toxics("", "(no toxics)") : tcp::load_toxics(args.rules);
@@ -255,18 +257,23 @@ void add_proxy_command(CLI::App& app) {
                     "http: forwarded -> complete upstream reply, else 504 (default 30s)"));
     cmd->add_option("--connect-timeout", args->connect_timeout,
                     "Upstream connect, else 502 (tcp: the client is reset) (default 2s)");
-    args->max_hold_option = cmd->add_option("--max-hold", args->max_hold,
-                                            "tcp: the longest a timeout toxic with timeout 0 holds a connection "
-                                            "(default 10m)");
+    args->tcp_only.push_back(cmd->add_option("--max-hold", args->max_hold,
+                                             "tcp: the longest a timeout toxic with timeout 0 holds a connection "
+                                             "(default 10m)"));
+    args->tcp_only.push_back(cmd->add_option("--max-connections", args->max_connections,
+                                             "tcp: open connections at most; more are reset on accept (default 10000)")
+                                 ->check(CLI::Range(1, 1'000'000)));
     cmd->add_flag("--wait-upstream", args->wait_upstream,
                   "Wait for an unreachable upstream instead of exiting 3");
     cmd->add_flag("--allow-non-loopback", args->allow_non_loopback,
                   "Allow --listen on an address other than loopback (a sidecar's pod address)");
     cmd->callback([args] {
         if (args->mode == "tcp") return run_tcp_proxy(*args);
-        if (args->max_hold_option->count() > 0) {
-            std::cerr << "faultline proxy: --max-hold is for --mode tcp only\n";
-            fail(exit_bad_input);
+        for (const CLI::Option* option : args->tcp_only) {
+            if (option->count() > 0) {
+                std::cerr << "faultline proxy: " << option->get_name() << " is for --mode tcp only\n";
+                fail(exit_bad_input);
+            }
         }
         run_http_proxy(*args);
     });

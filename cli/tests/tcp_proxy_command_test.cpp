@@ -128,8 +128,10 @@ TEST(tcp_proxy_command, exit_codes_for_bad_toxics_a_flag_of_the_other_mode_a_bad
     const auto r2 = http_flag.finish();
     EXPECT_EQ(r2.code, 2);
     EXPECT_NE(r2.err.find("--upstream-timeout is for --mode http only"), std::string::npos) << r2.err;
-    child tcp_flag{{FAULTLINE_BINARY, "proxy", "--upstream", up, "--max-hold", "5s"}};
-    EXPECT_EQ(tcp_flag.finish().code, 2);
+    child tcp_flag{{FAULTLINE_BINARY, "proxy", "--upstream", up, "--max-connections", "5"}};
+    const auto r5 = tcp_flag.finish();
+    EXPECT_EQ(r5.code, 2);
+    EXPECT_NE(r5.err.find("--max-connections is for --mode tcp only"), std::string::npos) << r5.err;
     child bad_mode{{FAULTLINE_BINARY, "proxy", "--mode", "udp", "--upstream", up}};
     EXPECT_EQ(bad_mode.finish().code, 2);
 

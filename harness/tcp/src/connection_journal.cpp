@@ -22,6 +22,7 @@ std::string_view to_string(connection_outcome o) {
     case connection_outcome::upstream_unreachable: return "upstream_unreachable";
     case connection_outcome::timeout: return "timeout";
     case connection_outcome::stopped: return "stopped";
+    case connection_outcome::over_capacity: return "over_capacity";
     }
     return "closed";
 }

@@ -131,6 +131,9 @@ public:
     // The proxy is stopping: end at once.
     void stop() { end(connection_outcome::stopped, link_end::close, {}, {}); }
 
+    // Too many connections are open: reset this one before any toxic or the upstream sees it.
+    void refuse_over_capacity() { end(connection_outcome::over_capacity, link_end::reset, {}, {}); }
+
 private:
     // A chunk read from a direction's source, waiting to be written to its sink.
     struct chunk {
@@ -442,8 +445,12 @@ void tcp_proxy::core::on_accept(const error_code& ec, tcp::socket socket) {
     const std::uint64_t conn = ++accepted;
     connections.fetch_add(1, std::memory_order_relaxed);
     auto s = std::make_shared<session>(*this, std::move(socket), conn);
-    live.emplace(conn, s);
-    s->start();
+    if (live.size() >= options.max_connections) {
+        s->refuse_over_capacity();
+    } else {
+        live.emplace(conn, s);
+        s->start();
+    }
     do_accept();
 }
 

@@ -427,6 +427,33 @@ TEST(tcp_proxy, stopping_ends_open_connections_and_journals_them) {
     EXPECT_EQ(r.bytes_down, 4U);
 }
 
+TEST(tcp_proxy, a_connection_past_max_connections_is_reset_on_accept) {
+    echo_upstream upstream;
+    tcp_proxy_options options;
+    options.max_connections = 1;
+    test_proxy p{"", upstream.port(), options};
+    asio::io_context io;
+    tcp::socket held{io};
+    std::array<char, 4> back{};
+    bool echoed = false;
+    held.async_connect({loopback, p.port()}, [&](error_code ec) {
+        if (ec) return;
+        asio::async_write(held, asio::buffer("held", 4), [](error_code, std::size_t) {});
+        asio::async_read(held, asio::buffer(back), [&](error_code read_ec, std::size_t) { echoed = !read_ec; });
+    });
+    io.run_for(5s);
+    ASSERT_TRUE(echoed);  // connection 1 is open
+    const auto second = talk(p.port(), "x", false);
+    EXPECT_EQ(second.end, asio::error::connection_reset);
+    held.close();
+    const auto records = p.records();
+    ASSERT_EQ(records.size(), 2U);
+    const auto over = records[0].conn == 2 ? records[0] : records[1];
+    EXPECT_EQ(over.conn, 2U);
+    EXPECT_EQ(over.outcome, connection_outcome::over_capacity);
+    EXPECT_TRUE(over.toxics.empty());
+}
+
 TEST(tcp_proxy, listening_off_loopback_must_be_allowed) {
     toxic_set none;
     tcp_proxy_options options;

@@ -34,6 +34,7 @@ enum class connection_outcome {
     upstream_unreachable,  // the upstream connect failed otherwise or timed out; the client was reset
     timeout,               // the timeout toxic closed it (or its hold reached max_hold)
     stopped,               // still open when the proxy stopped
+    over_capacity,         // reset on accept: max_connections were open
 };
 std::string_view to_string(connection_outcome o);
 

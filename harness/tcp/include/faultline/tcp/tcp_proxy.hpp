@@ -39,6 +39,9 @@ struct tcp_proxy_options {
     std::chrono::milliseconds connect_timeout{2000};  // each upstream connect, else upstream_unreachable
     // The longest a `timeout` toxic with timeout = 0 holds a connection before closing it.
     std::chrono::nanoseconds max_hold = std::chrono::minutes{10};
+    // Open connections at most; one more is reset on accept (journaled over_capacity), so toxics
+    // that hold connections cannot exhaust the process's descriptors.
+    std::size_t max_connections = 10'000;
     std::uint64_t seed = 0;
     std::string instance;  // written into every record ("" = none)
 };
