@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -230,6 +231,33 @@ TEST(tcp_proxy, jittered_latency_and_slicing_keep_every_byte_in_order) {
     EXPECT_EQ(r.outcome, connection_outcome::closed);
     EXPECT_EQ(r.bytes_up, payload.size());
     EXPECT_EQ(r.bytes_down, payload.size());
+}
+
+TEST(tcp_proxy, concurrent_connections_each_get_their_own_bytes_back) {
+    echo_upstream upstream;
+    test_proxy p{"[[toxic]]\nkind = \"slicer\"\naverage_size = 700\nsize_variation = 600\ntoxicity = 0.5\n"
+                 "[[toxic]]\nkind = \"latency\"\nlatency = \"2ms\"\ntoxicity = 0.5\n",
+                 upstream.port()};
+    constexpr std::size_t clients = 32;
+    std::vector<conversation> seen(clients);
+    std::vector<std::string> sent(clients);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < clients; ++i) {
+        sent[i] = std::to_string(i) + ":" + pattern(64 * 1024 + i);
+        threads.emplace_back([&, i] { seen[i] = talk(p.port(), sent[i], true, 30s); });
+    }
+    for (auto& t : threads) t.join();
+    for (std::size_t i = 0; i < clients; ++i) {
+        EXPECT_EQ(seen[i].end, asio::error::eof) << i;
+        EXPECT_TRUE(seen[i].received == sent[i]) << i;
+    }
+    auto records = p.records();
+    ASSERT_EQ(records.size(), clients);
+    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.conn < b.conn; });
+    for (std::size_t i = 0; i < clients; ++i) {
+        EXPECT_EQ(records[i].conn, i + 1);
+        EXPECT_EQ(records[i].outcome, connection_outcome::closed);
+    }
 }
 
 TEST(tcp_proxy, bandwidth_takes_at_least_bytes_over_rate) {
