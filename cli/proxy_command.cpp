@@ -19,6 +19,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <iostream>
@@ -26,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace faultline::cli {
 
@@ -250,7 +252,7 @@ void add_proxy_command(CLI::App& app) {
     cmd->add_option("--journal", args->journal, "Stream the journal to this file as JSON Lines");
     cmd->add_option("--instance", args->instance, "Name written into every journal record (merged journals)");
     cmd->add_option("--seed", args->seed,
-                    "Seed of the fault / toxic decisions (default: [server] seed, else random)");
+                    "Seed of the fault / toxic decisions (default: http: the rules' [server] seed; else random)");
     args->http_only.push_back(cmd->add_option("--threads", args->threads, "http: worker threads (default: [server] threads, else 1)")
         ->check(CLI::Range(1, 256)));
     args->http_only.push_back(cmd->add_option("--upstream-timeout", args->upstream_timeout,
