@@ -5,7 +5,8 @@
 // failed, 2 when the journal or the expectations file is bad (the expectations are read first), 3 when
 // a report could not be written; --report / --report-dir write reports as `faultline run` does. Checks
 // work from the journal alone here: there are no client-side records. A torn last line (the writer was
-// killed mid-line) is not bad input: it is reported on stderr and the rest of the journal is judged.
+// killed mid-line) is not bad input: it is reported on stderr and the rest of the journal is judged. A
+// journal of `faultline proxy --mode tcp` (connections, no attempts) is bad input, exit 2, said plainly.
 #include "commands.hpp"
 #include "report_output.hpp"
 
@@ -15,11 +16,13 @@
 #include "faultline/runner/runner.hpp"
 #include "faultline/runner/scenario.hpp"
 #include "faultline/reports/console.hpp"
+#include "faultline/tcp/connection_journal.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -45,6 +48,12 @@ void run_check(const check_args& args) {
     // Several journals (several serve/proxy instances) are judged as one merged history.
     std::vector<harness::named_journal> read;
     for (const std::string& path : args.journals) {
+        // A TCP-mode journal parses as JSON but holds connections: say so rather than "bad record".
+        if (std::ifstream in{path}; in && tcp::holds_tcp_connections(in)) {
+            std::cerr << path << ": a TCP-mode journal (faultline proxy --mode tcp) records connections, not HTTP "
+                                 "attempts: the checks have nothing to judge in it\n";
+            throw CLI::RuntimeError(exit_bad_input);
+        }
         harness::jsonl_read_result journal = harness::read_jsonl(path);
         if (!journal.ok()) {
             for (const auto& e : journal.errors) std::cerr << e.to_string() << '\n';

@@ -1,12 +1,13 @@
-// `faultline list faults|checks|drivers|reports`: what each registry holds, one per line with what it
-// does — the names a scenario's `kind = "..."`, `check = "..."` and `[client] driver = "..."`, and
-// `--report FORMAT:PATH`, accept.
+// `faultline list faults|checks|drivers|reports|toxics`: what each registry holds, one per line with
+// what it does — the names a scenario's `kind = "..."`, `check = "..."` and `[client] driver = "..."`,
+// `--report FORMAT:PATH`, and a `proxy --mode tcp` toxics file's `kind = "..."`, accept.
 #include "commands.hpp"
 
 #include "faultline/checks/check.hpp"
 #include "faultline/drivers/driver.hpp"
 #include "faultline/faults/kind.hpp"
 #include "faultline/reports/writer.hpp"
+#include "faultline/tcp/toxic.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -47,15 +48,16 @@ std::vector<row> check_rows() {
 
 void add_list_command(CLI::App& app) {
     auto what = std::make_shared<std::string>();
-    CLI::App* cmd = app.add_subcommand("list", "List the fault kinds, checks, client drivers or report formats faultline knows");
-    cmd->add_option("what", *what, "faults, checks, drivers or reports")
+    CLI::App* cmd = app.add_subcommand("list", "List the fault kinds, checks, client drivers, report formats or TCP toxics faultline knows");
+    cmd->add_option("what", *what, "faults, checks, drivers, reports or toxics")
         ->required()
-        ->check(CLI::IsMember({"faults", "checks", "drivers", "reports"}));
+        ->check(CLI::IsMember({"faults", "checks", "drivers", "reports", "toxics"}));
     cmd->callback([what] {
         if (*what == "faults") print_rows(rows_of(faults::kind_registry::instance()));
         if (*what == "checks") print_rows(check_rows());
         if (*what == "drivers") print_rows(rows_of(harness::driver_registry::instance()));
         if (*what == "reports") print_rows(rows_of(reports::report_registry::instance()));
+        if (*what == "toxics") print_rows(rows_of(tcp::toxic_registry::instance()));
     });
 }
 

@@ -19,8 +19,12 @@ harness::serve_config load_rules(const std::string& path) {
 }
 
 std::uint64_t choose_seed(std::optional<std::uint64_t> flag, const harness::serve_config& config) {
+    if (!flag && config.settings.seed) return *config.settings.seed;
+    return choose_seed(flag);
+}
+
+std::uint64_t choose_seed(std::optional<std::uint64_t> flag) {
     if (flag) return *flag;
-    if (config.settings.seed) return *config.settings.seed;
     std::random_device device;
     return (std::uint64_t{device()} << 32U) ^ device();
 }

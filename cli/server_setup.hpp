@@ -21,6 +21,8 @@ harness::serve_config load_rules(const std::string& path);
 
 // --seed, else the rules file's [server] seed, else a random one (printed by the command).
 std::uint64_t choose_seed(std::optional<std::uint64_t> flag, const harness::serve_config& config);
+// --seed, else a random one (a file without a seed of its own: proxy --mode tcp's toxics).
+std::uint64_t choose_seed(std::optional<std::uint64_t> flag);
 
 // The server context, journaling to `journal_path` when it is not empty. An unopenable journal: exit 2.
 std::unique_ptr<harness::server_context> open_server_context(harness::serve_config& config, std::uint64_t seed,

@@ -17,7 +17,7 @@ set(FAULTLINE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/faultline"
 set(faultline_exported_targets
   faultline_core faultline_asio faultline_retry faultline_retry_http faultline_config
   faultline_faults faultline_faults_impl faultline_record faultline_checks faultline_checks_impl
-  faultline_server faultline_drivers faultline_drivers_impl faultline_runner faultline_reports
+  faultline_server faultline_tcp faultline_tcp_impl faultline_drivers faultline_drivers_impl faultline_runner faultline_reports
   faultline_reports_impl faultline_score
   faultline_warnings)  # linked privately, so named (link-only, no flags) in the static libraries' interfaces
 set(FAULTLINE_HAS_TESTING OFF)
@@ -37,7 +37,7 @@ install(TARGETS ${faultline_exported_targets} EXPORT faultlineTargets
 
 # Each module's public headers (include/faultline/<module>/) merge into one include/faultline/.
 foreach(module_dir IN ITEMS core retry faults reports harness/config harness/record harness/checks
-                            harness/server harness/drivers harness/runner harness/score harness/testing)
+                            harness/server harness/tcp harness/drivers harness/runner harness/score harness/testing)
   if(module_dir STREQUAL "harness/testing" AND NOT FAULTLINE_HAS_TESTING)
     continue()
   endif()

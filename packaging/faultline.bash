@@ -37,7 +37,7 @@ _faultline() {
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$(_faultline_options_of "$command")" -- "$cur"))
     elif [[ "$command" == list ]]; then
-        COMPREPLY=($(compgen -W "faults checks drivers reports" -- "$cur"))
+        COMPREPLY=($(compgen -W "faults checks drivers reports toxics" -- "$cur"))
     else
         COMPREPLY=($(compgen -f -- "$cur"))
     fi

@@ -1,0 +1,529 @@
+#include "faultline/tcp/tcp_proxy.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+
+#include "faultline/faults/decision_random.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace faultline::tcp {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using boost::system::error_code;
+using std::chrono::nanoseconds;
+
+namespace {
+
+class session;
+
+}  // namespace
+
+struct tcp_proxy::core {
+    core(const toxic_set& t, tcp_proxy_options o, record_sink s, faultline::clock& c)
+        : toxics{t}, options{std::move(o)}, sink{std::move(s)}, time{c}, started_at{c.now()} {}
+
+    std::int64_t since_start_ns() const {
+        return std::chrono::duration_cast<nanoseconds>(time.now() - started_at).count();
+    }
+    void do_accept();
+    void on_accept(const error_code& ec, tcp::socket socket);
+    void finished(const connection_record& record);
+
+    const toxic_set& toxics;
+    const tcp_proxy_options options;
+    const record_sink sink;
+    faultline::clock& time;
+    const faultline::time_point started_at;
+
+    std::atomic<std::uint64_t> connections{0};
+    std::atomic<std::uint64_t> toxic_connections{0};
+    std::atomic<std::uint64_t> upstream_failures{0};
+    std::atomic<std::uint64_t> bytes_up{0};
+    std::atomic<std::uint64_t> bytes_down{0};
+
+    std::mutex lifecycle;
+    bool started = false;
+    bool stop_done = false;
+
+    tcp::endpoint upstream;
+    std::uint16_t port = 0;
+    std::uint64_t accepted = 0;                                        // the worker's only
+    std::unordered_map<std::uint64_t, std::weak_ptr<session>> live;  // the worker's only
+    bool stopping = false;                                             // the worker's only
+
+    // Declared after everything a session touches: destroying the io_context destroys any handler
+    // still queued, and with it the session, which journals itself.
+    asio::io_context io;
+    tcp::acceptor acceptor{io};
+    asio::steady_timer accept_retry{io};
+    std::thread worker;
+};
+
+namespace {
+
+// A toxic acting on one connection, with its private random stream.
+struct active_toxic {
+    const configured_toxic* config;
+    faults::decision_random random;
+};
+
+// One connection: the client's socket, the upstream's, and a direction (buffer, timer, toxics) each way.
+class session : public std::enable_shared_from_this<session> {
+public:
+    session(tcp_proxy::core& core, tcp::socket client, std::uint64_t conn)
+        : core_{core},
+          client_{std::move(client)},
+          upstream_{core.io},
+          connect_timer_{core.io},
+          lifetime_timer_{core.io},
+          up_{stream_direction::upstream, client_, upstream_, core.io},
+          down_{stream_direction::downstream, upstream_, client_, core.io} {
+        record_.conn = conn;
+        record_.t_accept = core.since_start_ns();
+        record_.instance = core.options.instance;
+    }
+
+    // The record goes out when the last handler let go of the session, so the bytes of writes that
+    // completed while the connection was being ended are in it.
+    ~session() { core_.finished(record_); }
+    session(const session&) = delete;
+    session& operator=(const session&) = delete;
+
+    void start() {
+        const nanoseconds since_start{record_.t_accept};
+        for (const configured_toxic& t : core_.toxics.toxics) {
+            if (!toxic_applies(t, core_.options.seed, record_.conn, since_start)) continue;
+            record_.toxics.push_back(t.name);
+            active_toxic active{&t, faults::decision_random{toxic_stream_key(core_.options.seed, t.name, record_.conn)}};
+            if (!t.stream) {
+                connection_toxics_.push_back(active);
+            } else {
+                (*t.stream == stream_direction::upstream ? up_ : down_).toxics.push_back(active);
+            }
+        }
+        if (!record_.toxics.empty()) core_.toxic_connections.fetch_add(1, std::memory_order_relaxed);
+        for (const auto& list : {&connection_toxics_, &up_.toxics, &down_.toxics}) {
+            for (const active_toxic& t : *list) {
+                if (const auto verdict = t.config->behaviour->on_accept()) {
+                    return end(connection_outcome::refused, *verdict, t.config->name, {});
+                }
+            }
+        }
+        arm_lifetime();
+        do_connect();
+    }
+
+    // The proxy is stopping: end at once.
+    void stop() { end(connection_outcome::stopped, link_end::close, {}, {}); }
+
+    // Too many connections are open: reset this one before any toxic or the upstream sees it.
+    void refuse_over_capacity() { end(connection_outcome::over_capacity, link_end::reset, {}, {}); }
+
+private:
+    // A chunk read from a direction's source, waiting to be written to its sink.
+    struct chunk {
+        std::array<char, tcp_proxy::read_buffer_size> bytes;  // not zeroed: only `size` bytes are read
+        std::size_t size = 0;
+        faultline::time_point read_at;
+        chunk_plan plan;
+        std::string ended_by;  // the toxic that set plan.end
+    };
+
+    // One way through the proxy. A reader reads chunks and has the toxics plan them; a writer writes
+    // them in order, waiting as planned. While the writer waits (a latency, a bandwidth or slicer
+    // pause) the reader runs ahead by at most max_chunks_per_direction chunks, so a latency holds
+    // several chunks at once instead of throttling the stream; otherwise it reads the next chunk when
+    // the writer is done with the last one (reading while a write is in flight costs smaller reads,
+    // 10-15 % more CPU per byte on loopback). Bounded memory, and a slow sink slows the source.
+    struct direction {
+        direction(stream_direction w, tcp::socket& from, tcp::socket& to, asio::io_context& io)
+            : which{w}, source{from}, sink{to}, timer{io} {}
+
+        stream_direction which;
+        tcp::socket& source;
+        tcp::socket& sink;
+        asio::steady_timer timer;  // the writer's waits
+        std::vector<active_toxic> toxics;
+        std::unique_ptr<chunk> reading;                 // the chunk a read is outstanding into
+        std::deque<std::unique_ptr<chunk>> queue;       // read, not yet written; the front is being written
+        std::vector<std::unique_ptr<chunk>> spare;      // allocated, free
+        std::size_t chunks = 0;                         // allocated, at most max_chunks_per_direction
+        std::uint64_t planned = 0;    // bytes the toxics let through so far (what limit_data counts)
+        std::uint64_t forwarded = 0;  // bytes written
+        std::size_t written = 0;      // of the front chunk's plan.forward
+        bool first_piece = true;
+        bool writing = false;        // the front chunk is being written or waited for
+        bool holding = false;        // ... waited for: a timer, not the socket, holds the writer
+        bool read_stopped = false;   // EOF read, or a planned end: read no more
+        bool eof = false;            // EOF read ...
+        bool done = false;           // ... and handled, after every chunk before it was written
+        bool eof_swallowed = false;  // ... and not passed on (a black hole)
+    };
+
+    static constexpr std::size_t max_chunks_per_direction = 4;
+
+    // A `timeout` toxic ends the connection a fixed time after accept, whatever flows.
+    void arm_lifetime() {
+        std::optional<nanoseconds> shortest;
+        std::string by;
+        for (const auto& list : {&up_.toxics, &down_.toxics, &connection_toxics_}) {
+            for (const active_toxic& t : *list) {
+                auto life = t.config->behaviour->lifetime();
+                if (!life) continue;
+                if (life->count() == 0 || *life > core_.options.max_hold) life = core_.options.max_hold;
+                if (!shortest || *life < *shortest) {
+                    shortest = life;
+                    by = t.config->name;
+                }
+            }
+        }
+        if (!shortest) return;
+        const auto deadline = core_.started_at + nanoseconds{record_.t_accept} + *shortest;
+        lifetime_timer_.expires_after(deadline - core_.time.now());
+        lifetime_timer_.async_wait([self = shared_from_this(), by](const error_code& ec) {
+            if (ec) return;
+            self->end(connection_outcome::timeout, link_end::close, by, {});
+        });
+    }
+
+    void do_connect() {
+        connect_timer_.expires_after(core_.options.connect_timeout);
+        connect_timer_.async_wait([self = shared_from_this()](const error_code& ec) {
+            if (ec) return;
+            self->connect_timed_out_ = true;
+            error_code ignored;
+            self->upstream_.close(ignored);
+        });
+        upstream_.async_connect(core_.upstream,
+                                [self = shared_from_this()](const error_code& ec) { self->on_connect(ec); });
+    }
+
+    void on_connect(const error_code& ec) {
+        connect_timer_.cancel();
+        if (ended_) return;
+        if (connect_timed_out_) {
+            return end(connection_outcome::upstream_unreachable, link_end::reset, {}, "upstream connect: timed out");
+        }
+        if (ec == asio::error::connection_refused) {
+            return end(connection_outcome::upstream_refused, link_end::reset, {}, "upstream connect: " + ec.message());
+        }
+        if (ec) return end(connection_outcome::upstream_unreachable, link_end::reset, {}, "upstream connect: " + ec.message());
+        error_code ignored;
+        client_.set_option(tcp::no_delay{true}, ignored);
+        upstream_.set_option(tcp::no_delay{true}, ignored);
+        do_read(up_);
+        do_read(down_);
+    }
+
+    void do_read(direction& d) {
+        if (ended_ || d.read_stopped || d.reading || (d.writing && !d.holding)) return;
+        if (!d.spare.empty()) {
+            d.reading = std::move(d.spare.back());
+            d.spare.pop_back();
+        } else if (d.chunks < max_chunks_per_direction) {
+            d.reading = std::make_unique_for_overwrite<chunk>();
+            ++d.chunks;
+        } else {
+            return;  // every chunk is queued: the writer resumes the reader when one is written
+        }
+        d.source.async_read_some(asio::buffer(d.reading->bytes),
+                                 [self = shared_from_this(), &d](const error_code& ec, std::size_t n) {
+                                     self->on_read(d, ec, n);
+                                 });
+    }
+
+    void on_read(direction& d, const error_code& ec, std::size_t n) {
+        std::unique_ptr<chunk> c = std::move(d.reading);
+        if (ended_) return;
+        if (ec == asio::error::eof) {
+            d.spare.push_back(std::move(c));
+            d.read_stopped = true;
+            d.eof = true;
+            return finish_eof(d);
+        }
+        if (ec) return end(connection_outcome::reset, link_end::reset, {}, read_error(d, ec));
+        c->size = n;
+        c->read_at = core_.time.now();
+        c->plan = chunk_plan{};
+        c->plan.forward = n;
+        c->ended_by.clear();
+        for (active_toxic& t : d.toxics) {
+            t.config->behaviour->on_chunk(c->plan, stream_state{d.planned}, t.random);
+            if (c->plan.end && c->ended_by.empty()) c->ended_by = t.config->name;
+        }
+        c->plan.forward = std::min(c->plan.forward, n);
+        d.planned += c->plan.forward;
+        if (c->plan.end) d.read_stopped = true;  // nothing after this chunk is forwarded
+        d.queue.push_back(std::move(c));
+        if (!d.writing) do_write_front(d);
+        do_read(d);
+    }
+
+    // Starts writing the oldest queued chunk, after its delay (counted from its read).
+    void do_write_front(direction& d) {
+        if (ended_) return;
+        if (d.queue.empty()) {
+            d.writing = false;
+            return finish_eof(d);
+        }
+        d.writing = true;
+        d.written = 0;
+        d.first_piece = true;
+        const chunk& c = *d.queue.front();
+        if (c.plan.delay.count() > 0) {
+            d.timer.expires_after(c.read_at + c.plan.delay - core_.time.now());
+            d.timer.async_wait([self = shared_from_this(), &d](const error_code& wait_ec) {
+                d.holding = false;
+                if (!wait_ec) self->do_write_piece(d);
+            });
+            return hold(d);
+        }
+        do_write_piece(d);
+    }
+
+    void do_write_piece(direction& d) {
+        if (ended_) return;
+        const chunk& c = *d.queue.front();
+        if (d.written == c.plan.forward) return on_chunk_written(d);
+        std::size_t size = c.plan.forward - d.written;
+        for (active_toxic& t : d.toxics) size = std::min(size, t.config->behaviour->piece_limit(t.random));
+        size = std::max<std::size_t>(size, 1);
+        nanoseconds wait{0};
+        for (const active_toxic& t : d.toxics) wait += t.config->behaviour->piece_wait(size, d.first_piece);
+        d.first_piece = false;
+        if (wait.count() > 0) {
+            d.timer.expires_after(wait);
+            d.timer.async_wait([self = shared_from_this(), &d, size](const error_code& ec) {
+                d.holding = false;
+                if (!ec) self->write_piece(d, size);
+            });
+            return hold(d);
+        }
+        write_piece(d, size);
+    }
+
+    // The writer waits on its timer: the reader may run ahead meanwhile.
+    void hold(direction& d) {
+        d.holding = true;
+        do_read(d);
+    }
+
+    void write_piece(direction& d, std::size_t size) {
+        asio::async_write(d.sink, asio::buffer(d.queue.front()->bytes.data() + d.written, size),
+                          [self = shared_from_this(), &d](const error_code& ec, std::size_t n) {
+                              self->on_write(d, ec, n);
+                          });
+    }
+
+    void on_write(direction& d, const error_code& ec, std::size_t n) {
+        // What the kernel took was forwarded, even when the connection ended while this handler waited.
+        d.forwarded += n;
+        (d.which == stream_direction::upstream ? record_.bytes_up : record_.bytes_down) += n;
+        if (ended_) return;
+        if (ec) return end(connection_outcome::reset, link_end::reset, {}, write_error(d, ec));
+        d.written += n;
+        do_write_piece(d);
+    }
+
+    void on_chunk_written(direction& d) {
+        std::unique_ptr<chunk> c = std::move(d.queue.front());
+        d.queue.pop_front();
+        if (c->plan.end) {
+            const link_end how = *c->plan.end;
+            if (c->plan.end_after.count() == 0) return end(ended_outcome(how), how, c->ended_by, {});
+            d.timer.expires_after(c->plan.end_after);
+            d.timer.async_wait([self = shared_from_this(), how, by = c->ended_by](const error_code& ec) {
+                if (!ec) self->end(ended_outcome(how), how, by, {});
+            });
+            return;
+        }
+        d.spare.push_back(std::move(c));
+        do_write_front(d);
+        do_read(d);  // the writer is idle now, or holding, or the reader is already reading
+    }
+
+    // An EOF is passed on only once every chunk read before it is written.
+    void finish_eof(direction& d) {
+        if (!d.eof || d.done || d.writing || !d.queue.empty()) return;
+        d.done = true;
+        const bool passes = std::all_of(d.toxics.begin(), d.toxics.end(),
+                                        [](const active_toxic& t) { return t.config->behaviour->passes_eof(); });
+        if (passes) {
+            // A half-close: the other peer may still answer.
+            error_code ignored;
+            d.sink.shutdown(tcp::socket::shutdown_send, ignored);
+        } else {
+            d.eof_swallowed = true;
+        }
+        // A swallowed EOF leaves its receiver waiting: the black hole's lifetime ends the connection.
+        if (up_.done && down_.done && !up_.eof_swallowed && !down_.eof_swallowed) {
+            end(connection_outcome::closed, link_end::close, {}, {});
+        }
+    }
+
+    static connection_outcome ended_outcome(link_end how) {
+        return how == link_end::reset ? connection_outcome::reset : connection_outcome::closed;
+    }
+
+    static std::string read_error(const direction& d, const error_code& ec) {
+        return std::string{d.which == stream_direction::upstream ? "client" : "upstream"} + " read: " + ec.message();
+    }
+    static std::string write_error(const direction& d, const error_code& ec) {
+        return std::string{d.which == stream_direction::upstream ? "upstream" : "client"} + " write: " + ec.message();
+    }
+
+    // Ends the connection once: cancels every wait, closes or resets both sockets; the destructor
+    // journals it.
+    void end(connection_outcome outcome, link_end how, const std::string& ended_by, const std::string& error) {
+        if (ended_) return;
+        ended_ = true;
+        connect_timer_.cancel();
+        lifetime_timer_.cancel();
+        up_.timer.cancel();
+        down_.timer.cancel();
+        for (tcp::socket* s : {&client_, &upstream_}) {
+            error_code ignored;
+            if (!s->is_open()) continue;
+            if (how == link_end::reset) {
+                s->set_option(asio::socket_base::linger{true, 0}, ignored);
+            } else {
+                s->shutdown(tcp::socket::shutdown_both, ignored);
+            }
+            s->close(ignored);
+        }
+        record_.t_end = core_.since_start_ns();
+        record_.outcome = outcome;
+        record_.ended_by = ended_by;
+        record_.error = error;
+        core_.live.erase(record_.conn);
+    }
+
+    tcp_proxy::core& core_;
+    tcp::socket client_;
+    tcp::socket upstream_;
+    asio::steady_timer connect_timer_;
+    asio::steady_timer lifetime_timer_;
+    direction up_;
+    direction down_;
+    std::vector<active_toxic> connection_toxics_;
+    connection_record record_;
+    bool connect_timed_out_ = false;
+    bool ended_ = false;
+};
+
+}  // namespace
+
+void tcp_proxy::core::do_accept() {
+    acceptor.async_accept([this](const error_code& ec, tcp::socket socket) { on_accept(ec, std::move(socket)); });
+}
+
+void tcp_proxy::core::on_accept(const error_code& ec, tcp::socket socket) {
+    if (stopping || ec == asio::error::operation_aborted) return;
+    if (ec) {
+        // Out of descriptors, say: try again shortly rather than spin.
+        accept_retry.expires_after(std::chrono::milliseconds{50});
+        accept_retry.async_wait([this](const error_code& wait_ec) {
+            if (!wait_ec && !stopping) do_accept();
+        });
+        return;
+    }
+    const std::uint64_t conn = ++accepted;
+    connections.fetch_add(1, std::memory_order_relaxed);
+    auto s = std::make_shared<session>(*this, std::move(socket), conn);
+    if (live.size() >= options.max_connections) {
+        s->refuse_over_capacity();
+    } else {
+        live.emplace(conn, s);
+        s->start();
+    }
+    do_accept();
+}
+
+void tcp_proxy::core::finished(const connection_record& record) {
+    if (record.outcome == connection_outcome::upstream_refused ||
+        record.outcome == connection_outcome::upstream_unreachable) {
+        upstream_failures.fetch_add(1, std::memory_order_relaxed);
+    }
+    bytes_up.fetch_add(record.bytes_up, std::memory_order_relaxed);
+    bytes_down.fetch_add(record.bytes_down, std::memory_order_relaxed);
+    if (sink) sink(record);
+}
+
+tcp_proxy::tcp_proxy(const toxic_set& toxics, tcp_proxy_options options, record_sink sink, faultline::clock& time)
+    : core_{std::make_shared<core>(toxics, std::move(options), std::move(sink), time)} {}
+
+tcp_proxy::~tcp_proxy() { stop(); }
+
+error_code tcp_proxy::start() {
+    core& c = *core_;
+    const std::lock_guard lock{c.lifecycle};
+    if (c.started) return asio::error::already_started;
+    error_code ec;
+    const auto address = asio::ip::make_address(c.options.address, ec);
+    if (ec) return ec;
+    if (!address.is_loopback() && !c.options.allow_non_loopback) return asio::error::access_denied;
+    const auto upstream = asio::ip::make_address(c.options.upstream_address, ec);
+    if (ec) return ec;
+    c.upstream = tcp::endpoint{upstream, c.options.upstream_port};
+    const tcp::endpoint endpoint{address, c.options.port};
+    c.acceptor.open(endpoint.protocol(), ec);
+    if (!ec) c.acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
+    if (!ec) c.acceptor.bind(endpoint, ec);
+    if (!ec) c.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return ec;
+    c.port = c.acceptor.local_endpoint().port();
+    c.started = true;
+    c.do_accept();
+    c.worker = std::thread{[&c] { c.io.run(); }};
+    return {};
+}
+
+void tcp_proxy::stop() {
+    core& c = *core_;
+    {
+        const std::lock_guard lock{c.lifecycle};
+        if (!c.started || c.stop_done) return;
+        c.stop_done = true;
+    }
+    // On the worker: stop accepting and end every open connection; the io_context then runs out of
+    // work and the worker returns.
+    asio::post(c.io, [&c] {
+        c.stopping = true;
+        error_code ignored;
+        c.acceptor.close(ignored);
+        c.accept_retry.cancel();
+        std::vector<std::shared_ptr<session>> open;
+        for (auto& [conn, weak] : c.live) {
+            if (auto s = weak.lock()) open.push_back(std::move(s));
+        }
+        for (auto& s : open) s->stop();
+    });
+    c.worker.join();
+}
+
+std::uint16_t tcp_proxy::port() const { return core_->port; }
+
+tcp_proxy_counters tcp_proxy::counters() const {
+    const core& c = *core_;
+    return {c.connections.load(), c.toxic_connections.load(), c.upstream_failures.load(), c.bytes_up.load(),
+            c.bytes_down.load()};
+}
+
+faultline::time_point tcp_proxy::run_start() const { return core_->started_at; }
+
+}  // namespace faultline::tcp
