@@ -557,8 +557,8 @@ private:
         record_.connection_request = requests_read_;
         record_.accepted_ns = accepted_ns_;
         record_.request_ns = core_->since_start_ns();
-        record_.method = std::string{to_std(request_.method_string())};
-        record_.target = std::string{to_std(request_.target())};
+        record_.method = to_std(request_.method_string());
+        record_.target = to_std(request_.target());
         record_.bytes_in = bytes_in;
         record_.attempt_header = header_value(fields, "Faultline-Attempt");
         if (!record_.attempt_header) record_.attempt_header = header_value(fields, "x-envoy-attempt-count");
@@ -671,8 +671,8 @@ private:
         const bool writes = semantics == effect_semantics::non_idempotent || semantics == effect_semantics::idempotent_write;
         if (writes && upstream_reply_.status >= 200 && upstream_reply_.status < 300) {
             upstream_reply_.effect = effect_kind::committed;
-            core_->context.effects.record({record_.operation, record_.attempt, record_.seq, id_, forwarded_at,
-                                           record_.method, record_.target, semantics,
+            core_->context.effects.record({record_.operation.str(), record_.attempt, record_.seq, id_, forwarded_at,
+                                           record_.method.str(), record_.target.str(), semantics,
                                            "upstream " + std::to_string(upstream_reply_.status)});
         }
     }

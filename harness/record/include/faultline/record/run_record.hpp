@@ -128,7 +128,7 @@ struct run_record {
 // All attempts of one operation, ordered by the time the server read each request (`request_ns`,
 // then `seq`). The pointers point into the run record's journal and live as long as it does.
 struct operation_attempts {
-    std::string_view operation;
+    symbol operation;
     std::vector<const journal_record*> attempts;  // never empty
 };
 
