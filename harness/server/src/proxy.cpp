@@ -671,8 +671,8 @@ private:
         const bool writes = semantics == effect_semantics::non_idempotent || semantics == effect_semantics::idempotent_write;
         if (writes && upstream_reply_.status >= 200 && upstream_reply_.status < 300) {
             upstream_reply_.effect = effect_kind::committed;
-            core_->context.effects.record({record_.operation.str(), record_.attempt, record_.seq, id_, forwarded_at,
-                                           record_.method.str(), record_.target.str(), semantics,
+            core_->context.effects.record({record_.operation, record_.attempt, record_.seq, id_, forwarded_at,
+                                           record_.method, record_.target, semantics,
                                            "upstream " + std::to_string(upstream_reply_.status)});
         }
     }
