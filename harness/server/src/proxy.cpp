@@ -571,9 +571,9 @@ private:
         const fields_source headers{fields};
         const faults::request_view view{record_.method, record_.target, headers, request_.body()};
         const operation_identity identity = identify(ctx.identity, view);
-        record_.attempt = ctx.attempts.next(identity);
-        record_.seq = ctx.records.next_seq();
         record_.operation = identity.value;
+        record_.attempt = ctx.attempts.next(record_.operation);
+        record_.seq = ctx.records.next_seq();
         record_.identity = identity.source;
         record_.idempotency_key = identity.idempotency_key;
 

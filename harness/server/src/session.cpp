@@ -398,9 +398,9 @@ void session::begin_attempt(std::size_t bytes_in) {
     const fields_source headers{fields};
     const faults::request_view request{record_.method, record_.target, headers, request_.body()};
     identity_ = identify(ctx.identity, request);
-    record_.attempt = ctx.attempts.next(identity_);
-    record_.seq = ctx.records.next_seq();
     record_.operation = identity_.value;
+    record_.attempt = ctx.attempts.next(record_.operation);
+    record_.seq = ctx.records.next_seq();
     record_.identity = identity_.source;
     record_.idempotency_key = identity_.idempotency_key;
 
