@@ -459,7 +459,7 @@ service_response session::run_service() {
     const std::string_view method = record_.method;
     const std::string_view target = record_.target;
     const std::string& body = request_.body();
-    auto begun = ctx.idempotency.begin(identity_.idempotency_key, ctx.model.classify(method, target),
+    auto begun = ctx.idempotency.begin(record_.idempotency_key, ctx.model.classify(method, target),
                                        request_fingerprint(method, target, body));
     if (begun.decision != idempotency_decision::proceed) {
         record_.effect = begun.response.effect;
@@ -475,7 +475,7 @@ service_response session::run_service() {
                          id_,
                          core_->since_start_ns()};
     service_response reply = ctx.next_tier != nullptr ? ctx.next_tier->forward(call) : ctx.model.handle(call);
-    ctx.idempotency.complete(identity_.idempotency_key, reply);
+    ctx.idempotency.complete(record_.idempotency_key, reply);
     record_.effect = reply.effect;
     return reply;
 }
