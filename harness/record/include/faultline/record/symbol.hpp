@@ -4,7 +4,9 @@
 // them is a plain value that copies as cheaply as eight integers, and equal strings are equal ids.
 //
 // The table owns the bytes of every string ever interned, for the lifetime of the process: nothing
-// is freed, which is what lets symbols be copied, stored and compared with no owner to outlive.
+// is freed, which is what lets symbols be copied, stored and compared with no owner to outlive. The
+// price: a process that meets distinct strings without end (a long `serve` across control-API
+// resets, a fuzzer) keeps each, ~25 bytes plus its text.
 // Interning is thread-safe (the table is sharded by hash, one lock a shard); reading a symbol's text
 // takes no lock. Ids depend on the order strings were first interned, which varies between runs, so
 // ids are never written out and order symbols only by their text (`<=>`).
@@ -24,13 +26,14 @@ class symbol {
 public:
     // The empty string (id 0, interned without touching the table).
     constexpr symbol() noexcept = default;
-    // Interns `text` (a copy of its bytes, kept for the process lifetime).
-    symbol(std::string_view text);  // NOLINT: implicit, so `record.method = "POST"` reads as a string
-    symbol(const std::string& text) : symbol(std::string_view{text}) {}  // NOLINT
-    symbol(const char* text) : symbol(std::string_view{text}) {}         // NOLINT
+    // Interns `text` (a copy of its bytes, kept for the process lifetime). Implicit, like the
+    // conversion back to std::string_view, so a symbol field reads and assigns as a string would.
+    symbol(std::string_view text);
+    symbol(const std::string& text) : symbol(std::string_view{text}) {}
+    symbol(const char* text) : symbol(std::string_view{text}) {}
 
     std::string_view view() const noexcept;
-    operator std::string_view() const noexcept { return view(); }  // NOLINT: reads as the string it is
+    operator std::string_view() const noexcept { return view(); }
     std::string str() const { return std::string{view()}; }
     bool empty() const noexcept { return id_ == 0; }
     std::size_t size() const noexcept { return view().size(); }
