@@ -160,9 +160,9 @@ std::vector<rule_windows> fault_windows(const run_record& run, const run_view& v
     for (const harness::rule_firing& f : run.rule_firings) out.push_back({f.rule, f.kind, 0, {}});
     for (const journal_record& r : run.journal) {
         if (r.fault.empty() && r.rule.empty()) continue;
-        const std::string& name = r.rule.empty() ? r.fault : r.rule;
+        const harness::symbol name = r.rule.empty() ? r.fault : r.rule;
         auto it = std::find_if(out.begin(), out.end(), [&](const rule_windows& w) { return w.rule == name; });
-        if (it == out.end()) it = out.insert(out.end(), rule_windows{name, r.fault, 0, {}});
+        if (it == out.end()) it = out.insert(out.end(), rule_windows{name.str(), r.fault.str(), 0, {}});
         if (it->fired.empty()) it->fired.resize(load_buckets);
         ++it->fired[bucket_of(r.request_ns, view)];
     }

@@ -26,7 +26,7 @@ std::string upper(std::string s) {
 
 // The client's own attempt number from its headers, when it sent one.
 std::optional<std::int64_t> client_attempt_number(const journal_record& r) {
-    auto parse = [](const std::string& text) -> std::optional<std::int64_t> {
+    auto parse = [](std::string_view text) -> std::optional<std::int64_t> {
         std::int64_t value = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
         if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
@@ -57,7 +57,7 @@ public:
         std::map<std::string_view, std::vector<const operation_attempts*>> shared_users;
         for (const auto& op : operations) {
             const journal_record& first = *op.attempts.front();
-            if (std::find(methods_.begin(), methods_.end(), upper(first.method)) == methods_.end()) continue;
+            if (std::find(methods_.begin(), methods_.end(), upper(first.method.str())) == methods_.end()) continue;
             ++judged;
             std::vector<const journal_record*> bad;
             std::string detail;

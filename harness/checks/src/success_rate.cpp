@@ -25,7 +25,7 @@ public:
                 ++failed;
                 std::string outcomes;
                 for (const auto& o : c.attempt_outcomes) outcomes += (outcomes.empty() ? "" : ", ") + o;
-                evidence_item item{c.operation, {},
+                evidence_item item{c.operation.str(), {},
                                    "client " + c.client + " " + c.method + " " + c.target + ": " + c.decision +
                                        " after " + std::to_string(c.attempts) + " attempts (" + outcomes + ")"};
                 if (const auto found = by_name.find(c.operation); found != by_name.end()) {

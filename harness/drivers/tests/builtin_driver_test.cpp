@@ -198,12 +198,12 @@ headers = { "X-Trace" = "t{op}" }
         EXPECT_EQ(*rec.deadline_ns, rec.started_ns + std::chrono::nanoseconds{5s}.count());
         // A POST gets a key; the identity is the key the server saw (its quotes removed).
         EXPECT_TRUE(retry::is_uuid_v4(rec.operation)) << rec.operation;
-        identities.insert(rec.operation);
+        identities.insert(rec.operation.str());
 
-        const std::uint64_t client = std::stoull(rec.client);
+        const std::uint64_t client = std::stoull(rec.client.str());
         const std::string target_prefix = "/payments/" + rec.client + "/";
-        ASSERT_EQ(rec.target.rfind(target_prefix, 0), 0u) << rec.target;
-        const std::uint64_t n = std::stoull(rec.target.substr(target_prefix.size()));
+        ASSERT_EQ(rec.target.str().rfind(target_prefix, 0), 0u) << rec.target;
+        const std::uint64_t n = std::stoull(rec.target.str().substr(target_prefix.size()));
         const std::uint64_t op = n * 3 + client;
         const auto& s = by_op.at(operation_name(client, n));
         EXPECT_EQ(s.headers.at("Idempotency-Key"), "\"" + rec.operation + "\"");
@@ -251,7 +251,7 @@ path = "/kv/{op}"
     const auto r = run_against(server, config);
     ASSERT_EQ(r.clients.size(), 2u);
     std::set<std::string> names;
-    for (const auto& rec : r.clients) names.insert(rec.operation);
+    for (const auto& rec : r.clients) names.insert(rec.operation.str());
     EXPECT_EQ(names, (std::set<std::string>{"c0-n0", "c1-n0"}));
     for (const auto& s : server.requests()) EXPECT_FALSE(s.headers.contains("Idempotency-Key"));
 }
@@ -261,7 +261,7 @@ TEST(BuiltinDriver, KeysReplayWithTheSeed) {
     const auto config = parse_builtin("[client]\nclients = 2\noperations = 2\n");
     const auto keys = [&](std::uint64_t seed) {
         std::set<std::string> out;
-        for (const auto& rec : run_against(server, config, seed).clients) out.insert(rec.operation);
+        for (const auto& rec : run_against(server, config, seed).clients) out.insert(rec.operation.str());
         return out;
     };
     EXPECT_EQ(keys(1), keys(1));
@@ -279,7 +279,7 @@ TEST(BuiltinDriver, NaivePresetRetriesAPostWithoutAKeyOnEveryError) {
         EXPECT_EQ(rec.decision, "attempts_exhausted");
         EXPECT_THAT(rec.attempt_outcomes, ::testing::Each("400"));
         EXPECT_TRUE(rec.deadline_ns.has_value());  // declared, not enforced
-        EXPECT_EQ(rec.operation.rfind("c", 0), 0u);  // no key: named by Faultline-Op
+        EXPECT_EQ(rec.operation.str().rfind("c", 0), 0u);  // no key: named by Faultline-Op
     }
     const auto seen = server.requests();
     EXPECT_EQ(seen.size(), 10u);
@@ -392,7 +392,7 @@ weight = 1
 )");
     const auto targets = [&](std::uint64_t seed) {
         std::set<std::string> out;
-        for (const auto& rec : run_against(server, config, seed).clients) out.insert(rec.target);
+        for (const auto& rec : run_against(server, config, seed).clients) out.insert(rec.target.str());
         return out;
     };
     const auto first = targets(5);
@@ -432,7 +432,7 @@ TEST(BuiltinDriver, TwoThreadsRunTheSameWorkload) {
     for (const auto& rec : r.clients) {
         EXPECT_TRUE(rec.success);
         EXPECT_THAT(rec.attempt_outcomes, ::testing::ElementsAre("502", "200"));
-        identities.insert(rec.operation);
+        identities.insert(rec.operation.str());
     }
     EXPECT_EQ(identities.size(), 40u);
     EXPECT_EQ(server.requests().size(), 80u);

@@ -104,7 +104,8 @@ public:
     void optional_number(std::string_view name, const std::optional<Int>& v) {
         if (v) number(name, *v);
     }
-    void optional_string(std::string_view name, const std::optional<std::string>& v) {
+    template <class Text>
+    void optional_string(std::string_view name, const std::optional<Text>& v) {
         if (v) string(name, *v);
     }
 
@@ -160,7 +161,8 @@ public:
         if (v) number(name, *v);
     }
 
-    void optional_string(std::string_view name, const std::optional<std::string>& v) {
+    template <class Text>
+    void optional_string(std::string_view name, const std::optional<Text>& v) {
         if (v) string(name, *v);
     }
 
@@ -254,29 +256,28 @@ public:
         if (ok()) out = n;
     }
 
-    void string(std::string_view name, std::string& out) {
-        const auto* v = find(name);
-        if (v == nullptr) return;
-        if (!v->is_string()) return bad(name, "a string");
-        out = std::string{v->get_string()};
+    // `Text`: std::string (server events) or symbol (records).
+    template <class Text>
+    void string(std::string_view name, Text& out) {
+        std::string_view s;
+        if (text(name, s)) out = Text{s};
     }
 
-    void optional_string(std::string_view name, std::optional<std::string>& out) {
+    template <class Text>
+    void optional_string(std::string_view name, std::optional<Text>& out) {
         if (!present(name)) return;
-        std::string s;
-        string(name, s);
-        if (ok()) out = std::move(s);
+        std::string_view s;
+        if (text(name, s)) out = Text{s};
     }
 
     template <class Enum>
     void enumeration(std::string_view name, Enum& out) {
-        std::string s;
-        string(name, s);
-        if (!ok()) return;
+        std::string_view s;
+        if (!text(name, s)) return;
         if (const auto v = from_string(s, Enum{})) {
             out = *v;
         } else {
-            error_ = "field \"" + std::string{name} + "\": unknown value \"" + s + "\"";
+            error_ = "field \"" + std::string{name} + "\": unknown value \"" + std::string{s} + "\"";
         }
     }
 
@@ -292,6 +293,18 @@ private:
         const auto* v = object_.if_contains(name);
         if (v == nullptr) error_ = "field \"" + std::string{name} + "\" is missing";
         return v;
+    }
+
+    // The string value of a field, viewing the parsed object.
+    bool text(std::string_view name, std::string_view& out) {
+        const auto* v = find(name);
+        if (v == nullptr) return false;
+        if (!v->is_string()) {
+            bad(name, "a string");
+            return false;
+        }
+        out = v->get_string();
+        return true;
     }
 
     void bad(std::string_view name, std::string_view expected) {
@@ -363,16 +376,17 @@ public:
         out = n;
     }
 
-    void string(std::string_view name, std::string& out) {
+    template <class Text>
+    void string(std::string_view name, Text& out) {
         std::string_view s;
-        if (key(name) && raw_string(s)) out = s;
+        if (key(name) && raw_string(s)) out = Text{s};
     }
 
-    void optional_string(std::string_view name, std::optional<std::string>& out) {
+    template <class Text>
+    void optional_string(std::string_view name, std::optional<Text>& out) {
         if (!next_key_is(name)) return;
-        std::string s;
-        string(name, s);
-        out = std::move(s);
+        std::string_view s;
+        if (key(name) && raw_string(s)) out = Text{s};
     }
 
     template <class Enum>

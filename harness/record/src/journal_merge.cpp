@@ -50,12 +50,13 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
             out.warnings.push_back(j.name + ": no wall-clock anchor (a `started` event); its times are taken to begin "
                                             "with the earliest anchored journal's");
         }
+        const symbol instance{j.name};
         for (journal_record& r : j.records) {
             r.accepted_ns += offset;
             r.request_ns += offset;
             if (r.response_started_ns >= 0) r.response_started_ns += offset;
             r.finished_ns += offset;
-            if (!r.instance) r.instance = j.name;
+            if (!r.instance) r.instance = instance;
             const auto [it, fresh] = connections.try_emplace({i, r.connection}, connections.size() + 1);
             r.connection = it->second;
             order.push_back({r.request_ns, i, r.seq, false, records.size()});

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <functional>
 #include <utility>
 
 namespace faultline::harness {
@@ -39,31 +38,31 @@ std::vector<const rule_firing*> never_fired(const run_record& run) {
 
 namespace {
 
-// Operation names -> dense indexes in first-seen order, by open addressing with linear probing: slots
+// Operations -> dense indexes in first-seen order, by open addressing with linear probing: slots
 // hold index + 1 (0 = empty) and there are at least twice as many as attempts, so a probe ends soon
-// and the table never grows. A node-based map cost more than everything else in grouping a large
-// journal. The names must outlive the index.
+// and the table never grows. Operations are symbols, so a probe compares ids and the id is the hash
+// (ids are dense; the order of the result is first-seen order, never the ids'). A node-based map
+// keyed by strings cost more than everything else in grouping a large journal.
 class operation_index {
 public:
     explicit operation_index(std::size_t attempts) : slots_(std::bit_ceil(std::max<std::size_t>(2 * attempts, 16))) {}
 
-    // The name's index, and whether the name is new.
-    std::pair<std::size_t, bool> insert(std::string_view name) {
+    // The operation's index, and whether it is new.
+    std::pair<std::size_t, bool> insert(symbol operation) {
         const std::size_t mask = slots_.size() - 1;
-        std::size_t slot = hash_(name) & mask;
-        while (slots_[slot] != 0 && names_[slots_[slot] - 1] != name) slot = (slot + 1) & mask;
+        std::size_t slot = operation.id() & mask;
+        while (slots_[slot] != 0 && operations_[slots_[slot] - 1] != operation) slot = (slot + 1) & mask;
         if (slots_[slot] != 0) return {slots_[slot] - 1, false};
-        names_.push_back(name);
-        slots_[slot] = static_cast<std::uint32_t>(names_.size());
-        return {names_.size() - 1, true};
+        operations_.push_back(operation);
+        slots_[slot] = static_cast<std::uint32_t>(operations_.size());
+        return {operations_.size() - 1, true};
     }
 
-    std::size_t size() const { return names_.size(); }
+    std::size_t size() const { return operations_.size(); }
 
 private:
     std::vector<std::uint32_t> slots_;
-    std::vector<std::string_view> names_;
-    std::hash<std::string_view> hash_;
+    std::vector<symbol> operations_;
 };
 
 }  // namespace

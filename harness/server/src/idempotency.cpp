@@ -46,13 +46,9 @@ idempotency_begin refuse(idempotency_decision decision, int status, std::string_
 
 }  // namespace
 
-std::size_t idempotency_layer::string_hash::operator()(std::string_view s) const noexcept {
-    return static_cast<std::size_t>(hash_bytes(s));
-}
-
 idempotency_layer::idempotency_layer(idempotency_config config) : config_{config} {}
 
-idempotency_begin idempotency_layer::begin(std::string_view key, effect_semantics semantics,
+idempotency_begin idempotency_layer::begin(symbol key, effect_semantics semantics,
                                            std::uint64_t fingerprint) {
     if (config_.mode == idempotency_mode::off || semantics == effect_semantics::read) return {};
     if (key.empty()) {
@@ -63,7 +59,7 @@ idempotency_begin idempotency_layer::begin(std::string_view key, effect_semantic
         return {};
     }
     std::lock_guard lock{mutex_};
-    auto [it, inserted] = slots_.try_emplace(std::string{key}, slot{fingerprint, std::nullopt});
+    auto [it, inserted] = slots_.try_emplace(key, slot{fingerprint, std::nullopt});
     if (inserted) return {};
     const auto& s = it->second;
     // A different request under a used key is a client bug whether or not the first is finished.
@@ -83,14 +79,14 @@ idempotency_begin idempotency_layer::begin(std::string_view key, effect_semantic
     return idempotency_begin{idempotency_decision::replay, std::move(replayed)};
 }
 
-void idempotency_layer::complete(std::string_view key, const service_response& response) {
+void idempotency_layer::complete(symbol key, const service_response& response) {
     if (config_.mode == idempotency_mode::off || key.empty()) return;
     std::lock_guard lock{mutex_};
     const auto it = slots_.find(key);
     if (it != slots_.end() && !it->second.response) it->second.response = response;
 }
 
-void idempotency_layer::abandon(std::string_view key) {
+void idempotency_layer::abandon(symbol key) {
     if (config_.mode == idempotency_mode::off || key.empty()) return;
     std::lock_guard lock{mutex_};
     const auto it = slots_.find(key);

@@ -94,25 +94,16 @@ operation_identity identify(const identity_config& config, const faults::request
     return identify(config, in);
 }
 
-std::size_t attempt_counter::string_hash::operator()(std::string_view s) const noexcept {
-    return static_cast<std::size_t>(hash_bytes(s));
+std::uint32_t attempt_counter::next(symbol operation) {
+    auto& s = stripes_[operation.id() % stripe_count];
+    std::lock_guard lock{s.mutex};
+    return ++s.counts[operation];
 }
 
-std::uint32_t attempt_counter::next(const operation_identity& id) {
-    // The stripe comes from the value, not `id.hash`, so `seen(value)` finds it whoever built `id`.
-    auto& s = stripes_[hash_bytes(id.value) % stripe_count];
+std::uint32_t attempt_counter::seen(symbol operation) const {
+    const auto& s = stripes_[operation.id() % stripe_count];
     std::lock_guard lock{s.mutex};
-    auto it = s.counts.find(std::string_view{id.value});
-    if (it == s.counts.end()) it = s.counts.emplace(id.value, 0U).first;
-    return ++it->second;
-}
-
-std::uint32_t attempt_counter::seen(const operation_identity& id) const { return seen(std::string_view{id.value}); }
-
-std::uint32_t attempt_counter::seen(std::string_view value) const {
-    const auto& s = stripes_[hash_bytes(value) % stripe_count];
-    std::lock_guard lock{s.mutex};
-    const auto it = s.counts.find(value);
+    const auto it = s.counts.find(operation);
     return it == s.counts.end() ? 0U : it->second;
 }
 

@@ -42,7 +42,7 @@ std::vector<double_effect> find_doubles(const std::vector<ledger_entry>& entries
     for (const auto& e : entries) {
         if (!in_scope(e, scope)) continue;
         auto [it, inserted] = index.try_emplace(e.operation, groups.size());
-        if (inserted) groups.push_back(double_effect{e.operation, {}});
+        if (inserted) groups.push_back(double_effect{e.operation.str(), {}});
         groups[it->second].commits.push_back(e);
     }
     std::vector<double_effect> doubles;
@@ -89,13 +89,13 @@ void ledger::reset() {
 
 boost::json::object entry_to_json(const ledger_entry& entry) {
     boost::json::object o;
-    o["op"] = entry.operation;
+    o["op"] = entry.operation.view();
     o["attempt"] = entry.attempt;
     o["seq"] = entry.seq;
     o["conn"] = entry.connection;
     o["t"] = entry.time_ns;
-    o["method"] = entry.method;
-    o["target"] = entry.target;
+    o["method"] = entry.method.view();
+    o["target"] = entry.target.view();
     o["semantics"] = to_string(entry.semantics);
     o["effect"] = entry.effect;
     return o;

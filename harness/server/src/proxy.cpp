@@ -557,8 +557,8 @@ private:
         record_.connection_request = requests_read_;
         record_.accepted_ns = accepted_ns_;
         record_.request_ns = core_->since_start_ns();
-        record_.method = std::string{to_std(request_.method_string())};
-        record_.target = std::string{to_std(request_.target())};
+        record_.method = to_std(request_.method_string());
+        record_.target = to_std(request_.target());
         record_.bytes_in = bytes_in;
         record_.attempt_header = header_value(fields, "Faultline-Attempt");
         if (!record_.attempt_header) record_.attempt_header = header_value(fields, "x-envoy-attempt-count");
@@ -571,9 +571,9 @@ private:
         const fields_source headers{fields};
         const faults::request_view view{record_.method, record_.target, headers, request_.body()};
         const operation_identity identity = identify(ctx.identity, view);
-        record_.attempt = ctx.attempts.next(identity);
-        record_.seq = ctx.records.next_seq();
         record_.operation = identity.value;
+        record_.attempt = ctx.attempts.next(record_.operation);
+        record_.seq = ctx.records.next_seq();
         record_.identity = identity.source;
         record_.idempotency_key = identity.idempotency_key;
 

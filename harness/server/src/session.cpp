@@ -384,8 +384,9 @@ void session::begin_attempt(std::size_t bytes_in) {
     record_.connection_request = requests_read_;
     record_.accepted_ns = accepted_ns_;
     record_.request_ns = core_->since_start_ns();
-    record_.method = std::string{to_std(request_.method_string())};
-    record_.target = std::string{to_std(request_.target())};
+    // The record's strings are interned here, once per attempt (symbol.hpp): the journal keeps ids.
+    record_.method = to_std(request_.method_string());
+    record_.target = to_std(request_.target());
     record_.bytes_in = bytes_in;
     record_.attempt_header = header_value(fields, "Faultline-Attempt");
     if (!record_.attempt_header) record_.attempt_header = header_value(fields, "x-envoy-attempt-count");
@@ -397,9 +398,9 @@ void session::begin_attempt(std::size_t bytes_in) {
     const fields_source headers{fields};
     const faults::request_view request{record_.method, record_.target, headers, request_.body()};
     identity_ = identify(ctx.identity, request);
-    record_.attempt = ctx.attempts.next(identity_);
+    record_.operation = identity_.value;
+    record_.attempt = ctx.attempts.next(record_.operation);
     record_.seq = ctx.records.next_seq();
-    record_.operation = std::move(identity_.value);
     record_.identity = identity_.source;
     record_.idempotency_key = identity_.idempotency_key;
 
@@ -458,24 +459,23 @@ service_response session::run_service() {
     const std::string_view method = record_.method;
     const std::string_view target = record_.target;
     const std::string& body = request_.body();
-    auto begun = ctx.idempotency.begin(identity_.idempotency_key, ctx.model.classify(method, target),
+    auto begun = ctx.idempotency.begin(record_.idempotency_key, ctx.model.classify(method, target),
                                        request_fingerprint(method, target, body));
     if (begun.decision != idempotency_decision::proceed) {
         record_.effect = begun.response.effect;
         return std::move(begun.response);
     }
-    // The body is not read again once the service has it; the operation is lent and taken back.
-    service_request call{record_.method,
-                         record_.target,
+    // Neither the body nor the identity's text is read again once the service has them.
+    service_request call{std::string{method},
+                         std::string{target},
                          std::move(request_.body()),
-                         std::move(record_.operation),
+                         std::move(identity_.value),
                          record_.attempt,
                          record_.seq,
                          id_,
                          core_->since_start_ns()};
     service_response reply = ctx.next_tier != nullptr ? ctx.next_tier->forward(call) : ctx.model.handle(call);
-    record_.operation = std::move(call.operation);
-    ctx.idempotency.complete(identity_.idempotency_key, reply);
+    ctx.idempotency.complete(record_.idempotency_key, reply);
     record_.effect = reply.effect;
     return reply;
 }

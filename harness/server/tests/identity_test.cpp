@@ -98,7 +98,7 @@ TEST(identity, reads_a_request_view) {
     EXPECT_EQ(id.value, to_hex(request_hash("POST", "/payments", R"({"amount":1})")));
 }
 
-operation_identity op(std::string value) { return identify({}, identity_inputs{"", "", "", value, std::nullopt}); }
+symbol op(std::string value) { return identify({}, identity_inputs{"", "", "", value, std::nullopt}).value; }
 
 TEST(attempt_counter, counts_per_operation_from_one) {
     attempt_counter c;

@@ -199,7 +199,7 @@ TEST(server, the_control_port_serves_only_the_control_api) {
 // (operation, attempt) -> fault applied ("" for none), from a journal.
 std::map<std::pair<std::string, std::uint32_t>, std::string> fault_map(const std::vector<journal_record>& journal) {
     std::map<std::pair<std::string, std::uint32_t>, std::string> out;
-    for (const auto& r : journal) out[{r.operation, r.attempt}] = r.rule + "/" + r.fault;
+    for (const auto& r : journal) out[{r.operation.str(), r.attempt}] = r.rule + "/" + r.fault;
     return out;
 }
 

@@ -1,20 +1,25 @@
 // One attempt as the server saw it: the unit of evidence every check works from. The journal is a
 // sequence of these; `faultline serve --journal` streams them as JSON Lines with the field names
 // given in the comments (the JSON form is the stable interface for third-party tooling).
+//
+// A record is compact: its strings are symbols (symbol.hpp, 4-byte ids of interned text, the
+// attempts of an operation sharing one id for its identity and key), its enums are one byte, so a
+// record copies as a plain value and a large journal costs a few hundred bytes an attempt.
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
+
+#include "faultline/record/symbol.hpp"
 
 namespace faultline::harness {
 
 // Where an attempt's operation identity came from (see DESIGN.md, "operation identity").
-enum class identity_source { idempotency_key, header, body_field, request_hash };
+enum class identity_source : std::uint8_t { idempotency_key, header, body_field, request_hash };
 
 // What the service did with the attempt's side effect.
-enum class effect_kind {
+enum class effect_kind : std::uint8_t {
     none,       // nothing committed (read, fault before commit, rejected)
     committed,  // a new effect was committed (a charge, an increment)
     replayed,   // idempotency layer replayed a stored response; nothing new committed
@@ -23,7 +28,7 @@ enum class effect_kind {
 };
 
 // How the attempt ended on the wire, from the server's side.
-enum class wire_outcome {
+enum class wire_outcome : std::uint8_t {
     responded,  // a complete response was sent (`status`)
     reset,      // the server reset the connection (RST) with no complete response
     closed,     // the server closed (FIN) with no response
@@ -49,20 +54,20 @@ struct journal_record {
     std::int64_t response_started_ns = -1;  // "t_response": first response byte written (-1: none)
     std::int64_t finished_ns = 0;          // "t_end": attempt over (response done, reset, closed…)
 
-    std::string method;                // "method"
-    std::string target;                // "target"
-    std::string operation;             // "op": operation identity (key value, header/field value, or hash hex)
+    symbol method;                     // "method"
+    symbol target;                     // "target"
+    symbol operation;                  // "op": operation identity (key value, header/field value, or hash hex)
     identity_source identity = identity_source::request_hash;  // "op_source"
     std::uint32_t attempt = 1;         // "attempt": n-th attempt of this operation seen by the server
-    std::string idempotency_key;       // "idempotency_key": normalised (quotes removed), "" if absent
+    symbol idempotency_key;            // "idempotency_key": normalised (quotes removed), "" if absent
     // Headers as sent by the client (absent when not sent).
-    std::optional<std::string> attempt_header;     // "attempt_header": Faultline-Attempt / x-envoy-attempt-count
-    std::optional<std::string> previous_attempts;  // "grpc_previous_attempts": grpc-previous-rpc-attempts
+    std::optional<symbol> attempt_header;          // "attempt_header": Faultline-Attempt / x-envoy-attempt-count
+    std::optional<symbol> previous_attempts;       // "grpc_previous_attempts": grpc-previous-rpc-attempts
     std::optional<std::int64_t> deadline_ms;       // "deadline_ms": Faultline-Deadline-Ms / x-envoy-expected-rq-timeout-ms
     std::uint64_t body_hash = 0;       // "body_hash"
 
-    std::string rule;                  // "rule": name of the fault rule applied, "" if none
-    std::string fault;                 // "fault": fault kind applied, "" if none
+    symbol rule;                       // "rule": name of the fault rule applied, "" if none
+    symbol fault;                      // "fault": fault kind applied, "" if none
     effect_kind effect = effect_kind::none;  // "effect"
     wire_outcome outcome = wire_outcome::responded;  // "outcome"
     int status = 0;                    // "status": status sent (0 when none)
@@ -72,10 +77,14 @@ struct journal_record {
     // Written by `faultline proxy` only (absent otherwise): what the upstream did with the attempt.
     std::optional<int> upstream_status;         // "upstream_status": the upstream's status (absent: never answered)
     std::optional<std::int64_t> upstream_ns;    // "upstream_ns": forwarded -> upstream reply read (or failure)
-    std::optional<std::string> upstream_error;  // "upstream_error": "refused", "timeout", "reset", … (absent: none)
+    std::optional<symbol> upstream_error;       // "upstream_error": "refused", "timeout", "reset", … (absent: none)
     // "instance": which serve/proxy instance journaled it (`--instance`), so merged journals stay
     // attributable; `faultline check` tags records of a journal without one with the file's name.
-    std::optional<std::string> instance;
+    std::optional<symbol> instance;
 };
+
+// About half of what it was with eight std::strings (408 bytes, and their heap): a bound, so that a
+// field added without thought shows here.
+static_assert(sizeof(journal_record) <= 208, "journal_record is meant to stay compact");
 
 }  // namespace faultline::harness

@@ -21,19 +21,20 @@
 namespace faultline::harness {
 
 // One operation as the built-in driver's client saw it. Third-party `command` clients leave these
-// empty, so every check also works from the journal alone.
+// empty, so every check also works from the journal alone. Its strings are symbols, like the
+// journal's: the operation is the very id its attempts carry, outcomes are ids of a handful of texts.
 struct client_record {
-    std::string operation;  // identity, the same string the server puts in journal_record::operation
-    std::string client;     // virtual client id
-    std::string method;
-    std::string target;
+    symbol operation;  // identity, the same string the server puts in journal_record::operation
+    symbol client;     // virtual client id
+    symbol method;
+    symbol target;
     std::int64_t started_ns = 0;   // ns since run start: the caller asked for the operation
     std::int64_t finished_ns = 0;  // ns since run start: the caller got the final result
     std::optional<std::int64_t> deadline_ns;  // absolute overall deadline, ns since run start
     std::uint32_t attempts = 0;    // attempts the client made (including ones that never reached the server)
-    std::string decision;          // final retry decision (retry::to_string(decision)), e.g. "success"
+    symbol decision;               // final retry decision (retry::to_string(decision)), e.g. "success"
     bool success = false;
-    std::vector<std::string> attempt_outcomes;  // one per attempt: "200", "503", "reset_after_write", …
+    std::vector<symbol> attempt_outcomes;  // one per attempt: "200", "503", "reset_after_write", …
 };
 
 // One process the `command` driver started. Times are on the journal's clock (ns since run start),
@@ -128,7 +129,7 @@ struct run_record {
 // All attempts of one operation, ordered by the time the server read each request (`request_ns`,
 // then `seq`). The pointers point into the run record's journal and live as long as it does.
 struct operation_attempts {
-    std::string_view operation;
+    symbol operation;
     std::vector<const journal_record*> attempts;  // never empty
 };
 

@@ -73,12 +73,12 @@ class idempotency_layer {
 public:
     explicit idempotency_layer(idempotency_config config);
 
-    // `key` is the normalised Idempotency-Key ("" = none).
-    idempotency_begin begin(std::string_view key, effect_semantics semantics, std::uint64_t fingerprint);
+    // `key` is the normalised Idempotency-Key ("" = none), the symbol the attempt's record holds.
+    idempotency_begin begin(symbol key, effect_semantics semantics, std::uint64_t fingerprint);
     // Stores the response of the attempt that proceeded with `key`. No-op for "" or an unknown key.
-    void complete(std::string_view key, const service_response& response);
+    void complete(symbol key, const service_response& response);
     // The attempt that proceeded failed before committing: forget the key so a retry proceeds.
-    void abandon(std::string_view key);
+    void abandon(symbol key);
 
     std::size_t stored() const;     // keys with a stored response
     std::size_t in_flight() const;  // keys begun but neither completed nor abandoned
@@ -91,14 +91,9 @@ private:
         std::uint64_t fingerprint = 0;
         std::optional<service_response> response;  // empty while in flight
     };
-    struct string_hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept;
-    };
-
     const idempotency_config config_;
     mutable std::mutex mutex_;
-    std::unordered_map<std::string, slot, string_hash, std::equal_to<>> slots_;
+    std::unordered_map<symbol, slot> slots_;
 };
 
 }  // namespace faultline::harness

@@ -61,28 +61,24 @@ operation_identity identify(const identity_config& config, const identity_inputs
 // `request.headers` (case-insensitive), the named one only when `config.header` is set.
 operation_identity identify(const identity_config& config, const faults::request_view& request);
 
-// Counts attempts per operation identity. Thread-safe (striped locks keyed by the identity's hash, so
-// concurrent operations rarely contend). Memory grows with the number of distinct operations until
+// Counts attempts per operation identity. Thread-safe (striped locks keyed by the operation's symbol,
+// so concurrent operations rarely contend). Keyed by symbols, the operation's text is the intern
+// table's, not a copy per operation. Memory grows with the number of distinct operations until
 // `reset`.
 class attempt_counter {
 public:
-    // Records one more attempt of `id` and returns its number: 1 for the first.
-    std::uint32_t next(const operation_identity& id);
+    // Records one more attempt of `operation` and returns its number: 1 for the first.
+    std::uint32_t next(symbol operation);
     // Attempts seen so far (0 if none).
-    std::uint32_t seen(const operation_identity& id) const;
-    std::uint32_t seen(std::string_view value) const;
+    std::uint32_t seen(symbol operation) const;
     // Number of distinct operations seen.
     std::size_t operations() const;
     void reset();
 
 private:
-    struct string_hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept;
-    };
     struct stripe {
         mutable std::mutex mutex;
-        std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> counts;
+        std::unordered_map<symbol, std::uint32_t> counts;
     };
     static constexpr std::size_t stripe_count = 16;
     std::array<stripe, stripe_count> stripes_;

@@ -2,8 +2,11 @@
 // committed it. It is the ground truth for "did the client cause a double side effect": a double
 // side effect is two or more commits of a non-idempotent effect for one operation identity. Commits
 // of idempotent writes (PUT/DELETE) are recorded too, so repeated writes stay visible, but they are
-// not double effects unless asked for with `commit_scope::all`.
+// not double effects unless asked for with `commit_scope::all`. An entry's operation, method and
+// target are symbols (faultline/record/symbol.hpp), shared with the journal's records.
 #pragma once
+
+#include "faultline/record/symbol.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -17,7 +20,7 @@
 namespace faultline::harness {
 
 // What committing a request does to the domain; declared per endpoint.
-enum class effect_semantics {
+enum class effect_semantics : std::uint8_t {
     non_idempotent,    // each commit creates a new effect (a charge, an increment)
     idempotent_write,  // PUT/DELETE: repeating leaves the domain as it was; still one ledger entry per commit
     read,              // no effect
@@ -28,13 +31,13 @@ std::string_view to_string(effect_semantics v);
 std::optional<effect_semantics> effect_semantics_from_string(std::string_view s);
 
 struct ledger_entry {
-    std::string operation;       // operation identity of the committing attempt
+    symbol operation;            // operation identity of the committing attempt
     std::uint32_t attempt = 1;   // its attempt number; (operation, attempt) joins it to the journal
     std::uint64_t seq = 0;       // the attempt's request number (service_request::seq), 0 if unknown
     std::uint64_t connection = 0;
     std::int64_t time_ns = 0;    // ns since run start, monotonic
-    std::string method;          // "POST"
-    std::string target;          // "/payments"
+    symbol method;               // "POST"
+    symbol target;               // "/payments"
     effect_semantics semantics{};
     std::string effect;          // what was committed: "charge ch_3 amount=100", "kv put k", "counter c=4"
     friend bool operator==(const ledger_entry&, const ledger_entry&) = default;
