@@ -23,7 +23,7 @@ constexpr std::size_t segment_count = std::size_t{1} << (32 - segment_bits);
 using segment = std::atomic<const char*>;
 std::array<std::atomic<segment*>, segment_count> directory{};
 std::mutex directory_mutex;  // taken only to allocate a segment
-std::atomic<std::uint32_t> next_id{1};
+std::atomic<std::uint64_t> next_id{1};  // 64 bits, so running out of ids cannot wrap to ids in use
 
 const char* text_of(std::uint32_t id) {
     const segment* s = directory[id >> segment_bits].load(std::memory_order_acquire);
@@ -64,8 +64,9 @@ public:
         for (; slots_[i].id != 0; i = (i + 1) & mask) {
             if (slots_[i].hash == h && view_of(slots_[i].id) == text) return slots_[i].id;
         }
-        const std::uint32_t id = next_id.fetch_add(1, std::memory_order_relaxed);
-        if (id == 0) throw std::length_error{"symbol table: more than 2^32 - 1 distinct strings"};
+        const std::uint64_t next = next_id.fetch_add(1, std::memory_order_relaxed);
+        if (next > UINT32_MAX) throw std::length_error{"symbol table: more than 2^32 - 1 distinct strings"};
+        const auto id = static_cast<std::uint32_t>(next);
         publish(id, store(text));
         slots_[i] = {h, id};
         ++used_;
