@@ -8,6 +8,8 @@
 # to docs/benchmarks.md.
 #   FAULTLINE=new/faultline [FAULTLINE_OLD=old/faultline] bash bench/proxy_load.sh [seconds, default 4]
 #   ROUNDS=N (default 3), CONNS="1 64" (default)
+#   PIN=1: wrk and nginx share CPU 0 in every configuration and the proxy runs alone on CPU 1, so
+#   the ratio shows whether the proxy keeps up with the load, not how much CPU it takes from it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-4}"
@@ -15,6 +17,11 @@ rounds="${ROUNDS:-3}"
 conns_list="${CONNS:-1 64}"
 faultline="${FAULTLINE:?FAULTLINE=/path/to/faultline}"
 old="${FAULTLINE_OLD:-}"
+load_cpu=() proxy_cpu=()
+if [[ "${PIN:-0}" == 1 ]]; then
+    (($(nproc) >= 2)) || { echo "PIN=1 needs two CPUs" >&2; exit 3; }
+    load_cpu=(taskset -c 0) proxy_cpu=(taskset -c 1)
+fi
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 command -v wrk >/dev/null && command -v nginx >/dev/null || { echo "needs wrk and nginx" >&2; exit 3; }
 
@@ -36,7 +43,7 @@ printf '[server]\nthreads = 2\n' >"$work/rules.toml"
 nginx_port="$(free_port)"
 mkdir -p "$work/nginx"
 sed -e "s#@PORT@#$nginx_port#g" -e "s#@DIR@#$work/nginx#g" bench/nginx-bench.conf >"$work/nginx/nginx.conf"
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e stderr -g 'daemon off;' 2>"$work/nginx.err" &
+"${load_cpu[@]}" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e stderr -g 'daemon off;' 2>"$work/nginx.err" &
 pids+=("$!")
 for _ in $(seq 1 100); do  # at most 10 s
     python3 -c "import socket,sys; s = socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', $nginx_port)))" && break
@@ -45,7 +52,7 @@ done
 
 # Starts a proxy binary in front of nginx; sets url and proxy_pid.
 start_proxy() {
-    "$1" proxy --upstream "127.0.0.1:$nginx_port" --rules "$work/rules.toml" --seed 1 >"$work/proxy.out" 2>"$work/proxy.err" &
+    "${proxy_cpu[@]}" "$1" proxy --upstream "127.0.0.1:$nginx_port" --rules "$work/rules.toml" --seed 1 >"$work/proxy.out" 2>"$work/proxy.err" &
     proxy_pid=$!
     pids+=("$proxy_pid")
     url=""
@@ -75,7 +82,7 @@ run_wrk() {
     local label="$1" conns="$2" proxied="${3:-}" out threads=2 ticks_before=0 ticks=0
     ((conns < 2)) && threads=1
     [[ -n "$proxied" ]] && ticks_before="$(proxy_ticks)"
-    out="$(wrk -t"$threads" -c"$conns" -d"${duration}s" --latency "$url/")"
+    out="$("${load_cpu[@]}" wrk -t"$threads" -c"$conns" -d"${duration}s" --latency "$url/")"
     [[ -n "$proxied" ]] && ticks=$(( $(proxy_ticks) - ticks_before ))
     if grep -q "Non-2xx\|Socket errors" <<<"$out"; then
         echo "warning: $label c$conns had errors:" >&2
@@ -102,7 +109,7 @@ for conns in $conns_list; do
 done
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); load before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "wrk -d${duration}s (-t1 at -c1, -t2 at -c64), $rounds rounds alternating"
+echo "wrk -d${duration}s (-t1 at -c1, -t2 at -c64), $rounds rounds alternating${load_cpu[*]:+; wrk and nginx on CPU 0, the proxy on CPU 1}"
 python3 - "$work/rows" "$(getconf CLK_TCK)" <<'PY'
 import statistics, sys
 def micros(text):
