@@ -1,6 +1,7 @@
 // The fault-injecting reverse proxy (proxy.hpp): acceptor, client sessions, and the upstream
 // exchange with its per-worker pool of kept-alive connections.
 #include "faultline/server/proxy.hpp"
+#include "faultline/server/listener.hpp"
 
 #include "action_executor.hpp"
 #include "http_fields.hpp"
@@ -941,19 +942,13 @@ error_code proxy::start() {
     core& c = *core_;
     const std::lock_guard lock{c.lifecycle_mutex};
     if (c.started) return asio::error::already_started;
-    error_code ec;
-    const auto address = asio::ip::make_address(c.options.address, ec);
+    asio::ip::address address;
+    error_code ec = parse_listen_address(c.options.address, c.options.allow_non_loopback, address);
     if (ec) return ec;
-    if (!address.is_loopback() && !c.options.allow_non_loopback) return asio::error::access_denied;
     const auto upstream = asio::ip::make_address(c.options.upstream_address, ec);
     if (ec) return ec;
     c.upstream = tcp::endpoint{upstream, c.options.upstream_port};
-    const tcp::endpoint endpoint{address, c.options.port};
-    c.acceptor->open(endpoint.protocol(), ec);
-    if (!ec) c.acceptor->set_option(asio::socket_base::reuse_address{true}, ec);
-    if (!ec) c.acceptor->bind(endpoint, ec);
-    if (!ec) c.acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) return ec;
+    if ((ec = open_listener(*c.acceptor, address, c.options.port))) return ec;
     c.port = c.acceptor->local_endpoint().port();
     // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
     c.context.records.append_event(wall_clock_anchor(c.since_start_ns(), c.time.wall_now(), c.options.instance));

@@ -1,4 +1,5 @@
 #include "faultline/server/server.hpp"
+#include "faultline/server/listener.hpp"
 
 #include "server_core.hpp"
 #include "session.hpp"
@@ -168,22 +169,6 @@ server::~server() { stop(); }
 
 namespace {
 
-bool is_loopback(const asio::ip::address& a) { return a.is_loopback(); }
-
-error_code open_acceptor(acceptor_t& acceptor, const asio::ip::address& address, std::uint16_t port) {
-    error_code ec;
-    const tcp::endpoint endpoint{address, port};
-    acceptor.open(endpoint.protocol(), ec);
-    if (!ec) acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
-    if (!ec) acceptor.bind(endpoint, ec);
-    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-        error_code ignored;
-        acceptor.close(ignored);
-    }
-    return ec;
-}
-
 // Raises the soft descriptor limit to the hard one, and returns how many service connections fit
 // under it with the reserve kept back: the cap is lowered to that rather than let accept() fail
 // with EMFILE, which would lock out the control API too.
@@ -207,15 +192,14 @@ error_code server::start() {
     core& c = *core_;
     const std::lock_guard lock{c.lifecycle_mutex};
     if (c.started) return asio::error::already_started;
-    error_code ec;
-    const auto address = asio::ip::make_address(c.options.address, ec);
+    asio::ip::address address;
+    error_code ec = parse_listen_address(c.options.address, c.options.allow_non_loopback, address);
     if (ec) return ec;
-    if (!is_loopback(address) && !c.options.allow_non_loopback) return asio::error::access_denied;
     c.max_connections = connections_within_descriptor_limit(c.context.limits.max_connections);
-    if ((ec = open_acceptor(c.acceptor, address, c.options.port))) return ec;
+    if ((ec = open_listener(c.acceptor, address, c.options.port))) return ec;
     c.port = c.acceptor.local_endpoint().port();
     if (c.options.control_port) {
-        if ((ec = open_acceptor(c.control_acceptor, address, *c.options.control_port))) {
+        if ((ec = open_listener(c.control_acceptor, address, *c.options.control_port))) {
             error_code ignored;
             c.acceptor.close(ignored);
             return ec;

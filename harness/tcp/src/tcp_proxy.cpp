@@ -9,6 +9,7 @@
 #include <boost/asio/write.hpp>
 
 #include "faultline/faults/decision_random.hpp"
+#include "faultline/server/listener.hpp"
 
 #include <algorithm>
 #include <array>
@@ -473,19 +474,13 @@ error_code tcp_proxy::start() {
     core& c = *core_;
     const std::lock_guard lock{c.lifecycle};
     if (c.started) return asio::error::already_started;
-    error_code ec;
-    const auto address = asio::ip::make_address(c.options.address, ec);
+    asio::ip::address address;
+    error_code ec = harness::parse_listen_address(c.options.address, c.options.allow_non_loopback, address);
     if (ec) return ec;
-    if (!address.is_loopback() && !c.options.allow_non_loopback) return asio::error::access_denied;
     const auto upstream = asio::ip::make_address(c.options.upstream_address, ec);
     if (ec) return ec;
     c.upstream = tcp::endpoint{upstream, c.options.upstream_port};
-    const tcp::endpoint endpoint{address, c.options.port};
-    c.acceptor.open(endpoint.protocol(), ec);
-    if (!ec) c.acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
-    if (!ec) c.acceptor.bind(endpoint, ec);
-    if (!ec) c.acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) return ec;
+    if ((ec = harness::open_listener(c.acceptor, address, c.options.port))) return ec;
     c.port = c.acceptor.local_endpoint().port();
     c.started = true;
     c.do_accept();
