@@ -25,18 +25,8 @@ fi
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 command -v wrk >/dev/null && command -v nginx >/dev/null || { echo "needs wrk and nginx" >&2; exit 3; }
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source bench/lib.sh  # $work, pids, cleanup on exit, free_port
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 printf '[server]\nthreads = 2\n' >"$work/rules.toml"
 

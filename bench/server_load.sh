@@ -21,18 +21,8 @@ if [[ -z "$faultline" ]]; then
     faultline="$build/cli/faultline"
 fi
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source bench/lib.sh  # $work, pids, cleanup on exit, free_port
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # A rules file whose only rule never matches the benchmark's path.
 cat > "$work/rules.toml" <<'TOML'

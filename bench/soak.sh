@@ -15,14 +15,7 @@ workers=64
 ulimit -n "$(ulimit -Hn)"  # server and client each need more than 10,000 descriptors
 (( $(ulimit -n) > held + 512 )) || { echo "ulimit -n is $(ulimit -n): need more than $((held + 512))"; exit 2; }
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source "$here/lib.sh"  # $work, pids, cleanup on exit, free_port
 
 cat > "$work/rules.toml" <<'TOML'
 [server]

@@ -14,15 +14,7 @@ rounds="${ROUNDS:-5}"
 faultline="${FAULTLINE:?FAULTLINE=/path/to/faultline}"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP PIPE  # through the EXIT trap, so no child outlives the script
+source bench/lib.sh  # $work, pids, cleanup on exit, free_port
 
 touch "$work/server.out" "$work/proxy.out"  # polled before the children may have opened them
 python3 bench/tcp_pipe.py server >"$work/server.out" &
