@@ -222,7 +222,7 @@ int read_and_check(const std::string& path, const std::string* expect_path) {
     run.server_events = std::move(read.server_events);
     // As evaluate_checks does, timed step by step: the grouping once, then each check.
     auto step = std::chrono::steady_clock::now();
-    const std::vector<operation_attempts> operations = group_operations(run.journal);
+    const operation_groups operations = group_operations(run.journal);
     std::printf("group_operations: %.3f s\n", seconds_since(step));
     for (const expectation& e : expectations) {
         step = std::chrono::steady_clock::now();

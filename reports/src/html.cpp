@@ -99,7 +99,7 @@ std::string status_css(const run_record& run) {
 // What every chart of one run reads: the operations, where the run ends, and the attempts named by
 // the evidence of a failed check.
 struct run_view {
-    std::vector<harness::operation_attempts> operations;
+    harness::operation_groups operations;
     std::set<std::uint64_t> offending;
     std::int64_t end_ns = 1;
 };

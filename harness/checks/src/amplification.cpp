@@ -21,7 +21,7 @@ public:
         : max_ratio_(max_ratio), max_peak_ratio_(max_peak_ratio), window_(window.count()),
           min_first_attempts_(min_first_attempts), instance_(std::move(instance)) {}
 
-    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
         if (operations.empty()) {
             v.insufficient_evidence = true;
@@ -83,7 +83,7 @@ private:
         bool judged = false;  // some window held min_first_attempts first attempts
     };
 
-    peak_result check_peak(verdict& v, const std::vector<operation_attempts>& operations) const {
+    peak_result check_peak(verdict& v, const operation_groups& operations) const {
         std::vector<std::int64_t> firsts;
         std::vector<std::pair<std::int64_t, std::uint64_t>> all;
         for (const auto& op : operations) {
@@ -135,7 +135,7 @@ private:
         return {"peak " + format_number(best) + " in " + where + " (max " + format_number(max_peak_ratio_) + ")", true};
     }
 
-    bool counts(const journal_record& r) const { return !instance_ || r.instance == instance_; }
+    bool counts(const journal_record& r) const { return !instance_ || r.instance == *instance_; }
 
     double max_ratio_;
     double max_peak_ratio_;

@@ -44,7 +44,7 @@ public:
     // client's declared curve is used.
     backoff(policy p, bool has_curve) : p_(std::move(p)), has_curve_(has_curve) {}
 
-    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         if (has_curve_) return judge(p_, operations);
         if (!run.declared.backoff) {
             verdict v;
@@ -65,7 +65,7 @@ public:
     }
 
 private:
-    verdict judge(const policy& p, const std::vector<operation_attempts>& operations) const {
+    verdict judge(const policy& p, const operation_groups& operations) const {
         verdict v;
         std::size_t checked = 0;
         std::size_t outside = 0;

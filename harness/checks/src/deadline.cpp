@@ -63,7 +63,7 @@ public:
         : tolerance_(tolerance.count()), require_header_(require_header),
           process_tolerance_(process_tolerance.count()) {}
 
-    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
         const auto clients = index_clients(run);
         std::size_t with_deadline = 0;

@@ -54,7 +54,7 @@ public:
           min_relative_window_(min_relative_window), false_alarm_rate_(false_alarm_rate), after_(after.count()),
           before_(before ? before->count() : std::numeric_limits<std::int64_t>::max()), top_(top) {}
 
-    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record&, const operation_groups& operations) const override {
         verdict v;
         std::map<std::size_t, std::vector<retry_point>> by_index;
         for (const auto& op : operations) {

@@ -45,7 +45,7 @@ public:
         for (auto& m : methods_) m = upper(m);
     }
 
-    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record&, const operation_groups& operations) const override {
         verdict v;
         std::size_t judged = 0;
         std::size_t missing = 0;

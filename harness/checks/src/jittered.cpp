@@ -75,7 +75,7 @@ public:
         : min_samples_(min_samples), noise_floor_(static_cast<double>(noise_floor.count())),
           relative_(min_relative_spread) {}
 
-    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record&, const operation_groups& operations) const override {
         verdict v;
         std::map<std::size_t, std::vector<gap>> by_index;
         std::size_t after_retry_after = 0;

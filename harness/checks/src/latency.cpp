@@ -19,7 +19,7 @@ class latency final : public check {
 public:
     explicit latency(std::vector<std::pair<int, std::int64_t>> limits) : limits_(std::move(limits)) {}
 
-    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
         std::vector<sample> samples;
         if (!run.clients.empty()) {

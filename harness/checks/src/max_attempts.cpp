@@ -16,7 +16,7 @@ public:
         if (max) max_ = static_cast<std::size_t>(*max);
     }
 
-    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         // The scenario's own `max` wins; a client is held to its declared limit only when none is given.
         const bool from_declared = !max_ && run.declared.max_attempts;
         const std::size_t max = max_ ? *max_ : run.declared.max_attempts.value_or(default_max);

@@ -10,7 +10,7 @@ namespace {
 
 class no_double_effects final : public check {
 public:
-    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record&, const operation_groups& operations) const override {
         verdict v;
         std::size_t committed = 0;
         std::size_t doubled = 0;

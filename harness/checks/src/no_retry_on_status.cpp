@@ -56,7 +56,7 @@ public:
     no_retry_on_status(std::vector<watched_status> statuses, std::vector<int> judged, std::string judged_name)
         : statuses_(std::move(statuses)), judged_(std::move(judged)), judged_name_(std::move(judged_name)) {}
 
-    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record&, const operation_groups& operations) const override {
         verdict v;
         std::size_t final_responses = 0;
         std::size_t judged_responses = 0;

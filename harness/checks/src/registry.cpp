@@ -53,7 +53,7 @@ bool has_no_operations(const run_record& run) { return run.journal.empty() && ru
 
 }  // namespace
 
-verdict evaluate(const expectation& e, const run_record& run, const std::vector<operation_attempts>& operations) {
+verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations) {
     verdict v = e.impl->evaluate(run, operations);
     v.check = e.check_name;
     v.expected_to_fail = e.expect_failure;

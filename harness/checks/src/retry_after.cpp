@@ -12,7 +12,7 @@ class retry_after final : public check {
 public:
     explicit retry_after(std::chrono::nanoseconds tolerance) : tolerance_(tolerance.count()) {}
 
-    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
         const auto clients = index_clients(run);
         std::size_t asked = 0;

@@ -30,7 +30,7 @@ public:
         : ratio_(ratio), min_per_sec_(min_per_sec), window_(window),
           max_milli_(std::llround(max_tokens * 1000)), ratio_milli_(std::llround(token_ratio * 1000)) {}
 
-    verdict evaluate(const run_record&, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record&, const operation_groups& operations) const override {
         verdict v;
         if (max_milli_ > 0) {
             // The bucket as the check replays it, for the HTML report's token-level chart.
@@ -112,7 +112,7 @@ private:
         return item;
     }
 
-    std::string replay_tokens(verdict& v, const std::vector<operation_attempts>& operations) const {
+    std::string replay_tokens(verdict& v, const operation_groups& operations) const {
         struct end_event {
             const journal_record* ended;
             const journal_record* next;  // the retry decided when `ended` ended, or nullptr

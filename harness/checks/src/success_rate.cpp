@@ -11,7 +11,7 @@ class success_rate final : public check {
 public:
     explicit success_rate(double min) : min_(min) {}
 
-    verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const override {
+    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
         std::size_t total = 0;
         std::size_t failed = 0;

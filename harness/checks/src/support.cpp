@@ -64,7 +64,7 @@ bool reply_lost_after_commit(const journal_record& r) {
     return r.effect == effect_kind::committed && r.outcome != wire_outcome::responded;
 }
 
-std::vector<std::uint64_t> seqs_of(const std::vector<const journal_record*>& attempts) {
+std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attempts) {
     std::vector<std::uint64_t> out;
     out.reserve(attempts.size());
     for (const journal_record* r : attempts) out.push_back(r->seq);

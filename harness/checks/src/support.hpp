@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -44,7 +45,7 @@ bool is_retryable_failure(const journal_record& r);
 // The server committed the effect but the client never got the complete reply.
 bool reply_lost_after_commit(const journal_record& r);
 
-std::vector<std::uint64_t> seqs_of(const std::vector<const journal_record*>& attempts);
+std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attempts);
 
 // Client records by operation identity (empty for `command` clients).
 std::unordered_map<std::string_view, const client_record*> index_clients(const run_record& run);

@@ -101,11 +101,10 @@ public:
     template <class Enum>
     void enumeration(std::string_view name, Enum v) { object_[name] = to_string(v); }
     template <class Int>
-    void optional_number(std::string_view name, const std::optional<Int>& v) {
+    void optional_number(std::string_view name, packed_optional<Int> v) {
         if (v) number(name, *v);
     }
-    template <class Text>
-    void optional_string(std::string_view name, const std::optional<Text>& v) {
+    void optional_string(std::string_view name, packed_optional<symbol> v) {
         if (v) string(name, *v);
     }
 
@@ -157,12 +156,11 @@ public:
     void enumeration(std::string_view name, Enum v) { string(name, to_string(v)); }
 
     template <class Int>
-    void optional_number(std::string_view name, const std::optional<Int>& v) {
+    void optional_number(std::string_view name, packed_optional<Int> v) {
         if (v) number(name, *v);
     }
 
-    template <class Text>
-    void optional_string(std::string_view name, const std::optional<Text>& v) {
+    void optional_string(std::string_view name, packed_optional<symbol> v) {
         if (v) string(name, *v);
     }
 
@@ -249,11 +247,14 @@ public:
     }
 
     template <class Int>
-    void optional_number(std::string_view name, std::optional<Int>& out) {
+    void optional_number(std::string_view name, packed_optional<Int>& out) {
         if (!present(name)) return;
         Int n{};
         number(name, n);
-        if (ok()) out = n;
+        if (!ok()) return;
+        // The one value a packed optional keeps for "absent" (the type's lowest or highest).
+        if (packed_absence<Int>::reserved(n)) return bad(name, "an integer in range");
+        out = n;
     }
 
     // `Text`: std::string (server events) or symbol (records).
@@ -263,11 +264,10 @@ public:
         if (text(name, s)) out = Text{s};
     }
 
-    template <class Text>
-    void optional_string(std::string_view name, std::optional<Text>& out) {
+    void optional_string(std::string_view name, packed_optional<symbol>& out) {
         if (!present(name)) return;
         std::string_view s;
-        if (text(name, s)) out = Text{s};
+        if (text(name, s)) out = symbol{s};
     }
 
     template <class Enum>
@@ -369,10 +369,11 @@ public:
     }
 
     template <class Int>
-    void optional_number(std::string_view name, std::optional<Int>& out) {
+    void optional_number(std::string_view name, packed_optional<Int>& out) {
         if (!next_key_is(name)) return;  // absent: the writer omits unset optionals
         Int n{};
         number(name, n);
+        if (packed_absence<Int>::reserved(n)) ok_ = false;  // Boost.JSON's path says it is out of range
         out = n;
     }
 
@@ -382,11 +383,10 @@ public:
         if (key(name) && raw_string(s)) out = Text{s};
     }
 
-    template <class Text>
-    void optional_string(std::string_view name, std::optional<Text>& out) {
+    void optional_string(std::string_view name, packed_optional<symbol>& out) {
         if (!next_key_is(name)) return;
         std::string_view s;
-        if (key(name) && raw_string(s)) out = Text{s};
+        if (key(name) && raw_string(s)) out = symbol{s};
     }
 
     template <class Enum>

@@ -67,7 +67,10 @@ private:
 
 }  // namespace
 
-std::vector<operation_attempts> group_operations(const std::vector<journal_record>& journal) {
+namespace {
+
+// The journal's attempts in request order (`request_ns`, then `seq`).
+std::vector<const journal_record*> in_request_order(const std::vector<journal_record>& journal) {
     std::vector<const journal_record*> ordered;
     ordered.reserve(journal.size());
     for (const auto& r : journal) ordered.push_back(&r);
@@ -79,14 +82,40 @@ std::vector<operation_attempts> group_operations(const std::vector<journal_recor
     if (!std::is_sorted(ordered.begin(), ordered.end(), earlier)) {
         std::stable_sort(ordered.begin(), ordered.end(), earlier);
     }
-    std::vector<operation_attempts> out;
-    operation_index index{journal.size()};
-    for (const journal_record* r : ordered) {
-        const auto [i, inserted] = index.insert(r->operation);
-        if (inserted) out.push_back(operation_attempts{r->operation, {}});
-        out[i].attempts.push_back(r);
+    return ordered;
+}
+
+}  // namespace
+
+operation_groups group_operations(const std::vector<journal_record>& journal) {
+    // A counting sort by operation, stable so that each group keeps request order: number the groups
+    // in first-seen order and count their attempts, then place every attempt after its group's
+    // earlier ones. The scratch arrays are freed before the groups are built.
+    std::vector<const journal_record*> grouped(journal.size());
+    std::vector<std::uint32_t> group_start;  // each group's count, then its end, then its start
+    {
+        const std::vector<const journal_record*> ordered = in_request_order(journal);
+        std::vector<std::uint32_t> group_of(ordered.size());
+        operation_index index{journal.size()};
+        for (std::size_t i = 0; i < ordered.size(); ++i) {
+            const auto [group, inserted] = index.insert(ordered[i]->operation);
+            if (inserted) group_start.push_back(0);
+            group_of[i] = static_cast<std::uint32_t>(group);
+            ++group_start[group];
+        }
+        std::uint32_t end = 0;
+        for (std::uint32_t& g : group_start) g = end += g;
+        // Backwards, so each attempt lands just before its group's later ones.
+        for (std::size_t i = ordered.size(); i-- > 0;) grouped[--group_start[group_of[i]]] = ordered[i];
     }
-    return out;
+    std::vector<operation_attempts> operations;
+    operations.reserve(group_start.size());
+    for (std::size_t g = 0; g < group_start.size(); ++g) {
+        const std::size_t end = g + 1 < group_start.size() ? group_start[g + 1] : grouped.size();
+        const std::span<const journal_record* const> attempts{grouped.data() + group_start[g], end - group_start[g]};
+        operations.push_back(operation_attempts{attempts.front()->operation, attempts});
+    }
+    return operation_groups{std::move(grouped), std::move(operations)};
 }
 
 std::size_t count_operations(const std::vector<journal_record>& journal) {

@@ -65,7 +65,8 @@ public:
             if (slots_[i].hash == h && view_of(slots_[i].id) == text) return slots_[i].id;
         }
         const std::uint64_t next = next_id.fetch_add(1, std::memory_order_relaxed);
-        if (next > UINT32_MAX) throw std::length_error{"symbol table: more than 2^32 - 1 distinct strings"};
+        // UINT32_MAX stays unused: it marks an absent packed_optional<symbol>.
+        if (next >= UINT32_MAX) throw std::length_error{"symbol table: more than 2^32 - 2 distinct strings"};
         const auto id = static_cast<std::uint32_t>(next);
         publish(id, store(text));
         slots_[i] = {h, id};

@@ -57,6 +57,18 @@ TEST(group_operations, groups_a_large_journal_exactly) {
     }
 }
 
+TEST(group_operations, groups_keep_their_attempts_when_moved) {
+    const std::vector<journal_record> journal{attempt(1, 10, "a"), attempt(2, 20, "b"), attempt(3, 30, "a")};
+    operation_groups moved = group_operations(journal);
+    const operation_groups groups = std::move(moved);  // the spans view the array that moved with them
+    ASSERT_EQ(groups.size(), 2U);
+    ASSERT_EQ(groups[0].attempts.size(), 2U);
+    EXPECT_EQ(groups[0].attempts[0], &journal[0]);
+    EXPECT_EQ(groups[0].attempts[1], &journal[2]);
+    ASSERT_EQ(groups[1].attempts.size(), 1U);
+    EXPECT_EQ(groups[1].attempts[0], &journal[1]);
+}
+
 TEST(group_operations, an_empty_journal_has_no_operations) {
     EXPECT_TRUE(group_operations({}).empty());
     EXPECT_EQ(count_operations({}), 0U);

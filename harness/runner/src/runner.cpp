@@ -295,7 +295,7 @@ exit_code exit_code_of(const std::vector<run_record>& runs) {
 void evaluate_checks(const std::vector<expectation>& expectations, run_record& run) {
     run.verdicts.clear();
     run.verdicts.reserve(expectations.size());
-    const std::vector<operation_attempts> operations = group_operations(run.journal);
+    const operation_groups operations = group_operations(run.journal);
     for (const expectation& e : expectations) run.verdicts.push_back(evaluate(e, run, operations));
 }
 

@@ -22,7 +22,7 @@
 namespace faultline::harness {
 
 struct run_record;
-struct operation_attempts;
+class operation_groups;
 
 // One configured check. Immutable once built, so one instance may be evaluated concurrently from
 // several threads (parallel scenarios).
@@ -32,7 +32,7 @@ public:
     // `passed` says whether the property holds; the caller fills `verdict::check` and applies
     // `expect_failure`. `operations` is group_operations(run.journal), grouped once for all the
     // checks of a run: on a large journal grouping costs more than most checks.
-    virtual verdict evaluate(const run_record& run, const std::vector<operation_attempts>& operations) const = 0;
+    virtual verdict evaluate(const run_record& run, const operation_groups& operations) const = 0;
 };
 
 // One `[[expect]]` entry, parsed and validated. Copies share the immutable check.
@@ -54,7 +54,7 @@ std::optional<expectation> parse_expectation(const toml::table& table, std::stri
 // Runs the check and applies `expect_failure`: the only place that inverts a result. A run with 0
 // operations (no attempt in the journal, no client record) never passes: what would have passed
 // (after the inversion) is insufficient evidence instead; a failure stays a failure.
-verdict evaluate(const expectation& e, const run_record& run, const std::vector<operation_attempts>& operations);
+verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations);
 // The same, grouping the run's operations for this one check.
 verdict evaluate(const expectation& e, const run_record& run);
 

@@ -20,6 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "faultline/record/packed_optional.hpp"
+
 namespace faultline::harness {
 
 class symbol {
@@ -53,7 +55,20 @@ public:
     friend std::string operator+(symbol lhs, std::string_view rhs) { return lhs.str().append(rhs); }
 
 private:
+    friend struct packed_absence<symbol>;
     std::uint32_t id_ = 0;
+};
+
+// An absent packed_optional<symbol> holds the one id the table never gives out (ids come from a
+// counter that throws before reaching it).
+template <>
+struct packed_absence<symbol> {
+    static constexpr symbol value() noexcept {
+        symbol s;
+        s.id_ = 0xFFFF'FFFF;
+        return s;
+    }
+    static constexpr bool reserved(symbol s) noexcept { return s.id_ == 0xFFFF'FFFF; }
 };
 
 std::ostream& operator<<(std::ostream& out, symbol s);
