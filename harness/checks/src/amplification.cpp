@@ -62,7 +62,7 @@ public:
                                                   describe_attempt(*most[i].attempts.back())});
             }
         }
-        const peak_result peak = check_peak(v, operations);
+        const peak_result peak = check_peak(v, operations, attempts);
         v.summary = std::to_string(attempts) + " attempts" + at + " for " + std::to_string(operations.size()) +
                     " operations: " + format_number(ratio) + " per operation (max " + format_number(max_ratio_) +
                     "); " + peak.summary;
@@ -83,28 +83,28 @@ private:
         bool judged = false;  // some window held min_first_attempts first attempts
     };
 
-    peak_result check_peak(verdict& v, const operation_groups& operations) const {
-        std::vector<std::int64_t> firsts;
-        std::vector<std::pair<std::int64_t, std::uint64_t>> all;
+    peak_result check_peak(verdict& v, const operation_groups& operations, std::size_t attempts) const {
+        std::vector<std::int64_t> firsts;  // every operation's first attempt
+        std::vector<std::int64_t> times;   // every attempt counted
+        firsts.reserve(operations.size());
+        times.reserve(attempts);
         for (const auto& op : operations) {
             firsts.push_back(op.attempts.front()->request_ns);
             for (const journal_record* r : op.attempts) {
-                if (counts(*r)) all.emplace_back(r->request_ns, r->seq);
+                if (counts(*r)) times.push_back(r->request_ns);
             }
         }
         std::sort(firsts.begin(), firsts.end());
-        std::sort(all.begin(), all.end());
-        std::vector<std::int64_t> times;
-        for (const auto& a : all) times.push_back(a.first);
+        std::sort(times.begin(), times.end());
         double best = 0;
         std::int64_t best_start = 0;
         std::size_t best_attempts = 0;
         std::size_t best_firsts = 0;
         window_counter firsts_in{firsts, window_};
         window_counter attempts_in{times, window_};
-        for (std::int64_t s : window_starts(times, window_)) {
+        for_each_window_start(times, {}, window_, [&](std::int64_t s) {
             const std::size_t f = firsts_in.count_from(s);
-            if (f < min_first_attempts_) continue;
+            if (f < min_first_attempts_) return;
             const std::size_t n = attempts_in.count_from(s);
             const double r = static_cast<double>(n) / static_cast<double>(f);
             if (r > best) {
@@ -113,7 +113,7 @@ private:
                 best_attempts = n;
                 best_firsts = f;
             }
-        }
+        });
         if (best_firsts == 0) {
             return {"peak not judged (no " + format_ms(window_) + " window with " +
                         std::to_string(min_first_attempts_) + " first attempts)",
@@ -121,12 +121,17 @@ private:
         }
         const std::string where = format_ms(best_start) + "–" + format_ms(best_start + window_);
         if (best > max_peak_ratio_) {
-            evidence_item item;
-            for (const auto& [t, seq] : all) {
-                if (t >= best_start && t < best_start + window_ && item.seqs.size() < evidence_limit) {
-                    item.seqs.push_back(seq);
+            std::vector<std::pair<std::int64_t, std::uint64_t>> in_window;  // (t_request, seq)
+            for (const auto& op : operations) {
+                for (const journal_record* r : op.attempts) {
+                    if (counts(*r) && r->request_ns >= best_start && r->request_ns < best_start + window_) {
+                        in_window.emplace_back(r->request_ns, r->seq);
+                    }
                 }
             }
+            std::sort(in_window.begin(), in_window.end());
+            evidence_item item;
+            for (std::size_t i = 0; i < in_window.size() && i < evidence_limit; ++i) item.seqs.push_back(in_window[i].second);
             item.detail = "peak window " + where + ": " + std::to_string(best_attempts) + " attempts for " +
                           std::to_string(best_firsts) + " first attempts = " + format_number(best) + " > " +
                           format_number(max_peak_ratio_) + " (seqs: the window's first attempts)";

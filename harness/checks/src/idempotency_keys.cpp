@@ -11,7 +11,6 @@
 #include <cctype>
 #include <charconv>
 #include <map>
-#include <unordered_map>
 
 #include "support.hpp"
 
@@ -50,18 +49,21 @@ public:
         std::size_t judged = 0;
         std::size_t missing = 0;
         std::size_t unstable = 0;
-        // key -> its first operation; a key that another operation uses too moves to `shared_users`
-        // (key -> operations, in key order for the evidence): few keys are shared, so the map stays small.
-        std::unordered_map<std::string_view, const operation_attempts*> first_user;
-        first_user.reserve(operations.size());
-        std::map<std::string_view, std::vector<const operation_attempts*>> shared_users;
-        for (const auto& op : operations) {
+        // (key, index of an operation that used it), to find keys shared between operations once all
+        // are seen: sorting these pairs costs far less than a map with a node per key.
+        std::vector<std::pair<symbol, std::uint32_t>> key_users;
+        key_users.reserve(operations.size());
+        std::vector<std::pair<symbol, bool>> method_judged;  // the few methods seen, matched once each
+        std::vector<const journal_record*> bad;               // reused across operations
+        std::vector<symbol> keys;
+        for (std::size_t index = 0; index < operations.size(); ++index) {
+            const operation_attempts& op = operations[index];
             const journal_record& first = *op.attempts.front();
-            if (std::find(methods_.begin(), methods_.end(), upper(first.method.str())) == methods_.end()) continue;
+            if (!judges(first.method, method_judged)) continue;
             ++judged;
-            std::vector<const journal_record*> bad;
+            bad.clear();
+            keys.clear();
             std::string detail;
-            std::vector<std::string_view> keys;
             for (const journal_record* r : op.attempts) {
                 if (r->idempotency_key.empty()) {
                     bad.push_back(r);
@@ -91,23 +93,32 @@ public:
                                                               describe_attempt(first));
                 }
             }
-            for (std::string_view k : keys) {
-                const auto [earlier, inserted] = first_user.try_emplace(k, &op);
-                if (inserted) continue;
-                auto& users = shared_users[k];
-                if (users.empty()) users.push_back(earlier->second);
-                users.push_back(&op);
-            }
+            for (symbol k : keys) key_users.emplace_back(k, static_cast<std::uint32_t>(index));
             if (detail.empty()) continue;
             std::sort(bad.begin(), bad.end(), [](const auto* a, const auto* b) { return a->seq < b->seq; });
             bad.erase(std::unique(bad.begin(), bad.end()), bad.end());
             add_evidence(v, evidence_item{std::string(op.operation), seqs_of(bad), detail});
         }
+        // key -> the operations that used it, in operation order, for keys used by more than one
+        // (in key order for the evidence).
+        std::sort(key_users.begin(), key_users.end(), [](const auto& a, const auto& b) {
+            return a.first.id() != b.first.id() ? a.first.id() < b.first.id() : a.second < b.second;
+        });
+        std::map<symbol, std::vector<const operation_attempts*>> shared_users;
+        for (std::size_t i = 0; i < key_users.size();) {
+            std::size_t end = i + 1;
+            while (end < key_users.size() && key_users[end].first == key_users[i].first) ++end;
+            if (end - i > 1) {
+                auto& users = shared_users[key_users[i].first];
+                for (std::size_t j = i; j < end; ++j) users.push_back(&operations[key_users[j].second]);
+            }
+            i = end;
+        }
         std::size_t shared = 0;
         for (const auto& [key, ops] : shared_users) {
             ++shared;
             std::vector<std::uint64_t> seqs;
-            std::string detail = "key \"" + std::string(key) + "\" used by " + std::to_string(ops.size()) +
+            std::string detail = "key \"" + key.str() + "\" used by " + std::to_string(ops.size()) +
                                  " operations:";
             for (const operation_attempts* op : ops) {
                 for (const journal_record* r : op->attempts) {
@@ -133,6 +144,17 @@ public:
     }
 
 private:
+    // Whether operations of `method` are judged (methods_ holds them upper-cased), remembering the
+    // answer per method symbol: a run has a handful of methods and many operations.
+    bool judges(symbol method, std::vector<std::pair<symbol, bool>>& seen) const {
+        for (const auto& [m, judged] : seen) {
+            if (m == method) return judged;
+        }
+        const bool judged = std::find(methods_.begin(), methods_.end(), upper(method.str())) != methods_.end();
+        seen.emplace_back(method, judged);
+        return judged;
+    }
+
     std::vector<std::string> methods_;
 };
 

@@ -39,6 +39,7 @@ public:
         }
         std::vector<std::int64_t> firsts;
         std::vector<std::pair<std::int64_t, std::uint64_t>> retries;  // (t_request, seq)
+        firsts.reserve(operations.size());
         for (const auto& op : operations) {
             firsts.push_back(op.attempts.front()->request_ns);
             for (std::size_t i = 1; i < op.attempts.size(); ++i) {
@@ -66,10 +67,8 @@ private:
     std::string check_windows(verdict& v, const std::vector<std::int64_t>& firsts,
                               const std::vector<std::pair<std::int64_t, std::uint64_t>>& retries) const {
         std::vector<std::int64_t> retry_times;
+        retry_times.reserve(retries.size());
         for (const auto& r : retries) retry_times.push_back(r.first);
-        std::vector<std::int64_t> all = firsts;
-        all.insert(all.end(), retry_times.begin(), retry_times.end());
-        std::sort(all.begin(), all.end());
         const std::int64_t width = window_.count();
         const double floor = min_per_sec_ * std::chrono::duration<double>(window_).count();
         std::optional<window_result> first_bad;
@@ -77,17 +76,17 @@ private:
         double worst_excess = 0;
         window_counter retries_in{retry_times, width};
         window_counter firsts_in{firsts, width};
-        for (std::int64_t s : window_starts(all, width)) {
+        for_each_window_start(firsts, retry_times, width, [&](std::int64_t s) {
             window_result w{s, retries_in.count_from(s), firsts_in.count_from(s), 0};
             w.allowed = ratio_ * static_cast<double>(w.firsts) + floor;
             const double excess = static_cast<double>(w.retries) - w.allowed;
-            if (excess <= 0) continue;
+            if (excess <= 0) return;
             if (!first_bad) first_bad = w;
             if (!worst || excess > worst_excess) {
                 worst = w;
                 worst_excess = excess;
             }
-        }
+        });
         const std::string limit = "retries ≤ " + format_number(ratio_) + " × first attempts + " +
                                   format_number(min_per_sec_) + "/s × " + format_ms(window_);
         if (!worst) return "every " + format_ms(window_) + " window within " + limit;

@@ -84,18 +84,6 @@ std::optional<std::int64_t> operation_deadline(const operation_attempts& op, con
     return std::nullopt;
 }
 
-std::vector<std::int64_t> window_starts(const std::vector<std::int64_t>& sorted_times, std::int64_t width) {
-    std::vector<std::int64_t> out;
-    out.reserve(sorted_times.size() * 2);
-    for (std::int64_t t : sorted_times) {
-        out.push_back(t);
-        out.push_back(t - width + 1);
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
-
 std::size_t window_counter::count_from(std::int64_t start) {
     while (begin_ < times_.size() && times_[begin_] < start) ++begin_;
     end_ = std::max(end_, begin_);

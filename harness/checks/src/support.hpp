@@ -54,11 +54,41 @@ std::unordered_map<std::string_view, const client_record*> index_clients(const r
 // else from the first attempt's propagated deadline header (first t_request + deadline_ms).
 std::optional<std::int64_t> operation_deadline(const operation_attempts& op, const client_record* client);
 
-// Candidate starts of windows [s, s + width) that cover every distinct way a window of that width
-// can intersect the sorted event times: windows starting at an event and windows ending at one.
-std::vector<std::int64_t> window_starts(const std::vector<std::int64_t>& sorted_times, std::int64_t width);
+// Calls visit(s), in ascending order and once each, for the candidate starts of windows
+// [s, s + width) that cover every distinct way a window of that width can intersect the events of
+// two sorted time lists: windows starting at an event and windows ending at one (s = t - width + 1).
+// Those four sequences are sorted already, so they are merged as they go: no copy and no sort, where
+// materialising and sorting them was a large check's biggest allocation.
+template <class Visit>
+void for_each_window_start(std::span<const std::int64_t> a, std::span<const std::int64_t> b, std::int64_t width,
+                           Visit&& visit) {
+    const std::int64_t before_end = width - 1;
+    // Cursors into a and b as window starts, then as window ends.
+    std::size_t cursor[4] = {0, 0, 0, 0};
+    const std::span<const std::int64_t> list[4] = {a, b, a, b};
+    bool started = false;
+    std::int64_t last = 0;
+    for (;;) {
+        int next = -1;
+        std::int64_t best = 0;
+        for (int i = 0; i < 4; ++i) {
+            if (cursor[i] == list[i].size()) continue;
+            const std::int64_t s = list[i][cursor[i]] - (i < 2 ? 0 : before_end);
+            if (next < 0 || s < best) {
+                next = i;
+                best = s;
+            }
+        }
+        if (next < 0) return;
+        ++cursor[next];
+        if (started && best == last) continue;
+        started = true;
+        last = best;
+        visit(best);
+    }
+}
 // Counts sorted times in windows [start, start + width) for starts that never decrease (as
-// window_starts gives them), moving two cursors instead of searching: amortised O(1) per window,
+// for_each_window_start gives them), moving two cursors instead of searching: amortised O(1) per window,
 // where two binary searches per window were most of a big journal's window checks. Refers to the
 // times, which must outlive it.
 class window_counter {
