@@ -4,6 +4,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <exception>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 namespace faultline::harness {
@@ -356,6 +358,44 @@ bool is_server_event(const boost::json::value& v) {
     return o != nullptr && o->contains("event");
 }
 
+// The symbols a reader met lately, by a hash of their text. Most strings of a record repeat line
+// after line (method, target, rule, fault, the attempt header, a key equal to the operation), and
+// finding one here takes no lock, where the intern table takes its shard's lock even to find a string
+// it holds: two threads reading one journal would take those locks in turns. A slot holds the last
+// symbol hashed to it and that hash in full, so most misses (a new operation id where an older one
+// was) are told apart without reading the older text, which the other thread may be writing beside.
+class symbol_cache {
+public:
+    symbol get(std::string_view text) {
+        if (text.empty()) return {};
+        const std::uint64_t h = hash(text);
+        slot& s = slots_[static_cast<std::size_t>(h >> (64 - index_bits))];
+        if (s.hash != h || s.value.view() != text) s = {h, symbol{text}};
+        return s.value;
+    }
+
+private:
+    struct slot {
+        std::uint64_t hash = 0;
+        symbol value;
+    };
+
+    // Eight bytes at a time, multiplied so that every byte reaches the top bits the index is taken from.
+    static std::uint64_t hash(std::string_view text) {
+        constexpr std::uint64_t mix = 0x9e3779b97f4a7c15ULL;
+        std::uint64_t h = text.size() * mix;
+        for (std::size_t i = 0; i < text.size(); i += 8) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, text.data() + i, std::min<std::size_t>(8, text.size() - i));
+            h = (h ^ word) * mix;
+        }
+        return h;
+    }
+
+    static constexpr unsigned index_bits = 12;  // more slots than a journal has methods and targets
+    std::vector<slot> slots_ = std::vector<slot>(std::size_t{1} << index_bits);
+};
+
 // Reads a line in exactly the form the line writer gives it: the fields in visit_fields order, no
 // whitespace, no escapes, no nulls, integers only. Anything else (an older or newer writer, a line
 // edited by hand, a bad line) stops it, and the caller parses the line with Boost.JSON instead, so
@@ -363,7 +403,8 @@ bool is_server_event(const boost::json::value& v) {
 // building a boost::json::value first, which was most of `faultline check`'s time.
 class writer_form_reader {
 public:
-    explicit writer_form_reader(std::string_view line) : at_{line.data()}, end_{line.data() + line.size()} {}
+    writer_form_reader(std::string_view line, symbol_cache& symbols)
+        : at_{line.data()}, end_{line.data() + line.size()}, symbols_{symbols} {}
 
     // True when every field matched and the object ends the line.
     bool complete() const { return ok_ && end_ - at_ == 1 && *at_ == '}'; }
@@ -385,13 +426,13 @@ public:
     template <class Text>
     void string(std::string_view name, Text& out) {
         std::string_view s;
-        if (key(name) && raw_string(s)) out = Text{s};
+        if (key(name) && raw_string(s)) out = text_of<Text>(s);
     }
 
     void optional_string(std::string_view name, packed_optional<symbol>& out) {
         if (!next_key_is(name)) return;
         std::string_view s;
-        if (key(name) && raw_string(s)) out = symbol{s};
+        if (key(name) && raw_string(s)) out = symbols_.get(s);
     }
 
     template <class Enum>
@@ -451,10 +492,21 @@ private:
         return ok_ = false;
     }
 
+    // A record's strings are symbols, found in the cache; an event's are std::strings.
+    template <class Text>
+    Text text_of(std::string_view s) {
+        if constexpr (std::is_same_v<Text, symbol>) {
+            return symbols_.get(s);
+        } else {
+            return Text{s};
+        }
+    }
+
     const char* at_;
     const char* end_;
     bool first_ = true;
     bool ok_ = true;
+    symbol_cache& symbols_;
 };
 
 constexpr std::string_view event_line_start = R"({"event":)";
@@ -556,7 +608,7 @@ public:
 private:
     // Parses in place (a record is large; moving it in costs as much as reading its numbers).
     bool read_writer_form(std::string_view line) {
-        writer_form_reader reader{line};
+        writer_form_reader reader{line, symbols_};
         if (line.starts_with(event_line_start)) {
             visit_event_fields(result_.server_events.emplace_back(), reader);
             if (!reader.complete()) result_.server_events.pop_back();
@@ -578,6 +630,7 @@ private:
     std::string_view name_;
     std::uint32_t number_ = 0;
     std::string error_;
+    symbol_cache symbols_;
     jsonl_read_result result_;
     record_destination records_;
 };
