@@ -313,11 +313,13 @@ void evaluate_checks(const std::vector<expectation>& expectations, run_record& r
         }
     };
     const std::size_t count = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, expectations.size()));
-    std::vector<std::thread> pool;
-    pool.reserve(count - 1);
-    for (std::size_t t = 1; t < count; ++t) pool.emplace_back(worker);
-    worker();
-    for (std::thread& t : pool) t.join();
+    {
+        // Joined on the way out, also when starting a thread fails after others have started.
+        std::vector<std::jthread> pool;
+        pool.reserve(count - 1);
+        for (std::size_t t = 1; t < count; ++t) pool.emplace_back(worker);
+        worker();
+    }
     // What the checks evaluated one after another would have thrown: the first failing one's exception.
     for (const std::exception_ptr& failure : failures) {
         if (failure) std::rethrow_exception(failure);
