@@ -555,8 +555,9 @@ std::size_t estimated_records(std::uintmax_t bytes, std::string_view sample) {
     return static_cast<std::size_t>(bytes / (sample.size() / lines) * 21 / 20 + 16);
 }
 
-// Turns journal lines into records, events and errors, numbering them; owns nothing but the result.
-// Not copyable: its destination refers to its own result.
+// Turns journal lines into records, events and errors, numbering them; owns nothing but the result
+// and its symbol cache. One reader is used by one thread. Not copyable: its destination refers to its
+// own result.
 class journal_line_reader {
 public:
     // `slots`: see record_destination; without, every record goes to result().records.
@@ -686,14 +687,14 @@ std::optional<std::uintmax_t> second_half_start(std::istream& in, std::uintmax_t
     return std::nullopt;
 }
 
-struct shares {
+struct record_shares {
     std::size_t first;
     std::size_t second;
 };
 
 // How many records each half of a `size`-byte file split at `middle` is given room for, estimated
 // from the file's first block (read, counted and freed here).
-shares estimated_shares(std::istream& in, std::uintmax_t size, std::uintmax_t middle) {
+record_shares estimated_shares(std::istream& in, std::uintmax_t size, std::uintmax_t middle) {
     const std::string first_block = bytes_at(in, 0, read_block);
     return {estimated_records(middle, first_block), estimated_records(size - middle, first_block)};
 }
@@ -703,14 +704,14 @@ shares estimated_shares(std::istream& in, std::uintmax_t size, std::uintmax_t mi
 // vector sized after the count would hold every record twice at the join). The second half's line
 // numbers continue the first's; records, events, errors and warnings keep file order. A share that
 // comes out short (lines shorter than the first block's) spills into its reader's own vector, merged
-// in order at the end.
+// in order at the end (the one case where the vector grows, and for a moment holds records twice).
 jsonl_read_result read_two_halves(const std::string& path, std::uintmax_t size, std::uintmax_t middle,
-                                  shares room) {
+                                  record_shares room) {
     const std::size_t first_share = room.first;
     std::vector<journal_record> records(room.first + room.second);
-    const std::span<journal_record> shares{records};
-    journal_line_reader first{path, shares.first(first_share)};
-    journal_line_reader second{path, shares.subspan(first_share)};
+    const std::span<journal_record> slots{records};
+    journal_line_reader first{path, slots.first(first_share)};
+    journal_line_reader second{path, slots.subspan(first_share)};
     std::ifstream first_in{path, std::ios::binary};
     std::ifstream second_in{path, std::ios::binary};
     if (!first_in || !second_in) {
