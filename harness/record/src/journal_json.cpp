@@ -636,10 +636,12 @@ private:
     record_destination records_;
 };
 
-// Feeds `reader` the lines of `in` up to its end or `length` bytes, whichever comes first.
-// `total_bytes`: the input's size when known (0 when not), to reserve room for its records.
-void read_lines(std::istream& in, std::uintmax_t length, journal_line_reader& reader, std::uintmax_t total_bytes) {
-    std::string buffer(read_block, '\0');
+// Feeds `reader` the lines of `in` up to its end or `length` bytes, whichever comes first, read in
+// blocks of `block` bytes. `total_bytes`: the input's size when known (0 when not), to reserve room
+// for its records.
+void read_lines(std::istream& in, std::uintmax_t length, journal_line_reader& reader, std::uintmax_t total_bytes,
+                std::size_t block = read_block) {
+    std::string buffer(block, '\0');
     std::size_t filled = 0;  // buffer[0, filled) holds input not yet split into lines
     // Ends at end of input: each iteration reads a block and consumes the whole lines in it.
     while (in && length > 0) {
@@ -720,17 +722,19 @@ jsonl_read_result read_two_halves(const std::string& path, std::uintmax_t size, 
         return result;
     }
     second_in.seekg(static_cast<std::streamoff>(middle));
+    // Two readers at once, each with half the usual block: the buffers take what one reader's did.
+    constexpr std::size_t half_block = read_block / 2;
     std::exception_ptr second_failed;
     {
         // Joined before anything it uses goes, even when this thread's half throws.
         std::jthread helper{[&] {
             try {
-                read_lines(second_in, size - middle, second, 0);
+                read_lines(second_in, size - middle, second, 0, half_block);
             } catch (...) {
                 second_failed = std::current_exception();
             }
         }};
-        read_lines(first_in, middle, first, 0);
+        read_lines(first_in, middle, first, 0, half_block);
     }
     if (second_failed) std::rethrow_exception(second_failed);
 
