@@ -4,11 +4,18 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
+#include <optional>
+#include <span>
+#include <thread>
+#include <type_traits>
 #include <utility>
 
 namespace faultline::harness {
@@ -351,6 +358,44 @@ bool is_server_event(const boost::json::value& v) {
     return o != nullptr && o->contains("event");
 }
 
+// The symbols a reader met lately, by a hash of their text. Most strings of a record repeat line
+// after line (method, target, rule, fault, the attempt header, a key equal to the operation), and
+// finding one here takes no lock, where the intern table takes its shard's lock even to find a string
+// it holds: two threads reading one journal would take those locks in turns. A slot holds the last
+// symbol hashed to it and that hash in full, so most misses (a new operation id where an older one
+// was) are told apart without reading the older text, which the other thread may be writing beside.
+class symbol_cache {
+public:
+    symbol get(std::string_view text) {
+        if (text.empty()) return {};
+        const std::uint64_t h = hash(text);
+        slot& s = slots_[static_cast<std::size_t>(h >> (64 - index_bits))];
+        if (s.hash != h || s.value.view() != text) s = {h, symbol{text}};
+        return s.value;
+    }
+
+private:
+    struct slot {
+        std::uint64_t hash = 0;
+        symbol value;
+    };
+
+    // Eight bytes at a time, multiplied so that every byte reaches the top bits the index is taken from.
+    static std::uint64_t hash(std::string_view text) {
+        constexpr std::uint64_t mix = 0x9e3779b97f4a7c15ULL;
+        std::uint64_t h = text.size() * mix;
+        for (std::size_t i = 0; i < text.size(); i += 8) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, text.data() + i, std::min<std::size_t>(8, text.size() - i));
+            h = (h ^ word) * mix;
+        }
+        return h;
+    }
+
+    static constexpr unsigned index_bits = 12;  // more slots than a journal has methods and targets
+    std::vector<slot> slots_ = std::vector<slot>(std::size_t{1} << index_bits);
+};
+
 // Reads a line in exactly the form the line writer gives it: the fields in visit_fields order, no
 // whitespace, no escapes, no nulls, integers only. Anything else (an older or newer writer, a line
 // edited by hand, a bad line) stops it, and the caller parses the line with Boost.JSON instead, so
@@ -358,7 +403,8 @@ bool is_server_event(const boost::json::value& v) {
 // building a boost::json::value first, which was most of `faultline check`'s time.
 class writer_form_reader {
 public:
-    explicit writer_form_reader(std::string_view line) : at_{line.data()}, end_{line.data() + line.size()} {}
+    writer_form_reader(std::string_view line, symbol_cache& symbols)
+        : at_{line.data()}, end_{line.data() + line.size()}, symbols_{symbols} {}
 
     // True when every field matched and the object ends the line.
     bool complete() const { return ok_ && end_ - at_ == 1 && *at_ == '}'; }
@@ -380,13 +426,13 @@ public:
     template <class Text>
     void string(std::string_view name, Text& out) {
         std::string_view s;
-        if (key(name) && raw_string(s)) out = Text{s};
+        if (key(name) && raw_string(s)) out = text_of<Text>(s);
     }
 
     void optional_string(std::string_view name, packed_optional<symbol>& out) {
         if (!next_key_is(name)) return;
         std::string_view s;
-        if (key(name) && raw_string(s)) out = symbol{s};
+        if (key(name) && raw_string(s)) out = symbols_.get(s);
     }
 
     template <class Enum>
@@ -446,18 +492,79 @@ private:
         return ok_ = false;
     }
 
+    // A record's strings are symbols, found in the cache; an event's are std::strings.
+    template <class Text>
+    Text text_of(std::string_view s) {
+        if constexpr (std::is_same_v<Text, symbol>) {
+            return symbols_.get(s);
+        } else {
+            return Text{s};
+        }
+    }
+
     const char* at_;
     const char* end_;
     bool first_ = true;
     bool ok_ = true;
+    symbol_cache& symbols_;
 };
 
 constexpr std::string_view event_line_start = R"({"event":)";
 
-// Turns journal lines into records, events and errors, numbering them; owns nothing but the result.
+// Where a line reader puts its records: first into `slots` (its share of a vector sized beforehand,
+// when a file is read in two halves at once), then, once those are full or when there are none, at
+// the end of `more`. `open` gives a default record to read a line into; `keep` or `discard` settles it.
+class record_destination {
+public:
+    record_destination(std::span<journal_record> slots, std::vector<journal_record>& more)
+        : slots_{slots}, more_{more} {}
+
+    journal_record& open() { return filled_ < slots_.size() ? slots_[filled_] : more_.emplace_back(); }
+
+    void keep() {
+        if (filled_ < slots_.size()) ++filled_;
+    }
+
+    void discard() {
+        if (filled_ < slots_.size()) {
+            slots_[filled_] = journal_record{};  // read into again: a field set by the failed read must go
+        } else {
+            more_.pop_back();
+        }
+    }
+
+    // How many of the slots hold records.
+    std::size_t filled() const { return filled_; }
+
+private:
+    std::span<journal_record> slots_;
+    std::size_t filled_ = 0;
+    std::vector<journal_record>& more_;
+};
+
+// Read in blocks this large (grown for a longer line): few system calls, and the memory stays
+// bounded however large the journal is.
+constexpr std::size_t read_block = std::size_t{1} << 20;
+
+// How many records `bytes` of journal hold, from the lines of `sample` (its start) and with 5 % to
+// spare: enough to reserve once, as growing by doubling would move every record and, while it moves
+// them, hold half as many again as the journal has. 0 when the sample holds no whole line.
+std::size_t estimated_records(std::uintmax_t bytes, std::string_view sample) {
+    const auto lines = static_cast<std::uintmax_t>(std::count(sample.begin(), sample.end(), '\n'));
+    if (lines == 0) return 0;
+    return static_cast<std::size_t>(bytes / (sample.size() / lines) * 21 / 20 + 16);
+}
+
+// Turns journal lines into records, events and errors, numbering them; owns nothing but the result
+// and its symbol cache. One reader is used by one thread. Not copyable: its destination refers to its
+// own result.
 class journal_line_reader {
 public:
-    explicit journal_line_reader(std::string_view name) : name_{name} {}
+    // `slots`: see record_destination; without, every record goes to result().records.
+    explicit journal_line_reader(std::string_view name, std::span<journal_record> slots = {})
+        : name_{name}, records_{slots, result_.records} {}
+    journal_line_reader(const journal_line_reader&) = delete;
+    journal_line_reader& operator=(const journal_line_reader&) = delete;
 
     // One line without its '\n'. `unterminated`: the input ended without one, as it does when the
     // writer was stopped mid-line.
@@ -482,33 +589,37 @@ public:
         if (is_server_event(v)) {
             if (auto e = server_event_from_json(v, error_)) return result_.server_events.push_back(std::move(*e));
         } else if (auto r = record_from_json(v, error_)) {
-            return result_.records.push_back(std::move(*r));
+            records_.open() = *r;
+            return records_.keep();
         }
         fail(error_);
     }
 
-    // Reserves room for the records of `total_bytes` of input, estimated from the lines of its first
-    // block: growing by doubling would move every record and, while it moves them, hold half as many
-    // again as the journal has.
+    // Reserves room for the records of `total_bytes` of input, estimated from its first block.
     void expect(std::uintmax_t total_bytes, std::string_view first_block) {
-        const auto lines = static_cast<std::uintmax_t>(std::count(first_block.begin(), first_block.end(), '\n'));
-        if (lines == 0) return;
-        const std::uintmax_t estimate = total_bytes / (first_block.size() / lines) * 21 / 20 + 16;  // 5 % spare
-        result_.records.reserve(static_cast<std::size_t>(estimate));
+        result_.records.reserve(estimated_records(total_bytes, first_block));
     }
 
+    // Lines read so far (the number of the last one).
+    std::uint32_t lines() const { return number_; }
+    // How many of the slots hold records (the rest of the records are in result().records).
+    std::size_t slots_filled() const { return records_.filled(); }
     jsonl_read_result& result() { return result_; }
 
 private:
     // Parses in place (a record is large; moving it in costs as much as reading its numbers).
     bool read_writer_form(std::string_view line) {
-        writer_form_reader reader{line};
+        writer_form_reader reader{line, symbols_};
         if (line.starts_with(event_line_start)) {
             visit_event_fields(result_.server_events.emplace_back(), reader);
             if (!reader.complete()) result_.server_events.pop_back();
         } else {
-            visit_fields(result_.records.emplace_back(), reader);
-            if (!reader.complete()) result_.records.pop_back();
+            visit_fields(records_.open(), reader);
+            if (reader.complete()) {
+                records_.keep();
+            } else {
+                records_.discard();
+            }
         }
         return reader.complete();
     }
@@ -520,22 +631,25 @@ private:
     std::string_view name_;
     std::uint32_t number_ = 0;
     std::string error_;
+    symbol_cache symbols_;
     jsonl_read_result result_;
+    record_destination records_;
 };
 
-// Read in blocks this large (grown for a longer line): few system calls, and the memory stays
-// bounded however large the journal is.
-constexpr std::size_t read_block = std::size_t{1} << 20;
-
-// `total_bytes`: the input's size when known (0 when not), to reserve room for its records.
-jsonl_read_result read_journal_lines(std::istream& in, std::string_view name, std::uintmax_t total_bytes) {
-    journal_line_reader reader{name};
-    std::string buffer(read_block, '\0');
+// Feeds `reader` the lines of `in` up to its end or `length` bytes, whichever comes first, read in
+// blocks of `block` bytes. `total_bytes`: the input's size when known (0 when not), to reserve room
+// for its records.
+void read_lines(std::istream& in, std::uintmax_t length, journal_line_reader& reader, std::uintmax_t total_bytes,
+                std::size_t block = read_block) {
+    std::string buffer(block, '\0');
     std::size_t filled = 0;  // buffer[0, filled) holds input not yet split into lines
     // Ends at end of input: each iteration reads a block and consumes the whole lines in it.
-    while (in) {
-        in.read(buffer.data() + filled, static_cast<std::streamsize>(buffer.size() - filled));
-        filled += static_cast<std::size_t>(in.gcount());
+    while (in && length > 0) {
+        const auto room = std::min<std::uintmax_t>(buffer.size() - filled, length);
+        in.read(buffer.data() + filled, static_cast<std::streamsize>(room));
+        const auto got = static_cast<std::size_t>(in.gcount());
+        filled += got;
+        length -= got;
         const std::string_view text{buffer.data(), filled};
         if (total_bytes > 0) reader.expect(std::exchange(total_bytes, 0), text);
         std::size_t begin = 0;
@@ -547,12 +661,115 @@ jsonl_read_result read_journal_lines(std::istream& in, std::string_view name, st
         if (filled == buffer.size()) buffer.resize(buffer.size() * 2);
     }
     if (filled > 0) reader.read({buffer.data(), filled}, true);
-    return std::move(reader.result());
+}
+
+// Up to `length` bytes of `in` from `offset`.
+std::string bytes_at(std::istream& in, std::uintmax_t offset, std::size_t length) {
+    std::string out(length, '\0');
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(out.data(), static_cast<std::streamsize>(length));
+    out.resize(static_cast<std::size_t>(in.gcount()));
+    in.clear();
+    return out;
+}
+
+// Where the second half starts: the first line that starts at or after the middle of a `size`-byte
+// file (nullopt when the last line does: one line straddles the whole second half).
+std::optional<std::uintmax_t> second_half_start(std::istream& in, std::uintmax_t size) {
+    // From the byte before the middle, so that a line starting exactly at the middle is found.
+    for (std::uintmax_t at = size / 2 - 1; at < size;) {
+        const std::string block = bytes_at(in, at, read_block);
+        if (block.empty()) return std::nullopt;
+        if (const auto newline = block.find('\n'); newline != std::string::npos) {
+            const std::uintmax_t start = at + newline + 1;
+            return start < size ? std::optional{start} : std::nullopt;
+        }
+        at += block.size();
+    }
+    return std::nullopt;
+}
+
+struct record_shares {
+    std::size_t first;
+    std::size_t second;
+};
+
+// How many records each half of a `size`-byte file split at `middle` is given room for, estimated
+// from the file's first block (read, counted and freed here).
+record_shares estimated_shares(std::istream& in, std::uintmax_t size, std::uintmax_t middle) {
+    const std::string first_block = bytes_at(in, 0, read_block);
+    return {estimated_records(middle, first_block), estimated_records(size - middle, first_block)};
+}
+
+// Reads the lines of `path` before `middle` on this thread and the rest on another, each into its
+// own share of one record vector sized beforehand, so the records are held once (blocks moved into a
+// vector sized after the count would hold every record twice at the join). The second half's line
+// numbers continue the first's; records, events, errors and warnings keep file order. A share that
+// comes out short (lines shorter than the first block's) spills into its reader's own vector, merged
+// in order at the end (the one case where the vector grows, and for a moment holds records twice).
+jsonl_read_result read_two_halves(const std::string& path, std::uintmax_t size, std::uintmax_t middle,
+                                  record_shares room) {
+    const std::size_t first_share = room.first;
+    std::vector<journal_record> records(room.first + room.second);
+    const std::span<journal_record> slots{records};
+    journal_line_reader first{path, slots.first(first_share)};
+    journal_line_reader second{path, slots.subspan(first_share)};
+    std::ifstream first_in{path, std::ios::binary};
+    std::ifstream second_in{path, std::ios::binary};
+    if (!first_in || !second_in) {
+        jsonl_read_result result;
+        result.errors.push_back(config_error{{path, 0, 0}, "cannot open journal file"});
+        return result;
+    }
+    second_in.seekg(static_cast<std::streamoff>(middle));
+    // Two readers at once, each with half the usual block: the buffers take what one reader's did.
+    constexpr std::size_t half_block = read_block / 2;
+    std::exception_ptr second_failed;
+    {
+        // Joined before anything it uses goes, even when this thread's half throws.
+        std::jthread helper{[&] {
+            try {
+                read_lines(second_in, size - middle, second, 0, half_block);
+            } catch (...) {
+                second_failed = std::current_exception();
+            }
+        }};
+        read_lines(first_in, middle, first, 0, half_block);
+    }
+    if (second_failed) std::rethrow_exception(second_failed);
+
+    jsonl_read_result out = std::move(first.result());
+    jsonl_read_result& later = second.result();
+    std::vector<journal_record> first_spilled = std::exchange(out.records, {});
+    // Close the gap between the shares: [0, first filled) [unused] [second's records] [unused].
+    records.resize(first_share + second.slots_filled());
+    records.erase(records.begin() + static_cast<std::ptrdiff_t>(first.slots_filled()),
+                  records.begin() + static_cast<std::ptrdiff_t>(first_share));
+    records.insert(records.begin() + static_cast<std::ptrdiff_t>(first.slots_filled()), first_spilled.begin(),
+                   first_spilled.end());
+    records.insert(records.end(), later.records.begin(), later.records.end());
+    out.records = std::move(records);
+
+    out.server_events.insert(out.server_events.end(), std::make_move_iterator(later.server_events.begin()),
+                             std::make_move_iterator(later.server_events.end()));
+    const auto renumbered = [&](config_errors& from, config_errors& to) {
+        for (config_error& e : from) {
+            e.where.line += first.lines();
+            to.push_back(std::move(e));
+        }
+    };
+    renumbered(later.errors, out.errors);
+    renumbered(later.warnings, out.warnings);
+    return out;
 }
 
 }  // namespace
 
-jsonl_read_result read_jsonl(std::istream& in, std::string_view name) { return read_journal_lines(in, name, 0); }
+jsonl_read_result read_jsonl(std::istream& in, std::string_view name) {
+    journal_line_reader reader{name};
+    read_lines(in, std::numeric_limits<std::uintmax_t>::max(), reader, 0);
+    return std::move(reader.result());
+}
 
 jsonl_read_result read_jsonl(const std::string& path) {
     std::ifstream in{path, std::ios::binary};
@@ -563,7 +780,15 @@ jsonl_read_result read_jsonl(const std::string& path) {
     }
     std::error_code ec;
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
-    return read_journal_lines(in, path, ec ? 0 : size);
+    if (!ec && size >= jsonl_two_halves_from) {
+        if (const auto middle = second_half_start(in, size)) {
+            return read_two_halves(path, size, *middle, estimated_shares(in, size, *middle));
+        }
+        in.seekg(0);
+    }
+    journal_line_reader reader{path};
+    read_lines(in, std::numeric_limits<std::uintmax_t>::max(), reader, ec ? 0 : size);
+    return std::move(reader.result());
 }
 
 }  // namespace faultline::harness

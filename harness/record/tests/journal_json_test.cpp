@@ -4,7 +4,13 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "sample_records.hpp"
 
@@ -219,6 +225,230 @@ TEST(journal_json, lines_longer_than_a_read_block_are_read_whole) {
     ASSERT_EQ(read.records.size(), 3U);
     EXPECT_EQ(read.records[1].target, r.target);
     EXPECT_TRUE(same(read.records[2], sample(3)));
+}
+
+// Files of jsonl_two_halves_from bytes or more are read in two halves at once. These write such files
+// and hold what comes back to what one thread reading the same bytes as a stream gives.
+
+// Writer-form lines of distinct records (seq = 1, 2, …), together at least `bytes` long.
+std::vector<std::string> numbered_lines(std::uintmax_t bytes) {
+    std::vector<std::string> lines;
+    for (std::uintmax_t total = 0; total < bytes;) {
+        auto r = sample(lines.size());
+        r.seq = lines.size() + 1;
+        lines.push_back(to_jsonl_line(r));
+        total += lines.back().size();
+    }
+    return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string out;
+    for (const auto& l : lines) out += l;
+    return out;
+}
+
+// Makes a line invalid JSON without changing its length, so the offsets of the others stay.
+void spoil(std::string& line) { line.front() = '['; }
+
+class journal_file {
+public:
+    explicit journal_file(const std::string& text)
+        : path_{(std::filesystem::temp_directory_path() /
+                 ("faultline-journal-" + std::to_string(::getpid()) + "-" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".jsonl"))
+                    .string()} {
+        std::ofstream{path_, std::ios::binary} << text;
+    }
+    ~journal_file() { std::filesystem::remove(path_); }
+    journal_file(const journal_file&) = delete;
+    journal_file& operator=(const journal_file&) = delete;
+
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+std::vector<std::string> texts(const config_errors& errors) {
+    std::vector<std::string> out;
+    for (const auto& e : errors) out.push_back(e.to_string());
+    return out;
+}
+
+// Reads `text` from a file and as a stream, and checks the two agree in every record, event, error
+// and warning, in order. Returns the file's result.
+jsonl_read_result read_both_ways(const std::string& text) {
+    const journal_file file{text};
+    auto from_file = read_jsonl(file.path());
+    std::istringstream in{text};
+    const auto from_stream = read_jsonl(in, file.path());
+    EXPECT_EQ(texts(from_file.errors), texts(from_stream.errors));
+    EXPECT_EQ(texts(from_file.warnings), texts(from_stream.warnings));
+    EXPECT_EQ(from_file.records.size(), from_stream.records.size());
+    for (std::size_t i = 0; i < std::min(from_file.records.size(), from_stream.records.size()); ++i) {
+        if (!same(from_file.records[i], from_stream.records[i])) {
+            ADD_FAILURE() << "record " << i << " differs";
+            break;
+        }
+    }
+    EXPECT_EQ(from_file.server_events.size(), from_stream.server_events.size());
+    for (std::size_t i = 0; i < std::min(from_file.server_events.size(), from_stream.server_events.size()); ++i) {
+        EXPECT_EQ(from_file.server_events[i].seq, from_stream.server_events[i].seq) << i;
+    }
+    // Messages name the file; the tests compare them with the name they expect.
+    for (auto* errors : {&from_file.errors, &from_file.warnings}) {
+        for (auto& e : *errors) e.where.file = "j.jsonl";
+    }
+    return from_file;
+}
+
+std::string event_line(std::uint64_t seq) {
+    std::string out;
+    append_jsonl_line(out, server_event{.kind = server_event_kind::rule_added, .seq = seq, .at_ns = 0, .rule = "r",
+                                        .detail = "{}", .peer = "127.0.0.1:1"});
+    return out;
+}
+
+TEST(journal_json_two_halves, records_and_events_keep_file_order) {
+    auto lines = numbered_lines(jsonl_two_halves_from + 100'000);
+    // Events among the records, in both halves; their seq is their line number.
+    for (std::size_t i = 0; i < lines.size(); i += 997) lines[i] = event_line(i + 1);
+    const auto read = read_both_ways(joined(lines));
+    ASSERT_TRUE(read.ok());
+    std::vector<std::uint64_t> record_seqs;
+    std::vector<std::uint64_t> event_seqs;
+    for (std::size_t i = 0; i < lines.size(); ++i) (i % 997 == 0 ? event_seqs : record_seqs).push_back(i + 1);
+    ASSERT_EQ(read.records.size(), record_seqs.size());
+    for (std::size_t i = 0; i < record_seqs.size(); ++i) {
+        auto expected = sample(record_seqs[i] - 1);
+        expected.seq = record_seqs[i];
+        ASSERT_TRUE(same(read.records[i], expected)) << i;
+    }
+    ASSERT_EQ(read.server_events.size(), event_seqs.size());
+    for (std::size_t i = 0; i < event_seqs.size(); ++i) EXPECT_EQ(read.server_events[i].seq, event_seqs[i]);
+}
+
+TEST(journal_json_two_halves, bad_lines_keep_their_numbers_in_either_half) {
+    auto lines = numbered_lines(jsonl_two_halves_from + 100'000);
+    const std::size_t n = lines.size();
+    spoil(lines[2]);
+    spoil(lines[n * 3 / 4]);
+    lines[n - 2] = R"({"seq":"x"})" "\n";
+    const auto read = read_both_ways(joined(lines));
+    ASSERT_EQ(read.errors.size(), 3U);
+    EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl:3: bad journal record: invalid JSON", 0), 0U);
+    EXPECT_EQ(read.errors[1].to_string().rfind("j.jsonl:" + std::to_string(n * 3 / 4 + 1) + ": bad journal record: invalid JSON", 0), 0U);
+    EXPECT_EQ(read.errors[2].to_string(),
+              "j.jsonl:" + std::to_string(n - 1) + R"(: bad journal record: field "seq": expected an unsigned integer)");
+    EXPECT_EQ(read.records.size(), n - 3);
+}
+
+TEST(journal_json_two_halves, a_torn_last_line_is_a_warning_with_its_number) {
+    const auto lines = numbered_lines(jsonl_two_halves_from + 100'000);
+    const auto read = read_both_ways(joined(lines) + to_jsonl_line(sample(3)).substr(0, 57));
+    EXPECT_TRUE(read.ok());
+    EXPECT_EQ(read.records.size(), lines.size());
+    ASSERT_EQ(read.warnings.size(), 1U);
+    EXPECT_EQ(read.warnings[0].to_string(), "j.jsonl:" + std::to_string(lines.size() + 1) +
+                                                ": journal ends in a torn line (57 bytes) — ignored; the rest is judged");
+}
+
+TEST(journal_json_two_halves, crlf_lines_read_as_lf_lines) {
+    auto lines = numbered_lines(jsonl_two_halves_from + 100'000);
+    for (auto& l : lines) l.insert(l.size() - 1, "\r");
+    spoil(lines[lines.size() - 10]);
+    const auto read = read_both_ways(joined(lines));
+    ASSERT_EQ(read.errors.size(), 1U);
+    EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl:" + std::to_string(lines.size() - 9) + ": bad journal record: invalid JSON", 0), 0U);
+    EXPECT_EQ(read.records.size(), lines.size() - 1);
+}
+
+TEST(journal_json_two_halves, the_line_across_the_middle_is_read_once) {
+    auto lines = numbered_lines(jsonl_two_halves_from + 100'000);
+    const std::uintmax_t middle = joined(lines).size() / 2;
+    std::size_t across = 0;  // the line holding the middle byte
+    std::uintmax_t start = 0;
+    for (; start + lines[across].size() <= middle; start += lines[across++].size()) {
+    }
+    ASSERT_LT(start, middle);  // it starts before the middle: the split must not cut it
+    spoil(lines[across]);
+    const auto read = read_both_ways(joined(lines));
+    ASSERT_EQ(read.errors.size(), 1U);
+    EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl:" + std::to_string(across + 1) + ": bad journal record: invalid JSON", 0), 0U);
+    EXPECT_EQ(read.records.size(), lines.size() - 1);
+}
+
+TEST(journal_json_two_halves, a_line_starting_at_the_middle_begins_the_second_half) {
+    auto lines = numbered_lines(jsonl_two_halves_from + 100'000);
+    const std::uintmax_t total = joined(lines).size();
+    // Lines [0, j) and a blank line of `pad` bytes in front make exactly half the file.
+    std::size_t j = lines.size() / 2;
+    std::uintmax_t before = 0;
+    for (std::size_t i = 0; i < j; ++i) before += lines[i].size();
+    while (total < 2 * before + 2) before -= lines[--j].size();
+    const std::uintmax_t pad = total - 2 * before;
+    lines.insert(lines.begin(), std::string(pad - 1, ' ') + "\n");
+    // Now lines[j + 1] starts at the middle byte and lines[j] ends just before it.
+    spoil(lines[j]);
+    spoil(lines[j + 1]);
+    const std::string text = joined(lines);
+    ASSERT_EQ(text[text.size() / 2 - 1], '\n');
+    const auto read = read_both_ways(text);
+    ASSERT_EQ(read.errors.size(), 2U);
+    EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl:" + std::to_string(j + 1) + ": bad journal record", 0), 0U);
+    EXPECT_EQ(read.errors[1].to_string().rfind("j.jsonl:" + std::to_string(j + 2) + ": bad journal record", 0), 0U);
+    EXPECT_EQ(read.records.size(), lines.size() - 3);
+}
+
+TEST(journal_json_two_halves, files_either_side_of_the_threshold_read_the_same) {
+    for (const std::uintmax_t size : {jsonl_two_halves_from - 1, jsonl_two_halves_from, jsonl_two_halves_from + 1}) {
+        auto lines = numbered_lines(size - 1000);
+        const std::uintmax_t total = joined(lines).size();
+        ASSERT_LT(total + 2, size);
+        lines.push_back(std::string(size - total - 1, ' ') + "\n");  // blank: skipped, but it counts
+        spoil(lines[lines.size() - 2]);
+        const std::string text = joined(lines);
+        ASSERT_EQ(text.size(), size);
+        const auto read = read_both_ways(text);
+        ASSERT_EQ(read.errors.size(), 1U) << size;
+        EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl:" + std::to_string(lines.size() - 1) + ": bad journal record", 0), 0U);
+        EXPECT_EQ(read.records.size(), lines.size() - 2) << size;
+    }
+}
+
+TEST(journal_json_two_halves, a_last_line_longer_than_half_the_file_is_read_whole) {
+    auto long_one = sample(5);
+    long_one.target = "/" + std::string(jsonl_two_halves_from, 'x');
+    const auto read = read_both_ways(to_jsonl_line(sample(1)) + to_jsonl_line(sample(2)) + to_jsonl_line(long_one));
+    ASSERT_TRUE(read.ok());
+    ASSERT_EQ(read.records.size(), 3U);
+    EXPECT_TRUE(same(read.records[2], long_one));
+}
+
+// The records are placed in one vector reserved from the first block's lines; lines shorter later
+// on overflow each half's share, and those records must still come out in file order.
+TEST(journal_json_two_halves, records_beyond_the_first_blocks_estimate_keep_file_order) {
+    std::vector<std::string> lines;
+    std::uintmax_t total = 0;
+    for (std::size_t i = 0; total < (std::uintmax_t{5} << 18); ++i) {  // 1.25 MiB: into both halves' shares
+        auto r = sample(i);
+        r.seq = i + 1;
+        r.target = "/" + std::string(4000, static_cast<char>('a' + i % 26));
+        lines.push_back(to_jsonl_line(r));
+        total += lines.back().size();
+    }
+    for (std::size_t i = lines.size(); total < (std::uintmax_t{6} << 20); ++i) {
+        auto r = sample(i);
+        r.seq = i + 1;
+        lines.push_back(to_jsonl_line(r));
+        total += lines.back().size();
+    }
+    spoil(lines[lines.size() / 2 + 5]);
+    const auto read = read_both_ways(joined(lines));
+    ASSERT_EQ(read.errors.size(), 1U);
+    ASSERT_EQ(read.records.size(), lines.size() - 1);
+    for (std::size_t i = 1; i < read.records.size(); ++i) ASSERT_LT(read.records[i - 1].seq, read.records[i].seq) << i;
 }
 
 }  // namespace

@@ -292,11 +292,39 @@ exit_code exit_code_of(const std::vector<run_record>& runs) {
     return out;
 }
 
-void evaluate_checks(const std::vector<expectation>& expectations, run_record& run) {
+std::size_t hardware_threads() { return std::max(1U, std::thread::hardware_concurrency()); }
+
+void evaluate_checks(const std::vector<expectation>& expectations, run_record& run, std::size_t threads) {
     run.verdicts.clear();
-    run.verdicts.reserve(expectations.size());
     const operation_groups operations = group_operations(run.journal);
-    for (const expectation& e : expectations) run.verdicts.push_back(evaluate(e, run, operations));
+    const run_record& judged = run;  // the checks only read it; the verdicts are stored after the join
+    std::vector<verdict> verdicts(expectations.size());
+    std::vector<std::exception_ptr> failures(expectations.size());
+    // A shared next index rather than a fixed share per thread: the checks' costs differ by 10x, and
+    // whichever thread is free takes the next one, so the slow ones do not queue up behind each other.
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i = next++; i < expectations.size(); i = next++) {
+            try {
+                verdicts[i] = evaluate(expectations[i], judged, operations);
+            } catch (...) {
+                failures[i] = std::current_exception();
+            }
+        }
+    };
+    const std::size_t count = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, expectations.size()));
+    {
+        // Joined on the way out, also when starting a thread fails after others have started.
+        std::vector<std::jthread> pool;
+        pool.reserve(count - 1);
+        for (std::size_t t = 1; t < count; ++t) pool.emplace_back(worker);
+        worker();
+    }
+    // What the checks evaluated one after another would have thrown: the first failing one's exception.
+    for (const std::exception_ptr& failure : failures) {
+        if (failure) std::rethrow_exception(failure);
+    }
+    run.verdicts = std::move(verdicts);
 }
 
 std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, const faults::engine_counters& counters,
@@ -337,7 +365,7 @@ run_record run_scenario(const scenario& s, const run_options& options) {
         }
     }
     if (record.harness_error.empty()) {
-        evaluate_checks(s.expectations, record);
+        evaluate_checks(s.expectations, record, options.check_threads);
         record.verdicts.push_back(evidence_intact(record));
         for (verdict& v : firing_verdicts(record)) record.verdicts.push_back(std::move(v));
     }
@@ -348,6 +376,10 @@ run_record run_scenario(const scenario& s, const run_options& options) {
 std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
                                       const std::function<void(std::size_t, const run_record&)>& on_finished) {
+    const std::size_t threads = std::clamp<std::size_t>(jobs, 1, std::max<std::size_t>(1, scenarios.size()));
+    // The scenarios running at once share the threads for checks, so -jN does not multiply them.
+    run_options shared = options;
+    shared.check_threads = std::max<std::size_t>(1, options.check_threads / threads);
     std::vector<run_record> records(scenarios.size());
     std::atomic<std::size_t> next{0};
     std::mutex report_mutex;
@@ -358,14 +390,13 @@ std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, co
                 records[i].not_run = true;
                 continue;
             }
-            records[i] = run_scenario(scenarios[i], options);
+            records[i] = run_scenario(scenarios[i], shared);
             if (on_finished) {
                 const std::lock_guard lock(report_mutex);
                 on_finished(i, records[i]);
             }
         }
     };
-    const std::size_t threads = std::clamp<std::size_t>(jobs, 1, std::max<std::size_t>(1, scenarios.size()));
     std::vector<std::thread> pool;
     pool.reserve(threads - 1);
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);

@@ -8,8 +8,12 @@
 #include <mutex>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -121,6 +125,160 @@ scenario load(const std::string& text) {
     scenario_result loaded = parse_scenario(text, "tiny.toml");
     EXPECT_TRUE(loaded.ok()) << error_text(loaded.errors);
     return std::move(*loaded.value);
+}
+
+// A journal with something for most checks to find: 40 operations of 1 to 4 attempts, retried after
+// 503s (every third after a 400, which must not be retried), one committed twice.
+run_record judged_run() {
+    run_record run;
+    std::uint64_t seq = 0;
+    for (int op = 0; op < 40; ++op) {
+        const int attempts = 1 + op % 4;
+        for (int a = 1; a <= attempts; ++a) {
+            journal_record r;
+            r.seq = ++seq;
+            r.connection = seq;
+            r.request_ns = r.accepted_ns = (op * 50 + a * (op % 5 + 3)) * std::int64_t{1'000'000};
+            r.finished_ns = r.response_started_ns = r.request_ns + 2'000'000;
+            r.method = "POST";
+            r.target = "/pay";
+            r.operation = "op-" + std::to_string(op);
+            r.identity = identity_source::header;
+            r.attempt = static_cast<std::uint32_t>(a);
+            r.status = a < attempts ? (op % 3 == 0 ? 400 : 503) : 200;
+            r.effect = a == attempts || op == 5 ? effect_kind::committed : effect_kind::none;
+            run.journal.push_back(r);
+        }
+    }
+    return run;
+}
+
+// Every check that judges from the journal alone, some expected to fail, some twice.
+constexpr const char* all_checks = R"(name = "judged"
+[client]
+clients = 1
+operations = 1
+[[expect]]
+check = "no_double_effects"
+[[expect]]
+check = "max_attempts"
+max = 3
+[[expect]]
+check = "retry_budget"
+[[expect]]
+check = "deadline"
+[[expect]]
+check = "no_retry_on_status"
+expect_failure = true
+[[expect]]
+check = "retry_after"
+[[expect]]
+check = "backoff"
+base = "10ms"
+cap = "200ms"
+[[expect]]
+check = "jittered"
+[[expect]]
+check = "desynchronized"
+[[expect]]
+check = "amplification"
+[[expect]]
+check = "idempotency_keys"
+[[expect]]
+check = "success_rate"
+[[expect]]
+check = "latency"
+p99 = "1ms"
+[[expect]]
+check = "max_attempts"
+max = 4
+[[expect]]
+check = "no_double_effects"
+expect_failure = true
+)";
+
+void expect_same(const verdict& a, const verdict& b) {
+    EXPECT_EQ(a.check, b.check);
+    EXPECT_EQ(a.passed, b.passed) << a.check;
+    EXPECT_EQ(a.expected_to_fail, b.expected_to_fail) << a.check;
+    EXPECT_EQ(a.insufficient_evidence, b.insufficient_evidence) << a.check;
+    EXPECT_EQ(a.summary, b.summary);
+    EXPECT_EQ(a.evidence_total, b.evidence_total) << a.check;
+    EXPECT_EQ(a.parameters, b.parameters) << a.check;
+    ASSERT_EQ(a.evidence.size(), b.evidence.size()) << a.check;
+    for (std::size_t i = 0; i < a.evidence.size(); ++i) {
+        EXPECT_EQ(a.evidence[i].operation, b.evidence[i].operation) << a.check;
+        EXPECT_EQ(a.evidence[i].seqs, b.evidence[i].seqs) << a.check;
+        EXPECT_EQ(a.evidence[i].detail, b.evidence[i].detail) << a.check;
+    }
+}
+
+TEST(evaluate_checks, checks_on_several_threads_give_one_threads_verdicts_in_expectation_order) {
+    const scenario s = load(all_checks);
+    ASSERT_EQ(s.expectations.size(), 15U);
+    run_record one_thread = judged_run();
+    evaluate_checks(s.expectations, one_thread, 1);
+    ASSERT_EQ(one_thread.verdicts.size(), s.expectations.size());
+    // Not all alike, so a verdict in the wrong place shows.
+    std::set<verdict_outcome> outcomes;
+    for (const verdict& v : one_thread.verdicts) outcomes.insert(v.outcome());
+    EXPECT_EQ(outcomes.size(), 3U);
+    for (const std::size_t threads : {2U, 3U, 64U}) {
+        run_record run = judged_run();
+        run.verdicts.resize(2);  // replaced, not appended to
+        evaluate_checks(s.expectations, run, threads);
+        ASSERT_EQ(run.verdicts.size(), s.expectations.size()) << threads;
+        for (std::size_t i = 0; i < run.verdicts.size(); ++i) {
+            EXPECT_EQ(run.verdicts[i].check, s.expectations[i].check_name) << threads << " threads, " << i;
+            expect_same(run.verdicts[i], one_thread.verdicts[i]);
+        }
+    }
+}
+
+TEST(evaluate_checks, no_expectations_leave_no_verdicts) {
+    run_record run = judged_run();
+    run.verdicts.resize(3);
+    evaluate_checks({}, run, 4);
+    EXPECT_TRUE(run.verdicts.empty());
+}
+
+// Counts its evaluations; throws when given a message.
+class test_check final : public check {
+public:
+    test_check(std::atomic<int>& evaluated, std::string failure) : evaluated_{evaluated}, failure_{std::move(failure)} {}
+    verdict evaluate(const run_record&, const operation_groups&) const override {
+        ++evaluated_;
+        if (!failure_.empty()) throw std::runtime_error{failure_};
+        verdict v;
+        v.passed = true;
+        v.summary = "fine";
+        return v;
+    }
+
+private:
+    std::atomic<int>& evaluated_;
+    std::string failure_;
+};
+
+TEST(evaluate_checks, a_throwing_check_throws_the_first_failure_after_every_check_ran) {
+    for (const std::size_t threads : {1U, 2U, 8U}) {
+        std::atomic<int> evaluated{0};
+        std::vector<expectation> expectations;
+        for (const char* failure : {"", "", "second", "", "fourth", "", "", ""}) {
+            expectation e;
+            e.check_name = "test";
+            e.impl = std::make_shared<test_check>(evaluated, failure);
+            expectations.push_back(std::move(e));
+        }
+        run_record run = judged_run();
+        try {
+            evaluate_checks(expectations, run, threads);
+            ADD_FAILURE() << "no exception on " << threads << " threads";
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "second") << threads;
+        }
+        EXPECT_EQ(evaluated.load(), 8) << threads;
+    }
 }
 
 TEST(runner, runs_a_tiny_scenario_end_to_end) {

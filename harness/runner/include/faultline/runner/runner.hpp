@@ -56,6 +56,9 @@ exit_code exit_code_of(const std::vector<run_record>& runs);
 // process the signal ended. It replaces every code above: the run did not finish, whatever it judged.
 constexpr int interrupted_exit_status(int signal) { return 128 + signal; }
 
+// The threads this machine runs at once (std::thread::hardware_concurrency, at least 1).
+std::size_t hardware_threads();
+
 struct run_options {
     std::optional<std::uint64_t> seed;  // replaces every scenario's seed (`--seed N`)
     std::size_t server_threads = 2;     // worker threads of each scenario's fault server
@@ -64,6 +67,9 @@ struct run_options {
     const run_interrupt* interrupt = nullptr;
     // When set, told as each scenario opens and closes its journal and finishes (progress.hpp).
     progress_listener* progress = nullptr;
+    // Threads evaluating checks (evaluate_checks); run_scenarios divides them among the scenarios it
+    // runs at once.
+    std::size_t check_threads = hardware_threads();
 };
 
 // Runs one scenario to completion, or until `options.interrupt` is requested: then the client is
@@ -75,8 +81,12 @@ struct run_options {
 // scenarios; one scenario (its driver) must not be run twice at once.
 run_record run_scenario(const scenario& s, const run_options& options = {});
 
-// Evaluates a scenario's checks against a record, replacing its verdicts.
-void evaluate_checks(const std::vector<expectation>& expectations, run_record& run);
+// Evaluates a scenario's checks against a record, replacing its verdicts, in expectation order. The
+// attempts are grouped once, then the checks run on up to `threads` threads (this one included, at
+// most one per check): checks are immutable, and each writes only its own verdict. If checks throw,
+// the exception of the first of them (in expectation order) is rethrown once all have finished.
+void evaluate_checks(const std::vector<expectation>& expectations, run_record& run,
+                     std::size_t threads = hardware_threads());
 
 // The firing counts of the scenario's rules, in file order: the engine's count of each rule still
 // installed at the end (`fired_by_rule`), else the attempts in the journal that name it.
