@@ -37,6 +37,23 @@ std::string_view view_of(std::uint32_t id) {
     return {text + sizeof length, length};
 }
 
+// Each thread takes ids from a block of its own: threads interning new strings at once (a journal
+// read in two halves) then neither share the counter's cache line nor write neighbouring directory
+// slots. Ids stay unique; at most a block per thread goes unused.
+constexpr std::uint64_t id_block = 256;
+
+std::uint32_t take_id() {
+    thread_local std::uint64_t next = 0;
+    thread_local std::uint64_t end = 0;
+    if (next == end) {
+        next = next_id.fetch_add(id_block, std::memory_order_relaxed);
+        end = next + id_block;
+    }
+    // UINT32_MAX stays unused: it marks an absent packed_optional<symbol>.
+    if (next >= UINT32_MAX) throw std::length_error{"symbol table: more than 2^32 - 2 distinct strings"};
+    return static_cast<std::uint32_t>(next++);
+}
+
 void publish(std::uint32_t id, const char* text) {
     auto& slot = directory[id >> segment_bits];
     segment* s = slot.load(std::memory_order_acquire);
@@ -64,10 +81,7 @@ public:
         for (; slots_[i].id != 0; i = (i + 1) & mask) {
             if (slots_[i].hash == h && view_of(slots_[i].id) == text) return slots_[i].id;
         }
-        const std::uint64_t next = next_id.fetch_add(1, std::memory_order_relaxed);
-        // UINT32_MAX stays unused: it marks an absent packed_optional<symbol>.
-        if (next >= UINT32_MAX) throw std::length_error{"symbol table: more than 2^32 - 2 distinct strings"};
-        const auto id = static_cast<std::uint32_t>(next);
+        const std::uint32_t id = take_id();
         publish(id, store(text));
         slots_[i] = {h, id};
         ++used_;
