@@ -4,6 +4,9 @@
 
 #include "faultline/core/random.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 namespace faultline::harness {
 
 std::string_view to_string(idempotency_mode v) {
@@ -37,6 +40,57 @@ std::uint64_t request_fingerprint(std::string_view method, std::string_view targ
 
 namespace {
 
+// A response packed into one string: the status, the header count, each header's name and value
+// behind their lengths, then the body. Never empty, so "" can mean "in flight".
+void append_u32(std::string& out, std::size_t n) {
+    const auto v = static_cast<std::uint32_t>(n);
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+std::uint32_t read_u32(std::string_view& in) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, in.data(), sizeof v);
+    in.remove_prefix(sizeof v);
+    return v;
+}
+
+std::string_view read_text(std::string_view& in) {
+    const std::uint32_t length = read_u32(in);
+    const std::string_view text = in.substr(0, length);
+    in.remove_prefix(length);
+    return text;
+}
+
+std::string pack(const service_response& r) {
+    std::size_t size = 2 * sizeof(std::uint32_t) + r.body.size();
+    for (const http_header& h : r.headers) size += 2 * sizeof(std::uint32_t) + h.name.size() + h.value.size();
+    std::string out;
+    out.reserve(size);
+    append_u32(out, static_cast<std::uint32_t>(r.status));
+    append_u32(out, r.headers.size());
+    for (const http_header& h : r.headers) {
+        append_u32(out, h.name.size());
+        out.append(h.name);
+        append_u32(out, h.value.size());
+        out.append(h.value);
+    }
+    out.append(r.body);
+    return out;
+}
+
+service_response unpack(std::string_view in, effect_kind effect) {
+    service_response r;
+    r.status = static_cast<int>(read_u32(in));
+    r.headers.resize(read_u32(in));
+    for (http_header& h : r.headers) {
+        h.name = read_text(in);
+        h.value = read_text(in);
+    }
+    r.body = in;
+    r.effect = effect;
+    return r;
+}
+
 idempotency_begin refuse(idempotency_decision decision, int status, std::string_view title, std::string_view detail,
                          effect_kind effect) {
     auto response = problem(status, title, detail);
@@ -59,7 +113,7 @@ idempotency_begin idempotency_layer::begin(symbol key, effect_semantics semantic
         return {};
     }
     std::lock_guard lock{mutex_};
-    auto [it, inserted] = slots_.try_emplace(key, slot{fingerprint, std::nullopt});
+    auto [it, inserted] = slots_.try_emplace(key, slot{fingerprint, {}});
     if (inserted) return {};
     const auto& s = it->second;
     // A different request under a used key is a client bug whether or not the first is finished.
@@ -67,23 +121,21 @@ idempotency_begin idempotency_layer::begin(symbol key, effect_semantics semantic
         return refuse(idempotency_decision::payload_mismatch, 422, "Unprocessable Content",
                       "this Idempotency-Key was used with a different request", effect_kind::conflict);
     }
-    if (!s.response) {
+    if (s.response.empty()) {
         auto refused = refuse(idempotency_decision::in_flight, 409, "Conflict",
                               "a request with this Idempotency-Key is still being processed", effect_kind::conflict);
         refused.response.headers.push_back(
             {std::string{idempotency_marker_header}, std::string{idempotency_marker_in_flight}});
         return refused;
     }
-    auto replayed = *s.response;
-    replayed.effect = effect_kind::replayed;
-    return idempotency_begin{idempotency_decision::replay, std::move(replayed)};
+    return idempotency_begin{idempotency_decision::replay, unpack(s.response, effect_kind::replayed)};
 }
 
 void idempotency_layer::complete(symbol key, const service_response& response) {
     if (config_.mode == idempotency_mode::off || key.empty()) return;
     std::lock_guard lock{mutex_};
     const auto it = slots_.find(key);
-    if (it != slots_.end() && !it->second.response) it->second.response = response;
+    if (it != slots_.end() && it->second.response.empty()) it->second.response = pack(response);
 }
 
 void idempotency_layer::abandon(symbol key) {
@@ -91,20 +143,20 @@ void idempotency_layer::abandon(symbol key) {
     std::lock_guard lock{mutex_};
     const auto it = slots_.find(key);
     // Only an in-flight key: a stored result must survive a late abandon.
-    if (it != slots_.end() && !it->second.response) slots_.erase(it);
+    if (it != slots_.end() && it->second.response.empty()) slots_.erase(it);
 }
 
 std::size_t idempotency_layer::stored() const {
     std::lock_guard lock{mutex_};
     std::size_t n = 0;
-    for (const auto& [key, s] : slots_) if (s.response) ++n;
+    for (const auto& [key, s] : slots_) if (!s.response.empty()) ++n;
     return n;
 }
 
 std::size_t idempotency_layer::in_flight() const {
     std::lock_guard lock{mutex_};
     std::size_t n = 0;
-    for (const auto& [key, s] : slots_) if (!s.response) ++n;
+    for (const auto& [key, s] : slots_) if (s.response.empty()) ++n;
     return n;
 }
 

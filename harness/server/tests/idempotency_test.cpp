@@ -49,6 +49,24 @@ TEST(idempotency, replays_the_stored_response_byte_for_byte) {
     }
 }
 
+// Stored responses are packed into one string; whatever bytes they hold come back as they were.
+TEST(idempotency, replays_empty_parts_and_any_bytes) {
+    auto layer = keys();
+    const service_response bare{204, {}, "", effect_kind::committed};
+    const service_response odd{200, {{"X-Empty", ""}, {"", "v"}}, std::string{"a\0b\xff", 4}, effect_kind::committed};
+    layer.begin("bare", post, fp);
+    layer.complete("bare", bare);
+    layer.begin("odd", post, fp);
+    layer.complete("odd", odd);
+    for (const auto& [key, stored] : {std::pair{"bare", bare}, std::pair{"odd", odd}}) {
+        const auto b = layer.begin(key, post, fp);
+        EXPECT_EQ(b.decision, idempotency_decision::replay) << key;
+        EXPECT_EQ(b.response.status, stored.status) << key;
+        EXPECT_EQ(b.response.headers, stored.headers) << key;
+        EXPECT_EQ(b.response.body, stored.body) << key;
+    }
+}
+
 TEST(idempotency, errors_are_replayed_too) {
     auto layer = keys();
     layer.begin("k", post, fp);

@@ -89,7 +89,10 @@ public:
 private:
     struct slot {
         std::uint64_t fingerprint = 0;
-        std::optional<service_response> response;  // empty while in flight
+        // The stored response packed into one string (idempotency.cpp: pack/unpack), "" while in flight:
+        // a run stores one per keyed operation, and as a service_response with its header vector and
+        // strings it took several allocations and ~250 bytes where this takes one of ~100.
+        std::string response;
     };
     const idempotency_config config_;
     mutable std::mutex mutex_;
