@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -116,18 +117,37 @@ void report_listen_failure(const proxy_args& args, const boost::system::error_co
     fail(exit_harness_error);
 }
 
-void run_http_proxy(const proxy_args& args) {
-    const harness::host_port listen = host_port_option(args.listen, "--listen");
-    const harness::host_port upstream = host_port_option(args.upstream, "--upstream");
-    harness::proxy_options options;
+// Exits 2 when an option of the other mode was given.
+void reject_options_of_other_mode(const std::vector<const CLI::Option*>& options, std::string_view other_mode) {
+    for (const CLI::Option* option : options) {
+        if (option->count() > 0) {
+            std::cerr << "faultline proxy: " << option->get_name() << " is for --mode " << other_mode << " only\n";
+            fail(exit_bad_input);
+        }
+    }
+}
+
+// What both modes' options hold alike: where to listen, where the upstream is, how long a connect
+// may take, the instance name. `Options`: harness::proxy_options or tcp::tcp_proxy_options.
+template <class Options>
+void set_endpoints(Options& options, const proxy_args& args, const harness::host_port& listen,
+                   const harness::host_port& upstream) {
     options.address = listen.address;
     options.port = listen.port;
     options.allow_non_loopback = args.allow_non_loopback;
     options.upstream_address = upstream.address;
     options.upstream_port = upstream.port;
-    options.upstream_timeout = duration_option(args.upstream_timeout, "--upstream-timeout");
     options.connect_timeout = duration_option(args.connect_timeout, "--connect-timeout");
     options.instance = args.instance;
+}
+
+void run_http_proxy(const proxy_args& args) {
+    reject_options_of_other_mode(args.tcp_only, "tcp");
+    const harness::host_port listen = host_port_option(args.listen, "--listen");
+    const harness::host_port upstream = host_port_option(args.upstream, "--upstream");
+    harness::proxy_options options;
+    set_endpoints(options, args, listen, upstream);
+    options.upstream_timeout = duration_option(args.upstream_timeout, "--upstream-timeout");
 
     // No rules file: a plain forwarding proxy that journals every attempt.
     harness::serve_config config = load_rules(args.rules);
@@ -164,24 +184,13 @@ void run_http_proxy(const proxy_args& args) {
 
 // --mode tcp: the toxics file instead of the rules, a journal of connections instead of attempts.
 void run_tcp_proxy(const proxy_args& args) {
-    for (const CLI::Option* option : args.http_only) {
-        if (option->count() > 0) {
-            std::cerr << "faultline proxy: " << option->get_name() << " is for --mode http only\n";
-            fail(exit_bad_input);
-        }
-    }
+    reject_options_of_other_mode(args.http_only, "http");
     const harness::host_port listen = host_port_option(args.listen, "--listen");
     const harness::host_port upstream = host_port_option(args.upstream, "--upstream");
     tcp::tcp_proxy_options options;
-    options.address = listen.address;
-    options.port = listen.port;
-    options.allow_non_loopback = args.allow_non_loopback;
-    options.upstream_address = upstream.address;
-    options.upstream_port = upstream.port;
-    options.connect_timeout = duration_option(args.connect_timeout, "--connect-timeout");
+    set_endpoints(options, args, listen, upstream);
     options.max_hold = duration_option(args.max_hold, "--max-hold");
     options.max_connections = args.max_connections;
-    options.instance = args.instance;
 
     tcp::toxics_result toxics = args.rules.empty() ? tcp::parse_toxics("", "(no toxics)") : tcp::load_toxics(args.rules);
     if (!toxics.ok()) {
@@ -271,12 +280,6 @@ void add_proxy_command(CLI::App& app) {
                   "Allow --listen on an address other than loopback (a sidecar's pod address)");
     cmd->callback([args] {
         if (args->mode == "tcp") return run_tcp_proxy(*args);
-        for (const CLI::Option* option : args->tcp_only) {
-            if (option->count() > 0) {
-                std::cerr << "faultline proxy: " << option->get_name() << " is for --mode tcp only\n";
-                fail(exit_bad_input);
-            }
-        }
         run_http_proxy(*args);
     });
 }
