@@ -226,15 +226,29 @@ int read_and_check(const std::string& path, const std::string* expect_path) {
     const auto sequential_start = std::chrono::steady_clock::now();
     std::vector<verdict> one_by_one;
     {
+        // Each step's own peak above what was live when it began, kept apart from the overall one.
+        long long overall_peak = faultline::bench::peak_heap_bytes.load();
+        long long step_live = faultline::bench::live_heap_bytes.load();
+        const auto step_peak = [&] {
+            const long long peak = faultline::bench::peak_heap_bytes.load();
+            overall_peak = std::max(overall_peak, peak);
+            return static_cast<double>(peak - step_live) / n;
+        };
+        faultline::bench::peak_heap_bytes = step_live;
         auto step = sequential_start;
         const operation_groups operations = group_operations(run.journal);
-        std::printf("group_operations: %.3f s\n", seconds_since(step));
+        std::printf("group_operations: %.3f s, +%.0f bytes/record at its peak, +%.0f kept\n", seconds_since(step),
+                    step_peak(), static_cast<double>(faultline::bench::live_heap_bytes.load() - step_live) / n);
         for (const expectation& e : expectations) {
+            step_live = faultline::bench::live_heap_bytes.load();
+            faultline::bench::peak_heap_bytes = step_live;
             step = std::chrono::steady_clock::now();
             const verdict& v = one_by_one.emplace_back(evaluate(e, run, operations));
-            std::printf("  %-18s %.3f s  %s: %s\n", v.check.c_str(), seconds_since(step),
+            const double seconds = seconds_since(step);
+            std::printf("  %-18s %.3f s  +%3.0f B/rec  %s: %s\n", v.check.c_str(), seconds, step_peak(),
                         std::string{to_string(v.outcome())}.c_str(), v.summary.c_str());
         }
+        faultline::bench::peak_heap_bytes = overall_peak;
     }
     const double sequential_s = seconds_since(sequential_start);
     const long long sequential_peak = faultline::bench::peak_heap_bytes.load() - baseline;

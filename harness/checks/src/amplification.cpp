@@ -43,12 +43,12 @@ public:
                                               std::to_string(operations.size()) + " operations = " +
                                               format_number(ratio) + " per operation > " + format_number(max_ratio_)});
             struct counted {
-                const operation_attempts* op;
+                symbol operation;
                 std::vector<const journal_record*> attempts;
             };
             std::vector<counted> most;
             for (const auto& op : operations) {
-                counted c{&op, {}};
+                counted c{op.operation, {}};
                 for (const journal_record* r : op.attempts) {
                     if (counts(*r)) c.attempts.push_back(r);
                 }
@@ -57,7 +57,7 @@ public:
             std::stable_sort(most.begin(), most.end(),
                              [](const counted& a, const counted& b) { return a.attempts.size() > b.attempts.size(); });
             for (std::size_t i = 0; i < most.size() && i < 10; ++i) {
-                add_evidence(v, evidence_item{std::string(most[i].op->operation), seqs_of(most[i].attempts),
+                add_evidence(v, evidence_item{most[i].operation.str(), seqs_of(most[i].attempts),
                                               std::to_string(most[i].attempts.size()) + " attempts" + at + ", last " +
                                                   describe_attempt(*most[i].attempts.back())});
             }

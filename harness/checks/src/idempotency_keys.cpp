@@ -57,7 +57,7 @@ public:
         std::vector<const journal_record*> bad;               // reused across operations
         std::vector<symbol> keys;
         for (std::size_t index = 0; index < operations.size(); ++index) {
-            const operation_attempts& op = operations[index];
+            const operation_attempts op = operations[index];
             const journal_record& first = *op.attempts.front();
             if (!judges(first.method, method_judged)) continue;
             ++judged;
@@ -104,13 +104,13 @@ public:
         std::sort(key_users.begin(), key_users.end(), [](const auto& a, const auto& b) {
             return a.first.id() != b.first.id() ? a.first.id() < b.first.id() : a.second < b.second;
         });
-        std::map<symbol, std::vector<const operation_attempts*>> shared_users;
+        std::map<symbol, std::vector<operation_attempts>> shared_users;
         for (std::size_t i = 0; i < key_users.size();) {
             std::size_t end = i + 1;
             while (end < key_users.size() && key_users[end].first == key_users[i].first) ++end;
             if (end - i > 1) {
                 auto& users = shared_users[key_users[i].first];
-                for (std::size_t j = i; j < end; ++j) users.push_back(&operations[key_users[j].second]);
+                for (std::size_t j = i; j < end; ++j) users.push_back(operations[key_users[j].second]);
             }
             i = end;
         }
@@ -120,14 +120,14 @@ public:
             std::vector<std::uint64_t> seqs;
             std::string detail = "key \"" + key.str() + "\" used by " + std::to_string(ops.size()) +
                                  " operations:";
-            for (const operation_attempts* op : ops) {
-                for (const journal_record* r : op->attempts) {
+            for (const operation_attempts& op : ops) {
+                for (const journal_record* r : op.attempts) {
                     if (r->idempotency_key != key) continue;
                     seqs.push_back(r->seq);
-                    detail += "\n" + std::string(op->operation) + ": " + describe_attempt(*r);
+                    detail += "\n" + std::string(op.operation) + ": " + describe_attempt(*r);
                 }
             }
-            add_evidence(v, evidence_item{std::string(ops.front()->operation), seqs, detail});
+            add_evidence(v, evidence_item{std::string(ops.front().operation), seqs, detail});
         }
         std::string methods;
         for (const auto& m : methods_) methods += (methods.empty() ? "" : ", ") + m;

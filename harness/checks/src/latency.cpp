@@ -71,13 +71,14 @@ private:
         std::partial_sort(samples.begin(), shown, samples.end(), [](const sample& a, const sample& b) {
             return a.duration != b.duration ? a.duration > b.duration : a.operation < b.operation;
         });
-        std::unordered_map<symbol, const operation_attempts*> by_name;
-        for (const auto& op : operations) by_name.emplace(op.operation, &op);
+        std::unordered_map<symbol, std::size_t> by_name;
+        for (std::size_t i = 0; i < operations.size(); ++i) by_name.emplace(operations[i].operation, i);
         for (auto s = samples.begin(); s != shown && s->duration > limit; ++s) {
             evidence_item item{s->operation.str(), {}, "took " + format_ms(s->duration)};
             if (const auto found = by_name.find(s->operation); found != by_name.end()) {
-                item.seqs = seqs_of(found->second->attempts);
-                item.detail += ", last " + describe_attempt(*found->second->attempts.back());
+                const operation_attempts op = operations[found->second];
+                item.seqs = seqs_of(op.attempts);
+                item.detail += ", last " + describe_attempt(*op.attempts.back());
             }
             add_evidence(v, std::move(item));
         }

@@ -17,8 +17,8 @@ public:
         std::size_t failed = 0;
         std::vector<evidence_item> failures;
         if (!run.clients.empty()) {
-            std::unordered_map<std::string_view, const operation_attempts*> by_name;
-            for (const auto& op : operations) by_name.emplace(op.operation, &op);
+            std::unordered_map<std::string_view, std::size_t> by_name;
+            for (std::size_t i = 0; i < operations.size(); ++i) by_name.emplace(operations[i].operation, i);
             for (const client_record& c : run.clients) {
                 ++total;
                 if (c.success) continue;
@@ -29,7 +29,7 @@ public:
                                    "client " + c.client + " " + c.method + " " + c.target + ": " + c.decision +
                                        " after " + std::to_string(c.attempts) + " attempts (" + outcomes + ")"};
                 if (const auto found = by_name.find(c.operation); found != by_name.end()) {
-                    item.seqs = seqs_of(found->second->attempts);
+                    item.seqs = seqs_of(operations[found->second].attempts);
                 }
                 failures.push_back(std::move(item));
             }

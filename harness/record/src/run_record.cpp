@@ -49,40 +49,33 @@ public:
 
     // The operation's index, and whether it is new.
     std::pair<std::size_t, bool> insert(symbol operation) {
-        const std::size_t mask = slots_.size() - 1;
-        std::size_t slot = operation.id() & mask;
-        while (slots_[slot] != 0 && operations_[slots_[slot] - 1] != operation) slot = (slot + 1) & mask;
+        const std::size_t slot = slot_of(operation);
         if (slots_[slot] != 0) return {slots_[slot] - 1, false};
         operations_.push_back(operation);
         slots_[slot] = static_cast<std::uint32_t>(operations_.size());
         return {operations_.size() - 1, true};
     }
+    // The index of an operation already inserted.
+    std::size_t at(symbol operation) const { return slots_[slot_of(operation)] - 1; }
 
     std::size_t size() const { return operations_.size(); }
 
 private:
+    // The operation's slot, or the empty one where it would go.
+    std::size_t slot_of(symbol operation) const {
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t slot = operation.id() & mask;
+        while (slots_[slot] != 0 && operations_[slots_[slot] - 1] != operation) slot = (slot + 1) & mask;
+        return slot;
+    }
+
     std::vector<std::uint32_t> slots_;
     std::vector<symbol> operations_;
 };
 
-}  // namespace
-
-namespace {
-
-// The journal's attempts in request order (`request_ns`, then `seq`).
-std::vector<const journal_record*> in_request_order(const std::vector<journal_record>& journal) {
-    std::vector<const journal_record*> ordered;
-    ordered.reserve(journal.size());
-    for (const auto& r : journal) ordered.push_back(&r);
-    const auto earlier = [](const journal_record* a, const journal_record* b) {
-        if (a->request_ns != b->request_ns) return a->request_ns < b->request_ns;
-        return a->seq < b->seq;
-    };
-    // A journal in seq order is nearly always in request order already (seq is taken as a request is read).
-    if (!std::is_sorted(ordered.begin(), ordered.end(), earlier)) {
-        std::stable_sort(ordered.begin(), ordered.end(), earlier);
-    }
-    return ordered;
+bool earlier_request(const journal_record& a, const journal_record& b) {
+    if (a.request_ns != b.request_ns) return a.request_ns < b.request_ns;
+    return a.seq < b.seq;
 }
 
 }  // namespace
@@ -90,32 +83,37 @@ std::vector<const journal_record*> in_request_order(const std::vector<journal_re
 operation_groups group_operations(const std::vector<journal_record>& journal) {
     // A counting sort by operation, stable so that each group keeps request order: number the groups
     // in first-seen order and count their attempts, then place every attempt after its group's
-    // earlier ones. The scratch arrays are freed before the groups are built.
+    // earlier ones. The scratch arrays are freed before the groups are returned.
     std::vector<const journal_record*> grouped(journal.size());
-    std::vector<std::uint32_t> group_start;  // each group's count, then its end, then its start
+    std::vector<std::uint32_t> starts;  // each group's count, then its end, then its start
     {
-        const std::vector<const journal_record*> ordered = in_request_order(journal);
-        std::vector<std::uint32_t> group_of(ordered.size());
+        // A journal in seq order is nearly always in request order already (seq is taken as a request
+        // is read); only one that is not gets a sorted copy of its pointers.
+        std::vector<const journal_record*> sorted;
+        if (!std::is_sorted(journal.begin(), journal.end(), earlier_request)) {
+            sorted.reserve(journal.size());
+            for (const auto& r : journal) sorted.push_back(&r);
+            std::stable_sort(sorted.begin(), sorted.end(),
+                             [](const journal_record* a, const journal_record* b) { return earlier_request(*a, *b); });
+        }
+        const auto in_request_order = [&](std::size_t i) { return sorted.empty() ? &journal[i] : sorted[i]; };
         operation_index index{journal.size()};
-        for (std::size_t i = 0; i < ordered.size(); ++i) {
-            const auto [group, inserted] = index.insert(ordered[i]->operation);
-            if (inserted) group_start.push_back(0);
-            group_of[i] = static_cast<std::uint32_t>(group);
-            ++group_start[group];
+        for (std::size_t i = 0; i < journal.size(); ++i) {
+            const auto [group, inserted] = index.insert(in_request_order(i)->operation);
+            if (inserted) starts.push_back(0);
+            ++starts[group];
         }
         std::uint32_t end = 0;
-        for (std::uint32_t& g : group_start) g = end += g;
-        // Backwards, so each attempt lands just before its group's later ones.
-        for (std::size_t i = ordered.size(); i-- > 0;) grouped[--group_start[group_of[i]]] = ordered[i];
+        for (std::uint32_t& g : starts) g = end += g;
+        // Backwards, so each attempt lands just before its group's later ones. Looking the group up
+        // again costs less than keeping it: 4 bytes an attempt at grouping's peak.
+        for (std::size_t i = journal.size(); i-- > 0;) {
+            const journal_record* r = in_request_order(i);
+            grouped[--starts[index.at(r->operation)]] = r;
+        }
     }
-    std::vector<operation_attempts> operations;
-    operations.reserve(group_start.size());
-    for (std::size_t g = 0; g < group_start.size(); ++g) {
-        const std::size_t end = g + 1 < group_start.size() ? group_start[g + 1] : grouped.size();
-        const std::span<const journal_record* const> attempts{grouped.data() + group_start[g], end - group_start[g]};
-        operations.push_back(operation_attempts{attempts.front()->operation, attempts});
-    }
-    return operation_groups{std::move(grouped), std::move(operations)};
+    starts.push_back(static_cast<std::uint32_t>(grouped.size()));
+    return operation_groups{std::move(grouped), std::move(starts)};
 }
 
 std::size_t count_operations(const std::vector<journal_record>& journal) {

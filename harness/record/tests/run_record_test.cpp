@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,21 @@ TEST(group_operations, groups_keep_their_attempts_when_moved) {
     EXPECT_EQ(groups[0].attempts[1], &journal[2]);
     ASSERT_EQ(groups[1].attempts.size(), 1U);
     EXPECT_EQ(groups[1].attempts[0], &journal[1]);
+}
+
+TEST(group_operations, iterate_as_they_index) {
+    const std::vector<journal_record> journal{attempt(1, 10, "a"), attempt(2, 20, "b"), attempt(3, 30, "a"),
+                                              attempt(4, 40, "c")};
+    const operation_groups groups = group_operations(journal);
+    std::vector<std::string> names;
+    for (const operation_attempts& op : groups) names.push_back(op.operation.str());
+    EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_EQ(groups.end() - groups.begin(), 3);
+    EXPECT_EQ((*(groups.begin() + 2)).operation, "c");
+    EXPECT_EQ(groups.begin()[1].attempts[0], &journal[1]);
+    EXPECT_EQ(std::ranges::count_if(groups, [](const operation_attempts& op) { return op.attempts.size() == 2; }), 1);
+    EXPECT_EQ(groups.front().operation, "a");
+    EXPECT_EQ(groups.back().attempts[0], &journal[3]);
 }
 
 TEST(group_operations, an_empty_journal_has_no_operations) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -129,38 +130,77 @@ struct run_record {
 
 // All attempts of one operation, ordered by the time the server read each request (`request_ns`,
 // then `seq`). The pointers point into the run record's journal and live as long as it does; the
-// span views the operation_groups that holds it.
+// span views the operation_groups it came from.
 struct operation_attempts {
     symbol operation;
     std::span<const journal_record* const> attempts;  // never empty
 };
 
 // A journal's operations in the order their first attempt arrived: every operation's attempts are
-// one run of a single array, so grouping allocates twice, not once per operation (a vector each
-// was a third of `faultline check`'s memory on a large journal). Move-only: the spans view its own
-// array.
+// one run of a single array, and an operation is only where its run starts, so grouping costs a
+// pointer an attempt and 4 bytes an operation (a vector per operation was a third of `faultline
+// check`'s memory on a large journal; a stored span and name, 24 bytes an operation, a tenth).
+// Operations are made on access, as values; keep an index rather than a pointer to one. Move-only:
+// a copy is never needed and would double what grouping holds.
 class operation_groups {
 public:
+    // Random access over the operations, yielding each by value (like std::views::iota).
+    class iterator {
+    public:
+        using iterator_concept = std::random_access_iterator_tag;
+        using iterator_category = std::input_iterator_tag;
+        using value_type = operation_attempts;
+        using difference_type = std::ptrdiff_t;
+
+        iterator() = default;
+        iterator(const operation_groups* groups, std::size_t index) : groups_{groups}, index_{index} {}
+        operation_attempts operator*() const { return (*groups_)[index_]; }
+        operation_attempts operator[](difference_type n) const { return (*groups_)[index_ + static_cast<std::size_t>(n)]; }
+        iterator& operator++() { ++index_; return *this; }
+        iterator operator++(int) { iterator old = *this; ++index_; return old; }
+        iterator& operator--() { --index_; return *this; }
+        iterator operator--(int) { iterator old = *this; --index_; return old; }
+        iterator& operator+=(difference_type n) { index_ += static_cast<std::size_t>(n); return *this; }
+        iterator& operator-=(difference_type n) { index_ -= static_cast<std::size_t>(n); return *this; }
+        friend iterator operator+(iterator i, difference_type n) { return i += n; }
+        friend iterator operator+(difference_type n, iterator i) { return i += n; }
+        friend iterator operator-(iterator i, difference_type n) { return i -= n; }
+        friend difference_type operator-(iterator a, iterator b) {
+            return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
+        }
+        friend bool operator==(iterator a, iterator b) { return a.index_ == b.index_; }
+        friend auto operator<=>(iterator a, iterator b) { return a.index_ <=> b.index_; }
+
+    private:
+        const operation_groups* groups_ = nullptr;
+        std::size_t index_ = 0;
+    };
+
     operation_groups() = default;
-    operation_groups(std::vector<const journal_record*> attempts, std::vector<operation_attempts> operations)
-        : attempts_{std::move(attempts)}, operations_{std::move(operations)} {}
+    // `starts` holds each operation's first position in `attempts`, in order, then attempts.size().
+    operation_groups(std::vector<const journal_record*> attempts, std::vector<std::uint32_t> starts)
+        : attempts_{std::move(attempts)}, starts_{std::move(starts)} {}
     operation_groups(operation_groups&&) noexcept = default;
     operation_groups& operator=(operation_groups&&) noexcept = default;
     operation_groups(const operation_groups&) = delete;
     operation_groups& operator=(const operation_groups&) = delete;
 
-    std::size_t size() const { return operations_.size(); }
-    bool empty() const { return operations_.empty(); }
-    const operation_attempts& operator[](std::size_t i) const { return operations_[i]; }
-    const operation_attempts& front() const { return operations_.front(); }
-    const operation_attempts& back() const { return operations_.back(); }
-    auto begin() const { return operations_.begin(); }
-    auto end() const { return operations_.end(); }
+    std::size_t size() const { return starts_.empty() ? 0 : starts_.size() - 1; }
+    bool empty() const { return size() == 0; }
+    operation_attempts operator[](std::size_t i) const {
+        const std::span<const journal_record* const> attempts{attempts_.data() + starts_[i], starts_[i + 1] - starts_[i]};
+        return {attempts.front()->operation, attempts};
+    }
+    operation_attempts front() const { return (*this)[0]; }
+    operation_attempts back() const { return (*this)[size() - 1]; }
+    iterator begin() const { return {this, 0}; }
+    iterator end() const { return {this, size()}; }
 
 private:
     std::vector<const journal_record*> attempts_;  // grouped by operation, each group in request order
-    std::vector<operation_attempts> operations_;
+    std::vector<std::uint32_t> starts_;
 };
+static_assert(std::random_access_iterator<operation_groups::iterator>);
 
 operation_groups group_operations(const std::vector<journal_record>& journal);
 // group_operations(journal).size(), without building the groups.
