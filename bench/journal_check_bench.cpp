@@ -14,6 +14,7 @@
 #include "faultline/checks/check.hpp"
 #include "faultline/record/journal_json.hpp"
 #include "faultline/record/run_record.hpp"
+#include "faultline/record/symbol.hpp"
 #include "faultline/runner/runner.hpp"
 #include "faultline/runner/scenario.hpp"
 
@@ -216,8 +217,12 @@ int read_and_check(const std::string& path, const std::string* expect_path) {
         return 2;
     }
     const auto n = static_cast<double>(read.records.size());
+    const symbol_table_stats interned = symbol_stats();
     std::printf("records %zu\nread: %.3f s, %.0f records/s, peak %.0f bytes/record\n", read.records.size(),
                 read_s, n / read_s, static_cast<double>(read_peak) / n);
+    std::printf("held: the records %.0f bytes/record (%zu of %zu reserved), the intern table %.0f (%zu strings)\n",
+                static_cast<double>(read.records.capacity() * sizeof(journal_record)) / n, read.records.size(),
+                read.records.capacity(), static_cast<double>(interned.bytes) / n, interned.symbols);
     if (expect_path == nullptr) return 0;
     run_record run;
     run.journal = std::move(read.records);

@@ -77,7 +77,8 @@ std::vector<running_relay> start_relays(const scenario& s, const run_options& op
         } else {
             model.identity.header = identity_header;
         }
-        tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed);
+        tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed, journal_options{},
+                                                        faults::engine_limits{}, ledger_keeps::count);
         tier.context->next_tier = tier.forwarder.get();
         server_options listen;
         listen.threads = std::max<std::size_t>(1, options.server_threads);
@@ -187,7 +188,8 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     if (!s.relays.empty()) model.identity = identity_config{identity_header, ""};
     journal_options journal_bound;
     journal_bound.max_records = model.journal_max_records;
-    server_context context(model, s.faults, record.seed, journal_bound);
+    // Nothing in a run reads the ledger's entries: the checks judge the journal (ledger.hpp).
+    server_context context(model, s.faults, record.seed, journal_bound, {}, ledger_keeps::count);
     const attempts_watch watch(options.progress, context.records);
 
     service_front fault_server(s, context, options, clk);

@@ -3,6 +3,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <stdexcept>
 #include <unordered_map>
 
 namespace faultline::harness {
@@ -56,10 +57,16 @@ std::vector<double_effect> find_doubles(const std::vector<ledger_entry>& entries
 
 void ledger::record(ledger_entry entry) {
     std::lock_guard lock{mutex_};
-    entries_.push_back(std::move(entry));
+    ++recorded_;
+    if (keeps_ == ledger_keeps::entries) entries_.push_back(std::move(entry));
+}
+
+void ledger::require_entries() const {
+    if (keeps_ != ledger_keeps::entries) throw std::logic_error{"this ledger keeps only the count of its commits"};
 }
 
 std::size_t ledger::commits_for(std::string_view operation, commit_scope scope) const {
+    require_entries();
     std::lock_guard lock{mutex_};
     std::size_t n = 0;
     for (const auto& e : entries_) {
@@ -73,18 +80,20 @@ std::vector<double_effect> ledger::double_effects(commit_scope scope) const {
 }
 
 std::vector<ledger_entry> ledger::snapshot() const {
+    require_entries();
     std::lock_guard lock{mutex_};
     return entries_;
 }
 
 std::size_t ledger::size() const {
     std::lock_guard lock{mutex_};
-    return entries_.size();
+    return recorded_;
 }
 
 void ledger::reset() {
     std::lock_guard lock{mutex_};
     entries_.clear();
+    recorded_ = 0;
 }
 
 boost::json::object entry_to_json(const ledger_entry& entry) {

@@ -24,8 +24,10 @@ std::vector<faults::rule> within_limits(std::vector<faults::rule> rules, const s
 }  // namespace
 
 server_context::server_context(const model_config& model_cfg, std::vector<faults::rule> rules,
-                               std::uint64_t seed, journal_options journal_cfg, faults::engine_limits engine_cfg)
+                               std::uint64_t seed, journal_options journal_cfg, faults::engine_limits engine_cfg,
+                               ledger_keeps ledger_cfg)
     : limits{model_cfg.limits},
+      effects{ledger_cfg},
       model{model_cfg.service, effects},
       idempotency{model_cfg.idempotency},
       identity{model_cfg.identity},

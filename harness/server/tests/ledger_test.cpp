@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -63,6 +64,20 @@ TEST(ledger, snapshot_and_reset) {
     l.reset();
     EXPECT_EQ(l.size(), 0U);
     EXPECT_TRUE(l.double_effects().empty());
+}
+
+TEST(ledger, one_that_keeps_the_count_refuses_to_answer_from_entries_it_did_not_keep) {
+    ledger l{ledger_keeps::count};
+    l.record(entry("a", 1, 1));
+    l.record(entry("a", 2, 2));
+    EXPECT_EQ(l.size(), 2U);
+    // "No double effects" would be a silent wrong answer: it throws instead.
+    EXPECT_THROW(l.double_effects(), std::logic_error);
+    EXPECT_THROW(l.commits_for("a"), std::logic_error);
+    EXPECT_THROW(l.snapshot(), std::logic_error);
+    EXPECT_THROW(l.to_json(), std::logic_error);
+    l.reset();
+    EXPECT_EQ(l.size(), 0U);
 }
 
 TEST(ledger, json_lists_entries_and_double_effects) {

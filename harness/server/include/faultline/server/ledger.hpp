@@ -54,11 +54,23 @@ struct double_effect {
     std::vector<ledger_entry> commits;  // in commit order, two or more
 };
 
+// What a ledger keeps. A run's checks judge the journal, whose records carry each commit's effect, so
+// `faultline run` keeps only the count (the entries were a tenth of its memory, 68 bytes an attempt);
+// `serve`'s control API and the GoogleTest fault_server read the entries.
+enum class ledger_keeps { entries, count };
+
 // Thread-safe: every member may be called from any thread (one mutex; `record` holds it only for a
-// push_back and a map increment).
+// push_back).
 class ledger {
 public:
+    explicit ledger(ledger_keeps keeps = ledger_keeps::entries) : keeps_{keeps} {}
+
     void record(ledger_entry entry);
+    // Commits recorded since the start or the last reset, in either mode.
+    std::size_t size() const;
+
+    // The entries: these throw std::logic_error on a ledger that keeps only the count, rather than
+    // answer "no commits".
 
     // Commits recorded for one operation identity, in the given scope.
     std::size_t commits_for(std::string_view operation, commit_scope scope = commit_scope::non_idempotent) const;
@@ -66,7 +78,6 @@ public:
     std::vector<double_effect> double_effects(commit_scope scope = commit_scope::non_idempotent) const;
 
     std::vector<ledger_entry> snapshot() const;
-    std::size_t size() const;
     void reset();
 
     // {"entries":[{...}], "double_effects":[{"op":..., "commits":N, "seqs":[...]}]}: entries as in
@@ -74,8 +85,12 @@ public:
     boost::json::value to_json() const;
 
 private:
+    void require_entries() const;
+
+    const ledger_keeps keeps_;
     mutable std::mutex mutex_;
     std::vector<ledger_entry> entries_;
+    std::size_t recorded_ = 0;
 };
 
 // {"op","attempt","seq","conn","t","method","target","semantics","effect"}

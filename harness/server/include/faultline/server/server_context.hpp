@@ -29,7 +29,8 @@ public:
     // Throws std::system_error if the journal file cannot be opened, std::invalid_argument naming
     // every rule whose waits exceed model.limits.max_fault_wait.
     server_context(const model_config& model, std::vector<faults::rule> rules, std::uint64_t seed,
-                   journal_options journal = {}, faults::engine_limits engine_cfg = {});
+                   journal_options journal = {}, faults::engine_limits engine_cfg = {},
+                   ledger_keeps ledger = ledger_keeps::entries);
 
     server_context(const server_context&) = delete;
     server_context& operator=(const server_context&) = delete;
