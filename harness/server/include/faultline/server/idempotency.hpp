@@ -25,12 +25,13 @@
 #include "faultline/server/ledger.hpp"
 #include "faultline/server/service.hpp"
 
+#include <boost/unordered/unordered_flat_map.hpp>
+
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 namespace faultline::harness {
 
@@ -96,7 +97,7 @@ private:
     };
     const idempotency_config config_;
     mutable std::mutex mutex_;
-    std::unordered_map<symbol, slot> slots_;
+    boost::unordered_flat_map<symbol, slot, std::hash<symbol>> slots_;  // open addressing: no node per key
 };
 
 }  // namespace faultline::harness

@@ -12,13 +12,14 @@
 #include "faultline/faults/request.hpp"
 #include "faultline/record/journal_record.hpp"
 
+#include <boost/unordered/unordered_flat_map.hpp>
+
 #include <array>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 namespace faultline::harness {
 
@@ -78,7 +79,8 @@ public:
 private:
     struct stripe {
         mutable std::mutex mutex;
-        std::unordered_map<symbol, std::uint32_t> counts;
+        // Open addressing: 8 bytes a slot, where a node map took ~45 bytes an operation.
+        boost::unordered_flat_map<symbol, std::uint32_t, std::hash<symbol>> counts;
     };
     static constexpr std::size_t stripe_count = 16;
     std::array<stripe, stripe_count> stripes_;
