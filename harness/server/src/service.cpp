@@ -171,8 +171,8 @@ service_response service::handle(const service_request& request) {
                                     writes ? effect_kind::committed : effect_kind::none};
         }
         case route_kind::payment_create: {
-            auto id = "ch_" + std::to_string(charges_.size() + 1);
-            charges_.push_back(charge{id, amount});
+            charge_amounts_.push_back(amount);
+            const std::string id = "ch_" + std::to_string(charge_amounts_.size());
             commit("charge " + id + " amount=" + std::to_string(amount));
             return json_response(201, {{"id", id}, {"amount", amount}}, effect_kind::committed);
         }
@@ -181,11 +181,11 @@ service_response service::handle(const service_request& request) {
             const auto digits = r.param.substr(std::min<std::size_t>(3, r.param.size()));
             const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
             if (!r.param.starts_with("ch_") || ec != std::errc{} || end != digits.data() + digits.size() || n == 0 ||
-                n > charges_.size()) {
+                n > charge_amounts_.size()) {
                 return problem(404, "Not Found", "no such charge");
             }
-            const auto& c = charges_[n - 1];
-            return json_response(200, {{"id", c.id}, {"amount", c.amount}}, effect_kind::none);
+            return json_response(200, {{"id", "ch_" + std::to_string(n)}, {"amount", charge_amounts_[n - 1]}},
+                                 effect_kind::none);
         }
         case route_kind::kv_put: {
             kv_.insert_or_assign(std::string{r.param}, request.body);
@@ -238,7 +238,7 @@ service_response service::handle(const service_request& request) {
 
 std::uint64_t service::charge_count() const {
     std::lock_guard lock{mutex_};
-    return charges_.size();
+    return charge_amounts_.size();
 }
 
 std::optional<std::string> service::kv_get(std::string_view key) const {
@@ -256,7 +256,7 @@ std::int64_t service::counter_value(std::string_view name) const {
 
 void service::reset() {
     std::lock_guard lock{mutex_};
-    charges_.clear();
+    charge_amounts_.clear();
     kv_.clear();
     counters_.clear();
     std::fill(endpoint_runs_.begin(), endpoint_runs_.end(), 0);

@@ -112,10 +112,6 @@ public:
     const service_config& config() const { return config_; }
 
 private:
-    struct charge {
-        std::string id;
-        std::int64_t amount = 0;
-    };
     enum class route_kind;
     struct route;
 
@@ -124,7 +120,7 @@ private:
     const service_config config_;
     ledger& ledger_;
     mutable std::mutex mutex_;  // guards the domain below; the ledger is written while holding it
-    std::vector<charge> charges_;  // charge "ch_N" is charges_[N - 1]
+    std::vector<std::int64_t> charge_amounts_;  // charge "ch_N" has the amount charge_amounts_[N - 1]
     std::map<std::string, std::string, std::less<>> kv_;
     std::map<std::string, std::int64_t, std::less<>> counters_;
     std::vector<std::uint64_t> endpoint_runs_;  // one per config_.endpoints entry
