@@ -23,11 +23,9 @@ public:
                 ++total;
                 if (c.success) continue;
                 ++failed;
-                std::string outcomes;
-                for (const auto& o : c.attempt_outcomes) outcomes += (outcomes.empty() ? "" : ", ") + o;
                 evidence_item item{c.operation.str(), {},
                                    "client " + c.client + " " + c.method + " " + c.target + ": " + c.decision +
-                                       " after " + std::to_string(c.attempts) + " attempts (" + outcomes + ")"};
+                                       " after " + std::to_string(c.attempts) + " attempts (" + c.attempt_outcomes + ")"};
                 if (const auto found = by_name.find(c.operation); found != by_name.end()) {
                     item.seqs = seqs_of(operations[found->second].attempts);
                 }

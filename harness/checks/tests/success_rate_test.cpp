@@ -33,7 +33,7 @@ TEST(success_rate, client_records_take_precedence) {
     j.op("a").attempt(200);
     j.client(test::client_op("a", 0, 1, true));
     client_record failed = test::client_op("x", 0, 30, false, 3);
-    failed.attempt_outcomes = {"connection_refused", "connection_refused", "connection_refused"};
+    failed.attempt_outcomes = "connection_refused, connection_refused, connection_refused";
     j.client(failed);
     const verdict v = test::run_check("check = \"success_rate\"\nmin = 0.9\n", j.run());
     EXPECT_FALSE(v.passed);

@@ -585,8 +585,9 @@ private:
         r.attempts = result.attempts;
         r.decision = std::string(retry::to_string(result.final_decision));
         r.success = result.succeeded();
-        r.attempt_outcomes.reserve(result.history.size());
-        for (const auto& a : result.history) r.attempt_outcomes.push_back(outcome_text(a.outcome));
+        std::string outcomes;
+        for (const auto& a : result.history) outcomes.append(outcomes.empty() ? "" : ", ").append(outcome_text(a.outcome));
+        r.attempt_outcomes = outcomes;
         ++finished_;
     }
 
