@@ -1,5 +1,7 @@
 #include "faultline/record/symbol.hpp"
 
+#include "faultline/core/byte_arena.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -90,7 +92,7 @@ public:
 
     symbol_table_stats stats() {
         const std::lock_guard lock{mutex_};
-        return {used_, arena_bytes_ + slots_.size() * sizeof(slot)};
+        return {used_, texts_.reserved() + slots_.size() * sizeof(slot)};
     }
 
 private:
@@ -115,31 +117,16 @@ private:
     const char* store(std::string_view text) {
         const std::uint32_t length = static_cast<std::uint32_t>(text.size());
         if (text.size() != length) throw std::length_error{"symbol table: a string of 4 GiB or more"};
-        const std::size_t need = sizeof length + text.size();
-        if (need > left_) {
-            const std::size_t block = std::max(need, arena_block);
-            blocks_.push_back(std::make_unique<char[]>(block));
-            next_ = blocks_.back().get();
-            left_ = block;
-            arena_bytes_ += block;
-        }
-        char* out = next_;
+        char* out = texts_.allocate(sizeof length + text.size());
         std::memcpy(out, &length, sizeof length);
         std::memcpy(out + sizeof length, text.data(), text.size());
-        next_ += need;
-        left_ -= need;
         return out;
     }
-
-    static constexpr std::size_t arena_block = 64 * 1024;
 
     std::mutex mutex_;
     std::vector<slot> slots_;
     std::size_t used_ = 0;
-    std::vector<std::unique_ptr<char[]>> blocks_;
-    char* next_ = nullptr;
-    std::size_t left_ = 0;
-    std::size_t arena_bytes_ = 0;
+    byte_arena texts_;
 };
 
 constexpr std::size_t shard_count = 16;

@@ -40,13 +40,8 @@ std::uint64_t request_fingerprint(std::string_view method, std::string_view targ
 
 namespace {
 
-// A response packed into one string: the status, the header count, each header's name and value
-// behind their lengths, then the body. Never empty, so "" can mean "in flight".
-void append_u32(std::string& out, std::size_t n) {
-    const auto v = static_cast<std::uint32_t>(n);
-    out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
+// A packed response: the status, the header count, each header's name and value behind their
+// lengths, then the body.
 std::uint32_t read_u32(std::string_view& in) {
     std::uint32_t v = 0;
     std::memcpy(&v, in.data(), sizeof v);
@@ -61,21 +56,31 @@ std::string_view read_text(std::string_view& in) {
     return text;
 }
 
-std::string pack(const service_response& r) {
+// Packs `r` into the arena; never empty.
+std::string_view pack(const service_response& r, byte_arena& arena) {
     std::size_t size = 2 * sizeof(std::uint32_t) + r.body.size();
     for (const http_header& h : r.headers) size += 2 * sizeof(std::uint32_t) + h.name.size() + h.value.size();
-    std::string out;
-    out.reserve(size);
-    append_u32(out, static_cast<std::uint32_t>(r.status));
-    append_u32(out, r.headers.size());
+    char* const start = arena.allocate(size);
+    char* out = start;
+    const auto put_u32 = [&](std::size_t n) {
+        const auto v = static_cast<std::uint32_t>(n);
+        std::memcpy(out, &v, sizeof v);
+        out += sizeof v;
+    };
+    const auto put_text = [&](std::string_view text) {
+        std::memcpy(out, text.data(), text.size());
+        out += text.size();
+    };
+    put_u32(static_cast<std::uint32_t>(r.status));
+    put_u32(r.headers.size());
     for (const http_header& h : r.headers) {
-        append_u32(out, h.name.size());
-        out.append(h.name);
-        append_u32(out, h.value.size());
-        out.append(h.value);
+        put_u32(h.name.size());
+        put_text(h.name);
+        put_u32(h.value.size());
+        put_text(h.value);
     }
-    out.append(r.body);
-    return out;
+    put_text(r.body);
+    return {start, size};
 }
 
 service_response unpack(std::string_view in, effect_kind effect) {
@@ -121,21 +126,24 @@ idempotency_begin idempotency_layer::begin(symbol key, effect_semantics semantic
         return refuse(idempotency_decision::payload_mismatch, 422, "Unprocessable Content",
                       "this Idempotency-Key was used with a different request", effect_kind::conflict);
     }
-    if (s.response.empty()) {
+    if (s.response == nullptr) {
         auto refused = refuse(idempotency_decision::in_flight, 409, "Conflict",
                               "a request with this Idempotency-Key is still being processed", effect_kind::conflict);
         refused.response.headers.push_back(
             {std::string{idempotency_marker_header}, std::string{idempotency_marker_in_flight}});
         return refused;
     }
-    return idempotency_begin{idempotency_decision::replay, unpack(s.response, effect_kind::replayed)};
+    return idempotency_begin{idempotency_decision::replay, unpack({s.response, s.response_size}, effect_kind::replayed)};
 }
 
 void idempotency_layer::complete(symbol key, const service_response& response) {
     if (config_.mode == idempotency_mode::off || key.empty()) return;
     std::lock_guard lock{mutex_};
     const auto it = slots_.find(key);
-    if (it != slots_.end() && it->second.response.empty()) it->second.response = pack(response);
+    if (it == slots_.end() || it->second.response != nullptr) return;
+    const std::string_view packed = pack(response, responses_);
+    it->second.response = packed.data();
+    it->second.response_size = static_cast<std::uint32_t>(packed.size());
 }
 
 void idempotency_layer::abandon(symbol key) {
@@ -143,26 +151,27 @@ void idempotency_layer::abandon(symbol key) {
     std::lock_guard lock{mutex_};
     const auto it = slots_.find(key);
     // Only an in-flight key: a stored result must survive a late abandon.
-    if (it != slots_.end() && it->second.response.empty()) slots_.erase(it);
+    if (it != slots_.end() && it->second.response == nullptr) slots_.erase(it);
 }
 
 std::size_t idempotency_layer::stored() const {
     std::lock_guard lock{mutex_};
     std::size_t n = 0;
-    for (const auto& [key, s] : slots_) if (!s.response.empty()) ++n;
+    for (const auto& [key, s] : slots_) if (s.response != nullptr) ++n;
     return n;
 }
 
 std::size_t idempotency_layer::in_flight() const {
     std::lock_guard lock{mutex_};
     std::size_t n = 0;
-    for (const auto& [key, s] : slots_) if (s.response.empty()) ++n;
+    for (const auto& [key, s] : slots_) if (s.response == nullptr) ++n;
     return n;
 }
 
 void idempotency_layer::reset() {
     std::lock_guard lock{mutex_};
     slots_.clear();
+    responses_.clear();
 }
 
 }  // namespace faultline::harness

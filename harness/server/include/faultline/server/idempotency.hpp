@@ -25,6 +25,8 @@
 #include "faultline/server/ledger.hpp"
 #include "faultline/server/service.hpp"
 
+#include "faultline/core/byte_arena.hpp"
+
 #include <boost/unordered/unordered_flat_map.hpp>
 
 #include <cstdint>
@@ -90,14 +92,16 @@ public:
 private:
     struct slot {
         std::uint64_t fingerprint = 0;
-        // The stored response packed into one string (idempotency.cpp: pack/unpack), "" while in flight:
-        // a run stores one per keyed operation, and as a service_response with its header vector and
-        // strings it took several allocations and ~250 bytes where this takes one of ~100.
-        std::string response;
+        // The stored response packed (idempotency.cpp: pack/unpack) into responses_; null while in
+        // flight. A run stores one per keyed operation: as a service_response with its header vector
+        // and strings it took several allocations and ~250 bytes, as a string each ~130 with its slot.
+        const char* response = nullptr;
+        std::uint32_t response_size = 0;
     };
     const idempotency_config config_;
     mutable std::mutex mutex_;
     boost::unordered_flat_map<symbol, slot, std::hash<symbol>> slots_;  // open addressing: no node per key
+    byte_arena responses_;  // every stored response, back to back; freed by reset
 };
 
 }  // namespace faultline::harness
