@@ -678,10 +678,11 @@ private:
         }
     }
 
-    // The commit point, for the executor: the upstream's reply, already fetched by forward().
+    // The commit point, for the executor: the upstream's reply, already fetched by forward(). The
+    // executor calls it at most once an attempt, so the reply is handed over, not copied.
     service_response run_service() {
         record_.effect = upstream_reply_.effect;
-        return upstream_reply_;
+        return std::move(upstream_reply_);
     }
 
     // ---- the reply ----
