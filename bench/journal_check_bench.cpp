@@ -94,10 +94,15 @@ void apply_fault(journal_record& r, const fault_draw* fault, bool mutating, bool
     }
 }
 
-std::vector<journal_record> generate(std::size_t count) {
+struct generated_attempt {
+    journal_record record;
+    wire_detail wire;
+};
+
+std::vector<generated_attempt> generate(std::size_t count) {
     constexpr std::size_t clients = 64;
     std::mt19937_64 random{20261203};
-    std::vector<journal_record> out;
+    std::vector<generated_attempt> out;
     out.reserve(count + 8);
     std::array<std::int64_t, clients> clock{};
     std::array<std::uint64_t, clients> ops_done{};
@@ -128,19 +133,21 @@ std::vector<journal_record> generate(std::size_t count) {
             first.identity = identity_source::request_hash;
         }
         if (!key.empty()) first.operation = first.idempotency_key = key;
-        first.body_hash = random();
+        wire_detail first_wire;
+        first_wire.body_hash = random();
         const bool mutating = first.method != "GET";
         ++ops_done[c];
         bool committed = false;
         std::int64_t started = 0;
         for (std::uint32_t attempt = 1; attempt <= 3; ++attempt) {
             journal_record r = first;
+            wire_detail w = first_wire;
             r.attempt = attempt;
             r.attempt_header = std::to_string(attempt);
             r.connection = ++connection;
             r.connection_request = 1;
-            r.accepted_ns = clock[c] + 50'000;
-            r.request_ns = r.accepted_ns + 10'000 + static_cast<std::int64_t>(random() % 40'000);
+            w.accepted_ns = clock[c] + 50'000;
+            r.request_ns = w.accepted_ns + 10'000 + static_cast<std::int64_t>(random() % 40'000);
             // The client propagates what is left of its 5 s deadline.
             if (attempt == 1) started = r.request_ns;
             r.deadline_ms = 4999 - (r.request_ns - started) / 1'000'000;
@@ -155,12 +162,12 @@ std::vector<journal_record> generate(std::size_t count) {
             committed = committed || r.effect == effect_kind::committed;
             const auto delay = fault != nullptr && r.fault == "delay" ? 1'000'000 + random() % 19'000'000 : 0;
             const std::int64_t service = 20'000 + static_cast<std::int64_t>(delay);
-            r.response_started_ns = r.status == 0 ? -1 : r.request_ns + service;
+            w.response_started_ns = r.status == 0 ? -1 : r.request_ns + service;
             r.finished_ns = r.request_ns + service + 5'000;
-            r.bytes_in = 130 + r.target.size() + (key.empty() ? 0 : 60);
-            r.bytes_out = r.status == 0 ? 0 : 110 + random() % 50;
+            w.bytes_in = 130 + r.target.size() + (key.empty() ? 0 : 60);
+            w.bytes_out = r.status == 0 ? 0 : 110 + random() % 50;
             clock[c] = r.finished_ns;
-            out.push_back(r);
+            out.push_back({r, w});
             const bool retry = r.outcome != wire_outcome::responded || r.status == 429 || r.status == 503;
             if (!retry) break;
             // Full jitter over 10ms·2^n capped at 200ms, or the Retry-After wait.
@@ -168,8 +175,10 @@ std::vector<journal_record> generate(std::size_t count) {
             clock[c] += r.retry_after_ms ? *r.retry_after_ms * 1'000'000 : static_cast<std::int64_t>(uniform(random) * backoff);
         }
     }
-    std::sort(out.begin(), out.end(), [](const journal_record& a, const journal_record& b) { return a.request_ns < b.request_ns; });
-    for (std::size_t i = 0; i < out.size(); ++i) out[i].seq = i + 1;
+    std::sort(out.begin(), out.end(), [](const generated_attempt& a, const generated_attempt& b) {
+        return a.record.request_ns < b.record.request_ns;
+    });
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].record.seq = out[i].wire.seq = i + 1;
     return out;
 }
 
@@ -178,21 +187,21 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 int write_journal(std::size_t count, const std::string& path) {
-    const auto records = generate(count);
+    const auto attempts = generate(count);
     std::ofstream out{path, std::ios::binary};
     std::string text;
     server_event added{.kind = server_event_kind::rule_added, .seq = 0, .at_ns = 0, .rule = "unavailable",
                        .detail = R"({"kind":"status","status":503})", .peer = "127.0.0.1:40112"};
     append_jsonl_line(text, added);
-    for (const auto& r : records) {
-        append_jsonl_line(text, r);
+    for (const auto& a : attempts) {
+        append_jsonl_line(text, a.record, &a.wire);
         if (text.size() > (1U << 20)) {
             out << text;
             text.clear();
         }
     }
     out << text;
-    std::cout << records.size() << " records written to " << path << '\n';
+    std::cout << attempts.size() << " records written to " << path << '\n';
     return out ? 0 : 1;
 }
 

@@ -60,7 +60,7 @@ void run_check(const check_args& args) {
             throw CLI::RuntimeError(exit_bad_input);
         }
         for (const auto& w : journal.warnings) std::cerr << w.to_string() << '\n';
-        read.push_back({path, std::move(journal.records), std::move(journal.server_events)});
+        read.push_back({path, std::move(journal.records), std::move(journal.server_events), {}});
     }
     std::string names = args.journals.front();
     for (std::size_t i = 1; i < args.journals.size(); ++i) names += " + " + args.journals[i];

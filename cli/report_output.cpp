@@ -1,5 +1,6 @@
 #include "report_output.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -80,6 +81,19 @@ void add_report_options(CLI::App& cmd, report_targets& targets) {
     cmd.add_option("--report-dir", targets.report_dir,
                    "Write every format's file here: <scenario>.json and <scenario>.journal.jsonl per scenario, "
                    "junit.xml for all");
+}
+
+bool reads_wire_details(const report_targets& targets) {
+    const auto& writers = reports::report_registry::instance().entries();
+    if (!targets.report_dir.empty()) {
+        for (const reports::report_writer& writer : writers) {
+            if (!writer.report_dir_file.empty() && writer.reads_wire_details) return true;
+        }
+    }
+    return std::ranges::any_of(targets.reports, [](const std::string& spec) {
+        const report_spec s = split_spec(spec);
+        return s.writer != nullptr && s.writer->reads_wire_details;
+    });
 }
 
 std::string report_targets_problem(const report_targets& targets, std::size_t runs) {

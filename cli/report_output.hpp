@@ -23,6 +23,9 @@ struct report_targets {
 // the registered formats.
 void add_report_options(CLI::App& cmd, report_targets& targets);
 
+// Whether any of these reports writes the attempts' wire details, which a run keeps only then.
+bool reads_wire_details(const report_targets& targets);
+
 // Why these reports cannot be written for `runs` runs ("" when they can): checked before running.
 std::string report_targets_problem(const report_targets& targets, std::size_t runs);
 

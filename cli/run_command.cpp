@@ -87,6 +87,7 @@ void run_run(const run_args& args) {
     harness::run_options options;
     options.seed = args.seed;
     options.strict = args.strict;
+    options.keep_wire_details = reads_wire_details(args.reports);
     options.interrupt = &interrupt;
 
     reports::console_options console;

@@ -152,6 +152,7 @@ void run_score(const score_args& args) {
     harness::run_options options;
     options.seed = args.seed;
     options.interrupt = &interrupt;
+    options.keep_wire_details = reads_wire_details(args.reports);
     const bool terminal = ::isatty(STDOUT_FILENO) != 0;
     std::cout << "scoring " << (builtin ? std::string("the builtin client") : joined(args.command)) << " in "
               << probes.size() << " situations, " << args.jobs << " at a time\n"

@@ -2,6 +2,7 @@
 // run in front of a real upstream (the built-in server in this process) whose journal, with a second
 // proxy's, `faultline check` judges as one history; and `faultline run` with a scenario's [proxy].
 #include "child_process.hpp"
+#include "journal_wire.hpp"
 #include "server_fixture.hpp"
 #include "test_client.hpp"
 
@@ -100,7 +101,7 @@ TEST(proxy_command, two_tiers_journal_one_history_that_check_merges) {
     const auto read_a = read_jsonl(journal_a.string());
     ASSERT_TRUE(read_a.ok());
     ASSERT_EQ(read_a.records.size(), 2U);
-    EXPECT_EQ(read_a.records[0].upstream_error, "reset");
+    EXPECT_EQ(testing::wire_details_of(journal_a.string()).at(0).upstream_error, "reset");
     EXPECT_EQ(read_a.records[0].instance, "tier-a");
     ASSERT_FALSE(read_a.server_events.empty());
     EXPECT_EQ(read_a.server_events[0].kind, server_event_kind::started);

@@ -8,11 +8,11 @@ namespace faultline::reports {
 namespace {
 
 std::string journal_report(std::span<const harness::run_record> runs) {
-    return runs.empty() ? std::string{} : harness::to_jsonl(runs.front().journal);
+    return runs.empty() ? std::string{} : harness::to_jsonl(runs.front().journal, runs.front().wire);
 }
 
 const report_registration registered{"journal", "the run's journal as JSON Lines, one attempt per line",
-                                     &journal_report, "{scenario}.journal.jsonl", true};
+                                     &journal_report, "{scenario}.journal.jsonl", true, true};
 
 }  // namespace
 

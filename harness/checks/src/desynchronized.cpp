@@ -39,10 +39,12 @@ struct retry_index {
     std::size_t buckets = 0;          // buckets judged, over both grids
 };
 
-// A bucket's retries: [from, from + bucket).
+// A bucket's retries, [from, from + bucket): the run of its retry index's points (in time order)
+// from `first`, `count` long.
 struct bucket_count {
     std::int64_t from;
-    std::vector<std::uint64_t> seqs;
+    std::size_t first;
+    std::size_t count;
 };
 
 class desynchronized final : public check {
@@ -122,17 +124,23 @@ private:
     // Where the two grids of buckets start, before the first retry.
     std::array<std::int64_t, 2> grid_offsets() const { return {0, bucket_ / 2}; }
 
-    // Both grids' buckets that hold any retry.
+    // Both grids' buckets that hold any retry, the fullest first (then in grid and time order).
     std::vector<bucket_count> fill(const retry_index& index) const {
-        const std::int64_t first = index.points.front().at;
+        const std::vector<retry_point>& points = index.points;
+        const std::int64_t first = points.front().at;
         std::vector<bucket_count> out;
         for (const std::int64_t offset : grid_offsets()) {
-            std::map<std::int64_t, std::vector<std::uint64_t>> grid;  // bucket number -> seqs
-            for (const auto& p : index.points) grid[(p.at - first + offset) / bucket_].push_back(p.seq);
-            for (auto& [b, seqs] : grid) out.push_back(bucket_count{first - offset + b * bucket_, std::move(seqs)});
+            // The points are in time order, so each bucket's retries are one run of them.
+            const auto bucket_of = [&](std::size_t i) { return (points[i].at - first + offset) / bucket_; };
+            for (std::size_t i = 0; i < points.size();) {
+                const std::int64_t b = bucket_of(i);
+                std::size_t end = i + 1;
+                while (end < points.size() && bucket_of(end) == b) ++end;
+                out.push_back(bucket_count{first - offset + b * bucket_, i, end - i});
+                i = end;
+            }
         }
-        std::stable_sort(out.begin(), out.end(),
-                         [](const bucket_count& a, const bucket_count& b) { return a.seqs.size() > b.seqs.size(); });
+        std::stable_sort(out.begin(), out.end(), [](const bucket_count& a, const bucket_count& b) { return a.count > b.count; });
         return out;
     }
 
@@ -142,16 +150,18 @@ private:
         const std::vector<bucket_count> buckets = fill(index);
         std::vector<std::int64_t> reported;  // bucket starts, so a wave is not listed once per grid
         for (const bucket_count& b : buckets) {
-            if (b.seqs.size() <= limit || reported.size() == top_) break;
+            if (b.count <= limit || reported.size() == top_) break;
             const bool overlaps = std::any_of(reported.begin(), reported.end(), [&](std::int64_t from) {
                 return b.from < from + bucket_ && from < b.from + bucket_;
             });
             if (overlaps) continue;
             reported.push_back(b.from);
-            std::vector<std::uint64_t> shown(
-                b.seqs.begin(), b.seqs.begin() + static_cast<std::ptrdiff_t>(std::min(b.seqs.size(), evidence_limit)));
+            std::vector<std::uint64_t> shown;
+            for (std::size_t i = b.first; i < b.first + std::min(b.count, evidence_limit); ++i) {
+                shown.push_back(index.points[i].seq);
+            }
             add_evidence(v, evidence_item{"", std::move(shown),
-                                          "retry " + std::to_string(index.k) + ": " + std::to_string(b.seqs.size()) +
+                                          "retry " + std::to_string(index.k) + ": " + std::to_string(b.count) +
                                               " retries in " + format_ms(b.from) + "–" + format_ms(b.from + bucket_) +
                                               "; " + std::to_string(n) + " retries spread over a " +
                                               format_ms(index.window) + " window (central 90 % of " +
@@ -161,7 +171,7 @@ private:
                                               " per bucket (binomial, p = " + format_number(density_) + " × " +
                                               format_ms(bucket_) + " / window = " + format_number(index.p) + ")"});
         }
-        return "retry " + std::to_string(index.k) + ": " + std::to_string(buckets.front().seqs.size()) + " of " +
+        return "retry " + std::to_string(index.k) + ": " + std::to_string(buckets.front().count) + " of " +
                std::to_string(n) + " (bound " + std::to_string(limit) + ")";
     }
 

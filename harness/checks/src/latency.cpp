@@ -21,22 +21,12 @@ public:
 
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
-        std::vector<sample> samples;
-        if (!run.clients.empty()) {
-            samples.reserve(run.clients.size());
-            for (const auto& c : run.clients) samples.push_back(sample{c.finished_ns - c.started_ns, c.operation});
-        } else {
-            samples.reserve(operations.size());
-            for (const auto& op : operations) {
-                samples.push_back(sample{op.attempts.back()->finished_ns - op.attempts.front()->request_ns,
-                                         op.operation});
-            }
-        }
         // Percentiles need only selection (nth_element, linear) and the evidence only the slowest
-        // few, so nothing is sorted whole: the one full sort was most of this check's time.
+        // few, so nothing is sorted whole: the one full sort was most of this check's time. The
+        // operations' names are gathered only for that evidence.
         std::vector<std::int64_t> durations;
-        durations.reserve(samples.size());
-        for (const sample& s : samples) durations.push_back(s.duration);
+        durations.reserve(count_samples(run, operations));
+        for_each_sample(run, operations, [&](const sample& s) { durations.push_back(s.duration); });
         std::string summary;
         std::optional<std::int64_t> lowest_broken;
         for (const auto& [p, limit] : limits_) {
@@ -55,15 +45,37 @@ public:
                                               " operations"});
             lowest_broken = std::min(lowest_broken.value_or(limit), limit);
         }
-        if (lowest_broken) add_slowest(v, samples, operations, *lowest_broken);
+        const std::size_t count = durations.size();
+        durations = {};
+        if (lowest_broken) {
+            std::vector<sample> samples;
+            samples.reserve(count);
+            for_each_sample(run, operations, [&](const sample& s) { samples.push_back(s); });
+            add_slowest(v, samples, operations, *lowest_broken);
+        }
         v.passed = v.evidence_total == 0;
-        v.summary = samples.empty() ? "no operations"
-                                    : std::to_string(samples.size()) + " operations (from " +
-                                          (run.clients.empty() ? "the journal" : "client records") + "): " + summary;
+        v.summary = count == 0 ? "no operations"
+                               : std::to_string(count) + " operations (from " +
+                                     (run.clients.empty() ? "the journal" : "client records") + "): " + summary;
         return v;
     }
 
 private:
+    // Each operation's duration, from the client records when there are any, else from the journal.
+    static std::size_t count_samples(const run_record& run, const operation_groups& operations) {
+        return run.clients.empty() ? operations.size() : run.clients.size();
+    }
+    template <class Visit>
+    static void for_each_sample(const run_record& run, const operation_groups& operations, Visit visit) {
+        if (!run.clients.empty()) {
+            for (const auto& c : run.clients) visit(sample{c.finished_ns - c.started_ns, c.operation});
+            return;
+        }
+        for (const auto& op : operations) {
+            visit(sample{op.attempts.back()->finished_ns - op.attempts.front()->request_ns, op.operation});
+        }
+    }
+
     // The (at most 10) slowest operations over `limit`, slowest first (ties by operation name).
     static void add_slowest(verdict& v, std::vector<sample>& samples, const operation_groups& operations,
                             std::int64_t limit) {

@@ -64,12 +64,20 @@ bool reply_lost_after_commit(const journal_record& r) {
     return r.effect == effect_kind::committed && r.outcome != wire_outcome::responded;
 }
 
-std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attempts) {
+namespace {
+
+template <class Attempts>
+std::vector<std::uint64_t> seqs_in(const Attempts& attempts) {
     std::vector<std::uint64_t> out;
     out.reserve(attempts.size());
     for (const journal_record* r : attempts) out.push_back(r->seq);
     return out;
 }
+
+}  // namespace
+
+std::vector<std::uint64_t> seqs_of(attempt_list attempts) { return seqs_in(attempts); }
+std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attempts) { return seqs_in(attempts); }
 
 std::unordered_map<std::string_view, const client_record*> index_clients(const run_record& run) {
     std::unordered_map<std::string_view, const client_record*> out;

@@ -45,6 +45,7 @@ bool is_retryable_failure(const journal_record& r);
 // The server committed the effect but the client never got the complete reply.
 bool reply_lost_after_commit(const journal_record& r);
 
+std::vector<std::uint64_t> seqs_of(attempt_list attempts);
 std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attempts);
 
 // Client records by operation identity (empty for `command` clients).

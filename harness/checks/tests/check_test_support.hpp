@@ -45,9 +45,7 @@ public:
         journal_record r;
         r.seq = run_.journal.size() + 1;
         r.connection = r.seq;
-        r.accepted_ns = s.cursor;
         r.request_ns = s.cursor;
-        r.response_started_ns = s.cursor + ms(took_ms);
         r.finished_ns = s.cursor + ms(took_ms);
         r.method = s.method;
         r.target = s.target;
@@ -63,7 +61,6 @@ public:
     journal_builder& lost(wire_outcome outcome, double took_ms = 1) {
         attempt(0, took_ms);
         last().outcome = outcome;
-        last().response_started_ns = -1;
         return *this;
     }
     journal_builder& committed() { return effect(effect_kind::committed); }

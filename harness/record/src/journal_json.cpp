@@ -47,15 +47,17 @@ std::optional<wire_outcome> wire_outcome_from_string(std::string_view s) {
 namespace {
 
 // The journal's JSON field names, written once: every reader and writer of a record visits its
-// fields through this list. `Record` is journal_record (readers) or const journal_record (writers).
-template <class Record, class Visitor>
-void visit_fields(Record& r, Visitor& v) {
+// fields through this list. `Record` is journal_record (readers) or const journal_record (writers),
+// `Wire` likewise wire_detail: a writer without one (null) leaves its fields out, and readers take
+// them as optional, since a journal that kept no wire details writes none.
+template <class Record, class Wire, class Visitor>
+void visit_fields(Record& r, Wire* w, Visitor& v) {
     v.number("seq", r.seq);
     v.number("conn", r.connection);
     v.optional_number("conn_req", r.connection_request);
-    v.number("t_accept", r.accepted_ns);
+    if (w != nullptr) v.wire_number("t_accept", w->accepted_ns);
     v.number("t_request", r.request_ns);
-    v.number("t_response", r.response_started_ns);
+    if (w != nullptr) v.wire_number("t_response", w->response_started_ns);
     v.number("t_end", r.finished_ns);
     v.string("method", r.method);
     v.string("target", r.target);
@@ -66,18 +68,20 @@ void visit_fields(Record& r, Visitor& v) {
     v.optional_string("attempt_header", r.attempt_header);
     v.optional_string("grpc_previous_attempts", r.previous_attempts);
     v.optional_number("deadline_ms", r.deadline_ms);
-    v.number("body_hash", r.body_hash);
+    if (w != nullptr) v.wire_number("body_hash", w->body_hash);
     v.string("rule", r.rule);
     v.string("fault", r.fault);
     v.enumeration("effect", r.effect);
     v.enumeration("outcome", r.outcome);
     v.number("status", r.status);
     v.optional_number("retry_after_ms", r.retry_after_ms);
-    v.number("bytes_in", r.bytes_in);
-    v.number("bytes_out", r.bytes_out);
-    v.optional_number("upstream_status", r.upstream_status);
-    v.optional_number("upstream_ns", r.upstream_ns);
-    v.optional_string("upstream_error", r.upstream_error);
+    if (w != nullptr) {
+        v.wire_number("bytes_in", w->bytes_in);
+        v.wire_number("bytes_out", w->bytes_out);
+        v.optional_number("upstream_status", w->upstream_status);
+        v.optional_number("upstream_ns", w->upstream_ns);
+        v.optional_string("upstream_error", w->upstream_error);
+    }
     v.optional_string("instance", r.instance);
 }
 
@@ -104,6 +108,8 @@ public:
 
     template <class Int>
     void number(std::string_view name, Int v) { object_[name] = v; }
+    template <class Int>
+    void wire_number(std::string_view name, Int v) { number(name, v); }
     void string(std::string_view name, std::string_view v) { object_[name] = v; }
     template <class Enum>
     void enumeration(std::string_view name, Enum v) { object_[name] = to_string(v); }
@@ -121,11 +127,11 @@ private:
 
 }  // namespace
 
-boost::json::object to_json(const journal_record& r) {
+boost::json::object to_json(const journal_record& r, const wire_detail* wire) {
     boost::json::object o;
     o.reserve(field_count);
     object_builder b{o};
-    visit_fields(r, b);
+    visit_fields(r, wire, b);
     return o;
 }
 
@@ -158,6 +164,9 @@ public:
         for (const char c : v) escape(c);
         out_.push_back('"');
     }
+
+    template <class Int>
+    void wire_number(std::string_view name, Int v) { number(name, v); }
 
     template <class Enum>
     void enumeration(std::string_view name, Enum v) { string(name, to_string(v)); }
@@ -210,9 +219,9 @@ private:
 
 }  // namespace
 
-void append_jsonl_line(std::string& out, const journal_record& r) {
+void append_jsonl_line(std::string& out, const journal_record& r, const wire_detail* wire) {
     line_writer w{out};
-    visit_fields(r, w);
+    visit_fields(r, wire, w);
     w.end();
 }
 
@@ -222,15 +231,20 @@ void append_jsonl_line(std::string& out, const server_event& e) {
     w.end();
 }
 
-std::string to_jsonl(const std::vector<journal_record>& records) {
+std::string to_jsonl(std::span<const journal_record> records, std::span<const wire_detail> wire) {
     std::string out;
-    for (const auto& r : records) append_jsonl_line(out, r);
+    // Both in seq order (checked as it goes: a detail of another seq is no detail of this record).
+    auto detail = wire.begin();
+    for (const auto& r : records) {
+        while (detail != wire.end() && detail->seq < r.seq) ++detail;
+        append_jsonl_line(out, r, detail != wire.end() && detail->seq == r.seq ? &*detail : nullptr);
+    }
     return out;
 }
 
-std::string to_jsonl_line(const journal_record& record) {
+std::string to_jsonl_line(const journal_record& record, const wire_detail* wire) {
     std::string line;
-    append_jsonl_line(line, record);
+    append_jsonl_line(line, record, wire);
     return line;
 }
 
@@ -251,6 +265,11 @@ public:
         const auto n = v->is_number() ? v->to_number<Int>(ec) : Int{};
         if (!v->is_number() || ec) return bad(name, std::numeric_limits<Int>::is_signed ? "an integer" : "an unsigned integer");
         out = n;
+    }
+
+    template <class Int>
+    void wire_number(std::string_view name, Int& out) {
+        if (present(name)) number(name, out);
     }
 
     template <class Int>
@@ -343,8 +362,12 @@ std::optional<T> read_object(const boost::json::value& v, std::string& error, Vi
 
 }  // namespace
 
-std::optional<journal_record> record_from_json(const boost::json::value& v, std::string& error) {
-    return read_object<journal_record>(v, error, [](auto& r, auto& f) { visit_fields(r, f); });
+std::optional<journal_record> record_from_json(const boost::json::value& v, std::string& error, wire_detail* wire) {
+    wire_detail unused;
+    wire_detail* const into = wire != nullptr ? wire : &unused;
+    auto record = read_object<journal_record>(v, error, [&](auto& r, auto& f) { visit_fields(r, into, f); });
+    if (record) into->seq = record->seq;
+    return record;
 }
 
 std::optional<server_event> server_event_from_json(const boost::json::value& v, std::string& error) {
@@ -412,6 +435,11 @@ public:
     template <class Int>
     void number(std::string_view name, Int& out) {
         if (key(name)) integer(out);
+    }
+
+    template <class Int>
+    void wire_number(std::string_view name, Int& out) {
+        if (next_key_is(name)) number(name, out);  // absent: the writer kept no wire details
     }
 
     template <class Int>
@@ -614,7 +642,9 @@ private:
             visit_event_fields(result_.server_events.emplace_back(), reader);
             if (!reader.complete()) result_.server_events.pop_back();
         } else {
-            visit_fields(records_.open(), reader);
+            // The checks read no wire detail: it is checked as the line is read, and not kept.
+            wire_detail unused;
+            visit_fields(records_.open(), &unused, reader);
             if (reader.complete()) {
                 records_.keep();
             } else {
@@ -694,11 +724,21 @@ struct record_shares {
     std::size_t second;
 };
 
-// How many records each half of a `size`-byte file split at `middle` is given room for, estimated
-// from the file's first block (read, counted and freed here).
+// How many records `bytes` of journal from `begin` hold, estimated (as estimated_records does) from
+// the whole lines of a block in the middle of them: a journal's lines grow longer as its numbers do,
+// and its first block alone overestimated a large one by 3 %.
+std::size_t estimated_records_from_middle(std::istream& in, std::uintmax_t begin, std::uintmax_t bytes) {
+    const std::string block = bytes_at(in, begin + bytes / 2 - std::min<std::uintmax_t>(bytes / 2, read_block / 2), read_block);
+    const std::size_t first = block.find('\n');
+    const std::size_t last = block.rfind('\n');
+    if (first == std::string::npos || first == last) return estimated_records(bytes, bytes_at(in, begin, read_block));
+    return estimated_records(bytes, std::string_view{block}.substr(first + 1, last - first));
+}
+
+// How many records each half of a `size`-byte file split at `middle` is given room for (the blocks
+// sampled are read, counted and freed here).
 record_shares estimated_shares(std::istream& in, std::uintmax_t size, std::uintmax_t middle) {
-    const std::string first_block = bytes_at(in, 0, read_block);
-    return {estimated_records(middle, first_block), estimated_records(size - middle, first_block)};
+    return {estimated_records_from_middle(in, 0, middle), estimated_records_from_middle(in, middle, size - middle)};
 }
 
 // Reads the lines of `path` before `middle` on this thread and the rest on another, each into its

@@ -40,6 +40,7 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
     };
     std::vector<entry> order;
     std::vector<journal_record> records;
+    std::vector<std::optional<wire_detail>> wires;  // by record index
     std::vector<server_event> events;
     for (std::size_t i = 0; i < journals.size(); ++i) {
         named_journal& j = journals[i];
@@ -51,10 +52,16 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
                                             "with the earliest anchored journal's");
         }
         const symbol instance{j.name};
-        for (journal_record& r : j.records) {
-            r.accepted_ns += offset;
+        const bool has_wire = j.wire.size() == j.records.size();
+        for (std::size_t k = 0; k < j.records.size(); ++k) {
+            journal_record& r = j.records[k];
+            std::optional<wire_detail>& wire = wires.emplace_back();
+            if (has_wire) {
+                wire = j.wire[k];
+                wire->accepted_ns += offset;
+                if (wire->response_started_ns >= 0) wire->response_started_ns += offset;
+            }
             r.request_ns += offset;
-            if (r.response_started_ns >= 0) r.response_started_ns += offset;
             r.finished_ns += offset;
             if (!r.instance) r.instance = instance;
             const auto [it, fresh] = connections.try_emplace({i, r.connection}, connections.size() + 1);
@@ -79,7 +86,11 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
             out.server_events.push_back(std::move(events[e.index]));
         } else {
             records[e.index].seq = ++seq;
-            out.records.push_back(std::move(records[e.index]));
+            out.records.push_back(records[e.index]);
+            if (std::optional<wire_detail>& wire = wires[e.index]) {
+                wire->seq = seq;
+                out.wire.push_back(*wire);
+            }
         }
     }
     return out;

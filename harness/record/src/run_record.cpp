@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <limits>
+#include <stdexcept>
 #include <utility>
 
 namespace faultline::harness {
@@ -84,7 +86,11 @@ operation_groups group_operations(const std::vector<journal_record>& journal) {
     // A counting sort by operation, stable so that each group keeps request order: number the groups
     // in first-seen order and count their attempts, then place every attempt after its group's
     // earlier ones. The scratch arrays are freed before the groups are returned.
-    std::vector<const journal_record*> grouped(journal.size());
+    // Positions are 4 bytes: a journal of 2^32 attempts is out of reach (a day at 50,000 a second).
+    if (journal.size() > std::numeric_limits<std::uint32_t>::max()) {
+        throw std::length_error{"group_operations: more than 2^32 - 1 attempts"};
+    }
+    std::vector<std::uint32_t> grouped(journal.size());
     std::vector<std::uint32_t> starts;  // each group's count, then its end, then its start
     {
         // A journal in seq order is nearly always in request order already (seq is taken as a request
@@ -109,11 +115,11 @@ operation_groups group_operations(const std::vector<journal_record>& journal) {
         // again costs less than keeping it: 4 bytes an attempt at grouping's peak.
         for (std::size_t i = journal.size(); i-- > 0;) {
             const journal_record* r = in_request_order(i);
-            grouped[--starts[index.at(r->operation)]] = r;
+            grouped[--starts[index.at(r->operation)]] = static_cast<std::uint32_t>(r - journal.data());
         }
     }
     starts.push_back(static_cast<std::uint32_t>(grouped.size()));
-    return operation_groups{std::move(grouped), std::move(starts)};
+    return operation_groups{journal.data(), std::move(grouped), std::move(starts)};
 }
 
 std::size_t count_operations(const std::vector<journal_record>& journal) {

@@ -18,23 +18,58 @@ namespace faultline::harness {
 namespace {
 
 using testing::sample;
+using testing::sample_wire;
 using testing::same;
 
 TEST(journal_json, field_names_are_the_documented_ones) {
     auto r = sample(0);
     r.seq = 12;
-    EXPECT_EQ(to_jsonl_line(r),
+    const wire_detail wire = sample_wire(0);
+    EXPECT_EQ(to_jsonl_line(r, &wire),
               R"({"seq":12,"conn":1,"conn_req":1,"t_accept":0,"t_request":10,"t_response":-1,"t_end":30,"method":"POST",)"
               R"("target":"/payments?n=0","op":"op-0","op_source":"idempotency_key","attempt":1,)"
               R"("idempotency_key":"k\"0","attempt_header":"0","grpc_previous_attempts":"1","deadline_ms":250,)"
               R"("body_hash":18364758544493064720,"rule":"lose-first","fault":"lost_response","effect":"committed",)"
               R"("outcome":"reset","status":0,"retry_after_ms":2000,"bytes_in":100,"bytes_out":50})"
               "\n");
+    const wire_detail proxied = sample_wire(1);
+    const std::string upstream = to_jsonl_line(sample(1), &proxied);
+    EXPECT_NE(upstream.find(R"("bytes_out":51,"upstream_status":503,"upstream_ns":7})"), std::string::npos) << upstream;
     const auto plain = to_json(sample(1));
     EXPECT_FALSE(plain.contains("attempt_header"));
     EXPECT_FALSE(plain.contains("deadline_ms"));
     EXPECT_FALSE(plain.contains("retry_after_ms"));
     EXPECT_FALSE(plain.contains("conn_req"));
+    // Without its wire detail (a journal that kept none), none of the wire's fields.
+    for (const char* wire_field : {"t_accept", "t_response", "body_hash", "bytes_in", "bytes_out", "upstream_status"}) {
+        EXPECT_FALSE(plain.contains(wire_field)) << wire_field;
+    }
+}
+
+TEST(journal_json, wire_fields_are_optional_but_checked_when_present) {
+    // A line without them, as a journal that kept no wire details writes it, reads in both paths.
+    auto r = sample(3);
+    r.seq = 4;
+    std::string bare = to_jsonl_line(r);
+    std::string spaced = bare;
+    spaced.insert(1, " ");  // no longer the writer's form: Boost.JSON's path
+    std::istringstream in{bare + spaced};
+    const auto read = read_jsonl(in, "j.jsonl");
+    ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+    ASSERT_EQ(read.records.size(), 2U);
+    EXPECT_TRUE(same(read.records[0], r));
+    EXPECT_TRUE(same(read.records[1], r));
+    // One of the wrong type is an error, in both paths.
+    const wire_detail wire = sample_wire(3);
+    std::string bad = to_jsonl_line(r, &wire);
+    bad.replace(bad.find("\"bytes_in\":103"), 14, "\"bytes_in\":\"103\"");
+    std::string bad_spaced = bad;
+    bad_spaced.insert(1, " ");
+    std::istringstream bad_in{bad + bad_spaced};
+    const auto rejected = read_jsonl(bad_in, "j.jsonl");
+    EXPECT_TRUE(rejected.records.empty());
+    ASSERT_EQ(rejected.errors.size(), 2U);
+    EXPECT_EQ(rejected.errors[1].to_string(), R"(j.jsonl:2: bad journal record: field "bytes_in": expected an unsigned integer)");
 }
 
 TEST(journal_json, journals_written_before_conn_req_still_read) {
@@ -130,10 +165,14 @@ TEST(journal_json, every_field_survives_object_and_line_round_trips) {
     for (std::uint64_t n = 0; n < 12; ++n) {
         auto r = sample(n);
         r.seq = n + 1;
+        wire_detail wire = sample_wire(n);
+        wire.seq = r.seq;
         std::string error;
-        const auto from_object = record_from_json(boost::json::value(to_json(r)), error);
+        wire_detail wire_read;
+        const auto from_object = record_from_json(boost::json::value(to_json(r, &wire)), error, &wire_read);
         ASSERT_TRUE(from_object) << error;
         EXPECT_TRUE(same(*from_object, r)) << n;
+        EXPECT_TRUE(same(wire_read, wire)) << n;
         std::istringstream in{to_jsonl_line(r)};
         const auto from_line = read_jsonl(in, "j.jsonl");
         ASSERT_TRUE(from_line.ok()) << from_line.errors.front().to_string();

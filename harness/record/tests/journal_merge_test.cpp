@@ -9,7 +9,6 @@ journal_record attempt(std::uint64_t seq, std::uint64_t conn, std::int64_t t, st
     journal_record r;
     r.seq = seq;
     r.connection = conn;
-    r.accepted_ns = t;
     r.request_ns = t;
     r.finished_ns = t + 10;
     r.operation = std::move(op);
@@ -37,8 +36,8 @@ TEST(journal_merge, wall_anchor_is_read_from_the_started_event) {
 
 TEST(journal_merge, journals_go_on_one_timeline_by_their_anchors) {
     // b started 1000 ns after a: its t = 100 is a's t = 1100.
-    named_journal a{"a", {attempt(2, 1, 500, "x"), attempt(3, 1, 2'000, "y")}, {anchor(1'000'000)}};
-    named_journal b{"b", {attempt(2, 1, 100, "x")}, {anchor(1'001'000)}};
+    named_journal a{"a", {attempt(2, 1, 500, "x"), attempt(3, 1, 2'000, "y")}, {anchor(1'000'000)}, {}};
+    named_journal b{"b", {attempt(2, 1, 100, "x")}, {anchor(1'001'000)}, {}};
     const merged_journal m = merge_journals({a, b});
     ASSERT_EQ(m.records.size(), 3U);
     EXPECT_TRUE(m.warnings.empty());
@@ -61,16 +60,35 @@ TEST(journal_merge, journals_go_on_one_timeline_by_their_anchors) {
     EXPECT_EQ(m.records[2].seq, 5U);
 }
 
+TEST(journal_merge, wire_details_follow_their_records_onto_the_timeline) {
+    // b started 1000 ns after a; only b kept wire details.
+    wire_detail w;
+    w.seq = 2;
+    w.accepted_ns = 90;
+    w.response_started_ns = 105;
+    w.bytes_in = 77;
+    named_journal a{"a", {attempt(2, 1, 500, "x")}, {anchor(1'000'000)}, {}};
+    named_journal b{"b", {attempt(2, 1, 100, "x")}, {anchor(1'001'000)}, {w}};
+    const merged_journal m = merge_journals({a, b});
+    ASSERT_EQ(m.records.size(), 2U);
+    ASSERT_EQ(m.wire.size(), 1U);
+    EXPECT_EQ(m.wire[0].seq, m.records[1].seq);
+    EXPECT_EQ(m.records[1].instance, "b");
+    EXPECT_EQ(m.wire[0].accepted_ns, 1'090);
+    EXPECT_EQ(m.wire[0].response_started_ns, 1'105);
+    EXPECT_EQ(m.wire[0].bytes_in, 77U);
+}
+
 TEST(journal_merge, a_writer_given_instance_tag_is_kept) {
     journal_record r = attempt(1, 1, 0, "x");
     r.instance = "tier-b";
-    const merged_journal m = merge_journals({{"file.jsonl", {r}, {}}});
+    const merged_journal m = merge_journals({{"file.jsonl", {r}, {}, {}}});
     EXPECT_EQ(m.records.front().instance, "tier-b");
 }
 
 TEST(journal_merge, a_journal_without_an_anchor_among_anchored_ones_is_a_warning) {
-    const merged_journal m = merge_journals({{"a", {attempt(1, 1, 5, "x")}, {anchor(1'000)}},
-                                             {"old", {attempt(1, 1, 7, "x")}, {}}});
+    const merged_journal m = merge_journals({{"a", {attempt(1, 1, 5, "x")}, {anchor(1'000)}, {}},
+                                             {"old", {attempt(1, 1, 7, "x")}, {}, {}}});
     ASSERT_EQ(m.warnings.size(), 1U);
     EXPECT_NE(m.warnings.front().find("old"), std::string::npos);
     EXPECT_EQ(m.records.size(), 2U);

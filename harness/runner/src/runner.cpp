@@ -77,7 +77,9 @@ std::vector<running_relay> start_relays(const scenario& s, const run_options& op
         } else {
             model.identity.header = identity_header;
         }
-        tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed, journal_options{},
+        journal_options journal_bound;
+        journal_bound.wire_details = options.keep_wire_details;
+        tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed, journal_bound,
                                                         faults::engine_limits{}, ledger_keeps::count);
         tier.context->next_tier = tier.forwarder.get();
         server_options listen;
@@ -100,7 +102,9 @@ named_journal tier_journal(std::string name, server_context& context, faultline:
                            faultline::clock& clk) {
     named_journal out;
     out.name = std::move(name);
-    out.records = context.records.take();
+    journal_attempts attempts = context.records.take();
+    out.records = std::move(attempts.records);
+    out.wire = std::move(attempts.wire);
     const auto since_start = clk.now() - run_start;
     out.server_events.push_back(wall_clock_anchor(0, clk.wall_now() - since_start, out.name));
     std::vector<server_event> events = context.records.events();
@@ -188,6 +192,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     if (!s.relays.empty()) model.identity = identity_config{identity_header, ""};
     journal_options journal_bound;
     journal_bound.max_records = model.journal_max_records;
+    journal_bound.wire_details = options.keep_wire_details;
     // Nothing in a run reads the ledger's entries: the checks judge the journal (ledger.hpp).
     server_context context(model, s.faults, record.seed, journal_bound, {}, ledger_keeps::count);
     const attempts_watch watch(options.progress, context.records);
@@ -218,9 +223,13 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     std::string relay_journal_error;
     if (relays.empty()) {
         // Moved out, not copied: a copy held every record twice at the run's peak (docs/benchmarks.md).
-        record.journal = context.records.take();
+        journal_attempts attempts = context.records.take();
+        record.journal = std::move(attempts.records);
+        record.wire = std::move(attempts.wire);
         std::sort(record.journal.begin(), record.journal.end(),
                   [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; });
+        std::sort(record.wire.begin(), record.wire.end(),
+                  [](const wire_detail& a, const wire_detail& b) { return a.seq < b.seq; });
         record.server_events = context.records.events();
         // A proxy anchors its journal for merging (proxy.hpp); the run record's clock is its own.
         std::erase_if(record.server_events,
@@ -234,6 +243,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
         journals.push_back(tier_journal(std::string{backend_instance}, context, fault_server.run_start(), clk));
         merged_journal merged = merge_journals(std::move(journals));
         record.journal = std::move(merged.records);
+        record.wire = std::move(merged.wire);
         // The anchors only put the tiers on one timeline; the run record's own clock is the service's.
         std::erase_if(merged.server_events,
                       [](const server_event& e) { return e.kind == server_event_kind::started; });

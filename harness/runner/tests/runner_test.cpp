@@ -138,8 +138,8 @@ run_record judged_run() {
             journal_record r;
             r.seq = ++seq;
             r.connection = seq;
-            r.request_ns = r.accepted_ns = (op * 50 + a * (op % 5 + 3)) * std::int64_t{1'000'000};
-            r.finished_ns = r.response_started_ns = r.request_ns + 2'000'000;
+            r.request_ns = (op * 50 + a * (op % 5 + 3)) * std::int64_t{1'000'000};
+            r.finished_ns = r.request_ns + 2'000'000;
             r.method = "POST";
             r.target = "/pay";
             r.operation = "op-" + std::to_string(op);
@@ -308,6 +308,28 @@ TEST(runner, runs_a_tiny_scenario_end_to_end) {
     EXPECT_EQ(run.rule_firings[0].fired, 6u);
     EXPECT_FALSE(run.interrupted.has_value());
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
+// Wire details are kept beside the journal, in its seq order, unless no report will write them:
+// then the run holds only what the checks read, and judges the same.
+TEST(runner, keeps_wire_details_only_when_asked) {
+    const scenario s = load(tiny);
+    const run_record kept = run_scenario(s);
+    ASSERT_EQ(kept.harness_error, "");
+    ASSERT_THAT(kept.wire, SizeIs(kept.journal.size()));
+    for (std::size_t i = 0; i < kept.journal.size(); ++i) {
+        EXPECT_EQ(kept.wire[i].seq, kept.journal[i].seq);
+        EXPECT_GT(kept.wire[i].bytes_in, 0U);
+        EXPECT_LE(kept.wire[i].accepted_ns, kept.journal[i].request_ns);
+    }
+    run_options lean;
+    lean.keep_wire_details = false;
+    const run_record bare = run_scenario(s, lean);
+    ASSERT_EQ(bare.harness_error, "");
+    EXPECT_TRUE(bare.wire.empty());
+    ASSERT_THAT(bare.journal, SizeIs(kept.journal.size()));
+    ASSERT_EQ(bare.verdicts.size(), kept.verdicts.size());
+    for (std::size_t i = 0; i < bare.verdicts.size(); ++i) EXPECT_EQ(bare.verdicts[i].passed, kept.verdicts[i].passed);
 }
 
 TEST(runner, seed_override_and_failing_checks) {
@@ -713,8 +735,13 @@ TEST(runner, through_a_proxy_a_retried_lost_response_charges_the_real_service_tw
     // proxy; attempt 2 forwarded again and answered.
     EXPECT_EQ(upstream.charges(), 12U);
     ASSERT_THAT(run.journal, SizeIs(12));
+    // What the upstream did is in each attempt's wire detail, in the journal's (seq) order.
+    ASSERT_THAT(run.wire, SizeIs(12));
+    for (std::size_t i = 0; i < run.journal.size(); ++i) {
+        EXPECT_EQ(run.wire[i].seq, run.journal[i].seq);
+        EXPECT_EQ(run.wire[i].upstream_status, 201) << run.wire[i].seq;
+    }
     for (const journal_record& r : run.journal) {
-        EXPECT_EQ(r.upstream_status, 201) << r.seq;
         EXPECT_EQ(r.effect, effect_kind::committed) << r.seq;
         EXPECT_EQ(r.outcome, r.attempt == 1 ? wire_outcome::reset : wire_outcome::responded) << r.seq;
     }

@@ -2,17 +2,6 @@
 
 #include "faultline/record/journal_json.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FAULTLINE_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
-#define FAULTLINE_LSAN 1
-#endif
-#endif
-#ifdef FAULTLINE_LSAN
-#include <sanitizer/lsan_interface.h>
-#endif
-
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -22,21 +11,28 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <numeric>
 #include <system_error>
+#include <type_traits>
 
 namespace faultline::harness {
 
-// A fixed run of records in one anonymous mapping, aligned to and advised for transparent huge
-// pages (a no-op where they are off). Filled in order; records are built in place and never move, so
-// the writer may read a record while later ones are appended.
+// A fixed run of attempts in one anonymous mapping, aligned to and advised for transparent huge
+// pages (a no-op where they are off): the records first, then (when the journal keeps them) their
+// wire details. Filled in order; entries are built in place and never move, so the writer may read
+// one while later ones are appended.
 class journal::chunk {
 public:
     static constexpr std::size_t small_page = 4096;
     static constexpr std::size_t huge_page = std::size_t{2} << 20;
     static constexpr std::size_t bytes = 4 * huge_page;
-    static constexpr std::size_t capacity = bytes / sizeof(journal_record);
 
-    chunk() {
+    // How many attempts a chunk holds: records alone, or each with its wire detail.
+    static constexpr std::size_t capacity_for(bool wire) {
+        return bytes / (sizeof(journal_record) + (wire ? sizeof(wire_detail) : 0));
+    }
+
+    chunk(std::size_t capacity, bool wire) {
         // Map one huge page more than needed, then trim both ends to a huge-page boundary.
         const std::size_t mapped = bytes + huge_page;
         void* raw = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -48,11 +44,7 @@ public:
         if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + bytes), tail);
         ::madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
         records_ = reinterpret_cast<journal_record*>(aligned);
-#ifdef FAULTLINE_LSAN
-        // The records' strings live on the heap; the leak checker scans no anonymous mapping
-        // unless told, and would call every one of them leaked while the journal holds it.
-        __lsan_register_root_region(records_, bytes);
-#endif
+        if (wire) wire_ = reinterpret_cast<wire_detail*>(records_ + capacity);
     }
 
     // Touches every page so that appends never fault (left undone, pages fault in one by one as
@@ -67,26 +59,26 @@ public:
         return true;
     }
 
-    ~chunk() {
-        std::destroy_n(records_, size_);
-#ifdef FAULTLINE_LSAN
-        __lsan_unregister_root_region(records_, bytes);
-#endif
-        ::munmap(records_, bytes);
-    }
+    ~chunk() { ::munmap(records_, bytes); }
 
     chunk(const chunk&) = delete;
     chunk& operator=(const chunk&) = delete;
 
-    void push(journal_record&& record) {
-        std::construct_at(records_ + size_, std::move(record));
+    void push(const journal_record& record, const wire_detail& wire) {
+        std::construct_at(records_ + size_, record);
+        if (wire_ != nullptr) std::construct_at(wire_ + size_, wire);
         ++size_;
     }
-    const journal_record& operator[](std::size_t i) const { return records_[i]; }
-    journal_record& operator[](std::size_t i) { return records_[i]; }
+    const journal_record& record(std::size_t i) const { return records_[i]; }
+    // Null when the journal keeps no wire details.
+    const wire_detail* wire(std::size_t i) const { return wire_ != nullptr ? wire_ + i : nullptr; }
 
 private:
+    // Plain values (symbols are ids), so nothing needs destroying and the mapping is all they own.
+    static_assert(std::is_trivially_copyable_v<journal_record> && std::is_trivially_copyable_v<wire_detail>);
+
     journal_record* records_ = nullptr;
+    wire_detail* wire_ = nullptr;
     std::size_t size_ = 0;
 };
 
@@ -97,7 +89,10 @@ constexpr std::uint64_t writer_pass_limit = 16384;
 
 }  // namespace
 
-journal::journal(journal_options options) : options_{std::move(options)}, memory_limit_{options_.max_records} {
+journal::journal(journal_options options)
+    : options_{std::move(options)},
+      capacity_{chunk::capacity_for(options_.wire_details)},
+      memory_limit_{options_.max_records} {
     if (!options_.path.empty()) {
         file_ = std::fopen(options_.path.c_str(), "wb");
         if (file_ == nullptr) {
@@ -136,7 +131,7 @@ void journal::preparer_loop() {
         lock.unlock();
         std::unique_ptr<chunk> fresh;
         try {
-            fresh = std::make_unique<chunk>();
+            fresh = std::make_unique<chunk>(capacity_, options_.wire_details);
             if (!fresh->fault_in(preparer_stop_)) return;
         } catch (const std::bad_alloc&) {
             // store() then maps its own chunk, and reports the failure where it can be handled.
@@ -148,30 +143,31 @@ void journal::preparer_loop() {
 
 std::uint64_t journal::next_seq() { return next_seq_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
-journal::chunk& journal::chunk_at(std::uint64_t pos) const { return *chunks_[pos / chunk::capacity - first_chunk_]; }
+journal::chunk& journal::chunk_at(std::uint64_t pos) const { return *chunks_[pos / capacity_ - first_chunk_]; }
 
-void journal::store(journal_record&& record) {
-    if (end_ / chunk::capacity - first_chunk_ == chunks_.size()) {
+void journal::store(const journal_record& record, const wire_detail& wire) {
+    if (end_ / capacity_ - first_chunk_ == chunks_.size()) {
         std::unique_ptr<chunk> next = std::move(spare_);
         // A busy machine may leave the idle-class preparer behind: pages then fault in as records land.
-        if (!next) next = std::make_unique<chunk>();
+        if (!next) next = std::make_unique<chunk>(capacity_, options_.wire_details);
         chunks_.push_back(std::move(next));
     }
-    chunk_at(end_).push(std::move(record));
+    chunk_at(end_).push(record, wire);
     ++end_;
     // Halfway through a chunk, have the next one prepared if anything will land in it: most runs
     // never fill their first chunk, and a memory-only journal stops at its bound.
-    if (end_ % chunk::capacity != chunk::capacity / 2 || spare_) return;
-    const std::uint64_t next_chunk_begin = (end_ / chunk::capacity + 1) * chunk::capacity;
+    if (end_ % capacity_ != capacity_ / 2 || spare_) return;
+    const std::uint64_t next_chunk_begin = (end_ / capacity_ + 1) * capacity_;
     if (file_ != nullptr || next_chunk_begin < memory_limit_) {
         spare_wanted_ = true;
         wake_preparer_.notify_one();
     }
 }
 
-std::uint64_t journal::append(journal_record record) {
+std::uint64_t journal::append(journal_record record, wire_detail wire) {
     if (record.seq == 0) record.seq = next_seq();
     const auto seq = record.seq;
+    wire.seq = seq;
     appended_.fetch_add(1, std::memory_order_relaxed);
     bool wake = false;
     {
@@ -181,7 +177,7 @@ std::uint64_t journal::append(journal_record record) {
             ++lost_;
             return seq;
         }
-        store(std::move(record));
+        store(record, wire);
         // The writer also wakes on its own every writer_interval; waking it per record would cost a
         // futex call on the hot path, so only a full batch does.
         wake = file_ != nullptr && end_ - written_ == writer_batch;
@@ -193,8 +189,8 @@ std::uint64_t journal::append(journal_record record) {
 std::vector<std::unique_ptr<journal::chunk>> journal::take_unreadable_chunks() {
     std::vector<std::unique_ptr<chunk>> out;
     for (std::size_t i = 0; i < chunks_.size(); ++i) {
-        const std::uint64_t begin = (first_chunk_ + i) * chunk::capacity;
-        const std::uint64_t end = begin + chunk::capacity;
+        const std::uint64_t begin = (first_chunk_ + i) * capacity_;
+        const std::uint64_t end = begin + capacity_;
         // Only full chunks: a partly filled one still receives appends.
         if (!chunks_[i] || end > end_) continue;
         const bool outside_memory = end <= memory_begin_ || begin >= memory_limit_;
@@ -235,14 +231,14 @@ void journal::writer_loop() {
             // Chunks at or past written_ are never released, and records never move: the range can be
             // read without the lock.
             sources.clear();
-            for (std::uint64_t c = from / chunk::capacity; to > from && c <= (to - 1) / chunk::capacity; ++c) {
+            for (std::uint64_t c = from / capacity_; to > from && c <= (to - 1) / capacity_; ++c) {
                 sources.push_back(chunks_[c - first_chunk_].get());
             }
         }
         buffer.assign(event_lines);  // events are rare: they go first, the readers order by seq
         for (std::uint64_t pos = from; pos < to; ++pos) {
-            const chunk& source = *sources[pos / chunk::capacity - from / chunk::capacity];
-            append_jsonl_line(buffer, source[pos % chunk::capacity]);
+            const chunk& source = *sources[pos / capacity_ - from / capacity_];
+            append_jsonl_line(buffer, source.record(pos % capacity_), source.wire(pos % capacity_));
         }
         const bool ok = std::fwrite(buffer.data(), 1, buffer.size(), file_) == buffer.size() && std::fflush(file_) == 0;
         const int err = errno;
@@ -284,28 +280,39 @@ std::vector<journal_record> journal::snapshot() const {
     std::lock_guard lock{mutex_};
     std::vector<journal_record> out;
     out.reserve(memory_end() - memory_begin_);
-    for (std::uint64_t pos = memory_begin_; pos < memory_end(); ++pos) out.push_back(chunk_at(pos)[pos % chunk::capacity]);
+    for (std::uint64_t pos = memory_begin_; pos < memory_end(); ++pos) out.push_back(chunk_at(pos).record(pos % capacity_));
     return out;
 }
 
-std::vector<journal_record> journal::take() {
+std::vector<wire_detail> journal::wire_snapshot() const {
+    std::lock_guard lock{mutex_};
+    std::vector<wire_detail> out;
+    if (!options_.wire_details) return out;
+    out.reserve(memory_end() - memory_begin_);
+    for (std::uint64_t pos = memory_begin_; pos < memory_end(); ++pos) out.push_back(*chunk_at(pos).wire(pos % capacity_));
+    return out;
+}
+
+journal_attempts journal::take() {
     flush();  // with a file, the writer must be done with what is moved out
-    std::vector<journal_record> out;
+    journal_attempts out;
     std::uint64_t stop = 0;
     {
         std::lock_guard lock{mutex_};
         stop = file_ != nullptr ? std::min(memory_end(), written_) : memory_end();
-        out.reserve(stop - memory_begin_);
+        out.records.reserve(stop - memory_begin_);
+        if (options_.wire_details) out.wire.reserve(stop - memory_begin_);
     }
     for (;;) {
         std::vector<std::unique_ptr<chunk>> unreadable;  // unmapped after each chunk, unlocked
         std::lock_guard lock{mutex_};
         // A reset (or another take) meanwhile moves memory_begin_ on: take only what is still here.
         if (memory_begin_ >= stop) break;
-        const std::uint64_t pos_end = std::min(stop, (memory_begin_ / chunk::capacity + 1) * chunk::capacity);
-        chunk& source = chunk_at(memory_begin_);
+        const std::uint64_t pos_end = std::min(stop, (memory_begin_ / capacity_ + 1) * capacity_);
+        const chunk& source = chunk_at(memory_begin_);
         for (std::uint64_t pos = memory_begin_; pos < pos_end; ++pos) {
-            out.push_back(std::move(source[pos % chunk::capacity]));
+            out.records.push_back(source.record(pos % capacity_));
+            if (const wire_detail* wire = source.wire(pos % capacity_)) out.wire.push_back(*wire);
         }
         memory_begin_ = pos_end;
         unreadable = take_unreadable_chunks();
@@ -315,18 +322,17 @@ std::vector<journal_record> journal::take() {
 
 std::string journal::to_jsonl() const {
     const std::vector<journal_record> records = snapshot();
+    const std::vector<wire_detail> wire = wire_snapshot();
     const std::vector<server_event> events = this->events();
-    // Ordered through pointers: sorting the records themselves would move them, and the extra
-    // instantiations of their move made the compiler stop inlining it on the append path.
-    std::vector<const journal_record*> by_seq;
-    by_seq.reserve(records.size());
-    for (const journal_record& r : records) by_seq.push_back(&r);
-    std::stable_sort(by_seq.begin(), by_seq.end(), [](const journal_record* a, const journal_record* b) { return a->seq < b->seq; });
+    // Ordered through indexes: a record and its wire detail are at the same one.
+    std::vector<std::size_t> by_seq(records.size());
+    std::iota(by_seq.begin(), by_seq.end(), std::size_t{0});
+    std::stable_sort(by_seq.begin(), by_seq.end(), [&](std::size_t a, std::size_t b) { return records[a].seq < records[b].seq; });
     std::string out;
     auto event = events.begin();
-    for (const journal_record* record : by_seq) {
-        for (; event != events.end() && event->seq < record->seq; ++event) append_jsonl_line(out, *event);
-        append_jsonl_line(out, *record);
+    for (const std::size_t i : by_seq) {
+        for (; event != events.end() && event->seq < records[i].seq; ++event) append_jsonl_line(out, *event);
+        append_jsonl_line(out, records[i], wire.empty() ? nullptr : &wire[i]);
     }
     for (; event != events.end(); ++event) append_jsonl_line(out, *event);
     return out;

@@ -554,19 +554,20 @@ private:
         attempt_open_ = true;
         keep_alive_override_.reset();
         record_ = journal_record{};
+        wire_ = wire_detail{};
         record_.connection = id_;
         record_.connection_request = requests_read_;
-        record_.accepted_ns = accepted_ns_;
+        wire_.accepted_ns = accepted_ns_;
         record_.request_ns = core_->since_start_ns();
         record_.method = to_std(request_.method_string());
         record_.target = to_std(request_.target());
-        record_.bytes_in = bytes_in;
+        wire_.bytes_in = bytes_in;
         record_.attempt_header = header_value(fields, "Faultline-Attempt");
         if (!record_.attempt_header) record_.attempt_header = header_value(fields, "x-envoy-attempt-count");
         record_.previous_attempts = header_value(fields, "grpc-previous-rpc-attempts");
         record_.deadline_ms = integer_header(fields, "Faultline-Deadline-Ms");
         if (!record_.deadline_ms) record_.deadline_ms = integer_header(fields, "x-envoy-expected-rq-timeout-ms");
-        record_.body_hash = hash_bytes(request_.body());
+        wire_.body_hash = hash_bytes(request_.body());
         if (!core_->options.instance.empty()) record_.instance = core_->options.instance;
 
         const fields_source headers{fields};
@@ -651,17 +652,17 @@ private:
     }
 
     void take_upstream_result(upstream_result result, std::int64_t forwarded_at) {
-        record_.upstream_ns = result.elapsed_ns;
+        wire_.upstream_ns = result.elapsed_ns;
         upstream_reply_ = service_response{};
         if (!result.reply) {
-            record_.upstream_error = result.error;
+            wire_.upstream_error = result.error;
             const bool timeout = result.error == "timeout";
             upstream_reply_ = problem(timeout ? 504 : 502, timeout ? "Gateway Timeout" : "Bad Gateway",
                                       "upstream " + result.error);
             return;
         }
         const upstream_response_t& reply = *result.reply;
-        record_.upstream_status = static_cast<int>(reply.result_int());
+        wire_.upstream_status = static_cast<int>(reply.result_int());
         upstream_reply_.status = static_cast<int>(reply.result_int());
         for (const auto& field : reply.base()) {
             if (is_hop_by_hop(field.name())) continue;
@@ -724,9 +725,9 @@ private:
 
     // ---- writing ----
 
-    bool response_started() const { return record_.response_started_ns >= 0; }
+    bool response_started() const { return wire_.response_started_ns >= 0; }
     void mark_response_started() {
-        if (!response_started()) record_.response_started_ns = core_->since_start_ns();
+        if (!response_started()) wire_.response_started_ns = core_->since_start_ns();
     }
 
     void send_response() {
@@ -737,7 +738,7 @@ private:
 
     void on_sent(error_code ec, std::size_t n) {
         if (attempt_open_) {
-            record_.bytes_out += n;
+            wire_.bytes_out += n;
             finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
         }
         if (ec) return close_now();
@@ -754,7 +755,7 @@ private:
         mark_response_started();
         asio::async_write(socket_, asio::buffer(raw_.data() + offset, n),
                           [self = shared_from_this(), next](error_code ec, std::size_t written) {
-                              self->record_.bytes_out += written;
+                              self->wire_.bytes_out += written;
                               if (ec) {
                                   self->finish_attempt(wire_outcome::client_gone);
                                   return self->close_now();
@@ -847,7 +848,7 @@ private:
             record_.retry_after_ms.reset();
         }
         record_.finished_ns = core_->since_start_ns();
-        core_->context.records.append(std::move(record_));
+        core_->context.records.append(record_, wire_);
         ++core_->attempts;
         decision_ = faults::fault_decision{};
     }
@@ -879,6 +880,7 @@ private:
 
     bool attempt_open_ = false;
     journal_record record_;
+    wire_detail wire_;
     faults::fault_decision decision_;
     service_response upstream_reply_;
     std::weak_ptr<upstream_exchange> exchange_;  // the forward in progress, for force_close

@@ -380,20 +380,21 @@ void session::begin_attempt(std::size_t bytes_in) {
     const http::fields& fields = request_.base();
     attempt_open_ = true;
     record_ = journal_record{};
+    wire_ = wire_detail{};
     record_.connection = id_;
     record_.connection_request = requests_read_;
-    record_.accepted_ns = accepted_ns_;
+    wire_.accepted_ns = accepted_ns_;
     record_.request_ns = core_->since_start_ns();
     // The record's strings are interned here, once per attempt (symbol.hpp): the journal keeps ids.
     record_.method = to_std(request_.method_string());
     record_.target = to_std(request_.target());
-    record_.bytes_in = bytes_in;
+    wire_.bytes_in = bytes_in;
     record_.attempt_header = header_value(fields, "Faultline-Attempt");
     if (!record_.attempt_header) record_.attempt_header = header_value(fields, "x-envoy-attempt-count");
     record_.previous_attempts = header_value(fields, "grpc-previous-rpc-attempts");
     record_.deadline_ms = integer_header(fields, "Faultline-Deadline-Ms");
     if (!record_.deadline_ms) record_.deadline_ms = integer_header(fields, "x-envoy-expected-rq-timeout-ms");
-    record_.body_hash = hash_bytes(request_.body());
+    wire_.body_hash = hash_bytes(request_.body());
 
     const fields_source headers{fields};
     const faults::request_view request{record_.method, record_.target, headers, request_.body()};
@@ -527,7 +528,7 @@ void session::set_reply(service_response reply) { set_reply(reply.status, reply.
 // ---- writing ----
 
 void session::mark_response_started() {
-    if (!response_started()) record_.response_started_ns = core_->since_start_ns();
+    if (!response_started()) wire_.response_started_ns = core_->since_start_ns();
 }
 
 // The head comes from Beast's field writer; head and body then go out in one gathered write. The
@@ -559,7 +560,7 @@ void session::begin_waiting_write(std::size_t bytes) {
 
 void session::on_write(error_code ec, std::size_t bytes) {
     if (attempt_open_) {
-        record_.bytes_out += bytes;
+        wire_.bytes_out += bytes;
         finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
     }
     if (ec) return close_now();
@@ -579,7 +580,7 @@ void session::write_raw(std::size_t offset, std::size_t n, Next next) {
     asio::async_write(socket_, asio::buffer(raw_.data() + offset, n),
                       [self = shared_from_this(), next](error_code ec, std::size_t written) {
                           self->write_deadline_.reset();
-                          self->record_.bytes_out += written;
+                          self->wire_.bytes_out += written;
                           if (ec) {
                               self->finish_attempt(wire_outcome::client_gone);
                               return self->close_now();
@@ -677,7 +678,7 @@ void session::finish_attempt(wire_outcome outcome) {
         record_.retry_after_ms.reset();
     }
     record_.finished_ns = core_->since_start_ns();
-    core_->context.records.append(std::move(record_));
+    core_->context.records.append(record_, wire_);
     ++core_->attempts;
     decision_ = faults::fault_decision{};  // releases the active-fault and overload slots
 }

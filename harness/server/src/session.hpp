@@ -115,7 +115,7 @@ private:
     faults::duration max_fault_wait() const { return core_->context.limits.max_fault_wait; }
 
     // writing
-    bool response_started() const { return record_.response_started_ns >= 0; }
+    bool response_started() const { return wire_.response_started_ns >= 0; }
     void mark_response_started();
     void send_response();
     void on_write(error_code ec, std::size_t bytes);
@@ -172,6 +172,7 @@ private:
 
     bool attempt_open_ = false;
     journal_record record_;
+    wire_detail wire_;
     operation_identity identity_;
     faults::fault_decision decision_;
     wall_time_point wall_now_{};

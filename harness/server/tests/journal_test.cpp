@@ -17,6 +17,7 @@ namespace faultline::harness {
 namespace {
 
 using testing::sample;
+using testing::sample_wire;
 using testing::same;
 
 std::string temp_path(std::string_view name) {
@@ -85,7 +86,7 @@ TEST(journal, jsonl_round_trip_through_a_file) {
         journal j{journal_options{1000, path}};
         for (std::uint64_t n = 0; n < 30; ++n) {
             auto r = sample(n);
-            r.seq = j.append(r);
+            r.seq = j.append(r, sample_wire(n));
             written.push_back(r);
         }
         EXPECT_EQ(j.snapshot().size(), 30U);
@@ -94,7 +95,40 @@ TEST(journal, jsonl_round_trip_through_a_file) {
     ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
     ASSERT_EQ(read.records.size(), written.size());
     for (std::size_t i = 0; i < written.size(); ++i) EXPECT_TRUE(same(read.records[i], written[i])) << i;
+    // Each line holds its record's wire detail too, with its seq.
+    std::ifstream in{path};
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line); ++n) {
+        std::string error;
+        wire_detail wire;
+        ASSERT_TRUE(record_from_json(boost::json::parse(line), error, &wire)) << error;
+        wire_detail expected = sample_wire(n);
+        expected.seq = written[n].seq;
+        EXPECT_TRUE(same(wire, expected)) << n;
+    }
+    EXPECT_EQ(n, written.size());
     std::filesystem::remove(path);
+}
+
+TEST(journal, one_told_to_keep_no_wire_details_keeps_records_only) {
+    journal_options options;
+    options.wire_details = false;
+    journal j{options};
+    // Past one chunk of records with details: the chunks hold more records each without them.
+    constexpr std::uint64_t count = 60'000;
+    for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n), sample_wire(n));
+    EXPECT_TRUE(j.wire_snapshot().empty());
+    const std::string lines = j.to_jsonl();
+    EXPECT_EQ(lines.find("t_accept"), std::string::npos);
+    EXPECT_EQ(lines.find("bytes_in"), std::string::npos);
+    const auto [records, wire] = j.take();
+    EXPECT_TRUE(wire.empty());
+    ASSERT_EQ(records.size(), count);
+    for (std::uint64_t n = 0; n < count; ++n) ASSERT_TRUE(same(records[n], [&] {
+        auto r = sample(n);
+        r.seq = n + 1;
+        return r;
+    }())) << n;
 }
 
 TEST(journal, concurrent_appends_all_reach_the_file_with_unique_seqs) {
@@ -188,18 +222,23 @@ TEST(journal, take_hands_over_every_record_once_in_order_and_seq_keeps_counting)
     // 50,000 records span several chunks: take() frees each one as it empties it.
     constexpr std::uint64_t count = 50'000;
     journal j;
-    for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n));
-    const auto taken = j.take();
+    for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n), sample_wire(n));
+    const auto [taken, wire] = j.take();
     ASSERT_EQ(taken.size(), count);
-    for (std::uint64_t n = 0; n < count; ++n) ASSERT_EQ(taken[n].seq, n + 1) << n;
+    ASSERT_EQ(wire.size(), count);
+    for (std::uint64_t n = 0; n < count; ++n) {
+        ASSERT_EQ(taken[n].seq, n + 1) << n;
+        ASSERT_EQ(wire[n].seq, n + 1) << n;
+        ASSERT_EQ(wire[n].bytes_in, sample_wire(n).bytes_in) << n;
+    }
     EXPECT_EQ(taken[count - 1].target, "/payments?n=" + std::to_string(count - 1));
     EXPECT_EQ(j.size(), 0U);
-    EXPECT_TRUE(j.take().empty());
+    EXPECT_TRUE(j.take().records.empty());
     EXPECT_TRUE(j.snapshot().empty());
     EXPECT_TRUE(j.memory_complete());
     EXPECT_EQ(j.appended(), count);
     EXPECT_EQ(j.append(sample(0)), count + 1);
-    const auto later = j.take();
+    const auto later = j.take().records;
     ASSERT_EQ(later.size(), 1U);
     EXPECT_EQ(later[0].seq, count + 1);
 }
@@ -210,7 +249,7 @@ TEST(journal, take_with_a_file_leaves_the_file_whole_and_keeps_reporting_overflo
     {
         journal j{journal_options{40'000, path}};
         for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n));
-        const auto taken = j.take();
+        const auto taken = j.take().records;
         ASSERT_EQ(taken.size(), 40'000U);  // the memory window; the rest went to the file only
         for (std::uint64_t n = 0; n < taken.size(); ++n) ASSERT_EQ(taken[n].seq, n + 1) << n;
         EXPECT_FALSE(j.memory_complete());  // take() does not hide the overflow
@@ -231,7 +270,7 @@ TEST(journal, take_after_reset_takes_only_the_new_records) {
     for (std::uint64_t n = 0; n < 10; ++n) j.append(sample(n));
     j.reset();
     for (std::uint64_t n = 0; n < 5; ++n) j.append(sample(n));
-    const auto taken = j.take();
+    const auto taken = j.take().records;
     ASSERT_EQ(taken.size(), 5U);
     EXPECT_EQ(taken.front().seq, 11U);
     EXPECT_EQ(taken.back().seq, 15U);

@@ -52,6 +52,11 @@ public:
         finish();
         return context_->records.snapshot();
     }
+    // The journal's wire details, in the same order.
+    std::vector<wire_detail> wire() {
+        finish();
+        return context_->records.wire_snapshot();
+    }
 
 private:
     std::unique_ptr<server_context> context_;

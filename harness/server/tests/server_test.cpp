@@ -47,11 +47,15 @@ TEST(server, serves_the_model_and_journals_the_attempt) {
     EXPECT_EQ(r.effect, effect_kind::none);
     EXPECT_TRUE(r.rule.empty());
     EXPECT_TRUE(r.fault.empty());
-    EXPECT_EQ(r.bytes_in, make_request("GET", "/hello").size());
-    EXPECT_EQ(r.bytes_out, reply.bytes.size());
-    EXPECT_LE(r.accepted_ns, r.request_ns);
-    EXPECT_LE(r.request_ns, r.response_started_ns);
-    EXPECT_LE(r.response_started_ns, r.finished_ns);
+    const auto wire = s.wire();
+    ASSERT_EQ(wire.size(), 1U);
+    const wire_detail& w = wire[0];
+    EXPECT_EQ(w.seq, r.seq);
+    EXPECT_EQ(w.bytes_in, make_request("GET", "/hello").size());
+    EXPECT_EQ(w.bytes_out, reply.bytes.size());
+    EXPECT_LE(w.accepted_ns, r.request_ns);
+    EXPECT_LE(r.request_ns, w.response_started_ns);
+    EXPECT_LE(w.response_started_ns, r.finished_ns);
 }
 
 TEST(server, keep_alive_counts_attempts_of_one_operation) {

@@ -22,6 +22,8 @@ struct report_writer {
     std::string report_dir_file;
     // A document describes exactly one run (a journal): --report needs "{scenario}" in PATH then.
     bool one_run_per_file = false;
+    // It writes the attempts' wire details (run_record::wire): a run keeps them only for such a report.
+    bool reads_wire_details = false;
 };
 
 using report_registry = core::registry<report_writer>;

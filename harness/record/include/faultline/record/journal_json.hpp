@@ -1,6 +1,8 @@
-// The journal's JSON form — the stable interface for checks and third-party tooling. One record is one
-// JSON object with exactly the field names given in journal_record.hpp; optional fields are omitted
-// when absent; enums are their to_string names. A journal file is JSON Lines: one object per line.
+// The journal's JSON form — the stable interface for checks and third-party tooling. One attempt is one
+// JSON object with exactly the field names given in journal_record.hpp, its record's and its wire
+// detail's together; optional fields are omitted when absent, and so are all of the wire detail's
+// when the writer kept none; enums are their to_string names. A journal file is JSON Lines: one
+// object per line.
 // `faultline check JOURNAL.jsonl` reads files back with `read_jsonl`; every bad line is reported with
 // its line number, and a torn last line (a writer killed mid-line) is reported and left out.
 #pragma once
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <istream>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,25 +28,30 @@ std::optional<identity_source> identity_source_from_string(std::string_view s);
 std::optional<effect_kind> effect_kind_from_string(std::string_view s);
 std::optional<wire_outcome> wire_outcome_from_string(std::string_view s);
 
-boost::json::object to_json(const journal_record& record);
-// One line of JSON Lines: serialize(to_json(record)) and a '\n', written without building the object.
-// Strings are written byte for byte (escaping only what JSON requires), so a target that is not
-// valid UTF-8 stays as it came off the wire; read_jsonl accepts such lines.
-std::string to_jsonl_line(const journal_record& record);
-void append_jsonl_line(std::string& out, const journal_record& record);
+// `wire`: the record's wire detail, or null to leave its fields out.
+boost::json::object to_json(const journal_record& record, const wire_detail* wire = nullptr);
+// One line of JSON Lines: serialize(to_json(record, wire)) and a '\n', written without building the
+// object. Strings are written byte for byte (escaping only what JSON requires), so a target that is
+// not valid UTF-8 stays as it came off the wire; read_jsonl accepts such lines.
+std::string to_jsonl_line(const journal_record& record, const wire_detail* wire = nullptr);
+void append_jsonl_line(std::string& out, const journal_record& record, const wire_detail* wire = nullptr);
 // A server event's line ({"event":KIND,…}, server_event.hpp), and its object form.
 void append_jsonl_line(std::string& out, const server_event& event);
 boost::json::object to_json(const server_event& event);
-// A whole journal as JSON Lines.
-std::string to_jsonl(const std::vector<journal_record>& records);
+// A whole journal as JSON Lines: `records` in seq order, each with its detail from `wire` (also in seq
+// order; a record without one gets no wire fields).
+std::string to_jsonl(std::span<const journal_record> records, std::span<const wire_detail> wire = {});
 
-// Parses one record. Every non-optional field is required; unknown fields are ignored (newer
-// writers may add some). On failure returns nullopt and sets `error` (naming the field).
-std::optional<journal_record> record_from_json(const boost::json::value& v, std::string& error);
+// Parses one record, and into `wire` (when given) its wire detail. Every non-optional field of the
+// record is required, the wire detail's are not; unknown fields are ignored (newer writers may add
+// some). On failure returns nullopt and sets `error` (naming the field).
+std::optional<journal_record> record_from_json(const boost::json::value& v, std::string& error,
+                                               wire_detail* wire = nullptr);
 
 // Parses one server event (an object with an "event" field); like record_from_json.
 std::optional<server_event> server_event_from_json(const boost::json::value& v, std::string& error);
 
+// What `faultline check` needs of a journal file: the records (wire details are checked, not kept).
 struct jsonl_read_result {
     std::vector<journal_record> records;  // the lines that parsed, in file order
     std::vector<server_event> server_events;  // lines with an "event" field, in file order

@@ -22,10 +22,12 @@ struct named_journal {
     std::string name;  // the instance tag for records without one (e.g. the file name)
     std::vector<journal_record> records;
     std::vector<server_event> server_events;
+    std::vector<wire_detail> wire;  // the records' wire details in the same order, or none
 };
 
 struct merged_journal {
     std::vector<journal_record> records;      // in merged time order (t_request), seq 1..N with the events
+    std::vector<wire_detail> wire;            // the wire details there were, in the same order (by seq)
     std::vector<server_event> server_events;  // in merged time order
     std::vector<std::string> warnings;        // a journal without an anchor among anchored ones
 };

@@ -4,7 +4,7 @@
 //
 // A record is compact: its strings are symbols (symbol.hpp, 4-byte ids of interned text, the
 // attempts of an operation sharing one id for its identity and key), its enums are one byte, so a
-// record copies as a plain value and a large journal costs a few hundred bytes an attempt.
+// record copies as a plain value and a large journal costs about a hundred bytes an attempt.
 #pragma once
 
 #include <cstdint>
@@ -42,24 +42,19 @@ std::string_view to_string(identity_source v);
 std::string_view to_string(effect_kind v);
 std::string_view to_string(wire_outcome v);
 
-// Fields are ordered by size (8-byte, then 4-byte, then 1-byte) so the record has no padding inside;
-// the JSON field order is journal_json.cpp's and does not follow this one. Optional fields are
-// packed (packed_optional.hpp): absence is a reserved value, not a flag.
+// What the checks judge of one attempt. Fields are ordered by size (8-byte, then 4-byte, then 1-byte)
+// so the record has no padding inside; the JSON field order is journal_json.cpp's and does not follow
+// this one. Optional fields are packed (packed_optional.hpp): absence is a reserved value, not a flag.
+// What only describes the transport (byte counts, connection timings, the upstream's side) is in
+// `wire_detail`, kept apart: no check reads it, and a large journal is judged without holding it.
 struct journal_record {
     std::uint64_t seq = 0;            // "seq": server-wide, 1-based, assigned when the request is read
     std::uint64_t connection = 0;     // "conn": connection id, 1-based
     // Monotonic ns since the run started.
-    std::int64_t accepted_ns = 0;          // "t_accept": connection accepted
     std::int64_t request_ns = 0;           // "t_request": request fully read
-    std::int64_t response_started_ns = -1;  // "t_response": first response byte written (-1: none)
     std::int64_t finished_ns = 0;          // "t_end": attempt over (response done, reset, closed…)
     packed_optional<std::int64_t> deadline_ms;  // "deadline_ms": Faultline-Deadline-Ms / x-envoy-expected-rq-timeout-ms
-    std::uint64_t body_hash = 0;       // "body_hash"
     packed_optional<std::int64_t> retry_after_ms;  // "retry_after_ms": Retry-After sent, as a wait in ms
-    std::uint64_t bytes_in = 0;        // "bytes_in"
-    std::uint64_t bytes_out = 0;       // "bytes_out"
-    // Written by `faultline proxy` only (absent otherwise): what the upstream did with the attempt.
-    packed_optional<std::int64_t> upstream_ns;  // "upstream_ns": forwarded -> upstream reply read (or failure)
 
     // "conn_req": n-th request read on that connection, 1-based; above 1 the client reused a kept-alive
     // connection. Absent in journals written before faultline recorded it.
@@ -75,8 +70,6 @@ struct journal_record {
     symbol rule;                       // "rule": name of the fault rule applied, "" if none
     symbol fault;                      // "fault": fault kind applied, "" if none
     int status = 0;                    // "status": status sent (0 when none)
-    packed_optional<int> upstream_status;       // "upstream_status": the upstream's status (proxy; absent: never answered)
-    packed_optional<symbol> upstream_error;     // "upstream_error": "refused", "timeout", "reset", … (proxy; absent: none)
     // "instance": which serve/proxy instance journaled it (`--instance`), so merged journals stay
     // attributable; `faultline check` tags records of a journal without one with the file's name.
     packed_optional<symbol> instance;
@@ -86,8 +79,26 @@ struct journal_record {
     wire_outcome outcome = wire_outcome::responded;  // "outcome"
 };
 
-// Half of what it was with eight std::strings (408 bytes, and their heap), and a quarter less than
-// with std::optional's flags: a bound, so that a field added without thought shows here.
-static_assert(sizeof(journal_record) <= 160, "journal_record is meant to stay compact");
+// A quarter of what it was with eight std::strings (408 bytes, and their heap): a bound, so that a
+// field added without thought shows here.
+static_assert(sizeof(journal_record) <= 104, "journal_record is meant to stay compact");
+
+// The rest of an attempt as the wire saw it: written to the journal file beside its record (the same
+// JSON object) and read by people and third-party tools, never by a check. A journal keeps these only
+// where something will write them out (journal_options::wire_details).
+struct wire_detail {
+    std::uint64_t seq = 0;                  // the record's
+    std::int64_t accepted_ns = 0;           // "t_accept": connection accepted
+    std::int64_t response_started_ns = -1;  // "t_response": first response byte written (-1: none)
+    std::uint64_t body_hash = 0;            // "body_hash"
+    std::uint64_t bytes_in = 0;             // "bytes_in"
+    std::uint64_t bytes_out = 0;            // "bytes_out"
+    // Written by `faultline proxy` only (absent otherwise): what the upstream did with the attempt.
+    packed_optional<std::int64_t> upstream_ns;  // "upstream_ns": forwarded -> upstream reply read (or failure)
+    packed_optional<int> upstream_status;       // "upstream_status": the upstream's status (absent: never answered)
+    packed_optional<symbol> upstream_error;     // "upstream_error": "refused", "timeout", "reset", … (absent: none)
+};
+
+static_assert(sizeof(wire_detail) <= 64, "wire_detail is meant to stay compact");
 
 }  // namespace faultline::harness

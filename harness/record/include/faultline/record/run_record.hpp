@@ -119,6 +119,9 @@ struct run_record {
     std::chrono::nanoseconds duration{0};              // monotonic run length
 
     std::vector<journal_record> journal;   // every attempt the server saw (checks do not rely on the order)
+    // Their wire details, in seq order, for the journal's JSON form (no check reads them); empty when
+    // the run kept none (run_options::keep_wire_details).
+    std::vector<wire_detail> wire;
     std::vector<server_event> server_events;      // control actions and enforced limits, in journal order
     std::vector<client_record> clients;    // empty for `command` clients
     std::optional<command_result> command;
@@ -133,18 +136,70 @@ struct run_record {
     bool not_run = false;  // the signal came before this scenario started: nothing ran, nothing to report
 };
 
+// One operation's attempts as a random-access range of pointers to its records: held as 4-byte
+// positions in the journal (half a pointer, on every attempt of a large journal), read as pointers.
+class attempt_list {
+public:
+    class iterator {
+    public:
+        using iterator_concept = std::random_access_iterator_tag;
+        using iterator_category = std::input_iterator_tag;
+        using value_type = const journal_record*;
+        using difference_type = std::ptrdiff_t;
+
+        iterator() = default;
+        iterator(const journal_record* journal, const std::uint32_t* at) : journal_{journal}, at_{at} {}
+        const journal_record* operator*() const { return journal_ + *at_; }
+        const journal_record* operator[](difference_type n) const { return journal_ + at_[n]; }
+        iterator& operator++() { ++at_; return *this; }
+        iterator operator++(int) { iterator old = *this; ++at_; return old; }
+        iterator& operator--() { --at_; return *this; }
+        iterator operator--(int) { iterator old = *this; --at_; return old; }
+        iterator& operator+=(difference_type n) { at_ += n; return *this; }
+        iterator& operator-=(difference_type n) { at_ -= n; return *this; }
+        friend iterator operator+(iterator i, difference_type n) { return i += n; }
+        friend iterator operator+(difference_type n, iterator i) { return i += n; }
+        friend iterator operator-(iterator i, difference_type n) { return i -= n; }
+        friend difference_type operator-(iterator a, iterator b) { return a.at_ - b.at_; }
+        friend bool operator==(iterator a, iterator b) { return a.at_ == b.at_; }
+        friend auto operator<=>(iterator a, iterator b) { return a.at_ <=> b.at_; }
+
+    private:
+        const journal_record* journal_ = nullptr;
+        const std::uint32_t* at_ = nullptr;
+    };
+
+    attempt_list() = default;
+    attempt_list(const journal_record* journal, std::span<const std::uint32_t> positions)
+        : journal_{journal}, positions_{positions} {}
+
+    std::size_t size() const { return positions_.size(); }
+    bool empty() const { return positions_.empty(); }
+    const journal_record* operator[](std::size_t i) const { return journal_ + positions_[i]; }
+    const journal_record* front() const { return journal_ + positions_.front(); }
+    const journal_record* back() const { return journal_ + positions_.back(); }
+    iterator begin() const { return {journal_, positions_.data()}; }
+    iterator end() const { return {journal_, positions_.data() + positions_.size()}; }
+
+private:
+    const journal_record* journal_ = nullptr;
+    std::span<const std::uint32_t> positions_;
+};
+static_assert(std::random_access_iterator<attempt_list::iterator>);
+
 // All attempts of one operation, ordered by the time the server read each request (`request_ns`,
-// then `seq`). The pointers point into the run record's journal and live as long as it does; the
-// span views the operation_groups it came from.
+// then `seq`). They point into the run record's journal and live as long as it does; the list views
+// the operation_groups it came from.
 struct operation_attempts {
     symbol operation;
-    std::span<const journal_record* const> attempts;  // never empty
+    attempt_list attempts;  // never empty
 };
 
 // A journal's operations in the order their first attempt arrived: every operation's attempts are
-// one run of a single array, and an operation is only where its run starts, so grouping costs a
-// pointer an attempt and 4 bytes an operation (a vector per operation was a third of `faultline
-// check`'s memory on a large journal; a stored span and name, 24 bytes an operation, a tenth).
+// one run of a single array of journal positions, and an operation is only where its run starts, so
+// grouping costs 4 bytes an attempt and 4 an operation (a vector per operation was a third of
+// `faultline check`'s memory on a large journal; a stored span and name, 24 bytes an operation, a
+// tenth; a pointer an attempt, 8 bytes, a twentieth).
 // Operations are made on access, as values; keep an index rather than a pointer to one. Move-only:
 // a copy is never needed and would double what grouping holds.
 class operation_groups {
@@ -182,9 +237,10 @@ public:
     };
 
     operation_groups() = default;
-    // `starts` holds each operation's first position in `attempts`, in order, then attempts.size().
-    operation_groups(std::vector<const journal_record*> attempts, std::vector<std::uint32_t> starts)
-        : attempts_{std::move(attempts)}, starts_{std::move(starts)} {}
+    // `attempts` holds positions in `journal`, grouped; `starts` each operation's first index in
+    // `attempts`, in order, then attempts.size().
+    operation_groups(const journal_record* journal, std::vector<std::uint32_t> attempts, std::vector<std::uint32_t> starts)
+        : journal_{journal}, attempts_{std::move(attempts)}, starts_{std::move(starts)} {}
     operation_groups(operation_groups&&) noexcept = default;
     operation_groups& operator=(operation_groups&&) noexcept = default;
     operation_groups(const operation_groups&) = delete;
@@ -193,7 +249,7 @@ public:
     std::size_t size() const { return starts_.empty() ? 0 : starts_.size() - 1; }
     bool empty() const { return size() == 0; }
     operation_attempts operator[](std::size_t i) const {
-        const std::span<const journal_record* const> attempts{attempts_.data() + starts_[i], starts_[i + 1] - starts_[i]};
+        const attempt_list attempts{journal_, {attempts_.data() + starts_[i], starts_[i + 1] - starts_[i]}};
         return {attempts.front()->operation, attempts};
     }
     operation_attempts front() const { return (*this)[0]; }
@@ -202,7 +258,8 @@ public:
     iterator end() const { return {this, size()}; }
 
 private:
-    std::vector<const journal_record*> attempts_;  // grouped by operation, each group in request order
+    const journal_record* journal_ = nullptr;
+    std::vector<std::uint32_t> attempts_;  // journal positions, grouped by operation, each group in request order
     std::vector<std::uint32_t> starts_;
 };
 static_assert(std::random_access_iterator<operation_groups::iterator>);

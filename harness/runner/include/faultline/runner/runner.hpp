@@ -63,6 +63,9 @@ struct run_options {
     std::optional<std::uint64_t> seed;  // replaces every scenario's seed (`--seed N`)
     std::size_t server_threads = 2;     // worker threads of each scenario's fault server
     bool strict = false;                // `--strict`: as if every scenario said `strict = true`
+    // Keep each attempt's wire detail (run_record::wire) for a report that writes the journal out; no
+    // check reads them, and without them the journal takes two thirds of the memory.
+    bool keep_wire_details = true;
     // When set and requested, the running clients are stopped and no further scenario starts.
     const run_interrupt* interrupt = nullptr;
     // When set, told as each scenario opens and closes its journal and finishes (progress.hpp).

@@ -1,4 +1,5 @@
-// The journal: every attempt the server saw, in order, as `journal_record`s. Appends are cheap and
+// The journal: every attempt the server saw, in order, as `journal_record`s, each with its
+// `wire_detail` unless the journal is told to keep none (a run that writes no journal out). Appends are cheap and
 // thread-safe (a short lock: move the record into place). Records live in large chunks that never
 // move once written; an idle-class background thread maps and faults in the next chunk (on huge pages
 // where the system offers them) before it is needed, so appends normally take no page fault:
@@ -51,6 +52,17 @@ struct journal_options {
     // With a file: the longest a record waits before the writer hands it to the kernel.
     std::chrono::milliseconds flush_interval{2};
     std::size_t max_events = 100'000;  // server events kept in memory; later ones go to the file only
+    // Keep each attempt's wire detail (the file and the control API's download then write it). A
+    // journal that nothing writes out need not: the checks read records only, and a record alone
+    // takes two thirds of the memory.
+    bool wire_details = true;
+};
+
+// A journal's attempts, handed over: the records, and their wire details in the same order (empty
+// when the journal keeps none).
+struct journal_attempts {
+    std::vector<journal_record> records;
+    std::vector<wire_detail> wire;
 };
 
 // Owns its records, its file and its two threads (writer, chunk preparer). Thread-safe: every member may be called from any
@@ -69,9 +81,9 @@ public:
     // it back in the record; `append` keeps a non-zero `record.seq`.
     std::uint64_t next_seq();
 
-    // Records one attempt; a record with seq 0 gets the next one. Returns the record's seq. Never
-    // blocks on I/O.
-    std::uint64_t append(journal_record record);
+    // Records one attempt; a record with seq 0 gets the next one, which its wire detail is given too.
+    // Returns the record's seq. Never blocks on I/O.
+    std::uint64_t append(journal_record record, wire_detail wire = {});
 
     // Records one server event; an event with seq 0 gets the next one. Returns its seq. Never blocks
     // on I/O.
@@ -79,6 +91,8 @@ public:
 
     // The records held in memory, in append order (every record unless memory_complete() is false).
     std::vector<journal_record> snapshot() const;
+    // Their wire details, in the same order; empty when the journal keeps none.
+    std::vector<wire_detail> wire_snapshot() const;
     // Hands over the records held in memory, in append order, moving them out instead of copying
     // (snapshot() stays for the control API) and unmapping each chunk once it is emptied, so the
     // records are held once, not twice. With a file it first flushes, and hands over only records
@@ -86,7 +100,7 @@ public:
     // window as with reset(), but the bound does not move and an overflow stays: memory_complete(),
     // lost() and failed() still describe the whole journal. Appends may continue meanwhile; it
     // takes the lock once per chunk.
-    std::vector<journal_record> take();
+    journal_attempts take();
     // The server events held in memory (up to max_events), in append order; reset keeps them.
     std::vector<server_event> events() const;
     std::uint64_t events_appended() const;
@@ -110,13 +124,13 @@ public:
     const journal_options& options() const { return options_; }
 
 private:
-    class chunk;  // a fixed run of records, allocated once, never moved
+    class chunk;  // a fixed run of attempts, allocated once, never moved
 
     void writer_loop();
     // Keeps one spare chunk mapped and faulted in, off the appending threads.
     void preparer_loop();
     // Stores `record` at position end_ (the caller holds the lock).
-    void store(journal_record&& record);
+    void store(const journal_record& record, const wire_detail& wire);
     // The chunk holding position `pos` (the caller holds the lock; the chunk exists).
     chunk& chunk_at(std::uint64_t pos) const;
     // Detaches the chunks nobody can read any more (full, outside the memory window and, with a file,
@@ -129,6 +143,7 @@ private:
     static constexpr std::uint64_t writer_batch = 4096;
 
     const journal_options options_;
+    const std::size_t capacity_;  // attempts a chunk holds
     std::FILE* file_ = nullptr;  // null without a path
 
     mutable std::mutex mutex_;  // guards everything below but the atomics; never held during I/O
