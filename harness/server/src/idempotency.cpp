@@ -170,7 +170,7 @@ std::size_t idempotency_layer::in_flight() const {
 
 void idempotency_layer::reset() {
     std::lock_guard lock{mutex_};
-    slots_.clear();
+    slots_ = {};  // clear() would keep the table's buckets
     responses_.clear();
 }
 

@@ -119,7 +119,7 @@ std::size_t attempt_counter::operations() const {
 void attempt_counter::reset() {
     for (auto& s : stripes_) {
         std::lock_guard lock{s.mutex};
-        s.counts.clear();
+        s.counts = {};  // clear() would keep the table's buckets
     }
 }
 

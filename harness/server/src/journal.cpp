@@ -25,7 +25,7 @@ class journal::chunk {
 public:
     static constexpr std::size_t small_page = 4096;
     static constexpr std::size_t huge_page = std::size_t{2} << 20;
-    static constexpr std::size_t bytes = 4 * huge_page;
+    static constexpr std::size_t bytes = huge_page;
 
     // How many attempts a chunk holds: records alone, or each with its wire detail.
     static constexpr std::size_t capacity_for(bool wire) {
@@ -118,7 +118,7 @@ journal::~journal() {
 }
 
 void journal::preparer_loop() {
-    // An idle-class thread runs only on an otherwise idle core: faulting in 8 MiB at normal priority
+    // An idle-class thread runs only on an otherwise idle core: faulting in a chunk at normal priority
     // took the core from the server's threads for milliseconds at a time (wrk -c1's p99 rose from
     // 150 us to 900 us). Should the switch fail, it runs at normal priority.
     const sched_param idle{};
@@ -316,6 +316,12 @@ journal_attempts journal::take() {
         }
         memory_begin_ = pos_end;
         unreadable = take_unreadable_chunks();
+    }
+    // Nor is the prepared next chunk kept for appends that may never come (one that does maps its own).
+    std::unique_ptr<chunk> spare;
+    {
+        std::lock_guard lock{mutex_};
+        spare = std::move(spare_);
     }
     return out;
 }

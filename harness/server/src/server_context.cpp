@@ -37,6 +37,10 @@ server_context::server_context(const model_config& model_cfg, std::vector<faults
 void server_context::reset() {
     records.reset();
     effects.reset();
+    release_service_state();
+}
+
+void server_context::release_service_state() {
     attempts.reset();
     idempotency.reset();
     model.reset();

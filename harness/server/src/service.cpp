@@ -256,7 +256,7 @@ std::int64_t service::counter_value(std::string_view name) const {
 
 void service::reset() {
     std::lock_guard lock{mutex_};
-    charge_amounts_.clear();
+    charge_amounts_ = {};  // its memory too, not only its elements
     kv_.clear();
     counters_.clear();
     std::fill(endpoint_runs_.begin(), endpoint_runs_.end(), 0);

@@ -86,6 +86,27 @@ TEST(server, keep_alive_counts_attempts_of_one_operation) {
     EXPECT_EQ(s.context().effects.double_effects().size(), 1U);
 }
 
+// What a run frees once its server has stopped: the service's own state, not the evidence.
+TEST(server, releasing_the_service_state_keeps_the_journal_and_the_ledger) {
+    test_server s{"[server]\nidempotency = \"keys\"\n"};
+    const std::string req = make_request("POST", "/payments", R"({"amount":5})", {{"Idempotency-Key", "pay-1"}});
+    ASSERT_TRUE(exchange(s.port(), req).parsed());
+    ASSERT_TRUE(exchange(s.port(), req).parsed());
+    s.finish();
+    server_context& context = s.context();
+    ASSERT_EQ(context.idempotency.stored(), 1U);
+    ASSERT_EQ(context.model.charge_count(), 1U);
+    ASSERT_EQ(context.attempts.operations(), 1U);
+    context.release_service_state();
+    EXPECT_EQ(context.idempotency.stored(), 0U);
+    EXPECT_EQ(context.model.charge_count(), 0U);
+    EXPECT_EQ(context.attempts.operations(), 0U);
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    EXPECT_EQ(journal[1].effect, effect_kind::replayed);
+    EXPECT_EQ(context.effects.size(), 1U);
+}
+
 TEST(server, answers_pipelined_requests_in_order) {
     test_server s{""};
     connection c{s.port()};

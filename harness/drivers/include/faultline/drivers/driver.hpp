@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -53,7 +54,7 @@ struct driver_context {
 // What a driver produced. `error` is a harness failure (the run's exit code 3), not a client
 // failure: a client whose operations fail, or a command exiting non-zero, is a normal result.
 struct driver_result {
-    std::vector<client_record> clients;      // builtin: one per started operation, in start order
+    std::deque<client_record> clients;       // builtin: one per started operation, in start order
     std::optional<command_result> command;   // command driver only
     bool timed_out = false;                  // the time limit cut the client short
     std::optional<run_interruption> interrupted;  // a run_interrupt cut the client short

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <iterator>
 #include <optional>
 #include <span>
@@ -123,7 +124,10 @@ struct run_record {
     // the run kept none (run_options::keep_wire_details).
     std::vector<wire_detail> wire;
     std::vector<server_event> server_events;      // control actions and enforced limits, in journal order
-    std::vector<client_record> clients;    // empty for `command` clients
+    // Empty for `command` clients. A deque, as the built-in driver fills it while operations run:
+    // handed over as it is, never copied into one block, which held every record twice at the run's
+    // peak (the freed blocks stay with the allocator).
+    std::deque<client_record> clients;
     std::optional<command_result> command;
     declared_client declared;              // what the client declared about itself (command clients)
 

@@ -93,9 +93,10 @@ public:
     std::vector<journal_record> snapshot() const;
     // Their wire details, in the same order; empty when the journal keeps none.
     std::vector<wire_detail> wire_snapshot() const;
-    // Hands over the records held in memory, in append order, moving them out instead of copying
-    // (snapshot() stays for the control API) and unmapping each chunk once it is emptied, so the
-    // records are held once, not twice. With a file it first flushes, and hands over only records
+    // Hands over the records held in memory (and their wire details), in append order, moving them
+    // out instead of copying (snapshot() stays for the control API) and unmapping each chunk once it
+    // is emptied, so the records are held once, not twice; the prepared spare chunk is unmapped too
+    // (a later append maps its own). With a file it first flushes, and hands over only records
     // already written (every record appended before the call). The taken records leave the memory
     // window as with reset(), but the bound does not move and an overflow stays: memory_complete(),
     // lost() and failed() still describe the whole journal. Appends may continue meanwhile; it

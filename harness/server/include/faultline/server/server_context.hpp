@@ -38,6 +38,10 @@ public:
     // Forgets the ledger, the journal's in-memory records, attempt counts, stored idempotency
     // results and the service's domain state. Rules stay.
     void reset();
+    // Forgets (and frees) what the service keeps for its clients: attempt counts, stored idempotency
+    // results and its domain state. Nothing judges them: a run frees them once its server has
+    // stopped, before it takes the journal, so the two are never held at once.
+    void release_service_state();
 
     std::uint64_t seed() const { return engine.seed(); }
 
