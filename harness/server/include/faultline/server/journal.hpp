@@ -6,7 +6,7 @@
 // faulting fresh pages in on the server's threads cost a fifth of its throughput and put
 // millisecond stalls into its timing (docs/benchmarks.md). Records are kept in
 // memory up to a bound; when a file is configured, a background writer streams every record to it as
-// JSON Lines (one `to_json(record)` object per line), reading the chunks directly and doing all
+// JSON Lines (one `to_json(record, wire)` object per line), reading the chunks directly and doing all
 // serialisation and file I/O outside the lock that appends take (it wakes every few milliseconds or
 // per full batch, so appends make no system call). Nothing is ever dropped silently:
 //   - with a file, records past the memory bound go to the file only (`memory_complete()` turns
