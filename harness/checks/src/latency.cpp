@@ -83,12 +83,13 @@ private:
         std::partial_sort(samples.begin(), shown, samples.end(), [](const sample& a, const sample& b) {
             return a.duration != b.duration ? a.duration > b.duration : a.operation < b.operation;
         });
-        std::unordered_map<symbol, std::size_t> by_name;
-        for (std::size_t i = 0; i < operations.size(); ++i) by_name.emplace(operations[i].operation, i);
+        std::vector<symbol> names;
+        for (auto s = samples.begin(); s != shown && s->duration > limit; ++s) names.push_back(s->operation);
+        const auto groups = find_operations(operations, names);
         for (auto s = samples.begin(); s != shown && s->duration > limit; ++s) {
             evidence_item item{s->operation.str(), {}, "took " + format_ms(s->duration)};
-            if (const auto found = by_name.find(s->operation); found != by_name.end()) {
-                const operation_attempts op = operations[found->second];
+            if (const auto found = groups.find(s->operation); found != groups.end()) {
+                const operation_attempts& op = found->second;
                 item.seqs = seqs_of(op.attempts);
                 item.detail += ", last " + describe_attempt(*op.attempts.back());
             }

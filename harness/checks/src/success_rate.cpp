@@ -12,49 +12,58 @@ public:
     explicit success_rate(double min) : min_(min) {}
 
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
+        if (!run.clients.empty()) return judge_client_records(run, operations);
+        if (operations.size() == 0) return nothing_reached_the_server(run);
         verdict v;
-        std::size_t total = 0;
         std::size_t failed = 0;
-        std::vector<evidence_item> failures;
-        if (!run.clients.empty()) {
-            std::unordered_map<std::string_view, std::size_t> by_name;
-            for (std::size_t i = 0; i < operations.size(); ++i) by_name.emplace(operations[i].operation, i);
-            for (const client_record& c : run.clients) {
-                ++total;
-                if (c.success) continue;
-                ++failed;
-                evidence_item item{c.operation.str(), {},
-                                   "client " + c.client + " " + c.method + " " + c.target + ": " + c.decision +
-                                       " after " + std::to_string(c.attempts) + " attempts (" + c.attempt_outcomes + ")"};
-                if (const auto found = by_name.find(c.operation); found != by_name.end()) {
-                    item.seqs = seqs_of(operations[found->second].attempts);
-                }
-                failures.push_back(std::move(item));
-            }
-        } else {
-            for (const auto& op : operations) {
-                ++total;
-                const journal_record& last = *op.attempts.back();
-                if (is_success(last)) continue;
-                ++failed;
-                failures.push_back(evidence_item{std::string(op.operation), seqs_of(op.attempts),
-                                                 "last of " + std::to_string(op.attempts.size()) +
-                                                     " attempts: " + describe_attempt(last)});
-            }
+        for (const auto& op : operations) {
+            if (!is_success(*op.attempts.back())) ++failed;
         }
-        if (total == 0) return nothing_reached_the_server(run);
-        const double rate = static_cast<double>(total - failed) / static_cast<double>(total);
-        v.passed = rate >= min_;
-        if (!v.passed) {
-            for (auto& item : failures) add_evidence(v, std::move(item));
+        judge(v, operations.size(), failed, "the journal");
+        if (v.passed) return v;
+        for (const auto& op : operations) {
+            const journal_record& last = *op.attempts.back();
+            if (is_success(last)) continue;
+            add_evidence(v, evidence_item{std::string(op.operation), seqs_of(op.attempts),
+                                          "last of " + std::to_string(op.attempts.size()) +
+                                              " attempts: " + describe_attempt(last)});
         }
-        v.summary = std::to_string(total - failed) + " of " + std::to_string(total) + " operations succeeded (" +
-                    format_number(rate) + ", min " + format_number(min_) + ", from " +
-                    (run.clients.empty() ? "the journal" : "client records") + ")";
         return v;
     }
 
 private:
+    // The builtin client's own account: it knows the operations that never reached the server.
+    verdict judge_client_records(const run_record& run, const operation_groups& operations) const {
+        verdict v;
+        std::vector<const client_record*> failures;
+        for (const client_record& c : run.clients) {
+            if (!c.success) failures.push_back(&c);
+        }
+        judge(v, run.clients.size(), failures.size(), "client records");
+        if (v.passed) return v;
+        std::vector<symbol> names;
+        names.reserve(failures.size());
+        for (const client_record* c : failures) names.push_back(c->operation);
+        const auto groups = find_operations(operations, names);
+        for (const client_record* c : failures) {
+            evidence_item item{c->operation.str(), {},
+                               "client " + c->client + " " + c->method + " " + c->target + ": " + c->decision +
+                                   " after " + std::to_string(c->attempts) + " attempts (" + c->attempt_outcomes + ")"};
+            if (const auto found = groups.find(c->operation); found != groups.end()) {
+                item.seqs = seqs_of(found->second.attempts);
+            }
+            add_evidence(v, std::move(item));
+        }
+        return v;
+    }
+
+    void judge(verdict& v, std::size_t total, std::size_t failed, std::string_view source) const {
+        const double rate = static_cast<double>(total - failed) / static_cast<double>(total);
+        v.passed = rate >= min_;
+        v.summary = std::to_string(total - failed) + " of " + std::to_string(total) + " operations succeeded (" +
+                    format_number(rate) + ", min " + format_number(min_) + ", from " + std::string(source) + ")";
+    }
+
     // No operation at all is no success: a client that gave up before anything reached the server
     // (or was killed first) must not pass by default.
     verdict nothing_reached_the_server(const run_record& run) const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <unordered_set>
 
 namespace faultline::harness::checks {
 
@@ -83,6 +84,17 @@ std::unordered_map<std::string_view, const client_record*> index_clients(const r
     std::unordered_map<std::string_view, const client_record*> out;
     for (const auto& c : run.clients) out.emplace(c.operation, &c);
     return out;
+}
+
+std::unordered_map<symbol, operation_attempts> find_operations(const operation_groups& operations,
+                                                              std::span<const symbol> names) {
+    std::unordered_map<symbol, operation_attempts> found;
+    if (names.empty()) return found;
+    const std::unordered_set<symbol> wanted(names.begin(), names.end());
+    for (const operation_attempts op : operations) {
+        if (wanted.contains(op.operation)) found.emplace(op.operation, op);
+    }
+    return found;
 }
 
 std::optional<std::int64_t> operation_deadline(const operation_attempts& op, const client_record* client) {

@@ -51,6 +51,12 @@ std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attemp
 // Client records by operation identity (empty for `command` clients).
 std::unordered_map<std::string_view, const client_record*> index_clients(const run_record& run);
 
+// The journal's groups of the operations named (those it has any attempt of), by name, found in one
+// pass. Evidence names a few operations: an index of every operation cost a large run ~50 bytes an
+// operation at its peak.
+std::unordered_map<symbol, operation_attempts> find_operations(const operation_groups& operations,
+                                                              std::span<const symbol> names);
+
 // The operation's overall deadline (ns since run start): from its client record when present,
 // else from the first attempt's propagated deadline header (first t_request + deadline_ms).
 std::optional<std::int64_t> operation_deadline(const operation_attempts& op, const client_record* client);
