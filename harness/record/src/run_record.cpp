@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <utility>
 
@@ -41,24 +42,21 @@ std::vector<const rule_firing*> never_fired(const run_record& run) {
 namespace {
 
 // Operations -> dense indexes in first-seen order, by open addressing with linear probing: slots
-// hold index + 1 (0 = empty) and there are at least twice as many as attempts, so a probe ends soon
-// and the table never grows. Operations are symbols, so a probe compares ids and the id is the hash
-// (ids are dense; the order of the result is first-seen order, never the ids'). A node-based map
-// keyed by strings cost more than everything else in grouping a large journal.
+// hold index + 1 (0 = empty), and the table doubles before it is three quarters full, so a probe ends
+// soon. Operations are symbols, so a probe compares ids and the id is the hash (ids are dense; the
+// order of the result is first-seen order, never the ids'). A node-based map keyed by strings cost
+// more than everything else in grouping a large journal.
 class operation_index {
 public:
-    explicit operation_index(std::size_t attempts) : slots_(std::bit_ceil(std::max<std::size_t>(2 * attempts, 16))) {}
-
     // The operation's index, and whether it is new.
     std::pair<std::size_t, bool> insert(symbol operation) {
+        if (4 * (operations_.size() + 1) > 3 * slots_.size()) grow();
         const std::size_t slot = slot_of(operation);
         if (slots_[slot] != 0) return {slots_[slot] - 1, false};
         operations_.push_back(operation);
         slots_[slot] = static_cast<std::uint32_t>(operations_.size());
         return {operations_.size() - 1, true};
     }
-    // The index of an operation already inserted.
-    std::size_t at(symbol operation) const { return slots_[slot_of(operation)] - 1; }
 
     std::size_t size() const { return operations_.size(); }
 
@@ -69,6 +67,11 @@ private:
         std::size_t slot = operation.id() & mask;
         while (slots_[slot] != 0 && operations_[slots_[slot] - 1] != operation) slot = (slot + 1) & mask;
         return slot;
+    }
+
+    void grow() {
+        slots_.assign(std::max<std::size_t>(2 * slots_.size(), 1024), 0);
+        for (std::size_t i = 0; i < operations_.size(); ++i) slots_[slot_of(operations_[i])] = static_cast<std::uint32_t>(i + 1);
     }
 
     std::vector<std::uint32_t> slots_;
@@ -90,40 +93,40 @@ operation_groups group_operations(const std::vector<journal_record>& journal) {
     if (journal.size() > std::numeric_limits<std::uint32_t>::max()) {
         throw std::length_error{"group_operations: more than 2^32 - 1 attempts"};
     }
-    std::vector<std::uint32_t> grouped(journal.size());
+    // Journal positions in request order: none when the journal is in that order already, as it
+    // nearly always is (seq is taken as a request is read).
+    std::vector<std::uint32_t> request_order;
+    if (!std::is_sorted(journal.begin(), journal.end(), earlier_request)) {
+        request_order.resize(journal.size());
+        std::iota(request_order.begin(), request_order.end(), std::uint32_t{0});
+        std::stable_sort(request_order.begin(), request_order.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return earlier_request(journal[a], journal[b]); });
+    }
+    const auto position = [&](std::size_t i) {
+        return request_order.empty() ? static_cast<std::uint32_t>(i) : request_order[i];
+    };
+    std::vector<std::uint32_t> group_of(journal.size());  // each attempt's group, in request order
     std::vector<std::uint32_t> starts;  // each group's count, then its end, then its start
     {
-        // A journal in seq order is nearly always in request order already (seq is taken as a request
-        // is read); only one that is not gets a sorted copy of its pointers.
-        std::vector<const journal_record*> sorted;
-        if (!std::is_sorted(journal.begin(), journal.end(), earlier_request)) {
-            sorted.reserve(journal.size());
-            for (const auto& r : journal) sorted.push_back(&r);
-            std::stable_sort(sorted.begin(), sorted.end(),
-                             [](const journal_record* a, const journal_record* b) { return earlier_request(*a, *b); });
-        }
-        const auto in_request_order = [&](std::size_t i) { return sorted.empty() ? &journal[i] : sorted[i]; };
-        operation_index index{journal.size()};
+        operation_index index;
         for (std::size_t i = 0; i < journal.size(); ++i) {
-            const auto [group, inserted] = index.insert(in_request_order(i)->operation);
+            const auto [group, inserted] = index.insert(journal[position(i)].operation);
             if (inserted) starts.push_back(0);
             ++starts[group];
-        }
-        std::uint32_t end = 0;
-        for (std::uint32_t& g : starts) g = end += g;
-        // Backwards, so each attempt lands just before its group's later ones. Looking the group up
-        // again costs less than keeping it: 4 bytes an attempt at grouping's peak.
-        for (std::size_t i = journal.size(); i-- > 0;) {
-            const journal_record* r = in_request_order(i);
-            grouped[--starts[index.at(r->operation)]] = static_cast<std::uint32_t>(r - journal.data());
+            group_of[i] = static_cast<std::uint32_t>(group);
         }
     }
+    std::uint32_t end = 0;
+    for (std::uint32_t& g : starts) g = end += g;
+    // Backwards, so each attempt lands just before its group's later ones.
+    std::vector<std::uint32_t> grouped(journal.size());
+    for (std::size_t i = journal.size(); i-- > 0;) grouped[--starts[group_of[i]]] = position(i);
     starts.push_back(static_cast<std::uint32_t>(grouped.size()));
     return operation_groups{journal.data(), std::move(grouped), std::move(starts)};
 }
 
 std::size_t count_operations(const std::vector<journal_record>& journal) {
-    operation_index index{journal.size()};
+    operation_index index;
     for (const journal_record& r : journal) index.insert(r.operation);
     return index.size();
 }
