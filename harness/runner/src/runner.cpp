@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,14 @@ retry::retry_policy relay_policy(const client_policy& declared) {
     return policy;
 }
 
+// Where a run's journals spill their full chunks while the server runs (journal.hpp): the system's
+// temporary directory ($TMPDIR, else /tmp); nowhere when there is none.
+std::string spill_directory() {
+    std::error_code ec;
+    const std::filesystem::path directory = std::filesystem::temp_directory_path(ec);
+    return ec ? std::string{} : directory.string();
+}
+
 // Starts the [[relay]] tiers from the service outwards, so each knows the port of the one after it.
 // Returned client side first; empty with harness_error set when one failed to start.
 std::vector<running_relay> start_relays(const scenario& s, const run_options& options, std::uint16_t service_port,
@@ -83,6 +92,7 @@ std::vector<running_relay> start_relays(const scenario& s, const run_options& op
         }
         journal_options journal_bound;
         journal_bound.wire_details = options.keep_wire_details;
+        journal_bound.spill_directory = spill_directory();
         tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed, journal_bound,
                                                         faults::engine_limits{}, ledger_keeps::count);
         tier.context->next_tier = tier.forwarder.get();
@@ -197,6 +207,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     journal_options journal_bound;
     journal_bound.max_records = model.journal_max_records;
     journal_bound.wire_details = options.keep_wire_details;
+    journal_bound.spill_directory = spill_directory();
     // Nothing in a run reads the ledger's entries: the checks judge the journal (ledger.hpp).
     server_context context(model, s.faults, record.seed, journal_bound, {}, ledger_keeps::count);
     const attempts_watch watch(options.progress, context.records);

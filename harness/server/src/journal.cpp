@@ -2,9 +2,11 @@
 
 #include "faultline/record/journal_json.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,15 +14,83 @@
 #include <memory>
 #include <new>
 #include <numeric>
+#include <stdexcept>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 
 namespace faultline::harness {
+
+namespace {
+
+// An anonymous mapping of `bytes`, unmapped on destruction (possibly after the lock that guarded its
+// owner is released: unmapping 2 MiB is not a thing to do while appends wait).
+class mapping {
+public:
+    mapping() = default;
+    mapping(void* at, std::size_t bytes) : at_{at}, bytes_{bytes} {}
+    mapping(mapping&& other) noexcept : at_{std::exchange(other.at_, nullptr)}, bytes_{other.bytes_} {}
+    mapping& operator=(mapping&& other) noexcept {
+        std::swap(at_, other.at_);
+        std::swap(bytes_, other.bytes_);
+        return *this;
+    }
+    ~mapping() {
+        if (at_ != nullptr) ::munmap(at_, bytes_);
+    }
+    void* get() const { return at_; }
+
+private:
+    void* at_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+// pwrite/pread all of [data, data + bytes) at `offset`, through short transfers and EINTR.
+bool write_all(int fd, const void* data, std::size_t bytes, off_t offset) {
+    const auto* from = static_cast<const char*>(data);
+    while (bytes > 0) {
+        const ssize_t n = ::pwrite(fd, from, bytes, offset);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        from += n;
+        bytes -= static_cast<std::size_t>(n);
+        offset += n;
+    }
+    return true;
+}
+
+void read_all(int fd, void* data, std::size_t bytes, off_t offset) {
+    auto* to = static_cast<char*>(data);
+    while (bytes > 0) {
+        const ssize_t n = ::pread(fd, to, bytes, offset);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw std::system_error{errno, std::generic_category(), "journal: reading the spill file"};
+        if (n == 0) throw std::runtime_error{"journal: the spill file ends early"};
+        to += n;
+        bytes -= static_cast<std::size_t>(n);
+        offset += n;
+    }
+}
+
+// An unlinked file in `directory` (O_CLOEXEC: no client the run starts inherits it); -1 if none can
+// be made.
+int open_spill_file(const std::string& directory) {
+    int fd = ::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    // A filesystem without O_TMPFILE: a named file, unlinked at once.
+    std::string name = directory + "/faultline-journal-XXXXXX";
+    fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(name.c_str());
+    return fd;
+}
+
+}  // namespace
 
 // A fixed run of attempts in one anonymous mapping, aligned to and advised for transparent huge
 // pages (a no-op where they are off): the records first, then (when the journal keeps them) their
 // wire details. Filled in order; entries are built in place and never move, so the writer may read
-// one while later ones are appended.
+// one while later ones are appended. A full chunk may be spilled: its bytes are then in the spill
+// file at `offset`, and its memory is gone.
 class journal::chunk {
 public:
     static constexpr std::size_t small_page = 4096;
@@ -32,7 +102,7 @@ public:
         return bytes / (sizeof(journal_record) + (wire ? sizeof(wire_detail) : 0));
     }
 
-    chunk(std::size_t capacity, bool wire) {
+    chunk(std::size_t capacity, bool wire) : capacity_{capacity}, keeps_wire_{wire} {
         // Map one huge page more than needed, then trim both ends to a huge-page boundary.
         const std::size_t mapped = bytes + huge_page;
         void* raw = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -43,7 +113,8 @@ public:
         const std::size_t tail = start + mapped - (aligned + bytes);
         if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + bytes), tail);
         ::madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
-        records_ = reinterpret_cast<journal_record*>(aligned);
+        memory_ = mapping{reinterpret_cast<void*>(aligned), bytes};
+        records_ = static_cast<journal_record*>(memory_.get());
         if (wire) wire_ = reinterpret_cast<wire_detail*>(records_ + capacity);
     }
 
@@ -59,8 +130,6 @@ public:
         return true;
     }
 
-    ~chunk() { ::munmap(records_, bytes); }
-
     chunk(const chunk&) = delete;
     chunk& operator=(const chunk&) = delete;
 
@@ -69,17 +138,56 @@ public:
         if (wire_ != nullptr) std::construct_at(wire_ + size_, wire);
         ++size_;
     }
+    // Entries of a chunk in memory.
     const journal_record& record(std::size_t i) const { return records_[i]; }
     // Null when the journal keeps no wire details.
     const wire_detail* wire(std::size_t i) const { return wire_ != nullptr ? wire_ + i : nullptr; }
 
+    // A full chunk's entries, as laid out in memory and in the spill file.
+    const void* full_bytes() const { return records_; }
+    std::size_t full_size() const { return capacity_ * (sizeof(journal_record) + (keeps_wire_ ? sizeof(wire_detail) : 0)); }
+    bool in_memory() const { return records_ != nullptr; }
+
+    // The chunk's full_bytes() are now in `fd` at `offset`: reads go there from now on. Returns the
+    // memory, for the caller to unmap once it has released its lock.
+    mapping spilled_to(int fd, off_t offset) {
+        records_ = nullptr;
+        wire_ = nullptr;
+        spill_fd_ = fd;
+        spill_offset_ = offset;
+        return std::move(memory_);
+    }
+
+    // Copies entries [from, to) into `records` and (when both keep them) `wire`; either may be null.
+    void copy(std::size_t from, std::size_t to, journal_record* records, wire_detail* wire) const {
+        const std::size_t n = to - from;
+        if (in_memory()) {
+            if (records != nullptr) std::copy_n(records_ + from, n, records);
+            if (wire != nullptr && wire_ != nullptr) std::copy_n(wire_ + from, n, wire);
+            return;
+        }
+        if (records != nullptr) {
+            read_all(spill_fd_, records, n * sizeof(journal_record), spill_offset_ + static_cast<off_t>(from * sizeof(journal_record)));
+        }
+        if (wire != nullptr && keeps_wire_) {
+            const auto wire_offset = spill_offset_ + static_cast<off_t>(capacity_ * sizeof(journal_record) + from * sizeof(wire_detail));
+            read_all(spill_fd_, wire, n * sizeof(wire_detail), wire_offset);
+        }
+    }
+
 private:
-    // Plain values (symbols are ids), so nothing needs destroying and the mapping is all they own.
+    // Plain values (symbols are ids), so nothing needs destroying, the mapping is all they own, and
+    // their bytes may be written out and read back as they are.
     static_assert(std::is_trivially_copyable_v<journal_record> && std::is_trivially_copyable_v<wire_detail>);
 
+    std::size_t capacity_;
+    bool keeps_wire_;
+    mapping memory_;
     journal_record* records_ = nullptr;
     wire_detail* wire_ = nullptr;
     std::size_t size_ = 0;
+    int spill_fd_ = -1;
+    off_t spill_offset_ = 0;
 };
 
 namespace {
@@ -99,6 +207,9 @@ journal::journal(journal_options options)
             throw std::system_error{errno, std::generic_category(), "journal: cannot open " + options_.path};
         }
         writer_ = std::thread{[this] { writer_loop(); }};
+    } else if (!options_.spill_directory.empty()) {
+        spill_fd_ = open_spill_file(options_.spill_directory);
+        if (spill_fd_ >= 0) spiller_ = std::thread{[this] { spiller_loop(); }};
     }
     preparer_ = std::thread{[this] { preparer_loop(); }};
 }
@@ -111,6 +222,11 @@ journal::~journal() {
     preparer_stop_ = true;
     wake_preparer_.notify_one();
     preparer_.join();
+    if (spiller_.joinable()) {
+        wake_spiller_.notify_one();
+        spiller_.join();
+    }
+    if (spill_fd_ >= 0) ::close(spill_fd_);
     if (file_ == nullptr) return;
     wake_writer_.notify_one();
     writer_.join();
@@ -141,6 +257,39 @@ void journal::preparer_loop() {
     }
 }
 
+void journal::spiller_loop() {
+    std::unique_lock lock{mutex_};
+    for (;;) {
+        wake_spiller_.wait(lock, [&] { return stopping_ || (next_spill_ + 1) * capacity_ <= end_; });
+        if (stopping_) return;
+        const std::uint64_t number = next_spill_++;
+        // Released meanwhile (a take or reset), or outside the memory window and about to be.
+        if (number < first_chunk_ || !chunks_[number - first_chunk_] || (number + 1) * capacity_ <= memory_begin_) {
+            continue;
+        }
+        chunk& full = *chunks_[number - first_chunk_];
+        spilling_ = &full;
+        lock.unlock();
+        // Full chunks never change, so the write needs no lock; spilling_ keeps the chunk alive.
+        const auto offset = static_cast<off_t>(number * full.full_size());
+        const bool written = write_all(spill_fd_, full.full_bytes(), full.full_size(), offset);
+        lock.lock();
+        spilling_ = nullptr;
+        mapping freed;
+        // Should the disk refuse (full, say), the journal keeps its chunks in memory from now on.
+        if (written) freed = full.spilled_to(spill_fd_, offset);
+        // A take or reset meanwhile left this chunk to be released here.
+        std::vector<std::unique_ptr<chunk>> unreadable = take_unreadable_chunks();
+        if (!written) spill_stopped_ = true;
+        spilled_cv_.notify_all();
+        lock.unlock();
+        unreadable.clear();
+        freed = {};
+        lock.lock();
+        if (spill_stopped_) return;
+    }
+}
+
 std::uint64_t journal::next_seq() { return next_seq_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
 journal::chunk& journal::chunk_at(std::uint64_t pos) const { return *chunks_[pos / capacity_ - first_chunk_]; }
@@ -154,6 +303,7 @@ void journal::store(const journal_record& record, const wire_detail& wire) {
     }
     chunk_at(end_).push(record, wire);
     ++end_;
+    if (end_ % capacity_ == 0 && spiller_.joinable()) wake_spiller_.notify_one();
     // Halfway through a chunk, have the next one prepared if anything will land in it: most runs
     // never fill their first chunk, and a memory-only journal stops at its bound.
     if (end_ % capacity_ != capacity_ / 2 || spare_) return;
@@ -191,8 +341,8 @@ std::vector<std::unique_ptr<journal::chunk>> journal::take_unreadable_chunks() {
     for (std::size_t i = 0; i < chunks_.size(); ++i) {
         const std::uint64_t begin = (first_chunk_ + i) * capacity_;
         const std::uint64_t end = begin + capacity_;
-        // Only full chunks: a partly filled one still receives appends.
-        if (!chunks_[i] || end > end_) continue;
+        // Only full chunks: a partly filled one still receives appends. Not the one being spilled.
+        if (!chunks_[i] || end > end_ || chunks_[i].get() == spilling_) continue;
         const bool outside_memory = end <= memory_begin_ || begin >= memory_limit_;
         const bool written = file_ == nullptr || end <= written_;
         if (outside_memory && written) out.push_back(std::move(chunks_[i]));
@@ -276,11 +426,33 @@ std::uint64_t journal::events_appended() const {
     return events_stored_;
 }
 
+void journal::copy_out(std::uint64_t from, std::uint64_t to, std::vector<journal_record>* records,
+                       std::vector<wire_detail>* wire) const {
+    if (!options_.wire_details) wire = nullptr;
+    while (from < to) {
+        const std::uint64_t until = std::min(to, (from / capacity_ + 1) * capacity_);
+        const std::size_t n = until - from;
+        journal_record* records_out = nullptr;
+        wire_detail* wire_out = nullptr;
+        if (records != nullptr) {
+            records->resize(records->size() + n);
+            records_out = records->data() + records->size() - n;
+        }
+        if (wire != nullptr) {
+            wire->resize(wire->size() + n);
+            wire_out = wire->data() + wire->size() - n;
+        }
+        const std::uint64_t chunk_begin = from / capacity_ * capacity_;
+        chunk_at(from).copy(from - chunk_begin, until - chunk_begin, records_out, wire_out);
+        from = until;
+    }
+}
+
 std::vector<journal_record> journal::snapshot() const {
     std::lock_guard lock{mutex_};
     std::vector<journal_record> out;
     out.reserve(memory_end() - memory_begin_);
-    for (std::uint64_t pos = memory_begin_; pos < memory_end(); ++pos) out.push_back(chunk_at(pos).record(pos % capacity_));
+    copy_out(memory_begin_, memory_end(), &out, nullptr);
     return out;
 }
 
@@ -289,7 +461,7 @@ std::vector<wire_detail> journal::wire_snapshot() const {
     std::vector<wire_detail> out;
     if (!options_.wire_details) return out;
     out.reserve(memory_end() - memory_begin_);
-    for (std::uint64_t pos = memory_begin_; pos < memory_end(); ++pos) out.push_back(*chunk_at(pos).wire(pos % capacity_));
+    copy_out(memory_begin_, memory_end(), nullptr, &out);
     return out;
 }
 
@@ -309,11 +481,7 @@ journal_attempts journal::take() {
         // A reset (or another take) meanwhile moves memory_begin_ on: take only what is still here.
         if (memory_begin_ >= stop) break;
         const std::uint64_t pos_end = std::min(stop, (memory_begin_ / capacity_ + 1) * capacity_);
-        const chunk& source = chunk_at(memory_begin_);
-        for (std::uint64_t pos = memory_begin_; pos < pos_end; ++pos) {
-            out.records.push_back(source.record(pos % capacity_));
-            if (const wire_detail* wire = source.wire(pos % capacity_)) out.wire.push_back(*wire);
-        }
+        copy_out(memory_begin_, pos_end, &out.records, &out.wire);
         memory_begin_ = pos_end;
         unreadable = take_unreadable_chunks();
     }
@@ -354,8 +522,12 @@ void journal::reset() {
 }
 
 void journal::flush() {
-    if (file_ == nullptr) return;
     std::unique_lock lock{mutex_};
+    if (spiller_.joinable()) {
+        const std::uint64_t full_chunks = end_ / capacity_;
+        spilled_cv_.wait(lock, [&] { return (next_spill_ >= full_chunks && spilling_ == nullptr) || spill_stopped_; });
+    }
+    if (file_ == nullptr) return;
     const auto target = end_;
     const auto events_target = events_stored_;
     const auto done = [&] { return written_ >= target && events_written_ >= events_target; };
@@ -380,6 +552,18 @@ bool journal::memory_complete() const {
 std::uint64_t journal::lost() const {
     std::lock_guard lock{mutex_};
     return lost_;
+}
+
+std::uint64_t journal::spilled() const {
+    std::lock_guard lock{mutex_};
+    std::uint64_t out = 0;
+    for (std::size_t i = 0; i < chunks_.size(); ++i) {
+        if (!chunks_[i] || chunks_[i]->in_memory()) continue;
+        const std::uint64_t begin = (first_chunk_ + i) * capacity_;
+        const std::uint64_t end = begin + capacity_;
+        out += std::min(end, memory_end()) - std::max(begin, memory_begin_);
+    }
+    return out;
 }
 
 bool journal::failed() const {

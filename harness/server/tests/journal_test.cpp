@@ -243,6 +243,80 @@ TEST(journal, take_hands_over_every_record_once_in_order_and_seq_keeps_counting)
     EXPECT_EQ(later[0].seq, count + 1);
 }
 
+journal_options spilling(std::string directory) {
+    journal_options options;
+    options.spill_directory = std::move(directory);
+    return options;
+}
+
+// Appends records 0..count-1, each with its wire detail.
+void append_samples(journal& j, std::uint64_t from, std::uint64_t count) {
+    for (std::uint64_t n = from; n < from + count; ++n) j.append(sample(n), sample_wire(n));
+}
+
+// Records and wire details [from, from + count) as appended by append_samples (seq = n + 1).
+void expect_samples(const std::vector<journal_record>& records, const std::vector<wire_detail>& wire,
+                    std::uint64_t from, std::uint64_t count) {
+    ASSERT_EQ(records.size(), count);
+    ASSERT_EQ(wire.size(), count);
+    for (std::uint64_t i = 0; i < count; ++i) {
+        auto expected = sample(from + i);
+        expected.seq = from + i + 1;
+        auto expected_wire = sample_wire(from + i);
+        expected_wire.seq = from + i + 1;
+        ASSERT_TRUE(same(records[i], expected)) << i;
+        ASSERT_TRUE(same(wire[i], expected_wire)) << i;
+    }
+}
+
+TEST(journal, spilling_keeps_only_the_chunk_being_filled_in_memory_and_reads_the_rest_back) {
+    // 50,000 attempts with wire details fill four chunks (about 12,500 each) and start a fifth.
+    constexpr std::uint64_t count = 50'000;
+    journal j{spilling(std::filesystem::temp_directory_path().string())};
+    append_samples(j, 0, count);
+    j.flush();
+    EXPECT_GE(j.spilled(), count - 12'500);
+    EXPECT_LT(j.spilled(), count);
+    EXPECT_EQ(j.size(), count);
+    expect_samples(j.snapshot(), j.wire_snapshot(), 0, count);
+    journal_attempts taken = j.take();
+    expect_samples(taken.records, taken.wire, 0, count);
+    EXPECT_EQ(j.spilled(), 0U);
+    EXPECT_EQ(j.size(), 0U);
+    EXPECT_TRUE(j.memory_complete());
+    // Appends go on after a take, and spill again.
+    append_samples(j, count, count);
+    j.flush();
+    EXPECT_GT(j.spilled(), 0U);
+    taken = j.take();
+    expect_samples(taken.records, taken.wire, count, count);
+}
+
+TEST(journal, a_reset_forgets_spilled_records_too) {
+    journal j{spilling(std::filesystem::temp_directory_path().string())};
+    append_samples(j, 0, 30'000);
+    j.flush();
+    ASSERT_GT(j.spilled(), 0U);
+    j.reset();
+    EXPECT_EQ(j.spilled(), 0U);
+    EXPECT_EQ(j.size(), 0U);
+    append_samples(j, 30'000, 40'000);
+    j.flush();
+    expect_samples(j.snapshot(), j.wire_snapshot(), 30'000, 40'000);
+    const journal_attempts taken = j.take();
+    expect_samples(taken.records, taken.wire, 30'000, 40'000);
+}
+
+TEST(journal, a_spill_directory_it_cannot_write_in_keeps_every_record_in_memory) {
+    journal j{spilling("/nonexistent-dir-faultline-spill")};
+    append_samples(j, 0, 30'000);
+    j.flush();
+    EXPECT_EQ(j.spilled(), 0U);
+    EXPECT_FALSE(j.failed());
+    const journal_attempts taken = j.take();
+    expect_samples(taken.records, taken.wire, 0, 30'000);
+}
+
 TEST(journal, take_with_a_file_leaves_the_file_whole_and_keeps_reporting_overflow) {
     const auto path = temp_path("take_file");
     constexpr std::uint64_t count = 45'000;

@@ -17,6 +17,14 @@
 // A file write error is sticky in the same way. Destruction stops the writer after writing
 // everything appended so far.
 //
+// Spilling (`spill_directory`, a journal without a file: a run's): a background thread copies every
+// full chunk, raw, into an unlinked temporary file there and unmaps it, so the memory holds the
+// chunk being filled and the next one, not the whole run, while the server's own state is at its
+// largest; `take()`, `snapshot()` and `wire_snapshot()` read spilled chunks back. Records are plain
+// values (symbols are process-wide ids), so the bytes written are the records. What is spilled lives
+// in the page cache and on disk (in memory after all where the directory is a tmpfs). Should the
+// file fail to open or to take a write, the chunks stay in memory.
+//
 // Server events (server_event.hpp: control actions, enforced limits) are numbered from the same
 // sequence and written to the file beside the attempts. In memory they are kept apart and survive
 // `reset` (a reset is itself one of them: the evidence must outlive what it erased).
@@ -56,6 +64,9 @@ struct journal_options {
     // journal that nothing writes out need not: the checks read records only, and a record alone
     // takes two thirds of the memory.
     bool wire_details = true;
+    // Without a file: spill full chunks to an unlinked temporary file in this directory ("" = keep
+    // every record in memory).
+    std::string spill_directory{};
 };
 
 // A journal's attempts, handed over: the records, and their wire details in the same order (empty
@@ -112,13 +123,15 @@ public:
     // Forgets the in-memory records and clears a memory overflow; the seq keeps counting (so a file,
     // which keeps everything, never holds two records with one seq). Server events stay.
     void reset();
-    // Returns once every record appended before the call is written to the file and flushed.
+    // Returns once every record appended before the call is written to the file and flushed, and
+    // (spilling) every chunk filled before the call is spilled.
     void flush();
 
     std::uint64_t appended() const;  // records appended since construction
     std::size_t size() const;        // records held in memory
     bool memory_complete() const;    // false once a record went to the file only (or was lost)
     std::uint64_t lost() const;      // records kept nowhere (overflow without a file)
+    std::uint64_t spilled() const;   // records held in the spill file rather than in memory
     bool failed() const;             // sticky: overflow without a file, or a file write error
     std::string error() const;       // why failed(), "" otherwise
 
@@ -130,6 +143,12 @@ private:
     void writer_loop();
     // Keeps one spare chunk mapped and faulted in, off the appending threads.
     void preparer_loop();
+    // Moves full chunks to the spill file, oldest first.
+    void spiller_loop();
+    // Appends positions [from, to) of the memory window, from memory or the spill file, to `records`
+    // and (when the journal keeps them) `wire`; either may be null (the caller holds the lock).
+    void copy_out(std::uint64_t from, std::uint64_t to, std::vector<journal_record>* records,
+                  std::vector<wire_detail>* wire) const;
     // Stores `record` at position end_ (the caller holds the lock).
     void store(const journal_record& record, const wire_detail& wire);
     // The chunk holding position `pos` (the caller holds the lock; the chunk exists).
@@ -151,12 +170,18 @@ private:
     std::condition_variable wake_writer_;
     std::condition_variable written_cv_;
     std::condition_variable wake_preparer_;
+    std::condition_variable wake_spiller_;  // a chunk filled, or stopping
+    std::condition_variable spilled_cv_;    // the spiller caught up (for flush)
     // Records are numbered by position: the n-th record stored is at position n, for the journal's
     // lifetime. chunks_[i] holds positions from (first_chunk_ + i) * chunk capacity; a released
     // chunk leaves a null behind until it reaches the front.
     std::deque<std::unique_ptr<chunk>> chunks_;
     std::uint64_t first_chunk_ = 0;
     std::unique_ptr<chunk> spare_;     // the next chunk, ready to fill
+    int spill_fd_ = -1;                // the unlinked spill file; -1 when not spilling
+    std::uint64_t next_spill_ = 0;     // the chunk number the spiller looks at next
+    const chunk* spilling_ = nullptr;  // the chunk being written out unlocked: nobody frees it meanwhile
+    bool spill_stopped_ = false;       // a spill write failed: later chunks stay in memory
     bool spare_wanted_ = true;         // the first chunk at once, later ones when one is half full
     std::uint64_t end_ = 0;            // positions stored so far
     std::uint64_t memory_begin_ = 0;   // the memory window starts here (moved by reset)
@@ -175,6 +200,7 @@ private:
     std::atomic<std::uint64_t> appended_{0};
     std::thread writer_;
     std::thread preparer_;
+    std::thread spiller_;
     std::atomic<bool> preparer_stop_{false};  // set by the destructor; read while faulting pages in
 };
 
