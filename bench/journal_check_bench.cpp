@@ -144,7 +144,7 @@ std::vector<generated_attempt> generate(std::size_t count) {
             wire_detail w = first_wire;
             r.attempt = attempt;
             r.attempt_header = std::to_string(attempt);
-            r.connection = ++connection;
+            r.connection = static_cast<std::uint32_t>(++connection);
             r.connection_request = 1;
             w.accepted_ns = clock[c] + 50'000;
             r.request_ns = w.accepted_ns + 10'000 + static_cast<std::int64_t>(random() % 40'000);

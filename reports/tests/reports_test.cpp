@@ -26,13 +26,13 @@ journal_record attempt(std::uint64_t seq, std::string op, std::int64_t at_ms, in
                        harness::effect_kind effect = harness::effect_kind::none) {
     journal_record r;
     r.seq = seq;
-    r.connection = seq;
+    r.connection = static_cast<std::uint32_t>(seq);
     r.request_ns = at_ms * 1'000'000;
     r.finished_ns = r.request_ns + 1'000'000;
     r.method = "POST";
     r.target = "/charge";
     r.operation = std::move(op);
-    r.status = status;
+    r.status = static_cast<std::uint16_t>(status);
     r.effect = effect;
     return r;
 }

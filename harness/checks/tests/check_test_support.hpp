@@ -44,7 +44,7 @@ public:
         auto& s = ops_[current_];
         journal_record r;
         r.seq = run_.journal.size() + 1;
-        r.connection = r.seq;
+        r.connection = static_cast<std::uint32_t>(r.seq);
         r.request_ns = s.cursor;
         r.finished_ns = s.cursor + ms(took_ms);
         r.method = s.method;
@@ -52,7 +52,7 @@ public:
         r.operation = current_;
         r.identity = identity_source::header;
         r.attempt = ++s.attempts;
-        r.status = status;
+        r.status = static_cast<std::uint16_t>(status);
         s.cursor = r.finished_ns;
         run_.journal.push_back(std::move(r));
         return *this;

@@ -65,7 +65,7 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
             r.finished_ns += offset;
             if (!r.instance) r.instance = instance;
             const auto [it, fresh] = connections.try_emplace({i, r.connection}, connections.size() + 1);
-            r.connection = it->second;
+            r.connection = static_cast<std::uint32_t>(it->second);
             order.push_back({r.request_ns, i, r.seq, false, records.size()});
             records.push_back(std::move(r));
         }

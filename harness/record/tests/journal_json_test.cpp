@@ -215,8 +215,30 @@ TEST(journal_json, numbers_outside_json_or_the_fields_type_are_reported_as_befor
     ASSERT_EQ(read.errors.size(), 4U);
     EXPECT_EQ(read.errors[0].to_string(), R"(j.jsonl:1: bad journal record: field "attempt": expected an unsigned integer)");
     EXPECT_EQ(read.errors[1].to_string().rfind("j.jsonl:2: bad journal record: invalid JSON", 0), 0U);
-    EXPECT_EQ(read.errors[2].to_string(), R"(j.jsonl:3: bad journal record: field "status": expected an integer)");
+    EXPECT_EQ(read.errors[2].to_string(), R"(j.jsonl:3: bad journal record: field "status": expected an unsigned integer)");
     EXPECT_EQ(read.errors[3].to_string().rfind("j.jsonl:4: bad journal record: invalid JSON", 0), 0U);
+}
+
+// A record keeps the status in 16 bits and the connection id in 32: a journal holding more is refused
+// line by line, never cut short.
+TEST(journal_json, status_and_connection_past_their_widths_are_refused) {
+    const std::string good = to_jsonl_line(sample(1));
+    const auto with = [&](std::string_view from, std::string_view to) {
+        std::string line = good;
+        line.replace(line.find(from), from.size(), to);
+        return line;
+    };
+    std::istringstream in{with("\"status\":201", "\"status\":65535") + with("\"status\":201", "\"status\":65536") +
+                          with("\"status\":201", "\"status\":-1") + with("\"conn\":2", "\"conn\":4294967295") +
+                          with("\"conn\":2", "\"conn\":4294967296")};
+    const auto read = read_jsonl(in, "j.jsonl");
+    ASSERT_EQ(read.records.size(), 2U);
+    EXPECT_EQ(read.records[0].status, 65535);
+    EXPECT_EQ(read.records[1].connection, 4294967295U);
+    ASSERT_EQ(read.errors.size(), 3U);
+    EXPECT_EQ(read.errors[0].to_string(), R"(j.jsonl:2: bad journal record: field "status": expected an unsigned integer)");
+    EXPECT_EQ(read.errors[1].to_string(), R"(j.jsonl:3: bad journal record: field "status": expected an unsigned integer)");
+    EXPECT_EQ(read.errors[2].to_string(), R"(j.jsonl:5: bad journal record: field "conn": expected an unsigned integer)");
 }
 
 TEST(journal_json, a_torn_last_line_is_reported_and_the_rest_is_read) {

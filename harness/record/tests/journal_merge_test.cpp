@@ -8,7 +8,7 @@ namespace {
 journal_record attempt(std::uint64_t seq, std::uint64_t conn, std::int64_t t, std::string op) {
     journal_record r;
     r.seq = seq;
-    r.connection = conn;
+    r.connection = static_cast<std::uint32_t>(conn);
     r.request_ns = t;
     r.finished_ns = t + 10;
     r.operation = std::move(op);

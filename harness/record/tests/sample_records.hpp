@@ -12,7 +12,7 @@ namespace faultline::harness::testing {
 
 inline journal_record sample(std::uint64_t n) {
     journal_record r;
-    r.connection = n % 3 + 1;
+    r.connection = static_cast<std::uint32_t>(n % 3 + 1);
     if (n % 2 == 0) r.connection_request = static_cast<std::uint32_t>(n / 3 + 1);
     r.request_ns = static_cast<std::int64_t>(n) * 100 + 10;
     r.finished_ns = r.request_ns + 20;

@@ -137,7 +137,7 @@ run_record judged_run() {
         for (int a = 1; a <= attempts; ++a) {
             journal_record r;
             r.seq = ++seq;
-            r.connection = seq;
+            r.connection = static_cast<std::uint32_t>(seq);
             r.request_ns = (op * 50 + a * (op % 5 + 3)) * std::int64_t{1'000'000};
             r.finished_ns = r.request_ns + 2'000'000;
             r.method = "POST";

@@ -381,7 +381,7 @@ void session::begin_attempt(std::size_t bytes_in) {
     attempt_open_ = true;
     record_ = journal_record{};
     wire_ = wire_detail{};
-    record_.connection = id_;
+    record_.connection = static_cast<std::uint32_t>(id_);  // 32 bits in the journal (journal_record.hpp)
     record_.connection_request = requests_read_;
     wire_.accepted_ns = accepted_ns_;
     record_.request_ns = core_->since_start_ns();
@@ -489,7 +489,7 @@ template <class Headers>
 void session::set_reply(int status, const Headers& headers, std::string body,
                         std::optional<std::size_t> content_length) {
     status = std::clamp(status, 100, 999);
-    record_.status = status;
+    record_.status = static_cast<std::uint16_t>(status);
     std::string& head = reply_.head;
     head.assign(request_.version() >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ");
     head.append(std::to_string(status)).push_back(' ');

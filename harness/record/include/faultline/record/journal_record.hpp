@@ -42,20 +42,22 @@ std::string_view to_string(identity_source v);
 std::string_view to_string(effect_kind v);
 std::string_view to_string(wire_outcome v);
 
-// What the checks judge of one attempt. Fields are ordered by size (8-byte, then 4-byte, then 1-byte)
+// What the checks judge of one attempt. Fields are ordered by size (8-byte, then 4-, 2- and 1-byte)
 // so the record has no padding inside; the JSON field order is journal_json.cpp's and does not follow
 // this one. Optional fields are packed (packed_optional.hpp): absence is a reserved value, not a flag.
 // What only describes the transport (byte counts, connection timings, the upstream's side) is in
 // `wire_detail`, kept apart: no check reads it, and a large journal is judged without holding it.
 struct journal_record {
     std::uint64_t seq = 0;            // "seq": server-wide, 1-based, assigned when the request is read
-    std::uint64_t connection = 0;     // "conn": connection id, 1-based
     // Monotonic ns since the run started.
     std::int64_t request_ns = 0;           // "t_request": request fully read
     std::int64_t finished_ns = 0;          // "t_end": attempt over (response done, reset, closed…)
     packed_optional<std::int64_t> deadline_ms;  // "deadline_ms": Faultline-Deadline-Ms / x-envoy-expected-rq-timeout-ms
     packed_optional<std::int64_t> retry_after_ms;  // "retry_after_ms": Retry-After sent, as a wait in ms
 
+    // "conn": connection id, 1-based. 32 bits: a server numbers 2^32 connections before one comes back
+    // (two days of 25,000 new connections a second), and no check tells attempts apart by it.
+    std::uint32_t connection = 0;
     // "conn_req": n-th request read on that connection, 1-based; above 1 the client reused a kept-alive
     // connection. Absent in journals written before faultline recorded it.
     packed_optional<std::uint32_t> connection_request;
@@ -69,10 +71,10 @@ struct journal_record {
     packed_optional<symbol> previous_attempts;  // "grpc_previous_attempts": grpc-previous-rpc-attempts
     symbol rule;                       // "rule": name of the fault rule applied, "" if none
     symbol fault;                      // "fault": fault kind applied, "" if none
-    int status = 0;                    // "status": status sent (0 when none)
     // "instance": which serve/proxy instance journaled it (`--instance`), so merged journals stay
     // attributable; `faultline check` tags records of a journal without one with the file's name.
     packed_optional<symbol> instance;
+    std::uint16_t status = 0;  // "status": status sent (0 when none)
 
     identity_source identity = identity_source::request_hash;  // "op_source"
     effect_kind effect = effect_kind::none;  // "effect"
@@ -81,7 +83,7 @@ struct journal_record {
 
 // A quarter of what it was with eight std::strings (408 bytes, and their heap): a bound, so that a
 // field added without thought shows here.
-static_assert(sizeof(journal_record) <= 104, "journal_record is meant to stay compact");
+static_assert(sizeof(journal_record) <= 96, "journal_record is meant to stay compact");
 
 // The rest of an attempt as the wire saw it: written to the journal file beside its record (the same
 // JSON object) and read by people and third-party tools, never by a check. A journal keeps these only
