@@ -42,10 +42,11 @@ std::vector<const rule_firing*> never_fired(const run_record& run) {
 namespace {
 
 // Operations -> dense indexes in first-seen order, by open addressing with linear probing: slots
-// hold index + 1 (0 = empty), and the table doubles before it is three quarters full, so a probe ends
-// soon. Operations are symbols, so a probe compares ids and the id is the hash (ids are dense; the
-// order of the result is first-seen order, never the ids'). A node-based map keyed by strings cost
-// more than everything else in grouping a large journal.
+// hold index + 1 (0 = empty), and the table doubles before it is three quarters full.
+// Operations are symbols, so a probe compares ids; the slot comes from the id times a Fibonacci
+// constant, as ids are dense and taken in runs, which a table indexed by the id's low bits turns into
+// long clusters. A node-based map keyed by strings cost more than everything else in grouping a
+// large journal.
 class operation_index {
 public:
     // The operation's index, and whether it is new.
@@ -64,17 +65,20 @@ private:
     // The operation's slot, or the empty one where it would go.
     std::size_t slot_of(symbol operation) const {
         const std::size_t mask = slots_.size() - 1;
-        std::size_t slot = operation.id() & mask;
+        std::size_t slot = static_cast<std::size_t>((std::uint64_t{operation.id()} * 0x9E3779B97F4A7C15ULL) >> shift_);
         while (slots_[slot] != 0 && operations_[slots_[slot] - 1] != operation) slot = (slot + 1) & mask;
         return slot;
     }
 
     void grow() {
-        slots_.assign(std::max<std::size_t>(2 * slots_.size(), 1024), 0);
+        const std::size_t size = std::max<std::size_t>(2 * slots_.size(), 1024);
+        slots_.assign(size, 0);
+        shift_ = 64 - static_cast<unsigned>(std::countr_zero(size));
         for (std::size_t i = 0; i < operations_.size(); ++i) slots_[slot_of(operations_[i])] = static_cast<std::uint32_t>(i + 1);
     }
 
     std::vector<std::uint32_t> slots_;
+    unsigned shift_ = 64;  // 64 - log2(slots)
     std::vector<symbol> operations_;
 };
 

@@ -1,6 +1,6 @@
 // group_operations: every attempt lands in its operation's group, in request order, and operations
-// come in the order of their first attempt, however many there are (the grouping table is sized
-// from the journal, so large journals exercise its probing).
+// come in the order of their first attempt, however many there are (the grouping table grows with
+// the operations, so large journals exercise its probing and growth).
 #include "faultline/record/run_record.hpp"
 
 #include <gtest/gtest.h>
@@ -55,6 +55,30 @@ TEST(group_operations, groups_a_large_journal_exactly) {
         for (std::uint64_t round = 0; round < 3; ++round) {
             EXPECT_EQ(op.attempts[round]->seq, round * operations_count + k + 1);
         }
+    }
+}
+
+TEST(group_operations, groups_a_large_journal_out_of_request_order_by_request_time) {
+    // In seq order, but requested in the opposite order: operation k's attempts have seqs k + 1 and
+    // k + n + 1, and the later seq was requested first.
+    constexpr std::uint64_t operations_count = 5000;
+    constexpr auto total = static_cast<std::int64_t>(2 * operations_count);
+    std::vector<journal_record> journal;
+    for (std::uint64_t round = 0; round < 2; ++round) {
+        for (std::uint64_t k = 0; k < operations_count; ++k) {
+            const std::uint64_t seq = journal.size() + 1;
+            journal.push_back(attempt(seq, total - static_cast<std::int64_t>(seq), "op-" + std::to_string(k)));
+        }
+    }
+    const auto operations = group_operations(journal);
+    ASSERT_EQ(operations.size(), operations_count);
+    for (std::uint64_t i = 0; i < operations_count; ++i) {
+        const std::uint64_t k = operations_count - 1 - i;  // the last operation was requested first
+        const auto& op = operations[i];
+        EXPECT_EQ(op.operation, "op-" + std::to_string(k));
+        ASSERT_EQ(op.attempts.size(), 2U);
+        EXPECT_EQ(op.attempts[0]->seq, operations_count + k + 1);
+        EXPECT_EQ(op.attempts[1]->seq, k + 1);
     }
 }
 
