@@ -65,14 +65,13 @@ public:
 
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
-        const auto clients = index_clients(run);
+        const client_index clients{run};
         std::size_t with_deadline = 0;
         std::size_t late_starts = 0;
         std::size_t late_finishes = 0;
         std::size_t bad_headers = 0;
         for (const auto& op : operations) {
-            const auto found = clients.find(op.operation);
-            const client_record* client = found == clients.end() ? nullptr : found->second;
+            const client_record* client = clients.find(op.operation);
             const std::optional<std::int64_t> end = operation_deadline(op, client);
             std::vector<std::uint64_t> seqs;
             std::string detail;

@@ -23,12 +23,11 @@ public:
         const std::string limit = from_declared ? "the declared max_attempts " + std::to_string(max)
                                                 : "max " + std::to_string(max);
         verdict v;
-        const auto clients = index_clients(run);
+        const client_index clients{run};
         std::size_t worst = 0;
         for (const auto& op : operations) {
-            const auto client = clients.find(op.operation);
-            const std::size_t client_count =
-                client == clients.end() ? 0 : std::size_t{client->second->attempts};
+            const client_record* client = clients.find(op.operation);
+            const std::size_t client_count = client == nullptr ? 0 : std::size_t{client->attempts};
             const std::size_t count = std::max(op.attempts.size(), client_count);
             worst = std::max(worst, count);
             if (count <= max) continue;

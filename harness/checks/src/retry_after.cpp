@@ -14,14 +14,12 @@ public:
 
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
-        const auto clients = index_clients(run);
+        const client_index clients{run};
         std::size_t asked = 0;
         std::size_t too_soon = 0;
         std::size_t past_deadline = 0;
         for (const auto& op : operations) {
-            const auto found = clients.find(op.operation);
-            const std::optional<std::int64_t> end =
-                operation_deadline(op, found == clients.end() ? nullptr : found->second);
+            const std::optional<std::int64_t> end = operation_deadline(op, clients.find(op.operation));
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {
                 const journal_record& prev = *op.attempts[i];
                 if (!prev.retry_after_ms) continue;

@@ -80,10 +80,19 @@ std::vector<std::uint64_t> seqs_in(const Attempts& attempts) {
 std::vector<std::uint64_t> seqs_of(attempt_list attempts) { return seqs_in(attempts); }
 std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attempts) { return seqs_in(attempts); }
 
-std::unordered_map<std::string_view, const client_record*> index_clients(const run_record& run) {
-    std::unordered_map<std::string_view, const client_record*> out;
-    for (const auto& c : run.clients) out.emplace(c.operation, &c);
-    return out;
+client_index::client_index(const run_record& run) : clients_{run.clients} {
+    by_operation_.reserve(clients_.size());
+    for (std::size_t i = 0; i < clients_.size(); ++i) {
+        by_operation_.emplace_back(clients_[i].operation.id(), static_cast<std::uint32_t>(i));
+    }
+    std::sort(by_operation_.begin(), by_operation_.end());  // by id, then position: the first comes first
+}
+
+const client_record* client_index::find(symbol operation) const {
+    const auto found = std::lower_bound(by_operation_.begin(), by_operation_.end(),
+                                        std::pair<std::uint32_t, std::uint32_t>{operation.id(), 0});
+    if (found == by_operation_.end() || found->first != operation.id()) return nullptr;
+    return &clients_[found->second];
 }
 
 std::unordered_map<symbol, operation_attempts> find_operations(const operation_groups& operations,
