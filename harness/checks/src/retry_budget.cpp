@@ -1,7 +1,9 @@
 // retry_budget: retries as a share of traffic. (1) A sliding-window ratio budget (Finagle, Linkerd):
 // in every window of length `window`, retries ≤ ratio × first attempts + min_per_sec × window.
-// Windows slide over the journal's request times; checking the windows that start or end at an
-// attempt covers every distinct window. (2) Optionally (max_tokens > 0) a replay of gRPC's
+// Windows slide over the journal's request times, the windows that start or end at an attempt. The
+// client keeps its budget by its own clock and the journal has the server's, which reads each request
+// a little later, some later than others: first attempts up to `tolerance` either side of a window
+// count for it, or a client that spends its budget to the last retry is failed for its latency. (2) Optionally (max_tokens > 0) a replay of gRPC's
 // retryThrottling token bucket: it starts full; each retryable failure or missing response costs 1
 // token, each 2xx adds token_ratio; a retry may be issued only while tokens > max_tokens / 2. The
 // retry is judged when its previous attempt ended, which is when a client decides to retry (it
@@ -25,9 +27,9 @@ struct window_result {
 
 class retry_budget final : public check {
 public:
-    retry_budget(double ratio, double min_per_sec, std::chrono::nanoseconds window, double max_tokens,
-                 double token_ratio)
-        : ratio_(ratio), min_per_sec_(min_per_sec), window_(window),
+    retry_budget(double ratio, double min_per_sec, std::chrono::nanoseconds window, std::chrono::nanoseconds tolerance,
+                 double max_tokens, double token_ratio)
+        : ratio_(ratio), min_per_sec_(min_per_sec), window_(window), tolerance_(tolerance.count()),
           max_milli_(std::llround(max_tokens * 1000)), ratio_milli_(std::llround(token_ratio * 1000)) {}
 
     verdict evaluate(const run_record&, const operation_groups& operations) const override {
@@ -75,9 +77,9 @@ private:
         std::optional<window_result> worst;
         double worst_excess = 0;
         window_counter retries_in{retry_times, width};
-        window_counter firsts_in{firsts, width};
+        window_counter firsts_in{firsts, width + 2 * tolerance_};
         for_each_window_start(firsts, retry_times, width, [&](std::int64_t s) {
-            window_result w{s, retries_in.count_from(s), firsts_in.count_from(s), 0};
+            window_result w{s, retries_in.count_from(s), firsts_in.count_from(s - tolerance_), 0};
             w.allowed = ratio_ * static_cast<double>(w.firsts) + floor;
             const double excess = static_cast<double>(w.retries) - w.allowed;
             if (excess <= 0) return;
@@ -87,8 +89,9 @@ private:
                 worst_excess = excess;
             }
         });
-        const std::string limit = "retries ≤ " + format_number(ratio_) + " × first attempts + " +
-                                  format_number(min_per_sec_) + "/s × " + format_ms(window_);
+        const std::string limit = "retries ≤ " + format_number(ratio_) + " × first attempts (± " +
+                                  format_ms(tolerance_) + ") + " + format_number(min_per_sec_) + "/s × " +
+                                  format_ms(window_);
         if (!worst) return "every " + format_ms(window_) + " window within " + limit;
         add_evidence(v, describe_window(*worst, "worst window", retries));
         if (first_bad->start != worst->start) add_evidence(v, describe_window(*first_bad, "first window", retries));
@@ -105,7 +108,7 @@ private:
         }
         item.detail = std::string(label) + " " + format_ms(w.start) + "–" + format_ms(end) + ": " +
                       std::to_string(w.retries) + " retries > " + format_number(ratio_) + " × " +
-                      std::to_string(w.firsts) + " first attempts + " + format_number(min_per_sec_) + "/s × " +
+                      std::to_string(w.firsts) + " first attempts (± " + format_ms(tolerance_) + ") + " + format_number(min_per_sec_) + "/s × " +
                       format_ms(window_) + " = " + format_number(w.allowed) + " (seqs: the first " +
                       std::to_string(item.seqs.size()) + " retries)";
         return item;
@@ -157,6 +160,7 @@ private:
     double ratio_;
     double min_per_sec_;
     std::chrono::nanoseconds window_;
+    std::int64_t tolerance_;  // ns either side of a window in which first attempts still count
     std::int64_t max_milli_;
     std::int64_t ratio_milli_;
 };
@@ -165,9 +169,10 @@ std::unique_ptr<check> make_retry_budget(config::table_reader& p) {
     const double ratio = p.number("ratio", 0, 1000).value_or(0.2);
     const double min_per_sec = p.number("min_per_sec", 0, 1e9).value_or(10);
     const auto window = p.duration("window", std::chrono::nanoseconds{1}).value_or(std::chrono::seconds{10});
+    const auto tolerance = p.duration("tolerance").value_or(std::chrono::milliseconds{10});
     const double max_tokens = p.number("max_tokens", 0, 1000).value_or(0);
     const double token_ratio = p.number("token_ratio", 0.001, 1000).value_or(0.1);
-    return std::make_unique<retry_budget>(ratio, min_per_sec, window, max_tokens, token_ratio);
+    return std::make_unique<retry_budget>(ratio, min_per_sec, window, tolerance, max_tokens, token_ratio);
 }
 
 }  // namespace

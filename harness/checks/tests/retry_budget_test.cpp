@@ -22,14 +22,15 @@ run_record retry_storm() {
 
 TEST(retry_budget, retries_over_the_window_budget_fail_with_the_worst_window) {
     const verdict v =
-        test::run_check("check = \"retry_budget\"\nratio = 0.2\nmin_per_sec = 0\nwindow = \"1s\"\n", retry_storm());
+        test::run_check("check = \"retry_budget\"\nratio = 0.2\nmin_per_sec = 0\nwindow = \"1s\"\ntolerance = \"0s\"\n",
+                        retry_storm());
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("30 retries for 10 operations; budget exceeded: 30 retries in the worst window, allowed 0"));
     ASSERT_EQ(v.evidence.size(), 2u);
     EXPECT_EQ(v.evidence[0].operation, "");
     // A window holding only retries is the worst: nothing earns them.
     EXPECT_THAT(v.evidence[0].detail,
-                StartsWith("worst window 11.0ms–1011.0ms: 30 retries > 0.2 × 0 first attempts + 0/s × 1000.0ms = 0"));
+                StartsWith("worst window 11.0ms–1011.0ms: 30 retries > 0.2 × 0 first attempts (± 0.0ms) + 0/s × 1000.0ms = 0"));
     // The first 20 retries in time order: every first retry (seq 4i+2), then the second ones.
     ASSERT_EQ(v.evidence[0].seqs.size(), 20u);
     EXPECT_EQ(v.evidence[0].seqs[0], 2u);
@@ -38,6 +39,37 @@ TEST(retry_budget, retries_over_the_window_budget_fail_with_the_worst_window) {
     // The first window to break the budget ends at the third retry (13 ms).
     EXPECT_THAT(v.evidence[1].detail, HasSubstr("first window"));
     EXPECT_THAT(v.evidence[1].seqs, ElementsAre(2u, 6u, 10u));
+}
+
+// A first attempt every millisecond from 0 to 2 s, the ten sent at 995–1004 ms read by the server
+// 10 ms late (1005–1014 ms), and `retries` operations (the first ones) retried at 1000 ms. By the
+// client's clock every 1 s window holds 1,000 first attempts, which earn 500 retries at ratio 0.5; by
+// the server's, the window from 5 ms holds 990.
+run_record steady_traffic_with_late_first_attempts(int retries) {
+    test::journal_builder j;
+    for (int f = 0; f <= 2000; ++f) {
+        j.op("op" + std::to_string(f)).at(f >= 995 && f <= 1004 ? f + 10 : f);
+        j.attempt(503, 0.5);
+        if (f < retries) j.at(1000).attempt(200);
+    }
+    return j.run();
+}
+
+TEST(retry_budget, first_attempts_within_the_tolerance_of_a_window_count_for_it) {
+    const std::string budget = "check = \"retry_budget\"\nratio = 0.5\nmin_per_sec = 0\nwindow = \"1s\"\n";
+    const verdict strict = test::run_check(budget + "tolerance = \"0s\"\n", steady_traffic_with_late_first_attempts(500));
+    EXPECT_FALSE(strict.passed);
+    ASSERT_FALSE(strict.evidence.empty());
+    EXPECT_THAT(strict.evidence[0].detail, HasSubstr("500 retries > 0.5 × 990 first attempts (± 0.0ms)"));
+    // Counting first attempts 10 ms either side (the default), the late ones count again.
+    const verdict tolerant = test::run_check(budget, steady_traffic_with_late_first_attempts(500));
+    EXPECT_TRUE(tolerant.passed) << tolerant.summary;
+    EXPECT_THAT(tolerant.summary, HasSubstr("within retries ≤ 0.5 × first attempts (± 10.0ms) + 0/s × 1000.0ms"));
+    // The tolerance earns ten first attempts at most either side: 520 retries are over however the
+    // clocks differ.
+    const verdict over = test::run_check(budget, steady_traffic_with_late_first_attempts(520));
+    EXPECT_FALSE(over.passed);
+    EXPECT_THAT(over.summary, HasSubstr("budget exceeded: 520 retries in the worst window"));
 }
 
 TEST(retry_budget, the_min_per_second_floor_covers_a_few_retries) {
