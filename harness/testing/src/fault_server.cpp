@@ -7,6 +7,7 @@
 #include "faultline/server/serve_config.hpp"
 #include "faultline/server/server.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -100,6 +101,10 @@ harness::run_record fault_server::record() {
     run.started_at = round_started_wall_;
     run.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(duration);
     run.journal = context_->records.snapshot();
+    run.wire = context_->records.wire_snapshot();
+    // In seq order, as a run's are (run_record.hpp): the journal holds attempts in the order they ended.
+    std::ranges::sort(run.journal, {}, &harness::journal_record::seq);
+    std::ranges::sort(run.wire, {}, &harness::wire_detail::seq);
     run.server_events = context_->records.events();
     run.rule_firings = harness::rule_firings(context_->engine.rules(), context_->engine.counters(), run.journal);
     if (context_->records.failed()) run.harness_error = "journal: " + context_->records.error();

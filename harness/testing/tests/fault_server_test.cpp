@@ -50,6 +50,22 @@ TEST_F(FaultServerTest, JournalsEveryAttemptAndLedgersEveryCommit) {
     EXPECT_TRUE(server.double_effects().empty());
 }
 
+// The run record carries each attempt's wire detail too, so a journal report written from it has the
+// transport fields `faultline check` and people read.
+TEST_F(FaultServerTest, TheRunRecordHoldsEachAttemptsWireDetailInSeqOrder) {
+    post_payment(server, "k1");
+    post_payment(server, "k2");
+    const auto run = server.record();
+    ASSERT_EQ(run.journal.size(), 2u);
+    ASSERT_EQ(run.wire.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(run.wire[i].seq, run.journal[i].seq);
+        EXPECT_GT(run.wire[i].bytes_in, 0u);
+        EXPECT_GT(run.wire[i].bytes_out, 0u);
+    }
+    EXPECT_LT(run.journal[0].seq, run.journal[1].seq);
+}
+
 TEST_F(FaultServerTest, RulesFromTomlApplyUntilRemoved) {
     server.add_rules(always_503);
     ASSERT_EQ(server.rules().size(), 1u);
