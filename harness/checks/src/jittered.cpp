@@ -34,8 +34,12 @@ struct spread {
     double width = 0;         // the noise window: max(floor, relative × median)
     std::size_t densest = 0;  // the most values any window [from, from + width] holds
     double densest_from = 0;
+    std::size_t densest_half = 0;  // the most values any window half that wide holds
     // A strict majority within timing noise of one value is one delay plus noise.
     bool jittered() const { return 2 * densest <= n; }
+    // ... unless no half-width window holds that majority: the gaps then fill the window evenly, as
+    // jitter about twice the window wide does, and the check cannot tell them from noise.
+    bool about_as_wide_as_the_window() const { return 2 * densest_half <= n; }
 };
 
 spread spread_of(std::vector<double> values, double width_floor, double relative) {
@@ -48,12 +52,15 @@ spread spread_of(std::vector<double> values, double width_floor, double relative
     s.width = std::max(width_floor, relative * s.median);
     // The densest window starts at a value: slide its end along the sorted values.
     std::size_t end = 0;
+    std::size_t half_end = 0;
     for (std::size_t begin = 0; begin < values.size(); ++begin) {
         while (end < values.size() && values[end] <= values[begin] + s.width) ++end;
+        while (half_end < values.size() && values[half_end] <= values[begin] + s.width / 2) ++half_end;
         if (end - begin > s.densest) {
             s.densest = end - begin;
             s.densest_from = values[begin];
         }
+        s.densest_half = std::max(s.densest_half, half_end - begin);
     }
     return s;
 }
@@ -137,8 +144,9 @@ private:
                                           line + " (" + ms(s.densest_from) + "–" + ms(s.densest_from + s.width) +
                                               "), more than half; the width is max(noise floor " + ms(noise_floor_) +
                                               ", " + format_number(relative_) +
-                                              " × median): one delay plus timing noise, not jittered (seqs: the "
-                                              "first retries at that index)"});
+                                              " × median): one delay plus timing noise, not jittered" +
+                                              narrow_note(s, ms(s.width / 2)) +
+                                              " (seqs: the first retries at that index)"});
         }
         return line;
     }
@@ -175,9 +183,19 @@ private:
             add_evidence(v, evidence_item{"", some_seqs(pooled),
                                           line + ", more than half; the width is max(" + format_number(relative_) +
                                               ", noise floor " + ms(noise_floor_) + " / " + ms(smallest_scale) +
-                                              "): one delay per index plus timing noise, not jittered"});
+                                              "): one delay per index plus timing noise, not jittered" +
+                                              narrow_note(s, format_number(s.width / 2) + " of a median")});
         }
         return line;
+    }
+
+    // Said when the gaps fill the window evenly: then they may be jitter only about twice as wide as the
+    // window, which this check cannot tell from noise (docs/checks.md: its false-alarm rates).
+    static std::string narrow_note(const spread& s, const std::string& half_width) {
+        if (!s.about_as_wide_as_the_window()) return "";
+        return "; but no " + half_width + " holds more than " + std::to_string(s.densest_half) +
+               ", so they may as well be jitter about twice the window wide, too narrow to tell from noise: "
+               "lower noise_floor if the timing is cleaner, or judge a longer backoff";
     }
 
     std::size_t min_samples_;

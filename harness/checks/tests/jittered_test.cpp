@@ -8,6 +8,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // `operations` operations, each with `retries` retries; gap(i, k) ms before operation i's k-th retry.
 template <class Gap>
@@ -30,6 +31,19 @@ TEST(jittered, one_delay_for_every_operation_fails_with_the_spread) {
     EXPECT_THAT(v.evidence[0].detail,
                 HasSubstr("retry 1: 10 gaps, min/median/max 100.0ms/100.0ms/100.0ms, the densest 5.0ms holds 10 "
                           "(100.0ms–105.0ms), more than half; the width is max(noise floor 5.0ms, 0.001 × median)"));
+    EXPECT_THAT(v.evidence[0].detail, Not(HasSubstr("too narrow to tell from noise")));
+}
+
+// Full jitter over 10 ms at a 5 ms noise floor: half the gaps fall in one window by chance, so the
+// verdict is a fail, but the evidence says the gaps fill the window evenly, as narrow jitter would.
+TEST(jittered, gaps_filling_the_window_evenly_fail_with_a_note_that_they_may_be_narrow_jitter) {
+    const verdict v = test::run_check(R"(check = "jittered")", retries(21, 1, [](int i, int) { return 0.5 * i; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("the densest 5.0ms holds 11"));
+    EXPECT_THAT(v.evidence[0].detail,
+                HasSubstr("but no 2.5ms holds more than 6, so they may as well be jitter about twice the window "
+                          "wide, too narrow to tell from noise"));
 }
 
 TEST(jittered, noise_below_the_floor_is_not_jitter) {
