@@ -201,13 +201,15 @@ TEST(journal_json, lines_in_the_writers_form_and_in_any_other_read_the_same) {
     }
 }
 
+// sample(1)'s journal line with the first `from` in it replaced by `to`.
+std::string sample_line_with(std::string_view from, std::string_view to) {
+    std::string line = to_jsonl_line(sample(1));
+    line.replace(line.find(from), from.size(), to);
+    return line;
+}
+
 TEST(journal_json, numbers_outside_json_or_the_fields_type_are_reported_as_before) {
-    const std::string good = to_jsonl_line(sample(1));
-    const auto with = [&](std::string_view from, std::string_view to) {
-        std::string line = good;
-        line.replace(line.find(from), from.size(), to);
-        return line;
-    };
+    const auto with = [](std::string_view from, std::string_view to) { return sample_line_with(from, to); };
     std::istringstream in{with("\"attempt\":2", "\"attempt\":4294967296") + with("\"status\":201", "\"status\":0201") +
                           with("\"status\":201", "\"status\":2.5") + with("\"t_end\":", "\"t_end\":+")};
     const auto read = read_jsonl(in, "j.jsonl");
@@ -222,12 +224,7 @@ TEST(journal_json, numbers_outside_json_or_the_fields_type_are_reported_as_befor
 // A record keeps the status in 16 bits and the connection id in 32: a journal holding more is refused
 // line by line, never cut short.
 TEST(journal_json, status_and_connection_past_their_widths_are_refused) {
-    const std::string good = to_jsonl_line(sample(1));
-    const auto with = [&](std::string_view from, std::string_view to) {
-        std::string line = good;
-        line.replace(line.find(from), from.size(), to);
-        return line;
-    };
+    const auto with = [](std::string_view from, std::string_view to) { return sample_line_with(from, to); };
     std::istringstream in{with("\"status\":201", "\"status\":65535") + with("\"status\":201", "\"status\":65536") +
                           with("\"status\":201", "\"status\":-1") + with("\"conn\":2", "\"conn\":4294967295") +
                           with("\"conn\":2", "\"conn\":4294967296")};
