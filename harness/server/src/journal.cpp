@@ -265,6 +265,7 @@ void journal::spiller_loop() {
         const std::uint64_t number = next_spill_++;
         // Released meanwhile (a take or reset), or outside the memory window and about to be.
         if (number < first_chunk_ || !chunks_[number - first_chunk_] || (number + 1) * capacity_ <= memory_begin_) {
+            spilled_cv_.notify_all();  // a flush may be waiting for the spiller to pass this chunk
             continue;
         }
         chunk& full = *chunks_[number - first_chunk_];
@@ -561,6 +562,7 @@ std::uint64_t journal::spilled() const {
         if (!chunks_[i] || chunks_[i]->in_memory()) continue;
         const std::uint64_t begin = (first_chunk_ + i) * capacity_;
         const std::uint64_t end = begin + capacity_;
+        if (end <= memory_begin_ || begin >= memory_end()) continue;
         out += std::min(end, memory_end()) - std::max(begin, memory_begin_);
     }
     return out;
