@@ -3,12 +3,12 @@
 // Windows slide over the journal's request times, the windows that start or end at an attempt. The
 // client keeps its budget by its own clock and the journal has the server's, which reads each request
 // a little later, some later than others: first attempts up to `tolerance` either side of a window
-// count for it, or a client that spends its budget to the last retry is failed for its latency. (2) Optionally (max_tokens > 0) a replay of gRPC's
-// retryThrottling token bucket: it starts full; each retryable failure or missing response costs 1
-// token, each 2xx adds token_ratio; a retry may be issued only while tokens > max_tokens / 2. The
-// retry is judged when its previous attempt ended, which is when a client decides to retry (it
-// then sleeps), so the bucket is replayed in the order attempts ended. A run without a retry is
-// insufficient evidence.
+// count for it, or a client that spends its budget to the last retry is failed for its latency.
+// (2) Optionally (max_tokens > 0) a replay of gRPC's retryThrottling token bucket: it starts full;
+// each retryable failure or missing response costs 1 token, each 2xx adds token_ratio; a retry may be
+// issued only while tokens > max_tokens / 2. The retry is judged when its previous attempt ended,
+// which is when a client decides to retry (it then sleeps), so the bucket is replayed in the order
+// attempts ended. A run without a retry is insufficient evidence.
 #include <algorithm>
 #include <cmath>
 
@@ -108,8 +108,8 @@ private:
         }
         item.detail = std::string(label) + " " + format_ms(w.start) + "–" + format_ms(end) + ": " +
                       std::to_string(w.retries) + " retries > " + format_number(ratio_) + " × " +
-                      std::to_string(w.firsts) + " first attempts (± " + format_ms(tolerance_) + ") + " + format_number(min_per_sec_) + "/s × " +
-                      format_ms(window_) + " = " + format_number(w.allowed) + " (seqs: the first " +
+                      std::to_string(w.firsts) + " first attempts (± " + format_ms(tolerance_) + ") + " +
+                      format_number(min_per_sec_) + "/s × " + format_ms(window_) + " = " + format_number(w.allowed) + " (seqs: the first " +
                       std::to_string(item.seqs.size()) + " retries)";
         return item;
     }

@@ -148,18 +148,18 @@ public:
     std::size_t full_size() const { return capacity_ * (sizeof(journal_record) + (keeps_wire_ ? sizeof(wire_detail) : 0)); }
     bool in_memory() const { return records_ != nullptr; }
 
-    // The chunk's full_bytes() are now in `fd` at `offset`: reads go there from now on. Returns the
-    // memory, for the caller to unmap once it has released its lock.
-    mapping spilled_to(int fd, off_t offset) {
+    // The chunk's full_bytes() are now in the spill file at `offset`: reads go there from now on.
+    // Returns the memory, for the caller to unmap once it has released its lock.
+    mapping spilled_to(off_t offset) {
         records_ = nullptr;
         wire_ = nullptr;
-        spill_fd_ = fd;
         spill_offset_ = offset;
         return std::move(memory_);
     }
 
     // Copies entries [from, to) into `records` and (when both keep them) `wire`; either may be null.
-    void copy(std::size_t from, std::size_t to, journal_record* records, wire_detail* wire) const {
+    // A spilled chunk reads them from `spill_fd`.
+    void copy(std::size_t from, std::size_t to, journal_record* records, wire_detail* wire, int spill_fd) const {
         const std::size_t n = to - from;
         if (in_memory()) {
             if (records != nullptr) std::copy_n(records_ + from, n, records);
@@ -167,11 +167,11 @@ public:
             return;
         }
         if (records != nullptr) {
-            read_all(spill_fd_, records, n * sizeof(journal_record), spill_offset_ + static_cast<off_t>(from * sizeof(journal_record)));
+            read_all(spill_fd, records, n * sizeof(journal_record), spill_offset_ + static_cast<off_t>(from * sizeof(journal_record)));
         }
         if (wire != nullptr && keeps_wire_) {
             const auto wire_offset = spill_offset_ + static_cast<off_t>(capacity_ * sizeof(journal_record) + from * sizeof(wire_detail));
-            read_all(spill_fd_, wire, n * sizeof(wire_detail), wire_offset);
+            read_all(spill_fd, wire, n * sizeof(wire_detail), wire_offset);
         }
     }
 
@@ -186,7 +186,6 @@ private:
     journal_record* records_ = nullptr;
     wire_detail* wire_ = nullptr;
     std::size_t size_ = 0;
-    int spill_fd_ = -1;
     off_t spill_offset_ = 0;
 };
 
@@ -278,7 +277,7 @@ void journal::spiller_loop() {
         spilling_ = nullptr;
         mapping freed;
         // Should the disk refuse (full, say), the journal keeps its chunks in memory from now on.
-        if (written) freed = full.spilled_to(spill_fd_, offset);
+        if (written) freed = full.spilled_to(offset);
         // A take or reset meanwhile left this chunk to be released here.
         std::vector<std::unique_ptr<chunk>> unreadable = take_unreadable_chunks();
         if (!written) spill_stopped_ = true;
@@ -304,10 +303,11 @@ void journal::store(const journal_record& record, const wire_detail& wire) {
     }
     chunk_at(end_).push(record, wire);
     ++end_;
-    if (end_ % capacity_ == 0 && spiller_.joinable()) wake_spiller_.notify_one();
+    const std::uint64_t filled = end_ % capacity_;  // entries in the chunk just written to, 0 when full
+    if (filled == 0 && spill_fd_ >= 0) wake_spiller_.notify_one();
     // Halfway through a chunk, have the next one prepared if anything will land in it: most runs
     // never fill their first chunk, and a memory-only journal stops at its bound.
-    if (end_ % capacity_ != capacity_ / 2 || spare_) return;
+    if (filled != capacity_ / 2 || spare_) return;
     const std::uint64_t next_chunk_begin = (end_ / capacity_ + 1) * capacity_;
     if (file_ != nullptr || next_chunk_begin < memory_limit_) {
         spare_wanted_ = true;
@@ -444,7 +444,7 @@ void journal::copy_out(std::uint64_t from, std::uint64_t to, std::vector<journal
             wire_out = wire->data() + wire->size() - n;
         }
         const std::uint64_t chunk_begin = from / capacity_ * capacity_;
-        chunk_at(from).copy(from - chunk_begin, until - chunk_begin, records_out, wire_out);
+        chunk_at(from).copy(from - chunk_begin, until - chunk_begin, records_out, wire_out, spill_fd_);
         from = until;
     }
 }
@@ -467,7 +467,9 @@ std::vector<wire_detail> journal::wire_snapshot() const {
 }
 
 journal_attempts journal::take() {
-    flush();  // with a file, the writer must be done with what is moved out
+    // With a file, the writer must be done with what is moved out. Spilled chunks need no wait: the
+    // one being written out stays readable, and is read from memory.
+    if (file_ != nullptr) flush();
     journal_attempts out;
     std::uint64_t stop = 0;
     {

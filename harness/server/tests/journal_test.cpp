@@ -292,6 +292,16 @@ TEST(journal, spilling_keeps_only_the_chunk_being_filled_in_memory_and_reads_the
     expect_samples(taken.records, taken.wire, count, count);
 }
 
+// take() does not wait for the spiller: a chunk still being written out is read from memory, and
+// the records come out whole and in order whichever chunks made it to the file.
+TEST(journal, a_take_while_chunks_are_being_spilled_hands_over_every_record) {
+    journal j{spilling(std::filesystem::temp_directory_path().string())};
+    append_samples(j, 0, 40'000);
+    const journal_attempts taken = j.take();
+    expect_samples(taken.records, taken.wire, 0, 40'000);
+    EXPECT_EQ(j.size(), 0U);
+}
+
 TEST(journal, a_reset_forgets_spilled_records_too) {
     journal j{spilling(std::filesystem::temp_directory_path().string())};
     append_samples(j, 0, 30'000);
