@@ -56,12 +56,16 @@ retry::retry_policy relay_policy(const client_policy& declared) {
     return policy;
 }
 
-// Where a run's journals spill their full chunks while the server runs (journal.hpp): the system's
-// temporary directory ($TMPDIR, else /tmp); nowhere when there is none.
-std::string spill_directory() {
+// A run's journal (the service's or a relay tier's): wire details only when a report writes them,
+// and full chunks spilled while the server runs (journal.hpp) to the system's temporary directory
+// ($TMPDIR, else /tmp; kept in memory when there is none).
+journal_options run_journal(const run_options& options) {
+    journal_options out;
+    out.wire_details = options.keep_wire_details;
     std::error_code ec;
     const std::filesystem::path directory = std::filesystem::temp_directory_path(ec);
-    return ec ? std::string{} : directory.string();
+    if (!ec) out.spill_directory = directory.string();
+    return out;
 }
 
 // Starts the [[relay]] tiers from the service outwards, so each knows the port of the one after it.
@@ -90,11 +94,9 @@ std::vector<running_relay> start_relays(const scenario& s, const run_options& op
         } else {
             model.identity.header = identity_header;
         }
-        journal_options journal_bound;
-        journal_bound.wire_details = options.keep_wire_details;
-        journal_bound.spill_directory = spill_directory();
-        tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed, journal_bound,
-                                                        faults::engine_limits{}, ledger_keeps::count);
+        tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed,
+                                                        run_journal(options), faults::engine_limits{},
+                                                        ledger_keeps::count);
         tier.context->next_tier = tier.forwarder.get();
         server_options listen;
         listen.threads = std::max<std::size_t>(1, options.server_threads);
@@ -204,10 +206,8 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     const std::string identity_header =
         model.identity.header.empty() ? std::string{relay_identity_header} : model.identity.header;
     if (!s.relays.empty()) model.identity = identity_config{identity_header, ""};
-    journal_options journal_bound;
+    journal_options journal_bound = run_journal(options);
     journal_bound.max_records = model.journal_max_records;
-    journal_bound.wire_details = options.keep_wire_details;
-    journal_bound.spill_directory = spill_directory();
     // Nothing in a run reads the ledger's entries: the checks judge the journal (ledger.hpp).
     server_context context(model, s.faults, record.seed, journal_bound, {}, ledger_keeps::count);
     const attempts_watch watch(options.progress, context.records);
