@@ -1,6 +1,7 @@
 // One request through Node's built-in fetch (undici) in a small hand-written retry loop.
 //
 //   node fetch_loop.mjs URL METHOD BODY TIMEOUT [--policy naive|careful] [--attempts N] [--deadline S]
+//                       [--key KEY|rotate]
 //
 // TIMEOUT is seconds per attempt. Two loops people write:
 // - naive: up to N attempts back to back, repeating anything that is not a 2xx (any method, any
@@ -9,6 +10,8 @@
 //   ECONNREFUSED (nothing was sent); full jitter rand(0, min(2 s, 200 ms·2^(n-1))), and never
 //   sooner than a Retry-After (seconds or HTTP-date); with --deadline S, no attempt and no sleep
 //   runs past start + S (an attempt's timeout is cut to what is left; a longer wait gives up).
+//   With --key, every attempt carries `Idempotency-Key: KEY`, and a keyed POST is repeated after
+//   errors too (the service deduplicates); `--key rotate` is the bug of a fresh key on every attempt.
 // Exits 0 on a 2xx reply, 1 otherwise.
 const [url, method, body, timeout, ...rest] = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -19,6 +22,7 @@ const policy = option('--policy', 'naive');
 const attempts = Number(option('--attempts', 4));
 const deadline = Date.now() + Number(option('--deadline', 'Infinity')) * 1000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const key = option('--key', undefined);
 const idempotent = ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE'].includes(method);
 
 function retryAfterMs(res) {
@@ -37,6 +41,7 @@ for (let n = 1; n <= attempts; ++n) {
     const res = await fetch(url, {
       method,
       body: method === 'GET' || method === 'HEAD' ? undefined : body,
+      headers: key === undefined ? {} : { 'Idempotency-Key': key === 'rotate' ? crypto.randomUUID() : key },
       signal: AbortSignal.timeout(Math.max(1, Math.min(Number(timeout) * 1000, deadline - Date.now()))),
     });
     await res.arrayBuffer();
@@ -49,7 +54,7 @@ for (let n = 1; n <= attempts; ++n) {
     floor = retryAfterMs(res);
   } catch (e) {
     status = `${e.name} ${e.cause?.code ?? e.message}`;
-    retryable = policy === 'naive' || idempotent || e.cause?.code === 'ECONNREFUSED';
+    retryable = policy === 'naive' || idempotent || key !== undefined || e.cause?.code === 'ECONNREFUSED';
   }
   if (!retryable || n === attempts) break;
   if (policy === 'careful') {
