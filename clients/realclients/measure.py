@@ -130,10 +130,10 @@ class Run:
     def now_ms(self):
         return round((time.monotonic() - self.t0) * 1000.0, 1)
 
-    def begin(self, conn, request, method, key):
+    def begin(self, conn, request, method, key, key_seen=True):
         with self.lock:
             n = len(self.attempts) + 1
-            attempt = {"n": n, "conn": conn, "request": request, "method": method, "key": key,
+            attempt = {"n": n, "conn": conn, "request": request, "method": method, "key": key, "key_seen": key_seen,
                        "start_ms": self.now_ms(), "end_ms": None, "action": None, "status": None,
                        "committed": False, "effect": False}
             self.attempts.append(attempt)
@@ -234,7 +234,7 @@ class Handler(socketserver.BaseRequestHandler):
         requests_on_conn = 0
         buffered = [b""]
         if run.script(len(run.attempts) + 1, 1)[0] == "reset_on_accept":
-            attempt = run.begin(conn, 0, None, None)
+            attempt = run.begin(conn, 0, None, None, False)
             reset(sock)
             run.end(attempt, "reset_on_accept")
             return
@@ -249,13 +249,17 @@ class Handler(socketserver.BaseRequestHandler):
             planned = run.script(n_next, requests_on_conn + 1)
             if planned[0] == "reset_before_read" and requests_on_conn == 0:
                 try:
-                    peek = sock.recv(64, socket.MSG_PEEK)
+                    peek = sock.recv(65536, socket.MSG_PEEK)
                 except OSError:
                     peek = b""
                 if not peek:
                     return  # the client closed an idle connection: no attempt
-                method = peek.split(b" ", 1)[0].decode("latin-1") if peek else None
-                attempt = run.begin(conn, 1, method, None)
+                method = peek.split(b" ", 1)[0].decode("latin-1")
+                key, key_seen = None, b"\r\n\r\n" in peek
+                if key_seen:  # the whole head arrived: its key is known though nothing is processed
+                    head = peek.split(b"\r\n\r\n", 1)[0].partition(b"\r\n")[2]
+                    key = http.client.parse_headers(io.BytesIO(head + b"\r\n\r\n")).get("Idempotency-Key")
+                attempt = run.begin(conn, 1, method, key, key_seen)
                 reset(sock)
                 run.end(attempt, "reset_before_read")
                 return
@@ -399,7 +403,7 @@ def run_refused(config, run, values, time_limit):
             if m:
                 t = round((float(m.group(1)) - wall0) * 1000.0, 1)
                 run.attempts.append({"n": len(run.attempts) + 1, "conn": len(run.attempts) + 1, "request": 0,
-                                     "method": values["method"], "key": None, "start_ms": t, "end_ms": t,
+                                     "method": values["method"], "key": None, "key_seen": False, "start_ms": t, "end_ms": t,
                                      "action": "refused", "status": None, "committed": False, "effect": False})
     os.unlink(trace)
     return summarize(run, values["method"], exit_ms, code, killed, err)
@@ -413,7 +417,8 @@ def summarize(run, method, exit_ms, code, killed, err):
         if "retry_after_due_ms" in a:
             ra.append({"after": a["n"], "value": a["retry_after"], "due_ms": a["retry_after_due_ms"],
                        "next_ms": b["start_ms"], "early_ms": round(a["retry_after_due_ms"] - b["start_ms"], 1)})
-    keys = [a["key"] for a in attempts]
+    # Only attempts whose head was read say which key they carried (not a reset on accept or a refusal).
+    keys = [a["key"] for a in attempts if a["key_seen"]]
     post_attempts = [a for a in attempts if a["method"] == "POST"]
     resent_after_commit = any(a["committed"] for a in post_attempts[:-1])
     return {
@@ -435,6 +440,20 @@ def summarize(run, method, exit_ms, code, killed, err):
                    "effect" if a["effect"] else ("committed" if a["committed"] else "")] for a in attempts],
         "stderr_tail": err.strip().splitlines()[-1][:200] if err.strip() else "",
     }
+
+
+def dumps(doc):
+    """JSON with one line per run: readable in a diff, a tenth of the size of an indented dump."""
+    top = {k: v for k, v in doc.items() if k != "configs"}
+    out = json.dumps(top, indent=1)[:-2] + ',\n "configs": {'
+    for ci, (name, config) in enumerate(doc["configs"].items()):
+        out += ("," if ci else "") + f"\n  {json.dumps(name)}: {{\n   \"template\": {json.dumps(config['template'])},"
+        out += f"\n   \"score\": {json.dumps(config['score'])},\n   \"situations\": {{"
+        for si, (situation, runs) in enumerate(config["situations"].items()):
+            out += ("," if si else "") + f"\n    {json.dumps(situation)}: ["
+            out += ",".join("\n     " + json.dumps(r, separators=(",", ":")) for r in runs) + "]"
+        out += "}}"
+    return out + "}}\n"
 
 
 def tool_versions():
@@ -506,8 +525,7 @@ def main():
         "configs": out_configs,
     }
     with open(a.output, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=False)
-        f.write("\n")
+        f.write(dumps(doc))
     print(f"wrote {a.output}", file=sys.stderr)
 
 
