@@ -448,7 +448,10 @@ def dumps(doc):
     out = json.dumps(top, indent=1)[:-2] + ',\n "configs": {'
     for ci, (name, config) in enumerate(doc["configs"].items()):
         out += ("," if ci else "") + f"\n  {json.dumps(name)}: {{\n   \"template\": {json.dumps(config['template'])},"
-        out += f"\n   \"score\": {json.dumps(config['score'])},\n   \"situations\": {{"
+        out += f"\n   \"score\": {json.dumps(config['score'])},"
+        if "measured" in config:
+            out += f"\n   \"measured\": {json.dumps(config['measured'])},"
+        out += "\n   \"situations\": {"
         for si, (situation, runs) in enumerate(config["situations"].items()):
             out += ("," if si else "") + f"\n    {json.dumps(situation)}: ["
             out += ",".join("\n     " + json.dumps(r, separators=(",", ":")) for r in runs) + "]"
@@ -510,6 +513,9 @@ def main():
         entry = out_configs.get(c["name"], {}) if a.situation else {}
         entry["template"] = c["template"]
         entry["score"] = c["score"]
+        entry.setdefault("measured", [])
+        entry["measured"].append({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                  "situations": a.situation or ["*"], "loadavg_at_end": round(os.getloadavg()[0], 1)})
         entry.setdefault("situations", {})
         for s, runs in results.get(c["name"], {}).items():
             entry["situations"][s] = [r for _, r in sorted(runs, key=lambda x: x[0])]
