@@ -147,23 +147,6 @@ void check_durations(duration base, duration cap, duration hop_mean, duration ho
 
 }  // namespace
 
-std::string_view to_string(occ_strategy strategy) {
-    switch (strategy) {
-        case occ_strategy::none: return "none";
-        case occ_strategy::exponential: return "exponential";
-        case occ_strategy::equal: return "equal";
-        case occ_strategy::full: return "full";
-        case occ_strategy::decorrelated: return "decorrelated";
-    }
-    return "unknown";
-}
-
-std::optional<occ_strategy> occ_strategy_from_string(std::string_view name) {
-    for (occ_strategy s : all_occ_strategies)
-        if (to_string(s) == name) return s;
-    return std::nullopt;
-}
-
 std::variant<std::vector<occ_strategy>, std::string> parse_occ_strategies(std::string_view text) {
     if (text == "all") return std::vector<occ_strategy>{all_occ_strategies.begin(), all_occ_strategies.end()};
     std::vector<occ_strategy> out;

@@ -61,11 +61,6 @@ constexpr double max_rate = 100'000.0;
 
 // --- reading the [client] table -------------------------------------------------------------
 
-constexpr std::array<client_preset, 7> presets{client_preset::good,      client_preset::naive,
-                                               client_preset::no_jitter, client_preset::no_budget,
-                                               client_preset::no_keys,   client_preset::ignores_retry_after,
-                                               client_preset::ignores_deadline};
-
 // "[client.policy]" + "backoff" -> "[client.policy.backoff]".
 std::string nested(const std::string& context, std::string_view key) {
     const std::string base = context.ends_with("]") ? context.substr(0, context.size() - 1) : context;
@@ -626,28 +621,6 @@ driver_result builtin_driver::run(const driver_context& ctx) {
         return failed;
     }
 }
-
-std::string_view to_string(client_preset preset) {
-    switch (preset) {
-        case client_preset::good: return "good";
-        case client_preset::naive: return "naive";
-        case client_preset::no_jitter: return "no_jitter";
-        case client_preset::no_budget: return "no_budget";
-        case client_preset::no_keys: return "no_keys";
-        case client_preset::ignores_retry_after: return "ignores_retry_after";
-        case client_preset::ignores_deadline: return "ignores_deadline";
-    }
-    return "unknown";
-}
-
-std::optional<client_preset> preset_from_string(std::string_view name) {
-    for (const auto p : presets) {
-        if (to_string(p) == name) return p;
-    }
-    return std::nullopt;
-}
-
-std::span<const client_preset> all_presets() { return presets; }
 
 std::string_view to_string(budget_kind kind) {
     switch (kind) {

@@ -299,8 +299,8 @@ TEST(Presets, EachBadPresetBreaksOneThing) {
 }
 
 TEST(Presets, NamesRoundTrip) {
-    ASSERT_EQ(all_presets().size(), 7u);
-    for (const auto p : all_presets()) EXPECT_EQ(preset_from_string(to_string(p)), p);
+    ASSERT_EQ(all_presets.size(), 7u);
+    for (const auto p : all_presets) EXPECT_EQ(preset_from_string(to_string(p)), p);
     EXPECT_EQ(preset_from_string("bogus"), std::nullopt);
 }
 

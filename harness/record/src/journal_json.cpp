@@ -20,29 +20,6 @@
 
 namespace faultline::harness {
 
-std::optional<identity_source> identity_source_from_string(std::string_view s) {
-    for (auto v : {identity_source::idempotency_key, identity_source::header, identity_source::body_field,
-                   identity_source::request_hash}) {
-        if (to_string(v) == s) return v;
-    }
-    return std::nullopt;
-}
-
-std::optional<effect_kind> effect_kind_from_string(std::string_view s) {
-    for (auto v : {effect_kind::none, effect_kind::committed, effect_kind::replayed, effect_kind::conflict,
-                   effect_kind::rejected}) {
-        if (to_string(v) == s) return v;
-    }
-    return std::nullopt;
-}
-
-std::optional<wire_outcome> wire_outcome_from_string(std::string_view s) {
-    for (auto v : {wire_outcome::responded, wire_outcome::reset, wire_outcome::closed, wire_outcome::hung,
-                   wire_outcome::truncated, wire_outcome::malformed, wire_outcome::client_gone}) {
-        if (to_string(v) == s) return v;
-    }
-    return std::nullopt;
-}
 
 namespace {
 
@@ -97,9 +74,9 @@ void visit_event_fields(Event& e, Visitor& v) {
     v.string("peer", e.peer);
 }
 
-std::optional<identity_source> from_string(std::string_view s, identity_source) { return identity_source_from_string(s); }
-std::optional<effect_kind> from_string(std::string_view s, effect_kind) { return effect_kind_from_string(s); }
-std::optional<wire_outcome> from_string(std::string_view s, wire_outcome) { return wire_outcome_from_string(s); }
+std::optional<identity_source> from_string(std::string_view s, identity_source) { return identity_source_names.from(s); }
+std::optional<effect_kind> from_string(std::string_view s, effect_kind) { return effect_kind_names.from(s); }
+std::optional<wire_outcome> from_string(std::string_view s, wire_outcome) { return wire_outcome_names.from(s); }
 std::optional<server_event_kind> from_string(std::string_view s, server_event_kind) { return server_event_kind_from_string(s); }
 
 class object_builder {

@@ -32,7 +32,7 @@ std::string file_stem(const std::string& file) {
 
 std::vector<std::string> preset_names() {
     std::vector<std::string> out;
-    for (const client_preset p : all_presets()) out.emplace_back(to_string(p));
+    for (const client_preset p : all_presets) out.emplace_back(to_string(p));
     return out;
 }
 

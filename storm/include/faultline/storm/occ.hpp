@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "faultline/core/clock.hpp"
+#include "faultline/core/enum_names.hpp"
 
 namespace faultline::storm {
 
@@ -38,12 +39,17 @@ using faultline::duration;
 
 enum class occ_strategy { none, exponential, equal, full, decorrelated };
 
-inline constexpr std::array<occ_strategy, 5> all_occ_strategies{
-    occ_strategy::none, occ_strategy::exponential, occ_strategy::equal, occ_strategy::full,
-    occ_strategy::decorrelated};
+inline constexpr enum_names occ_strategy_names{std::to_array<enum_name<occ_strategy>>({
+    {occ_strategy::none, "none"},
+    {occ_strategy::exponential, "exponential"},
+    {occ_strategy::equal, "equal"},
+    {occ_strategy::full, "full"},
+    {occ_strategy::decorrelated, "decorrelated"},
+})};
+inline constexpr std::array all_occ_strategies = occ_strategy_names.values();
 
-std::string_view to_string(occ_strategy strategy);
-std::optional<occ_strategy> occ_strategy_from_string(std::string_view name);
+inline std::string_view to_string(occ_strategy strategy) { return occ_strategy_names(strategy); }
+inline std::optional<occ_strategy> occ_strategy_from_string(std::string_view name) { return occ_strategy_names.from(name); }
 // "all", or a comma list of strategy names ("full,equal"): the strategies in order, or an error
 // message naming the unknown one and the known ones.
 std::variant<std::vector<occ_strategy>, std::string> parse_occ_strategies(std::string_view text);

@@ -25,6 +25,7 @@
 // reference, with every key and each preset's exact policy, is docs/scenarios.md ("[client]").
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -37,6 +38,7 @@
 
 #include "faultline/config/reader.hpp"
 #include "faultline/core/clock.hpp"
+#include "faultline/core/enum_names.hpp"
 #include "faultline/drivers/driver.hpp"
 #include "faultline/retry/budget.hpp"
 #include "faultline/retry/circuit_breaker.hpp"
@@ -51,9 +53,19 @@ inline constexpr std::string_view operation_header = "Faultline-Op";
 // deliberately broken in one way, so a scenario can prove that the matching check fires.
 enum class client_preset { good, naive, no_jitter, no_budget, no_keys, ignores_retry_after, ignores_deadline };
 
-std::string_view to_string(client_preset preset);
-std::optional<client_preset> preset_from_string(std::string_view name);
-std::span<const client_preset> all_presets();
+inline constexpr enum_names client_preset_names{std::to_array<enum_name<client_preset>>({
+    {client_preset::good, "good"},
+    {client_preset::naive, "naive"},
+    {client_preset::no_jitter, "no_jitter"},
+    {client_preset::no_budget, "no_budget"},
+    {client_preset::no_keys, "no_keys"},
+    {client_preset::ignores_retry_after, "ignores_retry_after"},
+    {client_preset::ignores_deadline, "ignores_deadline"},
+})};
+inline constexpr std::array all_presets = client_preset_names.values();
+
+inline std::string_view to_string(client_preset preset) { return client_preset_names(preset); }
+inline std::optional<client_preset> preset_from_string(std::string_view name) { return client_preset_names.from(name); }
 
 // The shared retry budget of a run, as configured. The object itself is made per run (make_budget),
 // so every run starts with a full budget and all virtual clients of that run share it.

@@ -24,10 +24,6 @@
 
 namespace faultline::harness {
 
-std::optional<identity_source> identity_source_from_string(std::string_view s);
-std::optional<effect_kind> effect_kind_from_string(std::string_view s);
-std::optional<wire_outcome> wire_outcome_from_string(std::string_view s);
-
 // `wire`: the record's wire detail, or null to leave its fields out.
 boost::json::object to_json(const journal_record& record, const wire_detail* wire = nullptr);
 // One line of JSON Lines: serialize(to_json(record, wire)) and a '\n', written without building the

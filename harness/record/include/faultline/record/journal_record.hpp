@@ -7,8 +7,11 @@
 // record copies as a plain value and a large journal costs about a hundred bytes an attempt.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
+
+#include "faultline/core/enum_names.hpp"
 
 #include "faultline/record/packed_optional.hpp"
 #include "faultline/record/symbol.hpp"
@@ -38,9 +41,33 @@ enum class wire_outcome : std::uint8_t {
     client_gone,// the client disconnected before the response was complete
 };
 
-std::string_view to_string(identity_source v);
-std::string_view to_string(effect_kind v);
-std::string_view to_string(wire_outcome v);
+// Their journal names.
+inline constexpr enum_names identity_source_names{std::to_array<enum_name<identity_source>>({
+    {identity_source::idempotency_key, "idempotency_key"},
+    {identity_source::header, "header"},
+    {identity_source::body_field, "body_field"},
+    {identity_source::request_hash, "request_hash"},
+})};
+inline constexpr enum_names effect_kind_names{std::to_array<enum_name<effect_kind>>({
+    {effect_kind::none, "none"},
+    {effect_kind::committed, "committed"},
+    {effect_kind::replayed, "replayed"},
+    {effect_kind::conflict, "conflict"},
+    {effect_kind::rejected, "rejected"},
+})};
+inline constexpr enum_names wire_outcome_names{std::to_array<enum_name<wire_outcome>>({
+    {wire_outcome::responded, "responded"},
+    {wire_outcome::reset, "reset"},
+    {wire_outcome::closed, "closed"},
+    {wire_outcome::hung, "hung"},
+    {wire_outcome::truncated, "truncated"},
+    {wire_outcome::malformed, "malformed"},
+    {wire_outcome::client_gone, "client_gone"},
+})};
+
+inline std::string_view to_string(identity_source v) { return identity_source_names(v); }
+inline std::string_view to_string(effect_kind v) { return effect_kind_names(v); }
+inline std::string_view to_string(wire_outcome v) { return wire_outcome_names(v); }
 
 // What the checks judge of one attempt. Fields are ordered by size (8-byte, then 4-, 2- and 1-byte)
 // so the record has no padding inside; the JSON field order is journal_json.cpp's and does not follow
