@@ -51,7 +51,10 @@ def classify(expected, got):
 def score(faultline, config, keep_dir, run):
     """Runs `faultline score` on one config; returns ({property: outcome}, exit code, seconds)."""
     path = os.path.join(keep_dir, f"{config['name']}.run{run}.json")
-    argv = [faultline, "score", "--quiet", "--scorecard-json", path, *config["score"], "--", *config["template"]]
+    # --report-dir keeps every probe's journal and the client's stderr: the evidence behind a flip.
+    reports = os.path.join(keep_dir, f"{config['name']}.run{run}")
+    argv = [faultline, "score", "--quiet", "--scorecard-json", path, "--report-dir", reports, *config["score"], "--",
+            *config["template"]]
     started = time.monotonic()
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -92,7 +95,7 @@ def main():
     p.add_argument("--config", action="append", help="glob on config names (repeatable)")
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--results", help="write every run's cells as JSON here")
-    p.add_argument("--keep", help="keep each scorecard (JSON and console) in this folder")
+    p.add_argument("--keep", help="keep each scorecard (JSON, console, probe reports) in this folder")
     p.add_argument("--label", default="", help="a word for the results (e.g. idle, loaded)")
     a = p.parse_args()
     if a.runs < 1 or a.runs > 50:

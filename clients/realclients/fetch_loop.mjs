@@ -46,6 +46,7 @@ for (let n = 1; n <= attempts; ++n) {
     });
     await res.arrayBuffer();
     status = String(res.status);
+    console.error(`fetch: attempt ${n}: ${status}`);
     if (res.ok) {
       console.error(`fetch: ${status}`);
       process.exit(0);
@@ -54,6 +55,7 @@ for (let n = 1; n <= attempts; ++n) {
     floor = retryAfterMs(res);
   } catch (e) {
     status = `${e.name} ${e.cause?.code ?? e.message}`;
+    console.error(`fetch: attempt ${n}: ${status}`);
     retryable = policy === 'naive' || idempotent || key !== undefined || e.cause?.code === 'ECONNREFUSED';
   }
   if (!retryable || n === attempts) break;
