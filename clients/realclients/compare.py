@@ -28,11 +28,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mapping  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LETTER = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?"}
+# "absent": the scorecard has no such row (a renamed or dropped property): judged like n/a.
+LETTER = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?", "absent": "-"}
 SCORE_TIME_LIMIT_S = 600
 
 
 def classify(expected, got):
+    got = "n/a" if got == "absent" else got
     if expected == "?":
         return "unknown"
     if expected == got:
@@ -67,10 +69,12 @@ def score(faultline, config, keep_dir, run):
     seconds = time.monotonic() - started
     try:
         card = json.load(open(path))
-    except (OSError, ValueError):
+        outcomes = {row["id"]: row["outcome"] for row in card["properties"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        print(f"{config['name']}: no scorecard (faultline score exit {code}); its output is in {keep_dir}",
+              file=sys.stderr)
         return {p: "error" for p in mapping.PROPERTIES}, code, seconds
-    outcomes = {row["id"]: row["outcome"] for row in card["properties"]}
-    return {p: outcomes.get(p, "error") for p in mapping.PROPERTIES}, code, seconds
+    return {p: outcomes.get(p, "absent") for p in mapping.PROPERTIES}, code, seconds
 
 
 def table(configs, expected, got, marks):

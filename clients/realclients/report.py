@@ -68,7 +68,7 @@ def expected(doc):
 
 
 def results(files):
-    letter = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?"}
+    letter = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?", "absent": "-"}
     mark = {"match": "", "unknown": "", "miss": " **miss**", "false alarm": " **false alarm**",
             "unjudged": " unjudged", "unearned": " unearned", "error": " error"}
     out = []
@@ -95,7 +95,7 @@ def results(files):
 
 
 def cells(files):
-    letter = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?"}
+    letter = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?", "absent": "-"}
     docs = [json.load(open(path)) for path in files]
     names = list(docs[0]["expected"])
     out = ["| config | " + " | ".join(mapping.SHORT[p] for p in mapping.PROPERTIES) + " |",
