@@ -28,11 +28,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mapping  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LETTER = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?"}
+# "absent": the scorecard has no such row (a renamed or dropped property): judged like n/a.
+LETTER = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?", "absent": "-"}
 SCORE_TIME_LIMIT_S = 600
 
 
 def classify(expected, got):
+    got = "n/a" if got == "absent" else got
     if expected == "?":
         return "unknown"
     if expected == got:
@@ -51,7 +53,10 @@ def classify(expected, got):
 def score(faultline, config, keep_dir, run):
     """Runs `faultline score` on one config; returns ({property: outcome}, exit code, seconds)."""
     path = os.path.join(keep_dir, f"{config['name']}.run{run}.json")
-    argv = [faultline, "score", "--quiet", "--scorecard-json", path, *config["score"], "--", *config["template"]]
+    # --report-dir keeps every probe's journal and the client's stderr: the evidence behind a flip.
+    reports = os.path.join(keep_dir, f"{config['name']}.run{run}")
+    argv = [faultline, "score", "--quiet", "--scorecard-json", path, "--report-dir", reports, *config["score"], "--",
+            *config["template"]]
     started = time.monotonic()
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -64,10 +69,12 @@ def score(faultline, config, keep_dir, run):
     seconds = time.monotonic() - started
     try:
         card = json.load(open(path))
-    except (OSError, ValueError):
+        outcomes = {row["id"]: row["outcome"] for row in card["properties"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        print(f"{config['name']}: no scorecard (faultline score exit {code}); its output is in {keep_dir}",
+              file=sys.stderr)
         return {p: "error" for p in mapping.PROPERTIES}, code, seconds
-    outcomes = {row["id"]: row["outcome"] for row in card["properties"]}
-    return {p: outcomes.get(p, "error") for p in mapping.PROPERTIES}, code, seconds
+    return {p: outcomes.get(p, "absent") for p in mapping.PROPERTIES}, code, seconds
 
 
 def table(configs, expected, got, marks):
@@ -92,7 +99,7 @@ def main():
     p.add_argument("--config", action="append", help="glob on config names (repeatable)")
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--results", help="write every run's cells as JSON here")
-    p.add_argument("--keep", help="keep each scorecard (JSON and console) in this folder")
+    p.add_argument("--keep", help="keep each scorecard (JSON, console, probe reports) in this folder")
     p.add_argument("--label", default="", help="a word for the results (e.g. idle, loaded)")
     a = p.parse_args()
     if a.runs < 1 or a.runs > 50:

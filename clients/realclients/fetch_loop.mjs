@@ -34,6 +34,12 @@ function retryAfterMs(res) {
 }
 
 let status = 'no attempt';
+// Every attempt's outcome, printed as the last line of stderr (what a harness keeps of it).
+const outcomes = [];
+const done = (code) => {
+  console.error(`fetch: ${status} (attempts: ${outcomes.join(', ')})`);
+  process.exit(code);
+};
 for (let n = 1; n <= attempts; ++n) {
   let retryable = false;
   let floor = 0;
@@ -46,14 +52,13 @@ for (let n = 1; n <= attempts; ++n) {
     });
     await res.arrayBuffer();
     status = String(res.status);
-    if (res.ok) {
-      console.error(`fetch: ${status}`);
-      process.exit(0);
-    }
+    outcomes.push(status);
+    if (res.ok) done(0);
     retryable = policy === 'naive' || [408, 429, 500, 502, 503, 504].includes(res.status);
     floor = retryAfterMs(res);
   } catch (e) {
     status = `${e.name} ${e.cause?.code ?? e.message}`;
+    outcomes.push(status);
     retryable = policy === 'naive' || idempotent || key !== undefined || e.cause?.code === 'ECONNREFUSED';
   }
   if (!retryable || n === attempts) break;
@@ -63,5 +68,4 @@ for (let n = 1; n <= attempts; ++n) {
     await sleep(wait);
   }
 }
-console.error(`fetch: ${status}`);
-process.exit(1);
+done(1);

@@ -3,6 +3,8 @@
     python3 report.py groundtruth            # config x situation: attempts and what stands out
     python3 report.py expected               # config x property: the verdict the ground truth calls for
     python3 report.py results FILE [FILE...] # compare.py --results files: cells, counts, flips
+    python3 report.py cells FILE [FILE...]   # one table: expected, then faultline's verdict in every
+                                             # run of every file (files separated by "·")
 """
 
 import json
@@ -66,7 +68,7 @@ def expected(doc):
 
 
 def results(files):
-    letter = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?"}
+    letter = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?", "absent": "-"}
     mark = {"match": "", "unknown": "", "miss": " **miss**", "false alarm": " **false alarm**",
             "unjudged": " unjudged", "unearned": " unearned", "error": " error"}
     out = []
@@ -92,8 +94,33 @@ def results(files):
     return "\n".join(out)
 
 
+def cells(files):
+    letter = {"pass": "P", "fail": "F", "n/a": "n", "insufficient evidence": "i", "error": "E", "?": "?", "absent": "-"}
+    docs = [json.load(open(path)) for path in files]
+    names = list(docs[0]["expected"])
+    out = ["| config | " + " | ".join(mapping.SHORT[p] for p in mapping.PROPERTIES) + " |",
+           "|---" * (len(mapping.PROPERTIES) + 1) + "|"]
+    for n in names:
+        row = []
+        for p in mapping.PROPERTIES:
+            e = docs[0]["expected"][n][p][0]
+            seen = "·".join("".join(letter[h["got"][n][p]] for h in d["runs"]) for d in docs)
+            marks = {h["marks"][n][p] for d in docs for h in d["runs"]} - {"match", "unknown"}
+            text = f"{letter[e]}: {seen}"
+            if "miss" in marks or "false alarm" in marks:
+                text = f"**{text}**"
+            elif marks:
+                text = f"_{text}_"
+            row.append(text)
+        out.append(f"| {n} | " + " | ".join(row) + " |")
+    return "\n".join(out)
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "groundtruth"
+    if what == "cells":
+        print(cells(sys.argv[2:]))
+        return
     if what == "results":
         print(results(sys.argv[2:]))
         return
