@@ -28,6 +28,7 @@
 #include "faultline/config/duration.hpp"
 #include "faultline/faults/rule.hpp"
 #include "faultline/runner/runner.hpp"
+#include "faultline/score/control_client.hpp"
 #include "faultline/score/probe.hpp"
 #include "faultline/score/run_probes.hpp"
 #include "faultline/score/scorecard.hpp"
@@ -67,6 +68,11 @@ struct score_args {
     std::string scorecard_json;  // --scorecard-json PATH
     bool progress = false;       // --progress: the progress line even when stderr is no terminal
     bool quiet = false;          // --quiet: no progress line
+    std::uint32_t timing_rounds = 3;  // --timing-rounds
+    // The hidden control mode (control_client.hpp): the timing probes start this binary with it.
+    std::string control_client;  // its URL
+    std::string control_delay = "1s";
+    std::uint32_t control_attempts = 4;
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
@@ -122,7 +128,24 @@ std::string joined(const std::vector<std::string>& words) {
     return out;
 }
 
+// This binary, so the timing probes can start it as their control.
+std::string this_executable() {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string{} : exe.string();
+}
+
+// The control process: measure, never judge; it always exits 0 (its timing is what counts).
+void run_control(const score_args& args) {
+    score::control_options o;
+    o.url = args.control_client;
+    o.delay = duration_option("--control-delay", args.control_delay, 1ms, 60s);
+    o.attempts = args.control_attempts;
+    score::run_control_client(o);
+}
+
 void run_score(const score_args& args) {
+    if (!args.control_client.empty()) return run_control(args);
     const score::declared_settings declared = declared_of(args);
     const bool builtin = args.command.empty();
     if (!builtin) {
@@ -163,7 +186,11 @@ void run_score(const score_args& args) {
         options.progress = &tally;
         progress.emplace(std::cerr, tally, steady_clock_source::instance());
     }
-    std::vector<harness::run_record> runs = score::run_probes(probes, args.command, declared, options, args.jobs);
+    score::probe_run_options probe_options;
+    probe_options.control_executable = this_executable();
+    probe_options.timing_rounds = args.timing_rounds;
+    std::vector<harness::run_record> runs =
+        score::run_probes(probes, args.command, declared, options, args.jobs, probe_options);
     progress.reset();  // erases the line before the scorecard
     if (interrupt.requested()) {
         // A scorecard over part of the catalogue would misstate the client: none is printed. The
@@ -236,6 +263,14 @@ void add_score_command(CLI::App& app) {
         ->excludes(quiet);
     add_report_options(*cmd, args->reports);
     cmd->add_option("--scorecard-json", args->scorecard_json, "Write the scorecard as JSON to this file");
+    cmd->add_option("--timing-rounds", args->timing_rounds,
+                    "Runs of a timing probe at most while its verdicts cannot tell the client from the noise its "
+                    "control measured (default 3)")
+        ->check(CLI::Range(1U, 10U));
+    // The timing probes' control process (this binary in control mode): not for users.
+    cmd->add_option("--control-client", args->control_client)->group("");
+    cmd->add_option("--control-delay", args->control_delay)->group("");
+    cmd->add_option("--control-attempts", args->control_attempts)->group("")->check(CLI::Range(1U, 20U));
     cmd->footer(
         "Examples:\n  faultline score -- curl -s --retry 3 -X {method} {url}{path} -d {body}\n"
         "  faultline score --deadline 5s --max-attempts 4 -- ./my-client {url}{path}\n"

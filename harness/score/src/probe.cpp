@@ -32,6 +32,11 @@ void read_probe_table(const toml::table& document, const std::string& file, prob
     out.operations = static_cast<std::uint64_t>(r.integer("operations", 1, max_probe_operations).value_or(1));
     out.concurrency = static_cast<std::uint32_t>(
         r.integer("concurrency", 1, 64).value_or(static_cast<std::int64_t>(std::min<std::uint64_t>(out.operations, 64))));
+    out.control = static_cast<std::uint32_t>(r.integer("control", 0, 64).value_or(0));
+    out.control_delay = r.duration("control_delay", std::chrono::milliseconds{100}, std::chrono::seconds{10})
+                            .value_or(std::chrono::seconds{1});
+    out.control_attempts = static_cast<std::uint32_t>(r.integer("control_attempts", 2, 10).value_or(4));
+    if (out.control > 0 && out.operations < 2) r.fail("control", "a control measures a herd's noise: only with operations >= 2");
     if (const auto mapped = r.string_table("properties", config::need::required)) {
         for (const auto& [check, property] : *mapped) {
             const property_info* mapped_to = find_property(property);

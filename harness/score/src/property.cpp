@@ -7,7 +7,7 @@ namespace faultline::score {
 
 namespace {
 
-constexpr std::array<property_info, 10> catalogue{{
+constexpr std::array<property_info, 11> catalogue{{
     // First: when a client reset the server or changed its rules, the rows below judged a doctored run.
     {"evidence_intact", "evidence intact: no control-API tampering", applicability::always, "evidence_intact"},
     {"single_execution", "no second execution of a committed non-idempotent request", applicability::always},
@@ -16,7 +16,10 @@ constexpr std::array<property_info, 10> catalogue{{
     {"unsent_retried", "failures before anything was sent retried (refused, RST before read)",
      applicability::retried_unsent},
     {"stable_key", "idempotency key stable across attempts", applicability::keys_sent},
-    {"jittered", "retries jittered (no lock-step herd)", applicability::jitter_expected},
+    // Judged whatever the client declares: a client declared not to jitter still sends its herd back
+    // as one wave (--jitter only refines the backoff curve judged).
+    {"jittered", "retries jittered (no lock-step herd)", applicability::probe_retried},
+    {"spaced", "retries spaced and growing (none back to back)", applicability::probe_retried},
     {"backoff", "backoff grows and is capped as declared", applicability::backoff_declared},
     {"attempt_limit", "attempts within the declared limit", applicability::max_attempts_declared},
     {"deadline", "deadline kept", applicability::deadline_declared},

@@ -37,9 +37,6 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
         case applicability::keys_sent:
             if (!sent_keys(run)) return "the client sent no Idempotency-Key";
             return retried(run) ? "" : "the client did not retry here";
-        case applicability::jitter_expected:
-            if (!declared.jitters) return "declared not to jitter (--jitter none)";
-            return retried(run) ? "" : "the client did not retry here";
         case applicability::deadline_declared:
             return builtin || declared.deadline ? "" : "no deadline declared (--deadline)";
         case applicability::max_attempts_declared:
@@ -226,7 +223,7 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
                (declared.backoff ? seconds_text(declared.backoff->base) + "s→" + seconds_text(declared.backoff->cap) +
                                        "s " + std::string(to_string(declared.backoff->jitter))
                                  : std::string("—")) +
-           " · jitter " + (declared.jitters ? "expected" : "none") + " · {timeout} " +
+           " · jitter " + (declared.jitters ? "expected" : "none (judged all the same)") + " · {timeout} " +
            seconds_text(declared.timeout) + "s\n\n";
     }
     std::size_t width = 0;

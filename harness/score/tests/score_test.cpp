@@ -289,9 +289,11 @@ TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
     EXPECT_EQ(row(card, "jittered").not_judged, 1u);
     EXPECT_EQ(exit_code_of(card), harness::exit_code::insufficient_evidence);
 
+    // --jitter none refines the curve judged; it never switches the row off (issue 26).
     declared_settings no_jitter;
     no_jitter.jitters = false;
-    EXPECT_EQ(row(make_scorecard(probes, runs, no_jitter, false), "jittered").outcome, property_outcome::not_applicable);
+    EXPECT_EQ(row(make_scorecard(probes, runs, no_jitter, false), "jittered").outcome,
+              property_outcome::insufficient_evidence);
 }
 
 // A client that double-charges and then resets the server through the control API (issue 10, item 1):
@@ -396,6 +398,44 @@ TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
 
 // A client that sends a new Idempotency-Key on every attempt: four "operations" on the server, one
 // process, so one operation with four attempts (and four keys) for the checks.
+// The control's attempts and processes leave the run; its gaps are measured as its noise.
+TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
+    probe p = probe_of("herd", {});
+    p.operations = 2;
+    p.control = 2;
+    p.control_delay = 1s;
+    harness::run_record run;
+    run.command.emplace();
+    for (std::uint64_t op = 0; op < 4; ++op) {
+        harness::process_record proc;
+        proc.op = op;
+        proc.exit_status = op >= 2 ? 1 : 0;  // a control that failed is no failure of the client
+        run.command->processes.push_back(proc);
+    }
+    run.command->exit_status = 1;
+    std::uint64_t seq = 1;
+    for (const std::string target : {"/kv/k0", "/kv/k1", "/faultline-control/c2", "/faultline-control/c3"}) {
+        for (std::int64_t k = 0; k < 3; ++k) {
+            harness::journal_record r = attempt(seq++, target);
+            r.target = target;
+            // The control waits 1 s (+ 1 ms or 3 ms of noise), the client 10 ms.
+            const bool is_control = target.starts_with("/faultline-control/");
+            r.request_ns = k * (is_control ? 1'000'000'000 + (seq % 2 == 0 ? 1'000'000 : 3'000'000) : 10'000'000);
+            r.finished_ns = r.request_ns;
+            run.journal.push_back(r);
+        }
+    }
+    const harness::timing_control control = take_control(run, p);
+    EXPECT_EQ(run.journal.size(), 6u);
+    for (const auto& r : run.journal) EXPECT_TRUE(r.target.view().starts_with("/kv/"));
+    ASSERT_EQ(run.command->processes.size(), 2u);
+    EXPECT_EQ(run.command->exit_status, 0);
+    EXPECT_EQ(control.processes, 2u);
+    EXPECT_EQ(control.delay, 1s);
+    EXPECT_EQ(control.gaps_ns.size(), 4u);
+    EXPECT_FALSE(control.measured());  // 4 gaps: fewer than the 8 a noise figure needs
+}
+
 TEST(attribution, attempts_during_one_process_are_its_operation) {
     harness::run_record run;
     for (std::uint64_t i = 1; i <= 4; ++i) run.journal.push_back(attempt(i, "key-" + std::to_string(i), "key-" + std::to_string(i)));
