@@ -102,9 +102,11 @@ catalogue parse_probe(std::string_view toml_text, const std::string& file) {
     return out;
 }
 
-catalogue load_catalogue(const std::string& directory) {
+catalogue load_catalogue(const std::string& directory) { return load_catalogue(std::vector<std::string>{directory}); }
+
+catalogue load_catalogue(const std::vector<std::string>& paths) {
     catalogue out;
-    const harness::scenario_files found = harness::collect_scenario_files({directory});
+    const harness::scenario_files found = harness::collect_scenario_files(paths);
     out.errors = found.errors;
     for (const std::string& file : found.files) {
         std::ifstream in(file, std::ios::binary);
@@ -117,6 +119,16 @@ catalogue load_catalogue(const std::string& directory) {
         catalogue one = parse_probe(text.str(), file);
         out.errors.insert(out.errors.end(), one.errors.begin(), one.errors.end());
         for (probe& p : one.probes) out.probes.push_back(std::move(p));
+    }
+    // Two probes of one name would make one scorecard entry of two situations.
+    std::sort(out.probes.begin(), out.probes.end(),
+              [](const probe& a, const probe& b) { return a.scenario.name < b.scenario.name; });
+    for (std::size_t i = 1; i < out.probes.size(); ++i) {
+        if (out.probes[i].scenario.name == out.probes[i - 1].scenario.name) {
+            out.errors.push_back(config_error{{out.probes[i].scenario.file, 1, 1},
+                                              "probe \"" + out.probes[i].scenario.name + "\" is also in " +
+                                                  out.probes[i - 1].scenario.file + ": probe names must be unique"});
+        }
     }
     if (!out.errors.empty()) out.probes.clear();
     return out;

@@ -42,7 +42,7 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
         case applicability::max_attempts_declared:
             return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
         case applicability::backoff_declared:
-            if (!builtin && !declared.backoff) return "no backoff curve declared (--backoff)";
+            if (!builtin && !declared.curve) return "no backoff curve declared (--backoff)";
             return retried(run) ? "" : "the client did not retry here";
     }
     return "";
@@ -66,9 +66,13 @@ std::string firing_shortfall(const harness::run_record& run, const harness::verd
     // firing_verdicts requires `min_fired`, or one firing under strict.
     const std::uint64_t required = f->min_fired.value_or(1);
     const std::string source = f->min_fired ? "min_fired = " + std::to_string(required) : std::string{"strict"};
-    if (f->fired == 0) return "fault rule `" + f->rule + "` never fired (" + source + ")";
+    const std::string reached = run.journal.empty() ? "; the client never reached the server in this probe"
+                                                    : "; the client reached the server (" +
+                                                          std::to_string(run.journal.size()) +
+                                                          (run.journal.size() == 1 ? " attempt)" : " attempts)");
+    if (f->fired == 0) return "fault rule `" + f->rule + "` never fired (" + source + ")" + reached;
     return "fault rule `" + f->rule + "` fired " + std::to_string(f->fired) + " of the " + std::to_string(required) +
-           " times required (" + source + ")";
+           " times required (" + source + ")" + reached;
 }
 
 std::optional<unproven> unproven_by(const harness::run_record& run) {
@@ -175,6 +179,7 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
             if (v.outcome() == harness::verdict_outcome::pass) {
                 ++row->judged;
                 ++row->passed;
+                row->passes.push_back(finding{run.scenario, pr.situation, v});
                 continue;
             }
             ++(v.outcome() == harness::verdict_outcome::fail ? row->judged : row->not_judged);
@@ -220,9 +225,7 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
         out += "declared: deadline " + (declared.deadline ? seconds_text(*declared.deadline) + "s" : std::string("—")) +
            " · max attempts " + (declared.max_attempts ? std::to_string(*declared.max_attempts) : std::string("—")) +
            " · backoff " +
-               (declared.backoff ? seconds_text(declared.backoff->base) + "s→" + seconds_text(declared.backoff->cap) +
-                                       "s " + std::string(to_string(declared.backoff->jitter))
-                                 : std::string("—")) +
+               (declared.curve ? declared.curve->describe() : std::string("—")) +
            " · jitter " + (declared.jitters ? "expected" : "none (judged all the same)") + " · {timeout} " +
            seconds_text(declared.timeout) + "s\n\n";
     }
@@ -258,6 +261,16 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
             out += reports::console_evidence(f.verdict, "      ");
         }
     }
+    if (options.verbose) {
+        out += "\npasses\n";
+        for (const property_row& row : card.rows) {
+            for (const finding& f : row.passes) {
+                out += "  " + paint(property_outcome::pass, "✔") + " " + std::string(row.property->title) + " — " +
+                       f.situation + " (" + f.probe + ", " + f.verdict.check + "): " + f.verdict.summary + "\n";
+                out += reports::console_evidence(f.verdict, "      ");
+            }
+        }
+    }
     for (const std::string& e : card.harness_errors) out += "\nharness error: " + e + "\n";
     return out;
 }
@@ -266,7 +279,11 @@ std::string scorecard_json(const scorecard& card, std::string_view client) {
     boost::json::array rows;
     for (const property_row& row : card.rows) {
         boost::json::array findings;
-        for (const finding& f : row.findings) {
+        std::vector<const finding*> all;
+        for (const finding& f : row.findings) all.push_back(&f);
+        for (const finding& f : row.passes) all.push_back(&f);
+        for (const finding* fp : all) {
+            const finding& f = *fp;
             boost::json::array evidence;
             for (const harness::evidence_item& e : f.verdict.evidence) {
                 boost::json::array seqs(e.seqs.begin(), e.seqs.end());

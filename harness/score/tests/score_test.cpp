@@ -26,8 +26,8 @@ TEST(client_template, a_usable_template_has_no_problem) {
 TEST(client_template, bad_templates_say_what_is_wrong) {
     EXPECT_EQ(template_problem({}, {}), "the client template after `--` needs a program");
     EXPECT_EQ(template_problem(words({"curl", "{url}{pth}"}), {}),
-              "unknown placeholder {pth} in the client template; known: {body} {client} {deadline} {key} {method} "
-              "{n} {op} {path} {timeout} {url}");
+              "unknown placeholder {pth} in the client template; known: {attempt_timeout} {attempt_timeout_ms} "
+              "{body} {client} {deadline} {deadline_ms} {key} {method} {n} {op} {path} {timeout} {timeout_ms} {url}");
     EXPECT_THAT(template_problem(words({"curl", "http://example.test/x"}), {}),
                 HasSubstr("the client template never names the server: put {url} where its URL goes"));
     EXPECT_EQ(template_problem(words({"curl", "-m", "{deadline}", "{url}"}), {}),
@@ -47,6 +47,27 @@ TEST(client_template, probe_placeholders_are_filled_and_the_drivers_left) {
                           request, declared),
               words({"curl", "-X", "PUT", "{url}/kv/a", "-d", R"({"v":1})", "-m", "1.5", "--deadline=3", "-H",
                      "Idempotency-Key: {key}", "{\"literal\":1}"}));
+}
+
+TEST(client_template, timeouts_fill_in_seconds_and_milliseconds) {
+    declared_settings declared;
+    declared.timeout = 2500ms;
+    declared.deadline = 10s;
+    const request_values request{"GET", "/", ""};
+    EXPECT_EQ(instantiate(words({"t={timeout}", "{timeout_ms}", "{attempt_timeout}", "{deadline_ms}"}), request, declared),
+              words({"t=2.5", "2500", "2.5", "10000"}));
+    declared.attempt_timeout = 500ms;
+    EXPECT_EQ(instantiate(words({"{attempt_timeout}", "{attempt_timeout_ms}"}), request, declared), words({"0.5", "500"}));
+}
+
+TEST(client_template, a_timeout_is_seconds_or_a_duration_with_a_unit) {
+    EXPECT_EQ(seconds_or_duration("5"), std::optional<std::chrono::nanoseconds>{5s});
+    EXPECT_EQ(seconds_or_duration("1.5"), std::optional<std::chrono::nanoseconds>{1500ms});
+    EXPECT_EQ(seconds_or_duration("5s"), std::optional<std::chrono::nanoseconds>{5s});
+    EXPECT_EQ(seconds_or_duration("500ms"), std::optional<std::chrono::nanoseconds>{500ms});
+    EXPECT_EQ(seconds_or_duration("5 s"), std::nullopt);
+    EXPECT_EQ(seconds_or_duration("."), std::nullopt);
+    EXPECT_EQ(seconds_or_duration(""), std::nullopt);
 }
 
 TEST(client_template, seconds_are_written_as_clients_read_them) {
@@ -365,14 +386,15 @@ TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
     const scorecard alone = make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false);
     const property_row& unjudged = row(alone, "single_execution");
     EXPECT_EQ(unjudged.outcome, property_outcome::insufficient_evidence);
-    EXPECT_EQ(unjudged.reason, "not judged: fault rule `lost_response-1` never fired (min_fired = 1)");
+    EXPECT_EQ(unjudged.reason, "not judged: fault rule `lost_response-1` never fired (min_fired = 1); the client "
+                               "reached the server (1 attempt)");
     EXPECT_EQ(row(alone, "evidence_intact").outcome, property_outcome::pass);
     EXPECT_EQ(exit_code_of(alone), harness::exit_code::insufficient_evidence);
     const std::string text = render_scorecard(alone, {}, {"curl {url}", false, false});
     EXPECT_THAT(text, HasSubstr("  INSUFFICIENT no second execution of a committed non-idempotent request"));
     EXPECT_THAT(text, HasSubstr("? no second execution of a committed non-idempotent request — situation lost (lost, "
                                 "no_double_effects): not judged: fault rule `lost_response-1` never fired "
-                                "(min_fired = 1)\n"));
+                                "(min_fired = 1); the client reached the server (1 attempt)\n"));
     EXPECT_THAT(text, HasSubstr("the proof"));  // the fired:<rule> verdict's evidence
 
     const scorecard both = make_scorecard(probes, runs, {}, false);
@@ -383,7 +405,8 @@ TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
 
     runs[0].rule_firings[0] = harness::rule_firing{"lost_response-1", "lost_response", 1, 3};
     EXPECT_EQ(row(make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false), "single_execution").reason,
-              "not judged: fault rule `lost_response-1` fired 1 of the 3 times required (min_fired = 3)");
+              "not judged: fault rule `lost_response-1` fired 1 of the 3 times required (min_fired = 3); the client reached "
+              "the server (1 attempt)");
 }
 
 TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {

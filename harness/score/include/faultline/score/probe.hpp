@@ -47,13 +47,16 @@ struct probe {
 };
 
 struct catalogue {
-    std::vector<probe> probes;  // sorted by file name; set only when `errors` is empty
+    std::vector<probe> probes;  // sorted by name; set only when `errors` is empty
     config_errors errors;
     bool ok() const { return errors.empty(); }
 };
 
 // Loads every *.toml below `directory` strictly (scenario and [probe] alike).
 catalogue load_catalogue(const std::string& directory);
+// The same over files and folders (the catalogue, then `--with`'s); probes sorted by name, which must
+// be unique.
+catalogue load_catalogue(const std::vector<std::string>& paths);
 // One probe from text (`file` names it in errors); for tests.
 catalogue parse_probe(std::string_view toml_text, const std::string& file);
 
