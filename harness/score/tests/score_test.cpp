@@ -70,6 +70,37 @@ TEST(client_template, a_timeout_is_seconds_or_a_duration_with_a_unit) {
     EXPECT_EQ(seconds_or_duration(""), std::nullopt);
 }
 
+TEST(declared_curve, backoff_and_jitter_say_what_clients_do) {
+    const auto curve = [](std::string_view backoff, std::string_view jitter) {
+        auto parsed = parse_curve(backoff, jitter, 2);
+        if (const auto* problem = std::get_if<std::string>(&parsed)) throw std::invalid_argument(*problem);
+        return std::get<declared_curve>(parsed);
+    };
+    EXPECT_EQ(curve("1s:600s", "none").describe(), "1s ×2 → 600s, none jitter");
+    EXPECT_EQ(curve("linear:1:10", "none").describe(), "1s linear → 10s, none jitter");
+    EXPECT_EQ(curve("constant:500ms", "full").describe(), "0.5s constant, no cap, full jitter");
+    EXPECT_EQ(curve("exponential:1s:none", "proportional:50%").describe(), "1s ×2, no cap, ±50 %");
+    EXPECT_EQ(curve("exponential:1s", "above:0.2").describe(), "1s ×2, no cap, +0–20 %");
+    EXPECT_EQ(curve("1s:30s", "additive:100ms").describe(), "1s ×2 → 30s, +U(0, 0.1s)");
+    EXPECT_EQ(backoff_expectation(curve("linear:1s:10s", "proportional:50%"), 200ms),
+              "check = \"backoff\"\nbase = \"1s\"\ncap = \"10s\"\ngrowth = \"linear\"\njitter = \"proportional\"\n"
+              "jitter_fraction = 0.500000\njitter_sides = \"both\"\ntolerance = \"200ms\"\n");
+}
+
+TEST(declared_curve, a_curve_that_cannot_be_read_says_why) {
+    const auto problem = [](std::string_view backoff, std::string_view jitter) {
+        auto parsed = parse_curve(backoff, jitter, 2);
+        const auto* text = std::get_if<std::string>(&parsed);
+        return text == nullptr ? std::string{} : *text;
+    };
+    EXPECT_THAT(problem("1s", "none"), HasSubstr("--backoff: expected BASE:CAP, exponential:BASE[:CAP]"));
+    EXPECT_THAT(problem("constant:1s:2s", "none"), HasSubstr("--backoff: expected"));
+    EXPECT_THAT(problem("1s:500ms", "none"), HasSubstr("--backoff: bad CAP \"500ms\""));
+    EXPECT_THAT(problem("x:1s", "none"), HasSubstr("--backoff: bad BASE \"x\""));
+    EXPECT_THAT(problem("1s:2s", "proportional:150%"), HasSubstr("--jitter for --backoff"));
+    EXPECT_THAT(problem("1s:2s", "additive"), HasSubstr("--jitter for --backoff"));
+}
+
 TEST(client_template, seconds_are_written_as_clients_read_them) {
     EXPECT_EQ(seconds_text(1s), "1");
     EXPECT_EQ(seconds_text(250ms), "0.25");
