@@ -6,7 +6,8 @@
 //      `min_samples` operations) is under `min_gap`, and an operation with two or more gaps that are
 //      all under it.
 //   2. Grows: at the retry indexes with at least `min_samples` gaps, the last judged index's median
-//      exceeds the first's by more than the noise. (Not step by step: the median of 24 full-jitter
+//      exceeds the first's by more than max(noise_floor, min_relative_growth × the first median) — a
+//      few ms on a second is noise, not growth — and than the control's noise. (Not step by step: the median of 24 full-jitter
 //      draws falls from one index to the next in about 2 % of runs.) The noise is max(noise_floor, the control's) when a control was
 //      measured in the run (timing_control.hpp). A growth within a noise wider than the floor cannot
 //      be told from a constant delay: insufficient evidence, never a pass. A client that declared a
@@ -41,9 +42,10 @@ bool resend_after_dead_keep_alive(const journal_record& prev) {
 
 class spacing final : public check {
 public:
-    spacing(std::chrono::nanoseconds min_gap, std::size_t min_samples, std::chrono::nanoseconds noise_floor, bool grow)
+    spacing(std::chrono::nanoseconds min_gap, std::size_t min_samples, std::chrono::nanoseconds noise_floor,
+            double min_relative_growth, bool grow)
         : min_gap_(static_cast<double>(min_gap.count())), min_samples_(min_samples),
-          noise_floor_(static_cast<double>(noise_floor.count())), grow_(grow) {}
+          noise_floor_(static_cast<double>(noise_floor.count())), relative_growth_(min_relative_growth), grow_(grow) {}
 
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         return judge(run, operations, nullptr);
@@ -100,7 +102,6 @@ private:
             add_evidence(v, evidence_item{std::string(op.operation), std::move(seqs), detail});
         }
         const double control_noise = control != nullptr && control->measured() ? static_cast<double>(control->noise_ns()) : 0;
-        const double noise = std::max(noise_floor_, control_noise);
         std::string medians;
         std::size_t short_indexes = 0;
         std::vector<std::pair<std::size_t, double>> judged_medians;
@@ -127,7 +128,7 @@ private:
                               std::to_string(short_indexes) + " retry indexes with a median under it";
         if (!medians.empty()) summary += "; medians: " + medians;
         bool cannot_tell = false;
-        summary += "; " + judge_growth(v, run, judged_medians, noise, control_noise, cannot_tell);
+        summary += "; " + judge_growth(v, run, judged_medians, control_noise, cannot_tell);
         if (resends > 0) {
             summary += "; " + std::to_string(resends) +
                        " resends after a reused kept-alive connection died without a reply left out";
@@ -150,7 +151,7 @@ private:
 
     // The growth part, on the medians of the indexes with enough gaps; returns its summary.
     std::string judge_growth(verdict& v, const run_record& run, const std::vector<std::pair<std::size_t, double>>& medians,
-                             double noise, double control_noise, bool& cannot_tell) const {
+                             double control_noise, bool& cannot_tell) const {
         if (!grow_) return "growth not judged (grow = false)";
         if (run.declared.backoff && run.declared.backoff->multiplier <= 1.0) {
             return "growth not judged: the client declared a constant backoff";
@@ -158,13 +159,19 @@ private:
         if (medians.size() < 2) {
             return "growth not judged (fewer than two retry indexes with " + std::to_string(min_samples_) + " gaps)";
         }
-        const std::string noise_is = "noise " + ms(noise) +
-                                     (control_noise > noise_floor_ ? " (the control's)" : " (the floor)");
+        // The growth worth the name: more than the floor and than a share of the first median, so
+        // noise of a few ms on a second-long delay is not growth; and more than the control's noise.
+        const double floor = std::max(noise_floor_, relative_growth_ * medians.front().second);
+        const double noise = std::max(floor, control_noise);
+        const std::string noise_is = "at least " + ms(noise) +
+                                     (control_noise > floor ? " (the control's noise)"
+                                                            : " (max(noise floor, " + format_number(relative_growth_) +
+                                                                  " × the first median))");
         const double growth = medians.back().second - medians.front().second;
         const std::string line = "median gap from retry " + std::to_string(medians.front().first) + " to " +
                                  std::to_string(medians.back().first) + " grows by " + ms(growth) + " (" + noise_is + ")";
         if (growth > noise) return line;
-        if (control_noise > noise_floor_) {
+        if (control_noise > floor) {
             cannot_tell = true;
             return line + ": within the noise the control measured, growth cannot be told from a constant delay";
         }
@@ -177,6 +184,7 @@ private:
     double min_gap_;  // ns
     std::size_t min_samples_;
     double noise_floor_;  // ns
+    double relative_growth_;
     bool grow_;
 };
 
@@ -185,8 +193,9 @@ std::unique_ptr<check> make_spacing(config::table_reader& p) {
     const auto min_gap = p.duration("min_gap").value_or(20ms);
     const auto min_samples = static_cast<std::size_t>(p.integer("min_samples", 4, 1'000'000'000).value_or(8));
     const auto noise_floor = p.duration("noise_floor").value_or(5ms);
+    const double min_relative_growth = p.number("min_relative_growth", 0, 10).value_or(0.1);
     const bool grow = p.boolean("grow").value_or(true);
-    return std::make_unique<spacing>(min_gap, min_samples, noise_floor, grow);
+    return std::make_unique<spacing>(min_gap, min_samples, noise_floor, min_relative_growth, grow);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 #include <toml++/toml.h>
 
@@ -102,6 +103,33 @@ void judge_command_run(harness::run_record& run, const probe& p, const harness::
     for (harness::verdict& v : harness::firing_verdicts(run)) run.verdicts.push_back(std::move(v));
 }
 
+// The timing probes (those with a control) run one at a time in a lane of their own, beside the
+// others: two herds of 48 processes at once on a small machine would be each other's noise.
+std::vector<harness::run_record> run_in_lanes(std::span<const probe> probes, const std::vector<harness::scenario>& scenarios,
+                                              const harness::run_options& options, std::size_t jobs) {
+    std::vector<std::size_t> timing;
+    std::vector<std::size_t> others;
+    for (std::size_t i = 0; i < probes.size(); ++i) (probes[i].control > 0 ? timing : others).push_back(i);
+    if (timing.empty() || others.empty() || jobs < 2) return harness::run_scenarios(scenarios, options, jobs);
+    const auto pick = [&](const std::vector<std::size_t>& which) {
+        std::vector<harness::scenario> out;
+        for (const std::size_t i : which) out.push_back(scenarios[i]);
+        return out;
+    };
+    const std::vector<harness::scenario> timing_scenarios = pick(timing);
+    const std::vector<harness::scenario> other_scenarios = pick(others);
+    std::vector<harness::run_record> timing_runs;
+    std::vector<harness::run_record> other_runs;
+    {
+        std::jthread lane([&] { timing_runs = harness::run_scenarios(timing_scenarios, options, 1); });
+        other_runs = harness::run_scenarios(other_scenarios, options, jobs - 1);
+    }
+    std::vector<harness::run_record> runs(probes.size());
+    for (std::size_t j = 0; j < timing.size(); ++j) runs[timing[j]] = std::move(timing_runs[j]);
+    for (std::size_t j = 0; j < others.size(); ++j) runs[others[j]] = std::move(other_runs[j]);
+    return runs;
+}
+
 }  // namespace
 
 harness::timing_control take_control(harness::run_record& run, const probe& p) {
@@ -132,7 +160,7 @@ std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::
     const bool builtin = client_template.empty();
     std::vector<harness::scenario> scenarios;
     for (const probe& p : probes) scenarios.push_back(scenario_for(p, client_template, declared, probe_options));
-    std::vector<harness::run_record> runs = harness::run_scenarios(scenarios, options, jobs);
+    std::vector<harness::run_record> runs = run_in_lanes(probes, scenarios, options, jobs);
     if (builtin) return runs;
     for (std::size_t i = 0; i < runs.size(); ++i) judge_command_run(runs[i], probes[i], scenarios[i]);
 
