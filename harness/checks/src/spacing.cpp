@@ -64,6 +64,8 @@ private:
         std::size_t resends = 0;
         std::size_t overlapping = 0;
         std::size_t short_ops = 0;
+        // Added after the per-index findings, which say more in fewer lines (evidence is capped).
+        std::vector<evidence_item> back_to_back_operations;
         for (const auto& op : operations) {
             std::vector<spaced_gap> gaps;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
@@ -99,7 +101,7 @@ private:
                 seqs.push_back(g.next->seq);
                 detail += "\n" + describe_attempt(*g.next) + " (gap " + ms(g.ns) + ")";
             }
-            add_evidence(v, evidence_item{std::string(op.operation), std::move(seqs), detail});
+            back_to_back_operations.push_back(evidence_item{std::string(op.operation), std::move(seqs), detail});
         }
         const double control_noise = control != nullptr && control->measured() ? static_cast<double>(control->noise_ns()) : 0;
         std::string medians;
@@ -123,6 +125,7 @@ private:
                                               ", under min_gap " + ms(min_gap_) +
                                               ": most retries at that index did not wait (seqs: the first of them)"});
         }
+        for (evidence_item& item : back_to_back_operations) add_evidence(v, std::move(item));
         std::string summary = std::to_string(judged) + " gaps judged: " + std::to_string(short_ops) +
                               " operations retried back to back (every gap under " + ms(min_gap_) + "), " +
                               std::to_string(short_indexes) + " retry indexes with a median under it";
