@@ -2,9 +2,9 @@
 //   1. Spaced: a client that does not wait sends its retries back to back. Noise only lengthens a
 //      wait, so a gap under `min_gap` (previous attempt's t_end → the retry's t_request) says the delay
 //      itself was shorter. One short gap proves little — full jitter draws near-zero delays by design —
-//      so the check flags what jitter cannot explain: a retry index whose median gap (over at least
-//      `min_samples` operations) is under `min_gap`, and an operation with two or more gaps that are
-//      all under it.
+//      so the check flags what jitter cannot explain: two or more retry indexes whose median gap (over
+//      at least `min_samples` operations) is under `min_gap` (one alone is a design: urllib3 sleeps 0
+//      before its first retry), and an operation with two or more gaps that are all under it.
 //   2. Grows: at the retry indexes with at least `min_samples` gaps, the last judged index's median
 //      exceeds the first's by more than max(noise_floor, min_relative_growth × the first median) — a
 //      few ms on a second is noise, not growth — and than the control's noise. (Not step by step: the median of 24 full-jitter
@@ -105,8 +105,8 @@ private:
         }
         const double control_noise = control != nullptr && control->measured() ? static_cast<double>(control->noise_ns()) : 0;
         std::string medians;
-        std::size_t short_indexes = 0;
         std::vector<std::pair<std::size_t, double>> judged_medians;
+        std::vector<evidence_item> short_index_items;
         for (auto& [k, gaps] : by_index) {
             if (gaps.size() < min_samples_) continue;
             std::vector<double> values;
@@ -116,19 +116,26 @@ private:
             judged_medians.emplace_back(k, median);
             medians += (medians.empty() ? "" : ", ") + std::string("retry ") + std::to_string(k) + " " + ms(median);
             if (median >= min_gap_) continue;
-            ++short_indexes;
             std::vector<std::uint64_t> seqs;
             for (std::size_t i = 0; i < gaps.size() && seqs.size() < 8; ++i) seqs.push_back(gaps[i].next->seq);
-            add_evidence(v, evidence_item{"", std::move(seqs),
-                                          "retry " + std::to_string(k) + ": the median of " +
-                                              std::to_string(gaps.size()) + " gaps is " + ms(median) +
-                                              ", under min_gap " + ms(min_gap_) +
-                                              ": most retries at that index did not wait (seqs: the first of them)"});
+            short_index_items.push_back(evidence_item{"", std::move(seqs),
+                                                      "retry " + std::to_string(k) + ": the median of " +
+                                                          std::to_string(gaps.size()) + " gaps is " + ms(median) +
+                                                          ", under min_gap " + ms(min_gap_) +
+                                                          ": most retries at that index did not wait (seqs: the "
+                                                          "first of them)"});
+        }
+        // One index that does not wait is a design (urllib3 sleeps 0 before its first retry, then
+        // backs off); two or more are a client that does not back off.
+        const std::size_t short_indexes = short_index_items.size();
+        if (short_indexes >= 2) {
+            for (evidence_item& item : short_index_items) add_evidence(v, std::move(item));
         }
         for (evidence_item& item : back_to_back_operations) add_evidence(v, std::move(item));
         std::string summary = std::to_string(judged) + " gaps judged: " + std::to_string(short_ops) +
                               " operations retried back to back (every gap under " + ms(min_gap_) + "), " +
-                              std::to_string(short_indexes) + " retry indexes with a median under it";
+                              std::to_string(short_indexes) + " retry indexes with a median under it" +
+                              (short_indexes == 1 ? " (one alone is no finding)" : "");
         if (!medians.empty()) summary += "; medians: " + medians;
         bool cannot_tell = false;
         summary += "; " + judge_growth(v, run, judged_medians, control_noise, cannot_tell);

@@ -7,7 +7,7 @@ namespace faultline::score {
 
 namespace {
 
-constexpr std::array<property_info, 11> catalogue{{
+constexpr std::array<property_info, 10> catalogue{{
     // First: when a client reset the server or changed its rules, the rows below judged a doctored run.
     {"evidence_intact", "evidence intact: no control-API tampering", applicability::always, "evidence_intact"},
     {"single_execution", "no second execution of a committed non-idempotent request", applicability::always},
@@ -19,8 +19,9 @@ constexpr std::array<property_info, 11> catalogue{{
     // Judged whatever the client declares: a client declared not to jitter still sends its herd back
     // as one wave (--jitter only refines the backoff curve judged).
     {"jittered", "retries jittered (no lock-step herd)", applicability::probe_retried},
-    {"spaced", "retries spaced and growing (none back to back)", applicability::probe_retried},
-    {"backoff", "backoff grows and is capped as declared", applicability::backoff_declared},
+    // Spaced and growing is judged of every client that retried (`spacing`); the curve (`backoff`) only
+    // when declared: the probes judge it only then (run_probes.cpp).
+    {"backoff", "backoff spaced and growing (and as declared)", applicability::probe_retried},
     {"attempt_limit", "attempts within the declared limit", applicability::max_attempts_declared},
     {"deadline", "deadline kept", applicability::deadline_declared},
 }};

@@ -41,9 +41,6 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
             return builtin || declared.deadline ? "" : "no deadline declared (--deadline)";
         case applicability::max_attempts_declared:
             return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
-        case applicability::backoff_declared:
-            if (!builtin && !declared.curve) return "no backoff curve declared (--backoff)";
-            return retried(run) ? "" : "the client did not retry here";
     }
     return "";
 }

@@ -21,7 +21,6 @@ enum class applicability {
     keys_sent,          // the probe saw an idempotency key and a retry
     deadline_declared,  // the user declared the client's deadline (`--deadline`)
     max_attempts_declared,  // the user declared the client's attempt limit (`--max-attempts`)
-    backoff_declared,   // the user declared the client's backoff curve (`--backoff`) and it retried here
 };
 
 struct property_info {
