@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -45,7 +46,18 @@ void run_check(const check_args& args) {
         for (const auto& e : expected.errors) std::cerr << e.to_string() << '\n';
         throw CLI::RuntimeError(exit_bad_input);
     }
-    // Several journals (several serve/proxy instances) are judged as one merged history.
+    // Several journals (several serve/proxy instances) are judged as one merged history; one file
+    // named twice would be every attempt twice.
+    for (std::size_t i = 0; i < args.journals.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            std::error_code ec;
+            if (std::filesystem::equivalent(args.journals[i], args.journals[j], ec)) {
+                std::cerr << args.journals[i] << ": is named twice (as " << args.journals[j]
+                          << "): each journal is one instance's history\n";
+                throw CLI::RuntimeError(exit_bad_input);
+            }
+        }
+    }
     std::vector<harness::named_journal> read;
     for (const std::string& path : args.journals) {
         // A TCP-mode journal parses as JSON but holds connections: say so rather than "bad record".

@@ -124,5 +124,32 @@ TEST(check_command, judges_a_journal_with_a_torn_last_line_and_rejects_one_corru
     fs::remove_all(dir);
 }
 
+// A copied line would be judged as a second attempt (here: a second committed charge, a double
+// effect the client never caused); the same journal named twice would double every attempt. Both are
+// bad input, and nothing is judged.
+TEST(check_command, refuses_a_journal_with_a_copied_line_and_a_journal_named_twice) {
+    const fs::path dir = temp_file("check-copied");
+    fs::remove_all(dir);
+    child run{{FAULTLINE_BINARY, "run", suite, "--report-dir", dir.string()}};
+    ASSERT_EQ(run.finish().code, 0);
+    const fs::path good = dir / "lost-response-keys.good.journal.jsonl";
+    const std::string journal = read(good);
+    const std::string last_line = journal.substr(journal.rfind('\n', journal.size() - 2) + 1);
+    std::ofstream{dir / "copied.jsonl", std::ios::binary} << journal << last_line;
+
+    child copied_check{{FAULTLINE_BINARY, "check", (dir / "copied.jsonl").string(), "--expect", suite}};
+    const auto copied = copied_check.finish();
+    EXPECT_EQ(copied.code, 2);
+    EXPECT_NE(copied.err.find("copied.jsonl: bad journal: seq "), std::string::npos) << copied.err;
+    EXPECT_NE(copied.err.find(" appears 2 times"), std::string::npos) << copied.err;
+
+    const fs::path same = dir / "." / good.filename();
+    child twice_check{{FAULTLINE_BINARY, "check", good.string(), same.string(), "--expect", suite}};
+    const auto twice = twice_check.finish();
+    EXPECT_EQ(twice.code, 2);
+    EXPECT_NE(twice.err.find("is named twice"), std::string::npos) << twice.err;
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace faultline::harness::testing

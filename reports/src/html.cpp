@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "faultline/checks/token_bucket.hpp"
 #include "faultline/reports/console.hpp"
 #include "faultline/reports/writer.hpp"
-#include "faultline/retry/status_rules.hpp"
 #include "svg.hpp"
 #include "text.hpp"
 
@@ -530,41 +530,27 @@ std::optional<std::pair<double, double>> token_bucket_of(const run_record& run) 
     return std::nullopt;
 }
 
-bool retryable_failure(const journal_record& r) {
-    if (r.outcome != harness::wire_outcome::responded) return true;
-    const auto rule = retry::find_status_rule(r.status);
-    const bool key_in_use = r.status == 409 && r.effect == harness::effect_kind::conflict;
-    return rule && retry::allows_retry(rule->standard, r.retry_after_ms.has_value(), key_in_use);
-}
-
 std::string budget_chart(const run_record& run, const run_view& view, std::string& note) {
-    const auto bucket = token_bucket_of(run);
-    if (!bucket) return "";
-    const auto [max_tokens, ratio] = *bucket;
-    // Replayed as the check does: in the order attempts ended, each 2xx adds `ratio`, each retryable
-    // failure takes 1, in milli-tokens.
+    const auto parameters = token_bucket_of(run);
+    if (!parameters) return "";
+    const auto [max_tokens, ratio] = *parameters;
     std::vector<const journal_record*> ended;
     for (const journal_record& r : run.journal) ended.push_back(&r);
-    std::sort(ended.begin(), ended.end(), [](const journal_record* a, const journal_record* b) {
-        return a->finished_ns != b->finished_ns ? a->finished_ns < b->finished_ns : a->seq < b->seq;
-    });
-    const auto max_milli = std::llround(max_tokens * 1000);
-    const auto ratio_milli = std::llround(ratio * 1000);
-    long long tokens = max_milli;
+    std::sort(ended.begin(), ended.end(),
+              [](const journal_record* a, const journal_record* b) { return harness::checks::ended_before(*a, *b); });
+    harness::checks::token_bucket bucket{max_tokens, ratio};
     // Per column: the lowest level reached and the level at its end, so a dip shows whatever the scale.
     std::vector<std::optional<std::pair<long long, long long>>> columns(budget_columns);
     for (const journal_record* r : ended) {
-        if (r->outcome == harness::wire_outcome::responded && r->status >= 200 && r->status < 300) {
-            tokens = std::min(max_milli, tokens + ratio_milli);
-        } else if (retryable_failure(*r)) {
-            tokens = std::max(0LL, tokens - 1000);
-        }
+        bucket.on_ended(*r);
+        const long long tokens = bucket.milli_tokens();
         const auto c = std::min<std::size_t>(budget_columns - 1,
                                              static_cast<std::size_t>(std::max<std::int64_t>(0, r->finished_ns) *
                                                                       static_cast<std::int64_t>(budget_columns) / view.end_ns));
         auto& col = columns[c];
         col = col ? std::pair{std::min(col->first, tokens), tokens} : std::pair{tokens, tokens};
     }
+    const long long max_milli = bucket.max_milli_tokens();
     const double width = 900, height = 180, left = 50, right = 10, top = 22, bottom = 30;
     const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
     const double step = detail::nice_step(max_tokens, 4);

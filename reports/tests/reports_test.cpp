@@ -158,6 +158,16 @@ TEST(console_report, replay_command_quotes_odd_paths) {
     EXPECT_EQ(replay_command(failing_run()), "faultline run 'suites/my scenario'\\''s.toml' --seed 7");
 }
 
+// A run cut short by a signal passed nothing, whatever its checks said of the part that ran.
+TEST(json_report, an_interrupted_run_whose_checks_passed_is_not_passed) {
+    harness::run_record cut_short = passing_run();
+    cut_short.interrupted = harness::run_interruption{SIGINT, 1'000'000'000, 0};
+    const boost::json::value doc = boost::json::parse(json_report(std::vector{cut_short}));
+    EXPECT_FALSE(doc.at("passed").as_bool());
+    EXPECT_FALSE(doc.at("scenarios").at(0).at("passed").as_bool());
+    EXPECT_EQ(doc.at("scenarios").at(0).at("outcome").as_string(), "insufficient_evidence");
+}
+
 TEST(json_report, matches_golden_and_parses) {
     const std::string out = json_report(std::vector{passing_run(), failing_run()});
     expect_golden("report.json", out);

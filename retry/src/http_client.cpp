@@ -67,12 +67,6 @@ retry_policy validated(retry_policy policy) {
     return policy;
 }
 
-// Removes one pair of surrounding double quotes (the IETF draft's sf-string form).
-std::string_view unquote(std::string_view value) {
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') return value.substr(1, value.size() - 2);
-    return value;
-}
-
 }  // namespace
 
 class http_client_state {
@@ -246,7 +240,7 @@ asio::awaitable<http_result> http_client_state::run(http_request request, reques
         has_key = true;
         // A UUID key is adopted (and re-formatted per policy.keys.format); any other value is sent as
         // given, since the request headers are copied onto every attempt.
-        key = idempotency_key::parse(unquote(it->value()));
+        key = idempotency_key::parse(idempotency_key_value(it->value()));
         if (key) request.headers.erase(idempotency_key_header);
     }
     const std::string method{http::to_string(request.method)};

@@ -75,4 +75,19 @@ key_header_value::key_header_value(const idempotency_key& key, key_format format
     }
 }
 
+std::string idempotency_key_value(std::string_view header_value) {
+    const auto first = header_value.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return {};
+    const auto v = header_value.substr(first, header_value.find_last_not_of(" \t") - first + 1);
+    if (v.size() < 2 || v.front() != '"' || v.back() != '"') return std::string{v};
+    const auto inner = v.substr(1, v.size() - 2);
+    std::string out;
+    out.reserve(inner.size());
+    for (std::size_t i = 0; i < inner.size(); ++i) {
+        if (inner[i] == '\\' && i + 1 < inner.size()) ++i;
+        out.push_back(inner[i]);
+    }
+    return out;
+}
+
 }  // namespace faultline::retry

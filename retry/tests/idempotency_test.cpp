@@ -8,6 +8,17 @@
 namespace faultline::retry {
 namespace {
 
+// Both header forms, as the server reads them and clients name operations by them.
+TEST(IdempotencyKey, HeaderValueInEitherForm) {
+    EXPECT_EQ(idempotency_key_value(R"("abc")"), "abc");
+    EXPECT_EQ(idempotency_key_value(R"(  "abc" )"), "abc");
+    EXPECT_EQ(idempotency_key_value("\tabc "), "abc");
+    EXPECT_EQ(idempotency_key_value(R"("a\"b\\c")"), R"(a"b\c)");
+    EXPECT_EQ(idempotency_key_value(R"("")"), "");
+    EXPECT_EQ(idempotency_key_value("   "), "");
+    EXPECT_EQ(idempotency_key_value(R"(")"), R"(")");
+}
+
 TEST(IdempotencyKey, ExactUuidFromFixedWords) {
     sequence_random random{{0x0123456789abcdefULL, 0xfedcba9876543210ULL}};
     const auto key = idempotency_key::generate(random);

@@ -4,14 +4,13 @@
 // client keeps its budget by its own clock and the journal has the server's, which reads each request
 // a little later, some later than others: first attempts up to `tolerance` either side of a window
 // count for it, or a client that spends its budget to the last retry is failed for its latency.
-// (2) Optionally (max_tokens > 0) a replay of gRPC's retryThrottling token bucket: it starts full;
-// each retryable failure or missing response costs 1 token, each 2xx adds token_ratio; a retry may be
-// issued only while tokens > max_tokens / 2. The retry is judged when its previous attempt ended,
-// which is when a client decides to retry (it then sleeps), so the bucket is replayed in the order
-// attempts ended. A run without a retry is insufficient evidence.
+// (2) Optionally (max_tokens > 0) a replay of gRPC's retryThrottling token bucket (token_bucket.hpp):
+// each retry is judged by the bucket when its previous attempt ended, which is when a client decides
+// to retry (it then sleeps). A run without a retry is insufficient evidence.
 #include <algorithm>
-#include <cmath>
+#include <optional>
 
+#include "faultline/checks/token_bucket.hpp"
 #include "support.hpp"
 
 namespace faultline::harness::checks {
@@ -29,15 +28,16 @@ class retry_budget final : public check {
 public:
     retry_budget(double ratio, double min_per_sec, std::chrono::nanoseconds window, std::chrono::nanoseconds tolerance,
                  double max_tokens, double token_ratio)
-        : ratio_(ratio), min_per_sec_(min_per_sec), window_(window), tolerance_(tolerance.count()),
-          max_milli_(std::llround(max_tokens * 1000)), ratio_milli_(std::llround(token_ratio * 1000)) {}
+        : ratio_(ratio), min_per_sec_(min_per_sec), window_(window), tolerance_(tolerance.count()) {
+        if (max_tokens > 0) full_bucket_.emplace(max_tokens, token_ratio);
+    }
 
     verdict evaluate(const run_record&, const operation_groups& operations) const override {
         verdict v;
-        if (max_milli_ > 0) {
+        if (full_bucket_) {
             // The bucket as the check replays it, for the HTML report's token-level chart.
-            v.parameters = {{"max_tokens", static_cast<double>(max_milli_) / 1000},
-                            {"token_ratio", static_cast<double>(ratio_milli_) / 1000}};
+            v.parameters = {{"max_tokens", tokens(full_bucket_->max_milli_tokens())},
+                            {"token_ratio", tokens(full_bucket_->ratio_milli_tokens())}};
         }
         std::vector<std::int64_t> firsts;
         std::vector<std::pair<std::int64_t, std::uint64_t>> retries;  // (t_request, seq)
@@ -53,7 +53,7 @@ public:
         const std::string window_summary = check_windows(v, firsts, retries);
         std::string summary = std::to_string(retries.size()) + " retries for " + std::to_string(firsts.size()) +
                               " operations; " + window_summary;
-        if (max_milli_ > 0) summary += "; " + replay_tokens(v, operations);
+        if (full_bucket_) summary += "; " + replay_tokens(v, operations);
         v.summary = summary;
         // Both parts bound retries: a run without one holds any budget, whatever the client does.
         if (retries.empty() && v.evidence_total == 0) {
@@ -127,42 +127,36 @@ private:
                 events.push_back(end_event{op.attempts[i], next, op.operation});
             }
         }
-        std::sort(events.begin(), events.end(), [](const end_event& a, const end_event& b) {
-            if (a.ended->finished_ns != b.ended->finished_ns) return a.ended->finished_ns < b.ended->finished_ns;
-            return a.ended->seq < b.ended->seq;
-        });
-        // Milli-tokens, as gRPC keeps them, so token_ratio 0.1 adds exactly 100.
-        std::int64_t tokens = max_milli_;
-        std::int64_t lowest = tokens;
+        std::sort(events.begin(), events.end(),
+                  [](const end_event& a, const end_event& b) { return ended_before(*a.ended, *b.ended); });
+        token_bucket bucket = *full_bucket_;
+        std::int64_t lowest = bucket.milli_tokens();
         std::size_t throttled = 0;
         for (const end_event& e : events) {
-            if (is_success(*e.ended)) tokens = std::min(max_milli_, tokens + ratio_milli_);
-            else if (is_retryable_failure(*e.ended)) tokens = std::max<std::int64_t>(0, tokens - 1000);
-            lowest = std::min(lowest, tokens);
-            if (e.next == nullptr) continue;
-            // Retries are allowed only while the bucket is above half.
-            if (tokens * 2 > max_milli_) continue;
+            bucket.on_ended(*e.ended);
+            lowest = std::min(lowest, bucket.milli_tokens());
+            if (e.next == nullptr || bucket.allows_retry()) continue;
             ++throttled;
             add_evidence(v, evidence_item{std::string(e.operation), {e.ended->seq, e.next->seq},
                                           "retry #" + std::to_string(e.next->seq) + " at " +
                                               format_ms(e.next->request_ns) + " decided after " +
                                               describe_attempt(*e.ended) + " with " +
-                                              format_number(static_cast<double>(tokens) / 1000) +
+                                              format_number(tokens(bucket.milli_tokens())) +
                                               " tokens ≤ max_tokens/2 = " +
-                                              format_number(static_cast<double>(max_milli_) / 2000)});
+                                              format_number(tokens(bucket.max_milli_tokens()) / 2)});
         }
-        return "token bucket (max " + format_number(static_cast<double>(max_milli_) / 1000) + ", ratio " +
-               format_number(static_cast<double>(ratio_milli_) / 1000) + "): " + std::to_string(throttled) +
-               " retries issued at or below half, lowest " + format_number(static_cast<double>(lowest) / 1000) +
-               " tokens";
+        return "token bucket (max " + format_number(tokens(bucket.max_milli_tokens())) + ", ratio " +
+               format_number(tokens(bucket.ratio_milli_tokens())) + "): " + std::to_string(throttled) +
+               " retries issued at or below half, lowest " + format_number(tokens(lowest)) + " tokens";
     }
+
+    static double tokens(std::int64_t milli) { return static_cast<double>(milli) / 1000; }
 
     double ratio_;
     double min_per_sec_;
     std::chrono::nanoseconds window_;
     std::int64_t tolerance_;  // ns either side of a window in which first attempts still count
-    std::int64_t max_milli_;
-    std::int64_t ratio_milli_;
+    std::optional<token_bucket> full_bucket_;  // when max_tokens > 0: the bucket every replay starts from
 };
 
 std::unique_ptr<check> make_retry_budget(config::table_reader& p) {

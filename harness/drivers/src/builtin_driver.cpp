@@ -11,6 +11,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/verb.hpp>
 
 #include <algorithm>
@@ -261,21 +262,6 @@ std::int64_t since(time_point start, time_point t) {
 std::string outcome_text(const retry::attempt_outcome& o) {
     if (o.kind == retry::outcome_kind::response) return std::to_string(o.status);
     return std::string(retry::to_string(o.kind));
-}
-
-// The Idempotency-Key identity the server derives from a header value: quotes of an sf-string removed.
-std::string unquote_key(std::string_view raw) {
-    while (!raw.empty() && (raw.front() == ' ' || raw.front() == '\t')) raw.remove_prefix(1);
-    while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t')) raw.remove_suffix(1);
-    if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') raw = raw.substr(1, raw.size() - 2);
-    return std::string(raw);
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-               return lower(x) == lower(y);
-           });
 }
 
 // A counting gate for "at most `concurrency` operations in flight". Used only on the run's strand.
@@ -535,7 +521,7 @@ private:
         std::optional<std::string> template_key;
         for (const auto& [name, value] : t.headers) {
             std::string v = substitute(value, values);
-            if (iequals(name, retry::idempotency_key_header)) template_key = unquote_key(v);
+            if (boost::beast::iequals(name, retry::idempotency_key_header)) template_key = retry::idempotency_key_value(v);
             request.headers.insert(name, v);
         }
         const std::string op_name = operation_name(client, n);

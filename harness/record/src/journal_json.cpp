@@ -803,12 +803,35 @@ jsonl_read_result read_two_halves(const std::string& path, std::uintmax_t size, 
     return out;
 }
 
+// A journal numbers its records and events from one counter, so a seq seen twice is a line copied
+// (by a tool, by hand, by a client under test): judged as two attempts it could invent a double
+// effect or hide a retry. It is an error, never read as evidence. Writers' files are in seq order
+// almost always, so the common case is one pass without a copy.
+jsonl_read_result with_repeated_seqs_refused(jsonl_read_result result, std::string_view name) {
+    std::vector<std::uint64_t> seqs;
+    seqs.reserve(result.records.size() + result.server_events.size());
+    for (const journal_record& r : result.records) seqs.push_back(r.seq);
+    for (const server_event& e : result.server_events) seqs.push_back(e.seq);
+    if (std::adjacent_find(seqs.begin(), seqs.end(), std::greater_equal<>{}) != seqs.end()) {
+        std::sort(seqs.begin(), seqs.end());
+        const auto repeated = std::adjacent_find(seqs.begin(), seqs.end());
+        if (repeated != seqs.end()) {
+            const auto times = std::upper_bound(repeated, seqs.end(), *repeated) - repeated;
+            result.errors.push_back(config_error{
+                {std::string{name}, 0, 0},
+                "bad journal: seq " + std::to_string(*repeated) + " appears " + std::to_string(times) +
+                    " times (a journal holds each attempt and event once: lines were copied)"});
+        }
+    }
+    return result;
+}
+
 }  // namespace
 
 jsonl_read_result read_jsonl(std::istream& in, std::string_view name) {
     journal_line_reader reader{name};
     read_lines(in, std::numeric_limits<std::uintmax_t>::max(), reader, 0);
-    return std::move(reader.result());
+    return with_repeated_seqs_refused(std::move(reader.result()), name);
 }
 
 jsonl_read_result read_jsonl(const std::string& path) {
@@ -822,13 +845,14 @@ jsonl_read_result read_jsonl(const std::string& path) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
     if (!ec && size >= jsonl_two_halves_from) {
         if (const auto middle = second_half_start(in, size)) {
-            return read_two_halves(path, size, *middle, estimated_shares(in, size, *middle));
+            return with_repeated_seqs_refused(read_two_halves(path, size, *middle, estimated_shares(in, size, *middle)),
+                                              path);
         }
         in.seekg(0);
     }
     journal_line_reader reader{path};
     read_lines(in, std::numeric_limits<std::uintmax_t>::max(), reader, ec ? 0 : size);
-    return std::move(reader.result());
+    return with_repeated_seqs_refused(std::move(reader.result()), path);
 }
 
 }  // namespace faultline::harness

@@ -154,7 +154,7 @@ std::string_view to_string(verdict_outcome outcome) {
 
 verdict_outcome outcome_of(const run_record& run) {
     if (!run.harness_error.empty()) return verdict_outcome::fail;
-    verdict_outcome out = verdict_outcome::pass;
+    verdict_outcome out = run.interrupted ? verdict_outcome::insufficient_evidence : verdict_outcome::pass;
     for (const verdict& v : run.verdicts) {
         if (v.outcome() == verdict_outcome::fail) return verdict_outcome::fail;
         if (v.outcome() == verdict_outcome::insufficient_evidence) out = verdict_outcome::insufficient_evidence;

@@ -21,6 +21,14 @@ using testing::sample;
 using testing::sample_wire;
 using testing::same;
 
+// sample(n) with its seq set, as a journal writes it.
+journal_record numbered_sample(std::uint64_t n) {
+    journal_record r = sample(n);
+    r.seq = n;
+    return r;
+}
+
+
 TEST(journal_json, field_names_are_the_documented_ones) {
     auto r = sample(0);
     r.seq = 12;
@@ -52,12 +60,13 @@ TEST(journal_json, wire_fields_are_optional_but_checked_when_present) {
     r.seq = 4;
     std::string bare = to_jsonl_line(r);
     std::string spaced = bare;
-    spaced.insert(1, " ");  // no longer the writer's form: Boost.JSON's path
+    spaced.replace(spaced.find("{\"seq\":4"), 8, "{ \"seq\":5");  // no longer the writer's form: Boost.JSON's path
     std::istringstream in{bare + spaced};
     const auto read = read_jsonl(in, "j.jsonl");
     ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
     ASSERT_EQ(read.records.size(), 2U);
     EXPECT_TRUE(same(read.records[0], r));
+    r.seq = 5;
     EXPECT_TRUE(same(read.records[1], r));
     // One of the wrong type is an error, in both paths.
     const wire_detail wire = sample_wire(3);
@@ -101,13 +110,13 @@ TEST(journal_json, bytes_that_are_not_utf8_survive_the_round_trip) {
 }
 
 TEST(journal_json, bad_lines_are_reported_with_their_numbers) {
-    auto good = to_jsonl_line(sample(1));
+    auto good = to_jsonl_line(numbered_sample(1));
     std::string bad_enum = good;
     bad_enum.replace(bad_enum.find("\"replayed\""), 10, "\"twice\"");
     std::string missing = good;
     missing.replace(missing.find("\"op\":"), 5, "\"xx\":");
     std::istringstream in{good + "\n" + "{not json\n" + bad_enum + "[1,2]\n" + missing +
-                          R"({"seq":-1})" "\n" + good};
+                          R"({"seq":-1})" "\n" + to_jsonl_line(numbered_sample(2))};
     const auto read = read_jsonl(in, "j.jsonl");
     EXPECT_EQ(read.records.size(), 2U);
     ASSERT_EQ(read.errors.size(), 5U);
@@ -118,6 +127,28 @@ TEST(journal_json, bad_lines_are_reported_with_their_numbers) {
     EXPECT_EQ(read.errors[3].to_string(), R"(j.jsonl:6: bad journal record: field "op" is missing)");
     EXPECT_EQ(read.errors[4].to_string(),
               R"(j.jsonl:7: bad journal record: field "seq": expected an unsigned integer)");
+}
+
+// A copied line is two attempts to a check: it would invent a double effect. Records and events
+// share one seq counter, so an event's seq on a record is a repeat too.
+TEST(journal_json, a_seq_seen_twice_is_an_error_whatever_the_order) {
+    server_event reset{.kind = server_event_kind::reset, .seq = 2, .at_ns = 1200, .rule = "", .detail = "",
+                       .peer = "127.0.0.1:40112"};
+    std::string events;
+    append_jsonl_line(events, reset);
+    const std::string first = to_jsonl_line(numbered_sample(1));
+    const std::string second = to_jsonl_line(numbered_sample(2));
+    for (const std::string& text : {first + second + first, first + first + second, second + events + first}) {
+        std::istringstream in{text};
+        const auto read = read_jsonl(in, "j.jsonl");
+        ASSERT_EQ(read.errors.size(), 1U) << text;
+        EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl: bad journal: seq ", 0), 0U) << read.errors[0].to_string();
+        EXPECT_NE(read.errors[0].message.find("appears 2 times"), std::string::npos) << read.errors[0].message;
+    }
+    std::istringstream in{second + events + first};
+    EXPECT_EQ(read_jsonl(in, "j.jsonl").errors.at(0).message.find("seq 2 "), 13U);
+    std::istringstream in_order{first + events.replace(events.find("\"seq\":2"), 7, "\"seq\":3") + second};
+    EXPECT_TRUE(read_jsonl(in_order, "j.jsonl").ok());
 }
 
 TEST(journal_json, server_events_are_read_apart_from_attempts) {
@@ -192,18 +223,20 @@ TEST(journal_json, lines_in_the_writers_form_and_in_any_other_read_the_same) {
             spaced.push_back(c);
             if (c == ',') spaced.push_back(' ');
         }
-        std::istringstream in{line + spaced};
-        const auto read = read_jsonl(in, "j.jsonl");
-        ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
-        ASSERT_EQ(read.records.size(), 2U);
-        EXPECT_TRUE(same(read.records[0], r)) << n;
-        EXPECT_TRUE(same(read.records[1], r)) << n;
+        // Read apart, since one journal holds a seq once.
+        for (const std::string& text : {line, spaced}) {
+            std::istringstream in{text};
+            const auto read = read_jsonl(in, "j.jsonl");
+            ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+            ASSERT_EQ(read.records.size(), 1U);
+            EXPECT_TRUE(same(read.records[0], r)) << n;
+        }
     }
 }
 
-// sample(1)'s journal line with the first `from` in it replaced by `to`.
-std::string sample_line_with(std::string_view from, std::string_view to) {
-    std::string line = to_jsonl_line(sample(1));
+// sample(n)'s journal line (seq n) with the first `from` in it replaced by `to`.
+std::string sample_line_with(std::string_view from, std::string_view to, std::uint64_t n = 1) {
+    std::string line = to_jsonl_line(numbered_sample(n));
     line.replace(line.find(from), from.size(), to);
     return line;
 }
@@ -224,7 +257,10 @@ TEST(journal_json, numbers_outside_json_or_the_fields_type_are_reported_as_befor
 // A record keeps the status in 16 bits and the connection id in 32: a journal holding more is refused
 // line by line, never cut short.
 TEST(journal_json, status_and_connection_past_their_widths_are_refused) {
-    const auto with = [](std::string_view from, std::string_view to) { return sample_line_with(from, to); };
+    std::uint64_t seq = 0;
+    const auto with = [&](std::string_view from, std::string_view to) {
+        return sample_line_with(from, to, 1 + 6 * seq++);  // distinct seqs; n % 6 == 1 keeps the fields replaced
+    };
     std::istringstream in{with("\"status\":201", "\"status\":65535") + with("\"status\":201", "\"status\":65536") +
                           with("\"status\":201", "\"status\":-1") + with("\"conn\":2", "\"conn\":4294967295") +
                           with("\"conn\":2", "\"conn\":4294967296")};
@@ -239,8 +275,8 @@ TEST(journal_json, status_and_connection_past_their_widths_are_refused) {
 }
 
 TEST(journal_json, a_torn_last_line_is_reported_and_the_rest_is_read) {
-    const std::string complete = to_jsonl_line(sample(1)) + to_jsonl_line(sample(2));
-    const std::string torn = to_jsonl_line(sample(3)).substr(0, 57);
+    const std::string complete = to_jsonl_line(numbered_sample(1)) + to_jsonl_line(numbered_sample(2));
+    const std::string torn = to_jsonl_line(numbered_sample(3)).substr(0, 57);
     std::istringstream in{complete + torn};
     const auto read = read_jsonl(in, "j.jsonl");
     EXPECT_TRUE(read.ok());
@@ -250,7 +286,7 @@ TEST(journal_json, a_torn_last_line_is_reported_and_the_rest_is_read) {
 }
 
 TEST(journal_json, a_complete_last_line_without_its_newline_is_a_record) {
-    std::string text = to_jsonl_line(sample(1)) + to_jsonl_line(sample(2));
+    std::string text = to_jsonl_line(numbered_sample(1)) + to_jsonl_line(numbered_sample(2));
     text.pop_back();
     std::istringstream in{text};
     const auto read = read_jsonl(in, "j.jsonl");
@@ -260,29 +296,29 @@ TEST(journal_json, a_complete_last_line_without_its_newline_is_a_record) {
 }
 
 TEST(journal_json, a_bad_line_before_the_last_is_corruption) {
-    const std::string torn = to_jsonl_line(sample(3)).substr(0, 57);
-    std::istringstream in{to_jsonl_line(sample(1)) + torn + "\n" + to_jsonl_line(sample(2))};
+    const std::string torn = to_jsonl_line(numbered_sample(3)).substr(0, 57);
+    std::istringstream in{to_jsonl_line(numbered_sample(1)) + torn + "\n" + to_jsonl_line(numbered_sample(2))};
     const auto read = read_jsonl(in, "j.jsonl");
     EXPECT_TRUE(read.warnings.empty());
     ASSERT_EQ(read.errors.size(), 1U);
     EXPECT_EQ(read.errors[0].to_string().rfind("j.jsonl:2: bad journal record: invalid JSON", 0), 0U);
     // A torn line that was then terminated is corruption too: the writer went on after it.
-    std::istringstream terminated{to_jsonl_line(sample(1)) + torn + "\n"};
+    std::istringstream terminated{to_jsonl_line(numbered_sample(1)) + torn + "\n"};
     EXPECT_EQ(read_jsonl(terminated, "j.jsonl").errors.size(), 1U);
     // So is a last line that is JSON but no record: no interrupted write leaves one.
-    std::istringstream wrong{to_jsonl_line(sample(1)) + "[1,2]"};
+    std::istringstream wrong{to_jsonl_line(numbered_sample(1)) + "[1,2]"};
     EXPECT_EQ(read_jsonl(wrong, "j.jsonl").errors.size(), 1U);
 }
 
 TEST(journal_json, lines_longer_than_a_read_block_are_read_whole) {
-    auto r = sample(1);
+    auto r = numbered_sample(1);
     r.target = "/" + std::string(3'000'000, 'x');
-    std::istringstream in{to_jsonl_line(sample(2)) + to_jsonl_line(r) + to_jsonl_line(sample(3))};
+    std::istringstream in{to_jsonl_line(numbered_sample(2)) + to_jsonl_line(r) + to_jsonl_line(numbered_sample(3))};
     const auto read = read_jsonl(in, "j.jsonl");
     ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
     ASSERT_EQ(read.records.size(), 3U);
     EXPECT_EQ(read.records[1].target, r.target);
-    EXPECT_TRUE(same(read.records[2], sample(3)));
+    EXPECT_TRUE(same(read.records[2], numbered_sample(3)));
 }
 
 // Files of jsonl_two_halves_from bytes or more are read in two halves at once. These write such files
@@ -476,9 +512,9 @@ TEST(journal_json_two_halves, files_either_side_of_the_threshold_read_the_same) 
 }
 
 TEST(journal_json_two_halves, a_last_line_longer_than_half_the_file_is_read_whole) {
-    auto long_one = sample(5);
+    auto long_one = numbered_sample(5);
     long_one.target = "/" + std::string(jsonl_two_halves_from, 'x');
-    const auto read = read_both_ways(to_jsonl_line(sample(1)) + to_jsonl_line(sample(2)) + to_jsonl_line(long_one));
+    const auto read = read_both_ways(to_jsonl_line(numbered_sample(1)) + to_jsonl_line(numbered_sample(2)) + to_jsonl_line(long_one));
     ASSERT_TRUE(read.ok());
     ASSERT_EQ(read.records.size(), 3U);
     EXPECT_TRUE(same(read.records[2], long_one));

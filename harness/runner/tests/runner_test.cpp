@@ -69,6 +69,19 @@ TEST(exit_codes, insufficient_evidence_is_its_own_code_and_loses_to_a_failure) {
     EXPECT_EQ(worst(exit_code::insufficient_evidence, exit_code::check_failed), exit_code::check_failed);
 }
 
+// Checks that passed on part of a workload do not make a passing run; a failure found before the
+// signal is still a failure.
+TEST(exit_codes, an_interrupted_run_passes_no_better_than_insufficient_evidence) {
+    run_record cut_short = with_verdicts({true, true});
+    cut_short.interrupted = run_interruption{};
+    EXPECT_EQ(outcome_of(cut_short), verdict_outcome::insufficient_evidence);
+    EXPECT_FALSE(all_checks_passed(cut_short));
+
+    run_record failed_first = with_verdicts({true, false});
+    failed_first.interrupted = run_interruption{};
+    EXPECT_EQ(outcome_of(failed_first), verdict_outcome::fail);
+}
+
 TEST(exit_codes, a_run_maps_to_its_code) {
     EXPECT_EQ(exit_code_of(with_verdicts({true, true})), exit_code::passed);
     EXPECT_EQ(exit_code_of(with_verdicts({true, false})), exit_code::check_failed);

@@ -1,6 +1,7 @@
 #include "faultline/server/identity.hpp"
 
 #include "faultline/core/random.hpp"
+#include "faultline/retry/idempotency.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -36,20 +37,6 @@ operation_identity make(std::string value, identity_source source, std::string k
 
 }  // namespace
 
-std::string normalise_idempotency_key(std::string_view raw) {
-    const auto v = trim_ows(raw);
-    if (v.size() < 2 || v.front() != '"' || v.back() != '"') return std::string{v};
-    // An sf-string: drop the quotes and undo its two escapes.
-    const auto inner = v.substr(1, v.size() - 2);
-    std::string out;
-    out.reserve(inner.size());
-    for (std::size_t i = 0; i < inner.size(); ++i) {
-        if (inner[i] == '\\' && i + 1 < inner.size()) ++i;
-        out.push_back(inner[i]);
-    }
-    return out;
-}
-
 std::uint64_t request_hash(std::string_view method, std::string_view target, std::string_view body) {
     // Hash each part and chain them, so boundaries between the parts matter.
     return mix64(mix64(hash_bytes(method), hash_bytes(target)), hash_bytes(body));
@@ -66,7 +53,7 @@ std::string to_hex(std::uint64_t v) {
 }
 
 operation_identity identify(const identity_config& config, const identity_inputs& request) {
-    std::string key = request.idempotency_key ? normalise_idempotency_key(*request.idempotency_key) : std::string{};
+    std::string key = request.idempotency_key ? retry::idempotency_key_value(*request.idempotency_key) : std::string{};
     if (!key.empty()) {
         auto value = key;
         return make(std::move(value), identity_source::idempotency_key, std::move(key));

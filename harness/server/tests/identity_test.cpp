@@ -10,14 +10,6 @@
 namespace faultline::harness {
 namespace {
 
-TEST(identity, normalises_sf_string_keys) {
-    EXPECT_EQ(normalise_idempotency_key(R"("abc")"), "abc");
-    EXPECT_EQ(normalise_idempotency_key(R"(  "abc" )"), "abc");
-    EXPECT_EQ(normalise_idempotency_key("abc"), "abc");
-    EXPECT_EQ(normalise_idempotency_key(R"("a\"b\\c")"), R"(a"b\c)");
-    EXPECT_EQ(normalise_idempotency_key(R"("")"), "");
-    EXPECT_EQ(normalise_idempotency_key(R"(")"), R"(")");
-}
 
 TEST(identity, idempotency_key_wins_over_everything) {
     const identity_config config{"X-Request-Id", "order_id"};

@@ -166,8 +166,10 @@ TEST(limits, at_max_connections_the_longest_idle_kept_alive_connection_makes_roo
 TEST(limits, a_response_the_client_does_not_read_is_reset_after_write_timeout) {
     // A reply far larger than the socket buffers on both sides, to a client that never reads.
     const std::string body(32u << 20, 'x');
-    test_server s{"[server]\nwrite_timeout = \"200ms\"\n[[server.endpoint]]\nmethod = \"GET\"\npath = \"/big\"\n"
-                  "effect = \"read\"\nbody = \"" + body + "\"\n"};
+    serve_config config = test_server::parsed("[server]\nwrite_timeout = \"200ms\"\n[[server.endpoint]]\nmethod = \"GET\"\n"
+                                              "path = \"/big\"\neffect = \"read\"\n");
+    config.model.service.endpoints.at(0).body = body;  // past a rules file's 1 MiB
+    test_server s{std::move(config)};
     asio::io_context io;
     asio::ip::tcp::socket client{io};
     client.open(asio::ip::tcp::v4());

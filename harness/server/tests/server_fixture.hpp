@@ -22,22 +22,31 @@ namespace faultline::harness::testing {
 class test_server {
 public:
     explicit test_server(std::string_view rules_toml, std::uint64_t seed = 7, server_options options = {},
+                         journal_options journal = {})
+        : test_server(parsed(rules_toml), seed, std::move(options), std::move(journal)) {}
+
+    // From a parsed configuration, for what a rules file cannot hold (a body past its size bound).
+    explicit test_server(serve_config config, std::uint64_t seed = 7, server_options options = {},
                          journal_options journal = {}) {
-        auto parsed = parse_serve_config(rules_toml, "test.toml");
-        if (!parsed.ok()) {
-            std::string all;
-            for (const auto& e : parsed.errors) all += e.to_string() + "\n";
-            throw std::invalid_argument{"bad test rules:\n" + all};
-        }
         faults::engine_limits limits;
-        parsed.config->settings.apply(options, limits);
+        config.settings.apply(options, limits);
         if (!options.control_port) options.control_port = 0;
         if (!options.control_token) options.control_token = std::string{};
-        context_ = std::make_unique<server_context>(parsed.config->model, std::move(parsed.config->rules), seed,
+        context_ = std::make_unique<server_context>(config.model, std::move(config.rules), seed,
                                                     std::move(journal), limits);
         server_ = std::make_unique<server>(*context_, options);
         const auto ec = server_->start();
         if (ec) throw std::runtime_error{"server did not start: " + ec.message()};
+    }
+
+    static serve_config parsed(std::string_view rules_toml) {
+        auto result = parse_serve_config(rules_toml, "test.toml");
+        if (!result.ok()) {
+            std::string all;
+            for (const auto& e : result.errors) all += e.to_string() + "\n";
+            throw std::invalid_argument{"bad test rules:\n" + all};
+        }
+        return std::move(*result.config);
     }
 
     std::uint16_t port() const { return server_->port(); }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "faultline/core/random.hpp"
@@ -53,6 +54,11 @@ private:
 
 // True if `text` is a UUIDv4 in canonical lowercase form (version nibble 4, variant 8/9/a/b).
 bool is_uuid_v4(std::string_view text);
+
+// The key an Idempotency-Key header value carries, in either form: surrounding whitespace trimmed,
+// and an sf-string's quotes dropped and its two escapes (\" and \\) undone. The one reading of the
+// header: the server groups attempts by it, and clients name operations by it.
+std::string idempotency_key_value(std::string_view header_value);
 
 // The Idempotency-Key header value for `key` in `format`: a small fixed buffer (no heap).
 class key_header_value {

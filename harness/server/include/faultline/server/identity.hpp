@@ -47,10 +47,6 @@ struct identity_inputs {
     std::optional<std::string_view> named_header;     // raw value of `identity_config::header`, if sent
 };
 
-// Removes optional whitespace and, for an sf-string, the quotes and its `\"` / `\\` escapes.
-// An empty result means "no key".
-std::string normalise_idempotency_key(std::string_view raw);
-
 // Stable hash of method + target + body (with separators, so ("a", "bc") != ("ab", "c")).
 std::uint64_t request_hash(std::string_view method, std::string_view target, std::string_view body);
 
