@@ -110,6 +110,13 @@ void settle(property_row& row) {
     });
     if (failed) {
         row.outcome = property_outcome::fail;
+    } else if (row.passed > 0 && row.timing_undecided > 0) {
+        row.outcome = property_outcome::insufficient_evidence;
+        const auto undecided = std::find_if(row.findings.begin(), row.findings.end(), [](const finding& f) {
+            return f.verdict.insufficient_evidence;
+        });
+        row.reason = "a timing probe could not tell the client from the noise its control measured (" +
+                     undecided->probe + ", " + undecided->verdict.check + "), so its other passes do not stand";
     } else if (row.passed > 0) {
         row.outcome = property_outcome::pass;
     } else if (!row.findings.empty()) {
@@ -180,6 +187,10 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
                 continue;
             }
             ++(v.outcome() == harness::verdict_outcome::fail ? row->judged : row->not_judged);
+            // A timing probe (one with a control) that could not tell the client from noise after its
+            // rounds leaves its row unproven: another verdict's pass (desynchronized sees arrivals
+            // spread by a slow runtime's own queueing) must not stand in for it.
+            if (pr.control > 0 && v.insufficient_evidence && run_property == nullptr) ++row->timing_undecided;
             row->findings.push_back(finding{run.scenario, pr.situation, v});
         }
     }

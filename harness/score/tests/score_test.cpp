@@ -348,6 +348,25 @@ TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
               property_outcome::insufficient_evidence);
 }
 
+// A herd whose jitter verdict could not tell the client from the control's noise: the desynchronized
+// pass of the same probe (a slow runtime spreads its own arrivals) does not make the row pass.
+TEST(scorecard, a_timing_probe_that_could_not_tell_keeps_its_row_from_passing) {
+    probe herd = probe_of("herd", {{"jittered", "jittered"}, {"desynchronized", "jittered"}});
+    herd.control = 24;
+    const std::vector<probe> probes{herd};
+    std::vector<harness::run_record> runs(1);
+    runs[0].scenario = "herd";
+    runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
+    runs[0].verdicts = {verdict_of("jittered", harness::verdict_outcome::insufficient_evidence),
+                        verdict_of("desynchronized", harness::verdict_outcome::pass)};
+    const scorecard card = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(row(card, "jittered").outcome, property_outcome::insufficient_evidence);
+    EXPECT_THAT(row(card, "jittered").reason, HasSubstr("a timing probe could not tell the client from the noise"));
+    // Without a control (the builtin client's files judged alone) the pass stands, as before.
+    std::vector<probe> plain{probe_of("herd", {{"jittered", "jittered"}, {"desynchronized", "jittered"}})};
+    EXPECT_EQ(row(make_scorecard(plain, runs, {}, false), "jittered").outcome, property_outcome::pass);
+}
+
 // A client that double-charges and then resets the server through the control API (issue 10, item 1):
 // the probe's journal no longer shows the double charge, so its pass proves nothing. The evidence
 // row fails with the reset as evidence, and the scorecard fails.

@@ -41,6 +41,9 @@ struct property_row {
     // evidence, or the run proves nothing (the control API changed the server during it, a fault
     // rule with `min_fired` fired too little), so its pass did not count.
     std::size_t not_judged = 0;
+    // Of those, verdicts of timing probes (with a control) that could not tell the client from noise:
+    // while any is left, the row does not pass.
+    std::size_t timing_undecided = 0;
     std::string reason;      // for not_applicable and insufficient_evidence: why
     std::vector<finding> findings;  // failed verdicts first, then insufficient ones
     std::vector<finding> passes;    // the verdicts that passed, with their evidence (--verbose, JSON)
