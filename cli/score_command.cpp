@@ -28,6 +28,7 @@
 #include "faultline/config/duration.hpp"
 #include "faultline/faults/rule.hpp"
 #include "faultline/runner/runner.hpp"
+#include "faultline/score/control_client.hpp"
 #include "faultline/score/probe.hpp"
 #include "faultline/score/run_probes.hpp"
 #include "faultline/score/scorecard.hpp"
@@ -58,6 +59,10 @@ struct score_args {
     std::string backoff;  // "BASE:CAP"
     double backoff_multiplier = 2.0;
     std::string timeout = "1s";
+    std::string attempt_timeout;  // --attempt-timeout
+    bool strict = false;          // --strict
+    std::vector<std::string> with;  // --with FILE|DIR: probes added to the catalogue
+    bool verbose = false;         // --verbose: passing rows with their evidence
     std::string catalogue = default_catalogue();
     std::vector<std::string> only;
     std::optional<std::uint64_t> seed;
@@ -67,6 +72,11 @@ struct score_args {
     std::string scorecard_json;  // --scorecard-json PATH
     bool progress = false;       // --progress: the progress line even when stderr is no terminal
     bool quiet = false;          // --quiet: no progress line
+    std::uint32_t timing_rounds = 3;  // --timing-rounds
+    // The hidden control mode (control_client.hpp): the timing probes start this binary with it.
+    std::string control_client;  // its URL
+    std::string control_delay = "1s";
+    std::uint32_t control_attempts = 4;
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
@@ -87,31 +97,59 @@ std::chrono::nanoseconds duration_option(const std::string& option, const std::s
     return *d.value;
 }
 
+std::chrono::nanoseconds seconds_option(const std::string& option, const std::string& text,
+                                        std::chrono::nanoseconds min, std::chrono::nanoseconds max) {
+    const std::optional<std::chrono::nanoseconds> d = score::seconds_or_duration(text);
+    if (!d) bad_input(option + ": expected seconds (5, 1.5) or a duration with a unit (5s, 500ms), got " + text);
+    if (*d < min || *d > max) {
+        bad_input(option + ": must be in [" + config::format_duration(min) + ", " + config::format_duration(max) +
+                  "], got " + text);
+    }
+    return *d;
+}
+
+// The curve as a run record's declared fact, where that form can say it.
+std::optional<harness::declared_backoff> as_fact(const score::declared_curve& c) {
+    if (c.growth == "linear" || c.jitter == "additive" || (c.jitter == "proportional" && c.sides != "both")) {
+        return std::nullopt;
+    }
+    const std::vector<std::pair<std::string_view, harness::declared_jitter>> kinds{
+        {"none", harness::declared_jitter::none},
+        {"full", harness::declared_jitter::full},
+        {"equal", harness::declared_jitter::equal},
+        {"decorrelated", harness::declared_jitter::decorrelated},
+        {"proportional", harness::declared_jitter::proportional}};
+    harness::declared_backoff fact;
+    fact.base = c.base;
+    fact.cap = c.cap.value_or(std::chrono::hours{24});
+    fact.multiplier = c.growth == "constant" ? 1.0 : c.multiplier;
+    fact.jitter = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == c.jitter; })->second;
+    fact.jitter_fraction = c.fraction;
+    return fact;
+}
+
 score::declared_settings declared_of(const score_args& args) {
     score::declared_settings d;
-    if (!args.deadline.empty()) d.deadline = duration_option("--deadline", args.deadline, 100ms, 60s);
+    if (!args.deadline.empty()) d.deadline = seconds_option("--deadline", args.deadline, 100ms, 60s);
     d.max_attempts = args.max_attempts;
     d.jitters = args.jitter != "none";
-    d.timeout = duration_option("--timeout", args.timeout, 100ms, 30s);
+    d.timeout = seconds_option("--timeout", args.timeout, 100ms, 30s);
+    if (!args.attempt_timeout.empty()) {
+        d.attempt_timeout = seconds_option("--attempt-timeout", args.attempt_timeout, 10ms, 30s);
+    }
+    d.strict = args.strict;
     if (!args.backoff.empty()) {
-        const std::size_t colon = args.backoff.find(':');
-        if (colon == std::string::npos) bad_input("--backoff: expected BASE:CAP, e.g. 1s:10s, got " + args.backoff);
-        harness::declared_backoff curve;
-        curve.base = duration_option("--backoff base", args.backoff.substr(0, colon), 0ms, 10min);
-        curve.cap = duration_option("--backoff cap", args.backoff.substr(colon + 1), curve.base, 1h);
-        curve.multiplier = args.backoff_multiplier;
-        const std::vector<std::pair<std::string_view, harness::declared_jitter>> kinds{
-            {"none", harness::declared_jitter::none},
-            {"full", harness::declared_jitter::full},
-            {"equal", harness::declared_jitter::equal},
-            {"decorrelated", harness::declared_jitter::decorrelated},
-            {"proportional", harness::declared_jitter::proportional}};
-        const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == args.jitter; });
-        if (kind == kinds.end()) {
-            bad_input("--backoff needs the curve's jitter: --jitter none, full, equal, decorrelated or proportional");
+        const std::string_view jitter = args.jitter == "expected" ? std::string_view{} : std::string_view{args.jitter};
+        if (jitter.empty()) {
+            bad_input("--backoff needs the curve's jitter: --jitter none, full, equal, decorrelated, "
+                      "proportional[:F], above:F, below:F or additive:MAX");
         }
-        curve.jitter = kind->second;
-        d.backoff = curve;
+        auto curve = score::parse_curve(args.backoff, jitter, args.backoff_multiplier);
+        if (const auto* problem = std::get_if<std::string>(&curve)) bad_input(*problem);
+        d.curve = std::get<score::declared_curve>(curve);
+        d.backoff = as_fact(*d.curve);
+    } else if (args.jitter != "expected" && args.jitter != "none") {
+        bad_input("--jitter " + args.jitter + " describes a --backoff curve: give the curve too");
     }
     return d;
 }
@@ -122,7 +160,36 @@ std::string joined(const std::vector<std::string>& words) {
     return out;
 }
 
+// Why a file cannot be written at `path` ("" when it can): its folder is missing or not writable, or
+// it is a folder itself, or an existing file that is not writable. Nothing is created.
+std::string output_path_problem(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path p{path};
+    if (std::filesystem::is_directory(p, ec)) return "is a folder";
+    if (std::filesystem::exists(p, ec)) return ::access(path.c_str(), W_OK) == 0 ? "" : "the file is not writable";
+    const std::filesystem::path folder = p.parent_path().empty() ? std::filesystem::path{"."} : p.parent_path();
+    if (!std::filesystem::is_directory(folder, ec)) return "its folder " + folder.string() + " does not exist";
+    return ::access(folder.c_str(), W_OK) == 0 ? "" : "its folder " + folder.string() + " is not writable";
+}
+
+// This binary, so the timing probes can start it as their control.
+std::string this_executable() {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string{} : exe.string();
+}
+
+// The control process: measure, never judge; it always exits 0 (its timing is what counts).
+void run_control(const score_args& args) {
+    score::control_options o;
+    o.url = args.control_client;
+    o.delay = duration_option("--control-delay", args.control_delay, 1ms, 60s);
+    o.attempts = args.control_attempts;
+    score::run_control_client(o);
+}
+
 void run_score(const score_args& args) {
+    if (!args.control_client.empty()) return run_control(args);
     const score::declared_settings declared = declared_of(args);
     const bool builtin = args.command.empty();
     if (!builtin) {
@@ -130,7 +197,9 @@ void run_score(const score_args& args) {
             bad_input(problem);
         }
     }
-    score::catalogue catalogue = score::load_catalogue(args.catalogue);
+    std::vector<std::string> sources{args.catalogue};
+    sources.insert(sources.end(), args.with.begin(), args.with.end());
+    score::catalogue catalogue = score::load_catalogue(sources);
     if (!catalogue.ok()) {
         for (const auto& e : catalogue.errors) std::cerr << e.to_string() << '\n';
         bad_input(std::to_string(catalogue.errors.size()) + " error(s) in the catalogue; nothing was run");
@@ -145,6 +214,22 @@ void run_score(const score_args& args) {
     if (probes.empty()) bad_input("no probe matches --only");
     if (const std::string problem = report_targets_problem(args.reports, probes.size()); !problem.empty()) {
         bad_input(problem);
+    }
+    // Every output is checked before the first probe runs: a bad path found after a minute of probes
+    // would lose the scorecard.
+    if (!args.scorecard_json.empty()) {
+        if (const std::string problem = output_path_problem(args.scorecard_json); !problem.empty()) {
+            bad_input("--scorecard-json " + args.scorecard_json + ": " + problem);
+        }
+    }
+    for (const std::string& spec : args.reports.reports) {
+        const std::size_t colon = spec.find(':');
+        if (colon == std::string::npos) continue;
+        const std::string path = spec.substr(colon + 1);
+        if (path.find("{scenario}") != std::string::npos) continue;  // one file per probe, checked as written
+        if (const std::string problem = output_path_problem(path); !problem.empty()) {
+            bad_input("--report " + spec + ": " + problem);
+        }
     }
 
     harness::run_interrupt interrupt;
@@ -163,7 +248,11 @@ void run_score(const score_args& args) {
         options.progress = &tally;
         progress.emplace(std::cerr, tally, steady_clock_source::instance());
     }
-    std::vector<harness::run_record> runs = score::run_probes(probes, args.command, declared, options, args.jobs);
+    score::probe_run_options probe_options;
+    probe_options.control_executable = this_executable();
+    probe_options.timing_rounds = args.timing_rounds;
+    std::vector<harness::run_record> runs =
+        score::run_probes(probes, args.command, declared, options, args.jobs, probe_options);
     progress.reset();  // erases the line before the scorecard
     if (interrupt.requested()) {
         // A scorecard over part of the catalogue would misstate the client: none is printed. The
@@ -184,7 +273,8 @@ void run_score(const score_args& args) {
         bad_input("the client never reached the server in any probe: check that the template puts {url} "
                   "where the URL goes");
     }
-    std::cout << score::render_scorecard(card, declared, {builtin ? "builtin" : joined(args.command), builtin, terminal});
+    std::cout << score::render_scorecard(
+        card, declared, {builtin ? "builtin" : joined(args.command), builtin, terminal, args.verbose});
     harness::exit_code code = score::exit_code_of(card);
     if (!args.scorecard_json.empty()) {
         std::ofstream out(args.scorecard_json, std::ios::binary | std::ios::trunc);
@@ -212,16 +302,31 @@ void add_score_command(CLI::App& app) {
     cmd->add_option("--max-attempts", args->max_attempts, "The client's attempt limit, first attempt included")
         ->check(CLI::Range(1U, 100U));
     cmd->add_option("--jitter", args->jitter,
-                    "Whether the client jitters: expected (default), none, or its kind for --backoff "
-                    "(full, equal, decorrelated, proportional)")
-        ->check(CLI::IsMember({"expected", "none", "full", "equal", "decorrelated", "proportional"}));
-    cmd->add_option("--backoff", args->backoff, "The client's backoff curve BASE:CAP, to be judged (e.g. 1s:600s)");
+                    "The client's jitter, for --backoff: none, full, equal, decorrelated, proportional[:F] (±F), "
+                    "above:F, below:F, additive:MAX (F as 50% or 0.5). Refines the curve judged; the jitter row "
+                    "is judged whatever it says");
+    cmd->add_option("--backoff", args->backoff,
+                    "The client's backoff curve, to be judged: BASE:CAP, exponential:BASE[:CAP], linear:BASE[:CAP] "
+                    "or constant:DELAY (CAP none: no cap; e.g. 1s:600s, linear:1s:10s)");
     cmd->add_option("--backoff-multiplier", args->backoff_multiplier, "Growth per retry of the --backoff curve")
         ->check(CLI::Range(1.0, 100.0));
-    cmd->add_option("--timeout", args->timeout, "The per-attempt timeout {timeout} gives the client (default 1s)");
+    cmd->add_option("--timeout", args->timeout,
+                    "The timeout {timeout} ({timeout_ms}) gives the client, in seconds or with a unit (default 1)");
+    cmd->add_option("--attempt-timeout", args->attempt_timeout,
+                    "The client's per-attempt timeout, apart from its deadline: {attempt_timeout} "
+                    "({attempt_timeout_ms}); the --timeout when not given");
+    cmd->add_flag("--strict", args->strict,
+                  "Hold the client to RFC 9110's strict reading: no retry after a 408 or a 413 with Retry-After");
+    cmd->add_option("--with", args->with, "Add the probes of this file or folder to the catalogue (repeatable)")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->check(CLI::ExistingPath);
+    cmd->add_flag("-v,--verbose", args->verbose, "Show the evidence of passing rows too");
     cmd->add_option("--catalogue", args->catalogue,
-                    "The folder of probe files (default: share/faultline/suites/conformance of an installed "
-                    "faultline, else the source tree's)")
+                    "The folder of probe files, replacing the shipped catalogue (default: "
+                    "share/faultline/suites/conformance of an installed faultline, else the source tree's); "
+                    "--with adds to it")
         ->check(CLI::ExistingDirectory);
     cmd->add_option("--only", args->only, "Run only probes whose name matches (glob, repeatable)")
         ->expected(1)
@@ -236,6 +341,14 @@ void add_score_command(CLI::App& app) {
         ->excludes(quiet);
     add_report_options(*cmd, args->reports);
     cmd->add_option("--scorecard-json", args->scorecard_json, "Write the scorecard as JSON to this file");
+    cmd->add_option("--timing-rounds", args->timing_rounds,
+                    "Runs of a timing probe at most while its verdicts cannot tell the client from the noise its "
+                    "control measured (default 3)")
+        ->check(CLI::Range(1U, 10U));
+    // The timing probes' control process (this binary in control mode): not for users.
+    cmd->add_option("--control-client", args->control_client)->group("");
+    cmd->add_option("--control-delay", args->control_delay)->group("");
+    cmd->add_option("--control-attempts", args->control_attempts)->group("")->check(CLI::Range(1U, 20U));
     cmd->footer(
         "Examples:\n  faultline score -- curl -s --retry 3 -X {method} {url}{path} -d {body}\n"
         "  faultline score --deadline 5s --max-attempts 4 -- ./my-client {url}{path}\n"

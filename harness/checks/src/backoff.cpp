@@ -2,7 +2,8 @@
 // lies inside the declared policy's envelope for its retry index k (1 for the gap before attempt 2),
 // the policy being the check's own base/cap/… or, without them, the curve the client declared
 // (run_record::declared; without either the verdict is insufficient evidence),
-// within `tolerance`. With t = min(cap, base × multiplier^(k−1)):
+// within `tolerance`. With t = min(cap, base × multiplier^(k−1)) (growth "exponential"; "linear":
+// base × k; "constant": base; no cap: no bound):
 //   none [t, t] · full [0, t] · equal [t/2, t] · decorrelated [base, min(cap, 3 × previous gap)] (the
 //   previous gap starts at base) · additive [t, t + a] (a = jitter_max: urllib3, got, retry-go) ·
 //   proportional [t(1−f), t(1+f)], or one side of it with jitter_sides = "above" (a "+0–20 %" client)
@@ -18,6 +19,7 @@
 // the verdict is insufficient evidence.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "support.hpp"
 
@@ -27,7 +29,8 @@ namespace {
 
 struct policy {
     double base = 0;  // ns
-    double cap = 0;   // ns
+    double cap = 0;   // ns (infinity: no cap)
+    std::string growth = "exponential";  // or "linear", "constant"
     double multiplier = 2;
     std::string jitter;
     double fraction = 0.2;
@@ -94,9 +97,10 @@ private:
                 }
             }
         }
+        const std::string growth = p.growth == "exponential" ? "×" + format_number(p.multiplier) : p.growth;
         std::string summary = std::to_string(checked) + " gaps checked against " + p.jitter + " jitter (base " +
-                              ms(p.base) + ", cap " + ms(p.cap) + ", ×" + format_number(p.multiplier) + "): " +
-                              std::to_string(outside) + " outside the envelope";
+                              ms(p.base) + ", " + (std::isinf(p.cap) ? std::string("no cap") : "cap " + ms(p.cap)) +
+                              ", " + growth + "): " + std::to_string(outside) + " outside the envelope";
         const double share = could_reach_cap == 0 ? 0
                                                   : static_cast<double>(at_cap_seqs.size()) /
                                                         static_cast<double>(could_reach_cap);
@@ -131,8 +135,11 @@ private:
     static std::string ms(double ns) { return format_ms(static_cast<std::int64_t>(std::llround(ns))); }
 
     static std::pair<double, double> envelope(const policy& p, std::size_t k, double previous_gap) {
-        // pow may overflow to +inf for a large k; min() with the cap keeps that finite.
-        const double t = std::min(p.cap, p.base * std::pow(p.multiplier, static_cast<double>(k - 1)));
+        // pow may overflow to +inf for a large k; min() with a finite cap keeps that finite.
+        const double grown = p.growth == "linear"     ? p.base * static_cast<double>(k)
+                             : p.growth == "constant" ? p.base
+                                                      : p.base * std::pow(p.multiplier, static_cast<double>(k - 1));
+        const double t = std::min(p.cap, grown);
         if (p.jitter == "none") return {t, t};
         if (p.jitter == "full") return {0, t};
         if (p.jitter == "equal") return {t / 2, t};
@@ -152,10 +159,12 @@ std::unique_ptr<check> make_backoff(config::table_reader& p) {
     using std::chrono::nanoseconds;
     const auto base = p.duration("base", nanoseconds{0}, nanoseconds::max());
     const auto cap = p.duration("cap", nanoseconds{0}, nanoseconds::max());
-    if (base.has_value() != cap.has_value()) p.fail(base ? "cap" : "base", "base and cap go together");
+    if (cap && !base) p.fail("cap", "needs base");
     policy pol;
     pol.base = static_cast<double>(base.value_or(nanoseconds{0}).count());
-    pol.cap = static_cast<double>(cap.value_or(nanoseconds{0}).count());
+    // Without a cap the curve grows without bound (Polly's default MaxDelay, got's backoffLimit).
+    pol.cap = cap ? static_cast<double>(cap->count()) : std::numeric_limits<double>::infinity();
+    pol.growth = p.choice("growth", {"exponential", "linear", "constant"}).value_or("exponential");
     pol.multiplier = p.number("multiplier", 1, 1000).value_or(2);
     pol.jitter =
         p.choice("jitter", {"none", "full", "equal", "decorrelated", "proportional", "additive"}).value_or("full");
@@ -170,8 +179,9 @@ std::unique_ptr<check> make_backoff(config::table_reader& p) {
         static_cast<std::size_t>(p.integer("min_samples_at_cap", 1, 1'000'000'000).value_or(20));
     if (base && cap && *cap < *base) p.fail("cap", "must be at least base");
     if (!base && !cap) {
-        for (const std::string_view key : {"multiplier", "jitter", "jitter_fraction", "jitter_sides", "jitter_max"}) {
-            if (p.has(key)) p.fail(key, "only with base and cap (without them the client's declared curve is used)");
+        for (const std::string_view key :
+             {"growth", "multiplier", "jitter", "jitter_fraction", "jitter_sides", "jitter_max"}) {
+            if (p.has(key)) p.fail(key, "only with base (without it the client's declared curve is used)");
         }
     }
     return std::make_unique<backoff>(std::move(pol), base.has_value());

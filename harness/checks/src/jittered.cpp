@@ -1,19 +1,24 @@
 // jittered: the client randomises its backoff, judged from the spread of its gaps (previous attempt's
 // t_end → next t_request) at one retry index across operations. Without jitter every operation's k-th
 // gap is the same delay plus timing noise, so most of those gaps fall within one noise-wide window;
-// any jitter worth having spreads them far wider. An index with at least `min_samples` gaps is NOT
-// jittered when more than half of them lie within one window of width max(noise_floor,
-// min_relative_spread × median): the noise floor bounds loopback and scheduling noise, the relative
-// part noise that grows with the delay. The densest window is searched wherever it lies, not only
+// any jitter worth having spreads them far wider. The window is max(noise_floor, min_relative_spread ×
+// median), or the noise a control measured in the same run (timing_control.hpp) when that is wider.
+// An index with at least `min_samples` gaps is jittered when no such window holds more than half of
+// them. When one does, the index is NOT jittered only if the window is the floor's (a quiet run: the
+// control, if any, saw no more noise) and the majority sits well inside it; otherwise the check cannot
+// tell a constant delay from jitter narrower than the noise, and says insufficient evidence — never a
+// pass. An index whose median gap is under `min_gap` is not jittered either way: noise only lengthens
+// a wait, so such retries did not wait. The densest window is searched wherever it lies, not only
 // around the median, so a scheduler stall that shifts a minority of the retries by a step (two herds
 // sharing two cores) does not pass for jitter, as it would with the interquartile range. When no index
 // has enough gaps, the indexes with two or more are pooled, each gap divided by its index's median (at
-// least the noise floor), with the window max(min_relative_spread, noise_floor / the smallest such
-// median). With fewer gaps than that the verdict is insufficient evidence. Gaps after a response with
+// least the noise floor), with the window max(min_relative_spread, noise / the smallest such median).
+// With fewer gaps than that the verdict is insufficient evidence. Gaps after a response with
 // Retry-After are left out: the server chose them, and equal ones are right.
 #include <algorithm>
 #include <map>
 
+#include "faultline/checks/timing_control.hpp"
 #include "support.hpp"
 
 namespace faultline::harness::checks {
@@ -76,14 +81,42 @@ std::vector<std::uint64_t> some_seqs(const std::vector<gap>& gaps) {
     return out;
 }
 
+// How one index (or the pool) came out.
+enum class judged_as { jittered, not_jittered, cannot_tell };
+
 class jittered final : public check {
 public:
-    jittered(std::size_t min_samples, std::chrono::nanoseconds noise_floor, double min_relative_spread)
+    jittered(std::size_t min_samples, std::chrono::nanoseconds noise_floor, double min_relative_spread,
+             std::chrono::nanoseconds min_gap)
         : min_samples_(min_samples), noise_floor_(static_cast<double>(noise_floor.count())),
-          relative_(min_relative_spread) {}
+          relative_(min_relative_spread), min_gap_(static_cast<double>(min_gap.count())) {}
 
-    verdict evaluate(const run_record&, const operation_groups& operations) const override {
+    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
+        return judge(run, operations, nullptr);
+    }
+    verdict evaluate_with_control(const run_record& run, const operation_groups& operations,
+                                  const timing_control& control) const override {
+        return judge(run, operations, &control);
+    }
+
+private:
+    // The noise the gaps are judged against: the control's, when one was measured in the run.
+    struct noise {
+        double control = 0;  // ns; 0 without a measured control
+        std::string source;  // said in the summary
+    };
+
+    verdict judge(const run_record&, const operation_groups& operations, const timing_control* control) const {
         verdict v;
+        noise n;
+        if (control != nullptr && control->measured()) {
+            n.control = static_cast<double>(control->noise_ns());
+            n.source = "judged against " + control->describe();
+        } else if (control != nullptr) {
+            n.source = "judged against noise_floor " + ms(noise_floor_) + ": " + control->describe();
+        } else {
+            n.source = "judged against noise_floor " + ms(noise_floor_) + " (no control measured in this run)";
+        }
         std::map<std::size_t, std::vector<gap>> by_index;
         std::size_t after_retry_after = 0;
         std::size_t overlapping = 0;  // sent before the previous attempt ended: a timeout, not a backoff
@@ -104,17 +137,19 @@ public:
         }
         std::string judged;
         std::string unjudged;
+        std::vector<judged_as> outcomes;
+        std::string cannot_tell;
         for (const auto& [k, gaps] : by_index) {
             if (gaps.size() < min_samples_) {
                 unjudged += (unjudged.empty() ? "" : ", ") + std::to_string(k) + " (" +
                             std::to_string(gaps.size()) + ")";
                 continue;
             }
-            judged += (judged.empty() ? "" : "; ") + judge_index(v, k, gaps);
+            judged += (judged.empty() ? "" : "; ") + judge_index(v, k, gaps, n, outcomes, cannot_tell);
         }
-        if (judged.empty()) judged = judge_pooled(v, by_index);
+        if (judged.empty()) judged = judge_pooled(v, by_index, n, outcomes, cannot_tell);
         std::string summary = judged;
-        if (!unjudged.empty() && !v.insufficient_evidence) {
+        if (!unjudged.empty() && !outcomes.empty()) {
             summary += "; retry indexes with fewer than " + std::to_string(min_samples_) + " gaps, not judged alone: " +
                        unjudged;
         }
@@ -125,42 +160,84 @@ public:
         if (after_retry_after > 0) {
             summary += "; " + std::to_string(after_retry_after) + " gaps after Retry-After left out";
         }
-        v.passed = !v.insufficient_evidence && v.evidence_total == 0;
+        summary += "; " + n.source;
+        const auto any = [&](judged_as a) { return std::find(outcomes.begin(), outcomes.end(), a) != outcomes.end(); };
+        if (outcomes.empty()) {
+            v.insufficient_evidence = true;
+        } else if (!any(judged_as::not_jittered) && any(judged_as::cannot_tell)) {
+            // Never a pass when some index could not be told from noise: a client may jitter its
+            // first retry and not the next (AWS Go v2 at its cap).
+            v.insufficient_evidence = true;
+            summary = "cannot tell from timing noise: " + cannot_tell + "; " + summary;
+        }
+        v.passed = !v.insufficient_evidence && !any(judged_as::not_jittered);
         v.summary = summary;
         return v;
     }
 
-private:
-    std::string judge_index(verdict& v, std::size_t k, const std::vector<gap>& gaps) const {
+    // The window a sample is judged in: the noise floor (or its share of the median), or the
+    // control's noise when that is wider. `floor` in the sample's units, `control` too.
+    static judged_as classify(const spread& s, double floor_width, double control_width) {
+        if (s.jittered()) return judged_as::jittered;
+        // The control saw more noise than the floor: the run was noisier than the floor allows for,
+        // and a spread within that noise may be jitter narrower than it.
+        if (control_width > floor_width) return judged_as::cannot_tell;
+        // The gaps fill the window evenly, as jitter about twice the window wide does.
+        if (s.about_as_wide_as_the_window()) return judged_as::cannot_tell;
+        return judged_as::not_jittered;
+    }
+
+    std::string judge_index(verdict& v, std::size_t k, const std::vector<gap>& gaps, const noise& n,
+                            std::vector<judged_as>& outcomes, std::string& cannot_tell) const {
         std::vector<double> values;
         values.reserve(gaps.size());
         for (const gap& g : gaps) values.push_back(g.ns);
-        const spread s = spread_of(std::move(values), noise_floor_, relative_);
+        std::vector<double> sorted = values;
+        std::sort(sorted.begin(), sorted.end());
+        const double floor_width = std::max(noise_floor_, relative_ * quantile(sorted, 0.5));
+        const spread s = spread_of(std::move(values), std::max(floor_width, n.control), 0);
         const std::string line = "retry " + std::to_string(k) + ": " + std::to_string(s.n) +
                                  " gaps, min/median/max " + ms(s.min) + "/" + ms(s.median) + "/" + ms(s.max) +
                                  ", the densest " + ms(s.width) + " holds " + std::to_string(s.densest);
-        if (!s.jittered()) {
+        const std::string width_is = "the width is max(noise floor " + ms(noise_floor_) + ", " +
+                                     format_number(relative_) + " × median" +
+                                     (n.control > 0 ? ", the control's noise " + ms(n.control) : std::string{}) + ")";
+        if (s.median < min_gap_) {
+            outcomes.push_back(judged_as::not_jittered);
+            add_evidence(v, evidence_item{"", some_seqs(gaps),
+                                          line + ": the median gap is under min_gap " + ms(min_gap_) +
+                                              ": the retries do not wait (noise only lengthens a wait), not "
+                                              "jittered (seqs: the first retries at that index)"});
+            return line;
+        }
+        const judged_as outcome = classify(s, floor_width, n.control);
+        outcomes.push_back(outcome);
+        if (outcome == judged_as::not_jittered) {
             add_evidence(v, evidence_item{"", some_seqs(gaps),
                                           line + " (" + ms(s.densest_from) + "–" + ms(s.densest_from + s.width) +
-                                              "), more than half; the width is max(noise floor " + ms(noise_floor_) +
-                                              ", " + format_number(relative_) +
-                                              " × median): one delay plus timing noise, not jittered" +
-                                              narrow_note(s, ms(s.width / 2)) +
-                                              " (seqs: the first retries at that index)"});
+                                              "), more than half; " + width_is +
+                                              ": one delay plus timing noise, not jittered (seqs: the first "
+                                              "retries at that index)"});
+        } else if (outcome == judged_as::cannot_tell) {
+            cannot_tell += (cannot_tell.empty() ? "" : "; ") + cannot_tell_because(s, floor_width, n.control, ms(s.width / 2)) +
+                           " at retry " + std::to_string(k);
         }
         return line;
     }
 
-    std::string judge_pooled(verdict& v, const std::map<std::size_t, std::vector<gap>>& by_index) const {
+    std::string judge_pooled(verdict& v, const std::map<std::size_t, std::vector<gap>>& by_index, const noise& n,
+                             std::vector<judged_as>& outcomes, std::string& cannot_tell) const {
         std::vector<double> normalised;
         std::vector<gap> pooled;
         double smallest_scale = 0;
+        double largest_median = 0;
         std::string indexes;
         for (const auto& [k, gaps] : by_index) {
             if (gaps.size() < 2) continue;  // a lone gap says nothing about spread at its index
             std::vector<double> values;
             for (const gap& g : gaps) values.push_back(g.ns);
             std::sort(values.begin(), values.end());
+            largest_median = std::max(largest_median, quantile(values, 0.5));
             // Dividing by at least the noise floor keeps instant retries (median ≈ 0) from blowing up.
             const double scale = std::max(quantile(values, 0.5), noise_floor_);
             smallest_scale = pooled.empty() ? scale : std::min(smallest_scale, scale);
@@ -169,45 +246,65 @@ private:
             indexes += (indexes.empty() ? "" : ", ") + std::to_string(k);
         }
         if (pooled.size() < min_samples_) {
-            v.insufficient_evidence = true;
             return "no retry index had " + std::to_string(min_samples_) + " gaps and indexes with two or more pool " +
                    std::to_string(pooled.size()) + " (" + std::to_string(min_samples_) +
                    " needed): too few retries to tell jitter from timing noise";
         }
-        // The noise floor in units of the smallest scale is the largest share of a delay noise can take.
-        const spread s = spread_of(std::move(normalised), std::max(relative_, noise_floor_ / smallest_scale), 0);
+        // The noise in units of the smallest scale is the largest share of a delay noise can take.
+        const double floor_width = std::max(relative_, noise_floor_ / smallest_scale);
+        const double control_width = n.control / smallest_scale;
+        const spread s = spread_of(std::move(normalised), std::max(floor_width, control_width), 0);
         const std::string line = "retries " + indexes + " pooled (" + std::to_string(s.n) +
                                  " gaps, each over its index's median): the densest " + format_number(s.width) +
                                  " of a median holds " + std::to_string(s.densest);
-        if (!s.jittered()) {
+        if (largest_median < min_gap_) {
+            outcomes.push_back(judged_as::not_jittered);
+            add_evidence(v, evidence_item{"", some_seqs(pooled),
+                                          line + ": every index's median gap is under min_gap " + ms(min_gap_) +
+                                              ": the retries do not wait (noise only lengthens a wait), not jittered"});
+            return line;
+        }
+        const judged_as outcome = classify(s, floor_width, control_width);
+        outcomes.push_back(outcome);
+        if (outcome == judged_as::not_jittered) {
             add_evidence(v, evidence_item{"", some_seqs(pooled),
                                           line + ", more than half; the width is max(" + format_number(relative_) +
                                               ", noise floor " + ms(noise_floor_) + " / " + ms(smallest_scale) +
-                                              "): one delay per index plus timing noise, not jittered" +
-                                              narrow_note(s, format_number(s.width / 2) + " of a median")});
+                                              (n.control > 0 ? ", the control's noise " + ms(n.control) + " / " +
+                                                                   ms(smallest_scale)
+                                                             : std::string{}) +
+                                              "): one delay per index plus timing noise, not jittered"});
+        } else if (outcome == judged_as::cannot_tell) {
+            cannot_tell += cannot_tell_because(s, floor_width, control_width, format_number(s.width / 2) + " of a median") +
+                           " (pooled)";
         }
         return line;
     }
 
-    // Said when the gaps fill the window evenly: then they may be jitter only about twice as wide as the
-    // window, which this check cannot tell from noise (docs/checks.md: its false-alarm rates).
-    static std::string narrow_note(const spread& s, const std::string& half_width) {
-        if (!s.about_as_wide_as_the_window()) return "";
-        return "; but no " + half_width + " holds more than " + std::to_string(s.densest_half) +
-               ", so they may as well be jitter about twice the window wide, too narrow to tell from noise: "
-               "lower noise_floor if the timing is cleaner, or judge a longer backoff";
+    static std::string cannot_tell_because(const spread& s, double floor_width, double control_width,
+                                           const std::string& half_width) {
+        if (control_width > floor_width) {
+            return "more than half the gaps lie within the noise the control measured, wider than the floor: a "
+                   "constant delay and jitter narrower than that noise look the same";
+        }
+        return "more than half the gaps lie within the noise window, but no " + half_width + " holds more than " +
+               std::to_string(s.densest_half) +
+               ": they fill it evenly, as jitter about twice the window wide would (lower noise_floor if the "
+               "timing is cleaner, or judge a longer backoff)";
     }
 
     std::size_t min_samples_;
     double noise_floor_;  // ns
     double relative_;
+    double min_gap_;  // ns
 };
 
 std::unique_ptr<check> make_jittered(config::table_reader& p) {
     const auto min_samples = static_cast<std::size_t>(p.integer("min_samples", 4, 1'000'000'000).value_or(8));
     const auto noise_floor = p.duration("noise_floor").value_or(std::chrono::milliseconds{5});
     const double relative = p.number("min_relative_spread", 0, 1).value_or(0.001);
-    return std::make_unique<jittered>(min_samples, noise_floor, relative);
+    const auto min_gap = p.duration("min_gap").value_or(std::chrono::nanoseconds{0});
+    return std::make_unique<jittered>(min_samples, noise_floor, relative, min_gap);
 }
 
 }  // namespace

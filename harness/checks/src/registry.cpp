@@ -54,7 +54,13 @@ bool has_no_operations(const run_record& run) { return run.journal.empty() && ru
 }  // namespace
 
 verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations) {
-    verdict v = e.impl->evaluate(run, operations);
+    return evaluate(e, run, operations, nullptr);
+}
+
+verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations,
+                 const timing_control* control) {
+    verdict v = control != nullptr ? e.impl->evaluate_with_control(run, operations, *control)
+                                   : e.impl->evaluate(run, operations);
     v.check = e.check_name;
     v.expected_to_fail = e.expect_failure;
     if (v.insufficient_evidence) v.passed = false;

@@ -65,11 +65,16 @@ std::vector<verdict> firing_verdicts(const run_record& run) {
         v.summary = "rule `" + f.rule + "` (" + f.kind + ") fired " + times(f.fired) + " (" + source + ")";
         if (!v.passed) {
             const std::size_t attempts = run.journal.size();
+            // Whether the client reached the server at all tells a template that never names it from
+            // a client that sent a request the rule does not match.
+            const std::string reached = attempts == 0 ? "the client never reached the server (no request was read)"
+                                                      : "the client reached the server with " +
+                                                            std::to_string(attempts) +
+                                                            (attempts == 1 ? " attempt" : " attempts");
             checks::add_evidence(v, evidence_item{"", {},
                                                   "rule `" + f.rule + "` (" + f.kind + ") fired " +
                                                       std::to_string(f.fired) + " of the " + times(required) +
-                                                      " required, over " + std::to_string(attempts) +
-                                                      " attempts: the fault it stands for was " +
+                                                      " required; " + reached + ": the fault it stands for was " +
                                                       (f.fired == 0 ? "never exercised" : "exercised too little")});
         }
         out.push_back(std::move(v));

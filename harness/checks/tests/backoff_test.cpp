@@ -130,18 +130,43 @@ TEST(backoff, proportional_matches_grpc_beyond_the_cap_and_one_sided_clients) {
                 HasSubstr("retry 1: gap 115.0ms outside [80.0ms, 100.0ms]"));
 }
 
+// wget's linear 1 s, 2 s, 3 s; a constant 1 s; an exponential with no cap.
+TEST(backoff, linear_constant_and_uncapped_curves) {
+    const auto run_of = [](std::initializer_list<double> gaps) {
+        test::journal_builder j;
+        j.op("a");
+        for (const double g : gaps) j.attempt(503).wait(g);
+        j.attempt(200);
+        return j.run();
+    };
+    const run_record linear = run_of({1000, 2000, 3000});
+    EXPECT_EQ(test::run_check("check = \"backoff\"\nbase = \"1s\"\ngrowth = \"linear\"\njitter = \"none\"\n", linear)
+                  .outcome(),
+              verdict_outcome::pass);
+    const verdict doubling = test::run_check("check = \"backoff\"\nbase = \"1s\"\njitter = \"none\"\n", linear);
+    EXPECT_EQ(doubling.outcome(), verdict_outcome::fail);
+    EXPECT_THAT(doubling.summary, HasSubstr("(base 1000.0ms, no cap, ×2)"));
+    const run_record constant = run_of({1000, 1000, 1000});
+    EXPECT_EQ(test::run_check("check = \"backoff\"\nbase = \"1s\"\ngrowth = \"constant\"\njitter = \"none\"\n", constant)
+                  .outcome(),
+              verdict_outcome::pass);
+    EXPECT_EQ(test::run_check("check = \"backoff\"\nbase = \"1s\"\njitter = \"none\"\n", run_of({1000, 2000, 4000}))
+                  .outcome(),
+              verdict_outcome::pass);
+}
+
 TEST(backoff, bad_config) {
     auto errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\ncap = \"2s\"\njitter = \"random\"\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_THAT(errors[0].message,
                 HasSubstr("jitter: unknown value \"random\"; allowed: none, full, equal, decorrelated, proportional, additive"));
-    errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\n");
+    errors = test::parse_errors("check = \"backoff\"\ncap = \"1s\"\n");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_EQ(errors[0].to_string(), "scenario.toml:1:1: check \"backoff\": cap: base and cap go together");
+    EXPECT_EQ(errors[0].to_string(), "scenario.toml:2:7: check \"backoff\": cap: needs base");
     errors = test::parse_errors("check = \"backoff\"\njitter = \"none\"\n");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_EQ(errors[0].to_string(), "scenario.toml:2:10: check \"backoff\": jitter: only with base and cap (without "
-                                     "them the client's declared curve is used)");
+    EXPECT_EQ(errors[0].to_string(), "scenario.toml:2:10: check \"backoff\": jitter: only with base (without "
+                                     "it the client's declared curve is used)");
     errors = test::parse_errors("check = \"backoff\"\nbase = \"1s\"\ncap = \"100ms\"\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].to_string(), "scenario.toml:3:7: check \"backoff\": cap: must be at least base");

@@ -13,7 +13,7 @@ TEST(check_registry, lists_exactly_the_registered_checks) {
     EXPECT_THAT(check_names(),
                 ElementsAre("amplification", "backoff", "deadline", "desynchronized", "idempotency_keys", "jittered",
                             "latency", "max_attempts", "no_double_effects", "no_retry_on_status", "retry_after",
-                            "retry_budget", "success_rate"));
+                            "retry_budget", "spacing", "success_rate"));
 }
 
 TEST(check_registry, every_check_has_a_summary) {

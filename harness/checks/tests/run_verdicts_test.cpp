@@ -76,8 +76,8 @@ TEST(firing_verdicts, a_rule_below_its_min_fired_fails) {
     EXPECT_EQ(verdicts[0].summary, "rule `lose-response` (lost_response) fired 1 time (min_fired = 3)");
     ASSERT_EQ(verdicts[0].evidence.size(), 1u);
     EXPECT_EQ(verdicts[0].evidence[0].detail,
-              "rule `lose-response` (lost_response) fired 1 of the 3 times required, over 2 attempts: the fault it "
-              "stands for was exercised too little");
+              "rule `lose-response` (lost_response) fired 1 of the 3 times required; the client reached the server "
+              "with 2 attempts: the fault it stands for was exercised too little");
     EXPECT_EQ(verdicts[1].check, "fired:busy");
     EXPECT_EQ(verdicts[1].outcome(), verdict_outcome::pass);
 }

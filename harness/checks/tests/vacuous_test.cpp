@@ -21,7 +21,7 @@ const std::map<std::string, std::string, std::less<>>& minimal_tables() {
         {"desynchronized", ""},     {"idempotency_keys", ""}, {"jittered", ""},
         {"latency", "p99 = \"1s\""}, {"max_attempts", ""},  {"no_double_effects", ""},
         {"no_retry_on_status", ""}, {"retry_after", ""},   {"retry_budget", ""},
-        {"success_rate", "min = 0.0"},
+        {"spacing", ""},            {"success_rate", "min = 0.0"},
     };
     return tables;
 }
@@ -98,6 +98,7 @@ const std::map<std::string, plain_gets_outcome, std::less<>>& plain_gets_outcome
         {"no_retry_on_status", {insufficient_evidence, "no response with a status in the judged set"}},
         {"retry_after", {insufficient_evidence, "0 responses carried Retry-After"}},
         {"retry_budget", {insufficient_evidence, "no retry: nothing to judge"}},
+        {"spacing", {insufficient_evidence, "no gap before a retry to judge"}},
         // Judges every operation's success: 3 of 3.
         {"success_rate", {pass, ""}},
     };

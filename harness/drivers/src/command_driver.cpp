@@ -339,9 +339,21 @@ driver_result command_driver::run(const driver_context& ctx) {
     stats_ = {};
     driver_result result;
     const bool per_operation = options_.mode == command_mode::per_operation;
-    const std::uint64_t total = per_operation ? options_.operations : 1;
+    const std::uint64_t client_total = per_operation ? options_.operations : 1;
+    const std::uint64_t control_total = per_operation && !options_.control_argv.empty() ? options_.control_processes : 0;
+    const std::uint64_t total = client_total + control_total;
     const std::uint64_t lanes = per_operation ? std::max<std::uint32_t>(options_.concurrency, 1) : 1;
     const time_point limit = ctx.run_start + ctx.time_limit;
+    // The order processes start in: the client's and the control's interleaved, so both meet the
+    // machine (and a barrier) the same way; control operations are numbered after the client's.
+    std::vector<std::uint64_t> start_order;
+    start_order.reserve(total);
+    for (std::uint64_t i = 0; i < std::max(client_total, control_total); ++i) {
+        if (i < client_total) start_order.push_back(i);
+        if (i < control_total) start_order.push_back(client_total + i);
+    }
+    const auto is_control = [&](std::uint64_t op) { return op >= client_total; };
+    std::uint64_t clients_running = 0;
 
     std::vector<child> running;
     std::vector<process_record> processes;  // in the order they were reaped
@@ -390,12 +402,14 @@ driver_result command_driver::run(const driver_context& ctx) {
             signal_all(SIGKILL);
             kill_pending = false;
         }
-        while (!stopping && running.size() < lanes && next_op < total) {
-            const std::uint64_t op = next_op++;
+        // The next process starts when its lane is free: a client's within `concurrency`, the control's
+        // always (they all run at once).
+        while (!stopping && next_op < total && (is_control(start_order[next_op]) || clients_running < lanes)) {
+            const std::uint64_t op = start_order[next_op++];
             const retry::idempotency_key key = operation_key(ctx.seed, op);
             const placeholder_values values{op, op % lanes, op / lanes, std::string_view{ctx.base_url}, key.view()};
             const std::int64_t started_ns = since(ctx.run_start, ctx.clk.now());
-            auto spawned = spawn_one(argv_, values, per_operation);
+            auto spawned = spawn_one(is_control(op) ? options_.control_argv : argv_, values, per_operation);
             if (auto* message = std::get_if<std::string>(&spawned)) {
                 result.error = "command driver: " + *message;
                 stop_now(now);
@@ -403,6 +417,7 @@ driver_result command_driver::run(const driver_context& ctx) {
             }
             running.push_back(std::move(std::get<child>(spawned)));
             running.back().started_ns = started_ns;
+            if (!is_control(op)) ++clients_running;
             ++stats_.started;
             stats_.peak_running = std::max(stats_.peak_running, static_cast<std::uint32_t>(running.size()));
         }
@@ -457,6 +472,7 @@ driver_result command_driver::run(const driver_context& ctx) {
                                                exit.status, exit.signal, it->signalled});
             out_all.append(it->out_text, options_.output_limit);
             err_all.append(it->err_text, options_.output_limit);
+            if (!is_control(it->op)) --clients_running;
             it = running.erase(it);
         }
     }

@@ -114,6 +114,38 @@ TEST(CommandDriver, PerOperationRunsEveryOperationWithBoundedConcurrency) {
     EXPECT_EQ(lines, expected);
 }
 
+// A control beside the client: its processes start interleaved with the client's, run besides the
+// client's concurrency, and are numbered after the client's operations.
+TEST(CommandDriver, AControlRunsInterleavedWithTheClientAndIsNumberedAfterIt) {
+    command_options o;
+    o.mode = command_mode::per_operation;
+    o.operations = 3;
+    o.concurrency = 3;
+    o.control_argv = {"/bin/sh", "-c", "echo control {op}"};
+    o.control_processes = 2;
+    command_driver d{{"/bin/sh", "-c", "echo client {op}"}, o};
+    const auto r = d.run(context());
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    ASSERT_TRUE(r.command.has_value());
+    EXPECT_EQ(d.last_stats().started, 5u);
+    std::set<std::string> lines;
+    std::istringstream in{r.command->stdout_text};
+    for (std::string line; std::getline(in, line);) lines.insert(line);
+    EXPECT_EQ(lines, (std::set<std::string>{"client 0", "client 1", "client 2", "control 3", "control 4"}));
+    ASSERT_EQ(r.command->processes.size(), 5u);
+    // Started in the order client 0, control 3, client 1, control 4, client 2.
+    const auto started = [&](std::uint64_t op) {
+        for (const process_record& p : r.command->processes) {
+            if (p.op == op) return p.started_ns;
+        }
+        return std::int64_t{-1};
+    };
+    EXPECT_LT(started(0), started(3));
+    EXPECT_LT(started(3), started(1));
+    EXPECT_LT(started(1), started(4));
+    EXPECT_LT(started(4), started(2));
+}
+
 TEST(CommandDriver, PerOperationReportsTheFirstFailureInOperationOrder) {
     command_options o;
     o.mode = command_mode::per_operation;

@@ -612,7 +612,7 @@ TEST(runner, a_command_client_that_returns_within_its_declared_deadline_passes) 
     ASSERT_EQ(run.harness_error, "");
     ASSERT_THAT(run.verdicts, SizeIs(3));
     EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
-    EXPECT_THAT(run.verdicts[0].summary, HasSubstr("0 of 1 processes exited after start + the declared deadline"));
+    EXPECT_THAT(run.verdicts[0].summary, HasSubstr("0 of 1 processes exited after the declared deadline"));
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
 }
 

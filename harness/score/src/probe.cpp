@@ -32,6 +32,11 @@ void read_probe_table(const toml::table& document, const std::string& file, prob
     out.operations = static_cast<std::uint64_t>(r.integer("operations", 1, max_probe_operations).value_or(1));
     out.concurrency = static_cast<std::uint32_t>(
         r.integer("concurrency", 1, 64).value_or(static_cast<std::int64_t>(std::min<std::uint64_t>(out.operations, 64))));
+    out.control = static_cast<std::uint32_t>(r.integer("control", 0, 64).value_or(0));
+    out.control_delay = r.duration("control_delay", std::chrono::milliseconds{100}, std::chrono::seconds{10})
+                            .value_or(std::chrono::seconds{1});
+    out.control_attempts = static_cast<std::uint32_t>(r.integer("control_attempts", 2, 10).value_or(4));
+    if (out.control > 0 && out.operations < 2) r.fail("control", "a control measures a herd's noise: only with operations >= 2");
     if (const auto mapped = r.string_table("properties", config::need::required)) {
         for (const auto& [check, property] : *mapped) {
             const property_info* mapped_to = find_property(property);
@@ -97,9 +102,11 @@ catalogue parse_probe(std::string_view toml_text, const std::string& file) {
     return out;
 }
 
-catalogue load_catalogue(const std::string& directory) {
+catalogue load_catalogue(const std::string& directory) { return load_catalogue(std::vector<std::string>{directory}); }
+
+catalogue load_catalogue(const std::vector<std::string>& paths) {
     catalogue out;
-    const harness::scenario_files found = harness::collect_scenario_files({directory});
+    const harness::scenario_files found = harness::collect_scenario_files(paths);
     out.errors = found.errors;
     for (const std::string& file : found.files) {
         std::ifstream in(file, std::ios::binary);
@@ -112,6 +119,16 @@ catalogue load_catalogue(const std::string& directory) {
         catalogue one = parse_probe(text.str(), file);
         out.errors.insert(out.errors.end(), one.errors.begin(), one.errors.end());
         for (probe& p : one.probes) out.probes.push_back(std::move(p));
+    }
+    // Two probes of one name would make one scorecard entry of two situations.
+    std::sort(out.probes.begin(), out.probes.end(),
+              [](const probe& a, const probe& b) { return a.scenario.name < b.scenario.name; });
+    for (std::size_t i = 1; i < out.probes.size(); ++i) {
+        if (out.probes[i].scenario.name == out.probes[i - 1].scenario.name) {
+            out.errors.push_back(config_error{{out.probes[i].scenario.file, 1, 1},
+                                              "probe \"" + out.probes[i].scenario.name + "\" is also in " +
+                                                  out.probes[i - 1].scenario.file + ": probe names must be unique"});
+        }
     }
     if (!out.errors.empty()) out.probes.clear();
     return out;

@@ -16,8 +16,12 @@ constexpr std::array<property_info, 10> catalogue{{
     {"unsent_retried", "failures before anything was sent retried (refused, RST before read)",
      applicability::retried_unsent},
     {"stable_key", "idempotency key stable across attempts", applicability::keys_sent},
-    {"jittered", "retries jittered (no lock-step herd)", applicability::jitter_expected},
-    {"backoff", "backoff grows and is capped as declared", applicability::backoff_declared},
+    // Judged whatever the client declares: a client declared not to jitter still sends its herd back
+    // as one wave (--jitter only refines the backoff curve judged).
+    {"jittered", "retries jittered (no lock-step herd)", applicability::probe_retried},
+    // Spaced and growing is judged of every client that retried (`spacing`); the curve (`backoff`) only
+    // when declared: the probes judge it only then (run_probes.cpp).
+    {"backoff", "backoff spaced and growing (and as declared)", applicability::probe_retried},
     {"attempt_limit", "attempts within the declared limit", applicability::max_attempts_declared},
     {"deadline", "deadline kept", applicability::deadline_declared},
 }};

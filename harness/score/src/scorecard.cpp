@@ -37,16 +37,10 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
         case applicability::keys_sent:
             if (!sent_keys(run)) return "the client sent no Idempotency-Key";
             return retried(run) ? "" : "the client did not retry here";
-        case applicability::jitter_expected:
-            if (!declared.jitters) return "declared not to jitter (--jitter none)";
-            return retried(run) ? "" : "the client did not retry here";
         case applicability::deadline_declared:
             return builtin || declared.deadline ? "" : "no deadline declared (--deadline)";
         case applicability::max_attempts_declared:
             return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
-        case applicability::backoff_declared:
-            if (!builtin && !declared.backoff) return "no backoff curve declared (--backoff)";
-            return retried(run) ? "" : "the client did not retry here";
     }
     return "";
 }
@@ -69,9 +63,13 @@ std::string firing_shortfall(const harness::run_record& run, const harness::verd
     // firing_verdicts requires `min_fired`, or one firing under strict.
     const std::uint64_t required = f->min_fired.value_or(1);
     const std::string source = f->min_fired ? "min_fired = " + std::to_string(required) : std::string{"strict"};
-    if (f->fired == 0) return "fault rule `" + f->rule + "` never fired (" + source + ")";
+    const std::string reached = run.journal.empty() ? "; the client never reached the server in this probe"
+                                                    : "; the client reached the server (" +
+                                                          std::to_string(run.journal.size()) +
+                                                          (run.journal.size() == 1 ? " attempt)" : " attempts)");
+    if (f->fired == 0) return "fault rule `" + f->rule + "` never fired (" + source + ")" + reached;
     return "fault rule `" + f->rule + "` fired " + std::to_string(f->fired) + " of the " + std::to_string(required) +
-           " times required (" + source + ")";
+           " times required (" + source + ")" + reached;
 }
 
 std::optional<unproven> unproven_by(const harness::run_record& run) {
@@ -112,6 +110,13 @@ void settle(property_row& row) {
     });
     if (failed) {
         row.outcome = property_outcome::fail;
+    } else if (row.passed > 0 && row.timing_undecided > 0) {
+        row.outcome = property_outcome::insufficient_evidence;
+        const auto undecided = std::find_if(row.findings.begin(), row.findings.end(), [](const finding& f) {
+            return f.verdict.insufficient_evidence;
+        });
+        row.reason = "a timing probe could not tell the client from the noise its control measured (" +
+                     undecided->probe + ", " + undecided->verdict.check + "), so its other passes do not stand";
     } else if (row.passed > 0) {
         row.outcome = property_outcome::pass;
     } else if (!row.findings.empty()) {
@@ -178,9 +183,14 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
             if (v.outcome() == harness::verdict_outcome::pass) {
                 ++row->judged;
                 ++row->passed;
+                row->passes.push_back(finding{run.scenario, pr.situation, v});
                 continue;
             }
             ++(v.outcome() == harness::verdict_outcome::fail ? row->judged : row->not_judged);
+            // A timing probe (one with a control) that could not tell the client from noise after its
+            // rounds leaves its row unproven: another verdict's pass (desynchronized sees arrivals
+            // spread by a slow runtime's own queueing) must not stand in for it.
+            if (pr.control > 0 && v.insufficient_evidence && run_property == nullptr) ++row->timing_undecided;
             row->findings.push_back(finding{run.scenario, pr.situation, v});
         }
     }
@@ -223,10 +233,8 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
         out += "declared: deadline " + (declared.deadline ? seconds_text(*declared.deadline) + "s" : std::string("—")) +
            " · max attempts " + (declared.max_attempts ? std::to_string(*declared.max_attempts) : std::string("—")) +
            " · backoff " +
-               (declared.backoff ? seconds_text(declared.backoff->base) + "s→" + seconds_text(declared.backoff->cap) +
-                                       "s " + std::string(to_string(declared.backoff->jitter))
-                                 : std::string("—")) +
-           " · jitter " + (declared.jitters ? "expected" : "none") + " · {timeout} " +
+               (declared.curve ? declared.curve->describe() : std::string("—")) +
+           " · jitter " + (declared.jitters ? "expected" : "none (judged all the same)") + " · {timeout} " +
            seconds_text(declared.timeout) + "s\n\n";
     }
     std::size_t width = 0;
@@ -261,6 +269,16 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
             out += reports::console_evidence(f.verdict, "      ");
         }
     }
+    if (options.verbose) {
+        out += "\npasses\n";
+        for (const property_row& row : card.rows) {
+            for (const finding& f : row.passes) {
+                out += "  " + paint(property_outcome::pass, "✔") + " " + std::string(row.property->title) + " — " +
+                       f.situation + " (" + f.probe + ", " + f.verdict.check + "): " + f.verdict.summary + "\n";
+                out += reports::console_evidence(f.verdict, "      ");
+            }
+        }
+    }
     for (const std::string& e : card.harness_errors) out += "\nharness error: " + e + "\n";
     return out;
 }
@@ -269,7 +287,11 @@ std::string scorecard_json(const scorecard& card, std::string_view client) {
     boost::json::array rows;
     for (const property_row& row : card.rows) {
         boost::json::array findings;
-        for (const finding& f : row.findings) {
+        std::vector<const finding*> all;
+        for (const finding& f : row.findings) all.push_back(&f);
+        for (const finding& f : row.passes) all.push_back(&f);
+        for (const finding* fp : all) {
+            const finding& f = *fp;
             boost::json::array evidence;
             for (const harness::evidence_item& e : f.verdict.evidence) {
                 boost::json::array seqs(e.seqs.begin(), e.seqs.end());

@@ -26,8 +26,8 @@ TEST(client_template, a_usable_template_has_no_problem) {
 TEST(client_template, bad_templates_say_what_is_wrong) {
     EXPECT_EQ(template_problem({}, {}), "the client template after `--` needs a program");
     EXPECT_EQ(template_problem(words({"curl", "{url}{pth}"}), {}),
-              "unknown placeholder {pth} in the client template; known: {body} {client} {deadline} {key} {method} "
-              "{n} {op} {path} {timeout} {url}");
+              "unknown placeholder {pth} in the client template; known: {attempt_timeout} {attempt_timeout_ms} "
+              "{body} {client} {deadline} {deadline_ms} {key} {method} {n} {op} {path} {timeout} {timeout_ms} {url}");
     EXPECT_THAT(template_problem(words({"curl", "http://example.test/x"}), {}),
                 HasSubstr("the client template never names the server: put {url} where its URL goes"));
     EXPECT_EQ(template_problem(words({"curl", "-m", "{deadline}", "{url}"}), {}),
@@ -47,6 +47,58 @@ TEST(client_template, probe_placeholders_are_filled_and_the_drivers_left) {
                           request, declared),
               words({"curl", "-X", "PUT", "{url}/kv/a", "-d", R"({"v":1})", "-m", "1.5", "--deadline=3", "-H",
                      "Idempotency-Key: {key}", "{\"literal\":1}"}));
+}
+
+TEST(client_template, timeouts_fill_in_seconds_and_milliseconds) {
+    declared_settings declared;
+    declared.timeout = 2500ms;
+    declared.deadline = 10s;
+    const request_values request{"GET", "/", ""};
+    EXPECT_EQ(instantiate(words({"t={timeout}", "{timeout_ms}", "{attempt_timeout}", "{deadline_ms}"}), request, declared),
+              words({"t=2.5", "2500", "2.5", "10000"}));
+    declared.attempt_timeout = 500ms;
+    EXPECT_EQ(instantiate(words({"{attempt_timeout}", "{attempt_timeout_ms}"}), request, declared), words({"0.5", "500"}));
+}
+
+TEST(client_template, a_timeout_is_seconds_or_a_duration_with_a_unit) {
+    EXPECT_EQ(seconds_or_duration("5"), std::optional<std::chrono::nanoseconds>{5s});
+    EXPECT_EQ(seconds_or_duration("1.5"), std::optional<std::chrono::nanoseconds>{1500ms});
+    EXPECT_EQ(seconds_or_duration("5s"), std::optional<std::chrono::nanoseconds>{5s});
+    EXPECT_EQ(seconds_or_duration("500ms"), std::optional<std::chrono::nanoseconds>{500ms});
+    EXPECT_EQ(seconds_or_duration("5 s"), std::nullopt);
+    EXPECT_EQ(seconds_or_duration("."), std::nullopt);
+    EXPECT_EQ(seconds_or_duration(""), std::nullopt);
+}
+
+TEST(declared_curve, backoff_and_jitter_say_what_clients_do) {
+    const auto curve = [](std::string_view backoff, std::string_view jitter) {
+        auto parsed = parse_curve(backoff, jitter, 2);
+        if (const auto* problem = std::get_if<std::string>(&parsed)) throw std::invalid_argument(*problem);
+        return std::get<declared_curve>(parsed);
+    };
+    EXPECT_EQ(curve("1s:600s", "none").describe(), "1s ×2 → 600s, none jitter");
+    EXPECT_EQ(curve("linear:1:10", "none").describe(), "1s linear → 10s, none jitter");
+    EXPECT_EQ(curve("constant:500ms", "full").describe(), "0.5s constant, no cap, full jitter");
+    EXPECT_EQ(curve("exponential:1s:none", "proportional:50%").describe(), "1s ×2, no cap, ±50 %");
+    EXPECT_EQ(curve("exponential:1s", "above:0.2").describe(), "1s ×2, no cap, +0–20 %");
+    EXPECT_EQ(curve("1s:30s", "additive:100ms").describe(), "1s ×2 → 30s, +U(0, 0.1s)");
+    EXPECT_EQ(backoff_expectation(curve("linear:1s:10s", "proportional:50%"), 200ms),
+              "check = \"backoff\"\nbase = \"1s\"\ncap = \"10s\"\ngrowth = \"linear\"\njitter = \"proportional\"\n"
+              "jitter_fraction = 0.500000\njitter_sides = \"both\"\ntolerance = \"200ms\"\n");
+}
+
+TEST(declared_curve, a_curve_that_cannot_be_read_says_why) {
+    const auto problem = [](std::string_view backoff, std::string_view jitter) {
+        auto parsed = parse_curve(backoff, jitter, 2);
+        const auto* text = std::get_if<std::string>(&parsed);
+        return text == nullptr ? std::string{} : *text;
+    };
+    EXPECT_THAT(problem("1s", "none"), HasSubstr("--backoff: expected BASE:CAP, exponential:BASE[:CAP]"));
+    EXPECT_THAT(problem("constant:1s:2s", "none"), HasSubstr("--backoff: expected"));
+    EXPECT_THAT(problem("1s:500ms", "none"), HasSubstr("--backoff: bad CAP \"500ms\""));
+    EXPECT_THAT(problem("x:1s", "none"), HasSubstr("--backoff: bad BASE \"x\""));
+    EXPECT_THAT(problem("1s:2s", "proportional:150%"), HasSubstr("--jitter for --backoff"));
+    EXPECT_THAT(problem("1s:2s", "additive"), HasSubstr("--jitter for --backoff"));
 }
 
 TEST(client_template, seconds_are_written_as_clients_read_them) {
@@ -289,9 +341,30 @@ TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
     EXPECT_EQ(row(card, "jittered").not_judged, 1u);
     EXPECT_EQ(exit_code_of(card), harness::exit_code::insufficient_evidence);
 
+    // --jitter none refines the curve judged; it never switches the row off (issue 26).
     declared_settings no_jitter;
     no_jitter.jitters = false;
-    EXPECT_EQ(row(make_scorecard(probes, runs, no_jitter, false), "jittered").outcome, property_outcome::not_applicable);
+    EXPECT_EQ(row(make_scorecard(probes, runs, no_jitter, false), "jittered").outcome,
+              property_outcome::insufficient_evidence);
+}
+
+// A herd whose jitter verdict could not tell the client from the control's noise: the desynchronized
+// pass of the same probe (a slow runtime spreads its own arrivals) does not make the row pass.
+TEST(scorecard, a_timing_probe_that_could_not_tell_keeps_its_row_from_passing) {
+    probe herd = probe_of("herd", {{"jittered", "jittered"}, {"desynchronized", "jittered"}});
+    herd.control = 24;
+    const std::vector<probe> probes{herd};
+    std::vector<harness::run_record> runs(1);
+    runs[0].scenario = "herd";
+    runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
+    runs[0].verdicts = {verdict_of("jittered", harness::verdict_outcome::insufficient_evidence),
+                        verdict_of("desynchronized", harness::verdict_outcome::pass)};
+    const scorecard card = make_scorecard(probes, runs, {}, false);
+    EXPECT_EQ(row(card, "jittered").outcome, property_outcome::insufficient_evidence);
+    EXPECT_THAT(row(card, "jittered").reason, HasSubstr("a timing probe could not tell the client from the noise"));
+    // Without a control (the builtin client's files judged alone) the pass stands, as before.
+    std::vector<probe> plain{probe_of("herd", {{"jittered", "jittered"}, {"desynchronized", "jittered"}})};
+    EXPECT_EQ(row(make_scorecard(plain, runs, {}, false), "jittered").outcome, property_outcome::pass);
 }
 
 // A client that double-charges and then resets the server through the control API (issue 10, item 1):
@@ -363,14 +436,15 @@ TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
     const scorecard alone = make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false);
     const property_row& unjudged = row(alone, "single_execution");
     EXPECT_EQ(unjudged.outcome, property_outcome::insufficient_evidence);
-    EXPECT_EQ(unjudged.reason, "not judged: fault rule `lost_response-1` never fired (min_fired = 1)");
+    EXPECT_EQ(unjudged.reason, "not judged: fault rule `lost_response-1` never fired (min_fired = 1); the client "
+                               "reached the server (1 attempt)");
     EXPECT_EQ(row(alone, "evidence_intact").outcome, property_outcome::pass);
     EXPECT_EQ(exit_code_of(alone), harness::exit_code::insufficient_evidence);
     const std::string text = render_scorecard(alone, {}, {"curl {url}", false, false});
     EXPECT_THAT(text, HasSubstr("  INSUFFICIENT no second execution of a committed non-idempotent request"));
     EXPECT_THAT(text, HasSubstr("? no second execution of a committed non-idempotent request — situation lost (lost, "
                                 "no_double_effects): not judged: fault rule `lost_response-1` never fired "
-                                "(min_fired = 1)\n"));
+                                "(min_fired = 1); the client reached the server (1 attempt)\n"));
     EXPECT_THAT(text, HasSubstr("the proof"));  // the fired:<rule> verdict's evidence
 
     const scorecard both = make_scorecard(probes, runs, {}, false);
@@ -381,7 +455,8 @@ TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
 
     runs[0].rule_firings[0] = harness::rule_firing{"lost_response-1", "lost_response", 1, 3};
     EXPECT_EQ(row(make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false), "single_execution").reason,
-              "not judged: fault rule `lost_response-1` fired 1 of the 3 times required (min_fired = 3)");
+              "not judged: fault rule `lost_response-1` fired 1 of the 3 times required (min_fired = 3); the client reached "
+              "the server (1 attempt)");
 }
 
 TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
@@ -396,6 +471,44 @@ TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
 
 // A client that sends a new Idempotency-Key on every attempt: four "operations" on the server, one
 // process, so one operation with four attempts (and four keys) for the checks.
+// The control's attempts and processes leave the run; its gaps are measured as its noise.
+TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
+    probe p = probe_of("herd", {});
+    p.operations = 2;
+    p.control = 2;
+    p.control_delay = 1s;
+    harness::run_record run;
+    run.command.emplace();
+    for (std::uint64_t op = 0; op < 4; ++op) {
+        harness::process_record proc;
+        proc.op = op;
+        proc.exit_status = op >= 2 ? 1 : 0;  // a control that failed is no failure of the client
+        run.command->processes.push_back(proc);
+    }
+    run.command->exit_status = 1;
+    std::uint64_t seq = 1;
+    for (const std::string target : {"/kv/k0", "/kv/k1", "/faultline-control/c2", "/faultline-control/c3"}) {
+        for (std::int64_t k = 0; k < 3; ++k) {
+            harness::journal_record r = attempt(seq++, target);
+            r.target = target;
+            // The control waits 1 s (+ 1 ms or 3 ms of noise), the client 10 ms.
+            const bool is_control = target.starts_with("/faultline-control/");
+            r.request_ns = k * (is_control ? 1'000'000'000 + (seq % 2 == 0 ? 1'000'000 : 3'000'000) : 10'000'000);
+            r.finished_ns = r.request_ns;
+            run.journal.push_back(r);
+        }
+    }
+    const harness::timing_control control = take_control(run, p);
+    EXPECT_EQ(run.journal.size(), 6u);
+    for (const auto& r : run.journal) EXPECT_TRUE(r.target.view().starts_with("/kv/"));
+    ASSERT_EQ(run.command->processes.size(), 2u);
+    EXPECT_EQ(run.command->exit_status, 0);
+    EXPECT_EQ(control.processes, 2u);
+    EXPECT_EQ(control.delay, 1s);
+    EXPECT_EQ(control.gaps_ns.size(), 4u);
+    EXPECT_FALSE(control.measured());  // 4 gaps: fewer than the 8 a noise figure needs
+}
+
 TEST(attribution, attempts_during_one_process_are_its_operation) {
     harness::run_record run;
     for (std::uint64_t i = 1; i <= 4; ++i) run.journal.push_back(attempt(i, "key-" + std::to_string(i), "key-" + std::to_string(i)));

@@ -23,6 +23,7 @@ namespace faultline::harness {
 
 struct run_record;
 class operation_groups;
+struct timing_control;
 
 // One configured check. Immutable once built, so one instance may be evaluated concurrently from
 // several threads (parallel scenarios).
@@ -33,6 +34,13 @@ public:
     // `expect_failure`. `operations` is group_operations(run.journal), grouped once for all the
     // checks of a run: on a large journal grouping costs more than most checks.
     virtual verdict evaluate(const run_record& run, const operation_groups& operations) const = 0;
+    // The same, judged against the noise a control measured in the same run (timing_control.hpp).
+    // Checks that judge timing override it; every other check judges as without a control.
+    virtual verdict evaluate_with_control(const run_record& run, const operation_groups& operations,
+                                          const timing_control& control) const {
+        (void)control;
+        return evaluate(run, operations);
+    }
 };
 
 // One `[[expect]]` entry, parsed and validated. Copies share the immutable check.
@@ -55,6 +63,9 @@ std::optional<expectation> parse_expectation(const toml::table& table, std::stri
 // operations (no attempt in the journal, no client record) never passes: what would have passed
 // (after the inversion) is insufficient evidence instead; a failure stays a failure.
 verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations);
+// The same, with the run's timing control when it had one (null: judged as without).
+verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations,
+                 const timing_control* control);
 // The same, grouping the run's operations for this one check.
 verdict evaluate(const expectation& e, const run_record& run);
 

@@ -14,7 +14,8 @@
 //
 // Modes: `once` runs the command one time (operation 0, client 0). `per_operation` runs it
 // `operations` times, at most `concurrency` at once; operation `op` runs as client
-// op % concurrency, its n = op / concurrency.
+// op % concurrency, its n = op / concurrency; with a control (command_options::control_argv), the
+// control's processes are started interleaved with them.
 //
 // Results (command_result): exit_status is the first non-zero status in operation order (0 if all
 // succeeded); a process ended by a signal counts as 128 + the signal number, as in a shell.
@@ -61,6 +62,14 @@ struct command_options {
     std::chrono::milliseconds kill_grace{500};
     // Bytes kept of stdout and of stderr (each, over all processes); the rest is read and dropped.
     std::size_t output_limit = 1024 * 1024;
+    // per_operation only: a control run beside the client (`faultline score`'s timing probes, whose
+    // timing verdicts are judged against the noise the control shows): `control_argv`, started
+    // `control_processes` times, interleaved with the client's processes (client 0, control 0,
+    // client 1, …) so that they start the same way and in the same herd. Control processes are
+    // operations `operations`, `operations + 1`, … (their {op}), run all at once besides the
+    // client's `concurrency`, and are recorded like the client's (process_record::op tells them apart).
+    std::vector<std::string> control_argv;
+    std::uint64_t control_processes = 0;
 };
 
 struct command_config {

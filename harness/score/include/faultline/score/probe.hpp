@@ -6,6 +6,9 @@
 //   situation = "lost response after commit, on a fresh connection"   # the scorecard's words
 //   operations = 1        # processes of the client under test (per_operation), default 1
 //   concurrency = 1       # at most this many at once, default `operations`
+//   control = 24          # processes of the timing control beside them (control_client.hpp), default 0
+//   control_delay = "1s"  # the control's fixed delay before each retry, default 1 s
+//   control_attempts = 4  # the control's attempt limit, default 4
 //   [probe.properties]    # which property each [[expect]] check proves (property.hpp)
 //   no_double_effects = "single_execution"
 //
@@ -14,6 +17,7 @@
 // (scorecard.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -31,6 +35,11 @@ struct probe {
     request_values request;
     std::uint64_t operations = 1;
     std::uint32_t concurrency = 1;
+    // The timing control run beside a command client (none for the builtin client): processes, their
+    // fixed delay and attempt limit.
+    std::uint32_t control = 0;
+    std::chrono::nanoseconds control_delay = std::chrono::seconds{1};
+    std::uint32_t control_attempts = 4;
     std::vector<std::pair<std::string, std::string>> properties;  // check name -> property id, file order
 
     // The property a check of this probe proves ("" when it is not mapped).
@@ -38,13 +47,16 @@ struct probe {
 };
 
 struct catalogue {
-    std::vector<probe> probes;  // sorted by file name; set only when `errors` is empty
+    std::vector<probe> probes;  // sorted by name; set only when `errors` is empty
     config_errors errors;
     bool ok() const { return errors.empty(); }
 };
 
 // Loads every *.toml below `directory` strictly (scenario and [probe] alike).
 catalogue load_catalogue(const std::string& directory);
+// The same over files and folders (the catalogue, then `--with`'s); probes sorted by name, which must
+// be unique.
+catalogue load_catalogue(const std::vector<std::string>& paths);
 // One probe from text (`file` names it in errors); for tests.
 catalogue parse_probe(std::string_view toml_text, const std::string& file);
 

@@ -19,10 +19,8 @@ enum class applicability {
     retried_unsent,
     probe_retried,      // the probe itself saw a retry (e.g. after the Retry-After it sent)
     keys_sent,          // the probe saw an idempotency key and a retry
-    jitter_expected,    // the client retried and the user did not declare `--jitter none`
     deadline_declared,  // the user declared the client's deadline (`--deadline`)
     max_attempts_declared,  // the user declared the client's attempt limit (`--max-attempts`)
-    backoff_declared,   // the user declared the client's backoff curve (`--backoff`) and it retried here
 };
 
 struct property_info {

@@ -41,8 +41,12 @@ struct property_row {
     // evidence, or the run proves nothing (the control API changed the server during it, a fault
     // rule with `min_fired` fired too little), so its pass did not count.
     std::size_t not_judged = 0;
+    // Of those, verdicts of timing probes (with a control) that could not tell the client from noise:
+    // while any is left, the row does not pass.
+    std::size_t timing_undecided = 0;
     std::string reason;      // for not_applicable and insufficient_evidence: why
     std::vector<finding> findings;  // failed verdicts first, then insufficient ones
+    std::vector<finding> passes;    // the verdicts that passed, with their evidence (--verbose, JSON)
 };
 
 struct scorecard {
@@ -64,12 +68,14 @@ struct render_options {
     std::string client;    // the template as the user wrote it, or "builtin"
     bool builtin = false;  // the probes ran their own [client]: its policy is what is declared
     bool color = false;
+    bool verbose = false;  // also the passing verdicts, with their summaries and evidence
 };
 std::string render_scorecard(const scorecard& card, const declared_settings& declared, const render_options& options);
 
 // The scorecard as JSON, for tools: {"client", "outcome", "properties": [{"id", "title", "outcome",
 // "judged", "passed", "not_judged", "reason", "findings": [{"probe", "situation", "check", "outcome", "summary",
-// "evidence": [{"operation", "seqs", "detail"}]}]}], "harness_errors": [...]}.
+// "evidence": [{"operation", "seqs", "detail"}]}]}], "harness_errors": [...]}. Findings are every verdict
+// that counted or could not judge: failed, insufficient, then passed, each with its evidence.
 std::string scorecard_json(const scorecard& card, std::string_view client);
 
 }  // namespace faultline::score

@@ -1,0 +1,42 @@
+// The timing noise of one run, measured from a control: processes of known timing (a fixed delay
+// before every retry, no jitter) started the same way and in the same herd as the client under test
+// (`faultline score`'s timing probes run them beside the client). What reaches the server from a
+// fixed delay is that delay plus the machine's noise, so the spread of the control's gaps is the noise
+// of that very run: on an idle machine a few milliseconds, with two CPU hogs on two cores tens to
+// hundreds. The timing checks (`jittered`, `spacing`) judge the client's gaps against it: a spread
+// wider than the control's is the client's own; one within it cannot be told from noise. Without a
+// control they judge against their configured `noise_floor`, and say so.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "faultline/record/journal_record.hpp"
+
+namespace faultline::harness {
+
+struct timing_control {
+    std::chrono::nanoseconds delay{0};  // the fixed delay the control waits before each retry
+    // Every gap it showed at the server (previous attempt's t_end → the retry's t_request), in ns.
+    std::vector<std::int64_t> gaps_ns;
+    std::vector<std::uint64_t> seqs;  // the control's retries, for evidence (journal sequence numbers)
+    std::size_t processes = 0;        // control processes that ran
+
+    // The noise the control measured: the width of the central 90 % of its gaps (5th to 95th
+    // percentile), so one straggler does not decide it. Zero with fewer than `min_gaps` gaps.
+    std::int64_t noise_ns() const;
+    bool measured() const { return gaps_ns.size() >= min_gaps; }
+    // "the control (24 processes, fixed 500.0ms delay): 72 gaps, central 90 % over 3.1ms (500.9ms–504.0ms)".
+    std::string describe() const;
+
+    static constexpr std::size_t min_gaps = 8;
+};
+
+// The control of a run from the control processes' own attempts: their operations' gaps (a retry
+// sent before its previous attempt ended is left out: a timeout, not a delay).
+timing_control measure_control(const std::vector<journal_record>& control_journal, std::chrono::nanoseconds delay,
+                               std::size_t processes);
+
+}  // namespace faultline::harness

@@ -1,0 +1,138 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "check_test_support.hpp"
+#include "faultline/checks/timing_control.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// `operations` operations, each with `retries` retries; gap(i, k) ms before operation i's k-th retry.
+template <class Gap>
+run_record retries(int operations, int retries, Gap gap) {
+    test::journal_builder j;
+    for (int i = 0; i < operations; ++i) {
+        j.op("op" + std::to_string(i));
+        for (int k = 1; k <= retries; ++k) j.attempt(503).wait(gap(i, k));
+        j.attempt(200);
+    }
+    return j.run();
+}
+
+// A control whose gaps spread over `noise_ms` (evenly, 24 of them) around a fixed 500 ms.
+timing_control control_with_noise(double noise_ms) {
+    timing_control c;
+    c.delay = std::chrono::milliseconds{500};
+    c.processes = 24;
+    for (int i = 0; i < 24; ++i) c.gaps_ns.push_back(test::ms(500 + noise_ms * i / 23.0));
+    return c;
+}
+
+verdict with_control(std::string_view toml, const run_record& run, const timing_control& control) {
+    const expectation e = test::parse_ok(toml);
+    return evaluate(e, run, group_operations(run.journal), &control);
+}
+
+TEST(spacing, an_exponential_backoff_passes) {
+    const verdict v = test::run_check(R"(check = "spacing")",
+                                      retries(10, 3, [](int i, int k) { return 100.0 * (1 << (k - 1)) + i; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("30 gaps judged: 0 operations retried back to back"));
+    EXPECT_THAT(v.summary, HasSubstr("median gap from retry 1 to 3 grows by 300.0ms (at least 10.4ms (max(noise floor, 0.1 × the "
+                          "first median)))"));
+}
+
+TEST(spacing, an_operation_that_never_waits_fails_with_its_attempts) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(1).attempt(503).wait(2).attempt(200);
+    const verdict v = test::run_check(R"(check = "spacing")", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "a");
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u, 3u));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("2 of its 2 retries came under min_gap 20.0ms"));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("(gap 2.0ms)"));
+}
+
+// Full jitter draws a near-zero delay now and then: one short gap is no finding.
+// A naive loop whose first retry is slow (Node's, 81 ms) and the rest back to back is not caught in
+// one process: full jitter at a 50 ms base draws such runs too (docs/checks.md, spacing).
+TEST(spacing, a_slow_first_retry_then_back_to_back_is_no_finding_in_one_process) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(81).attempt(503).wait(8).attempt(503).wait(9).attempt(200);
+    EXPECT_EQ(test::run_check(R"(check = "spacing")", j.run()).outcome(), verdict_outcome::pass);
+}
+
+TEST(spacing, one_short_gap_of_a_jittered_client_is_no_finding) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(3).attempt(503).wait(180).attempt(200);
+    EXPECT_EQ(test::run_check(R"(check = "spacing")", j.run()).outcome(), verdict_outcome::pass);
+}
+
+// urllib3 sleeps 0 before its first retry, then backs off: one back-to-back index is its design;
+// two are a client that does not back off.
+TEST(spacing, two_indexes_whose_median_gap_is_back_to_back_fail) {
+    const verdict one = test::run_check(R"(check = "spacing")",
+                                        retries(10, 3, [](int i, int k) { return k == 1 ? 0.5 : 400.0 * k + i; }));
+    EXPECT_EQ(one.outcome(), verdict_outcome::pass) << one.summary;
+    EXPECT_THAT(one.summary, HasSubstr("1 retry indexes with a median under it (one alone is no finding)"));
+    const verdict two = test::run_check(R"(check = "spacing")",
+                                        retries(10, 3, [](int i, int k) { return k < 3 ? 0.5 : 400.0 + i; }));
+    EXPECT_EQ(two.outcome(), verdict_outcome::fail);
+    ASSERT_GE(two.evidence.size(), 2u);
+    EXPECT_THAT(two.evidence[0].detail, HasSubstr("retry 1: the median of 10 gaps is 0.5ms, under min_gap 20.0ms"));
+}
+
+TEST(spacing, a_constant_delay_does_not_grow) {
+    const verdict v = test::run_check(R"(check = "spacing")", retries(10, 3, [](int i, int) { return 1000.0 + i; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("the backoff does not grow: median gap from retry 1 to 3 grows by 0.0ms"));
+    // Declared constant, or growth switched off: only the spacing is judged.
+    run_record declared = retries(10, 3, [](int i, int) { return 1000.0 + i; });
+    declared.declared.backoff = declared_backoff{std::chrono::seconds{1}, std::chrono::seconds{1}, 1.0};
+    const verdict constant = test::run_check(R"(check = "spacing")", declared);
+    EXPECT_EQ(constant.outcome(), verdict_outcome::pass);
+    EXPECT_THAT(constant.summary, HasSubstr("growth not judged: the client declared a constant backoff"));
+    EXPECT_EQ(test::run_check("check = \"spacing\"\ngrow = false\n", retries(10, 3, [](int, int) { return 1000.0; }))
+                  .outcome(),
+              verdict_outcome::pass);
+}
+
+// Growth of 80 ms on 580 ms, within 150 ms of noise the control measured: not a pass, not a failure.
+TEST(spacing, growth_within_the_controls_noise_cannot_be_told) {
+    const run_record run = retries(10, 2, [](int i, int k) { return 500.0 + 80.0 * k + i; });
+    const verdict quiet = with_control(R"(check = "spacing")", run, control_with_noise(2));
+    EXPECT_EQ(quiet.outcome(), verdict_outcome::pass) << quiet.summary;
+    const verdict noisy = with_control(R"(check = "spacing")", run, control_with_noise(150));
+    EXPECT_EQ(noisy.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(noisy.summary, HasSubstr("growth cannot be told from a constant delay"));
+    EXPECT_THAT(noisy.summary, HasSubstr("the control (24 processes, fixed 500.0ms delay): 24 gaps"));
+}
+
+TEST(spacing, resends_after_a_dead_kept_alive_connection_and_retry_after_are_left_out) {
+    test::journal_builder j;
+    j.op("a").attempt(503).retry_after(1000).wait(1).attempt(200);
+    // Its connection's second request (the first was another operation's), lost when it died.
+    j.op("b").lost(wire_outcome::reset);
+    j.last().connection_request = 2;
+    j.wait(1).attempt(200);
+    const verdict v = test::run_check(R"(check = "spacing")", j.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(v.summary, HasSubstr("1 resends after a reused kept-alive connection died without a reply left out"));
+    EXPECT_THAT(v.summary, HasSubstr("1 gaps after Retry-After left out"));
+}
+
+TEST(spacing, bad_config) {
+    const auto errors = test::parse_errors("check = \"spacing\"\nmin_samples = 2\nmin_gap = \"x\"\ngrow = 1\n");
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_THAT(errors[0].message, HasSubstr("min_gap: bad duration \"x\""));
+    EXPECT_THAT(errors[1].message, HasSubstr("min_samples: must be in [4, 1000000000], got 2"));
+    EXPECT_THAT(errors[2].message, HasSubstr("grow"));
+}
+
+}  // namespace
+}  // namespace faultline::harness
