@@ -1,0 +1,206 @@
+// Private to the server: the one HTTP/1.1 connection of every HTTP mode — `serve` and `run` (the
+// service backend behind it) and `proxy` (the upstream backend). It reads requests with Beast's
+// parser, refuses what RFC 9112 framing refuses (framing.hpp), answers `Expect: 100-continue`, sends
+// control requests to the control API on the control port, and runs every other request as one
+// attempt: identity, the engine's decision, a barrier hold, then the backend's reply or the fault
+// plan, which action_executor.hpp carries out through the primitives below. Header, idle and write
+// timeouts, hangs, closes and the attempt's one journal record are here, for every mode.
+#pragma once
+
+#include "backend.hpp"
+#include "http_core.hpp"
+
+#include "faultline/faults/engine.hpp"
+#include "faultline/server/identity.hpp"
+#include "faultline/server/journal.hpp"
+#include "faultline/server/listener.hpp"
+#include "faultline/server/service.hpp"
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace faultline::harness::server_detail {
+
+template <class Connection>
+class action_executor;
+
+using request_t = boost::beast::http::request<boost::beast::http::string_body>;
+
+// One connection. Owns its socket, buffers, its backend channel, the attempt in progress (its
+// journal record and the engine's decision, which holds fault capacity until the attempt ends) and
+// two timers. Every step runs on the socket's executor (one thread), as a do_x / on_x pair bound to
+// shared_from_this. The listener calls the listened_connection members from any thread; the backend
+// channel calls the attempt accessors and on_fetched on the connection's thread.
+class http_connection final : public listened_connection, public std::enable_shared_from_this<http_connection> {
+public:
+    http_connection(std::shared_ptr<http_core> core, listener_socket socket, std::uint64_t id, std::size_t worker,
+                    std::int64_t accepted_ns, bool control_only, bool closed_at_start);
+    ~http_connection() override;
+
+    http_connection(const http_connection&) = delete;
+    http_connection& operator=(const http_connection&) = delete;
+
+    // listened_connection
+    void start() override;
+    void on_listener_stop() override;
+    void force_close() override;
+    std::optional<std::int64_t> idle_since() const override;
+    bool evict_if_idle_since(std::int64_t since, std::size_t cap) override;
+
+    // For the backend channel: the attempt in progress.
+    request_t& request() { return request_; }
+    journal_record& record() { return record_; }
+    wire_detail& wire() { return wire_; }
+    operation_identity& identity() { return identity_; }
+    std::uint64_t id() const { return id_; }
+    std::size_t worker() const { return worker_; }
+    http_core& core() { return *core_; }
+    const listener_socket& socket() const { return socket_; }
+    // The fetch the channel was asked for is done: the attempt goes on.
+    void on_fetched();
+
+private:
+    friend class action_executor<http_connection>;
+
+    using response_t = boost::beast::http::response<boost::beast::http::string_body>;
+    using error_code = boost::system::error_code;
+    using steady = std::chrono::steady_clock;
+
+    enum class state { idle, busy, held, fetching, hanging, closing };
+    // What a reading connection waits for: a request in progress (or the first on a new connection)
+    // is bounded by header_timeout, a kept-alive connection between requests by idle_timeout.
+    enum class read_phase { header, idle };
+    // What an attempt does once its reply is fetched.
+    enum class after_fetch { reply, carry_out_plan };
+
+    // reading a request
+    void do_read();
+    void parse_buffered();
+    void on_eof();
+    void on_read(error_code ec);
+    [[gnu::cold]] void send_continue();
+    [[gnu::cold]] void reject(error_code ec);
+    [[gnu::cold]] void reject(boost::beast::http::status status, std::string message);
+    void serve_control();
+
+    // deadlines: a field store per request; one timer per connection that wakes at most every
+    // period (the shortest timeout) and compares the read, write and fetch deadlines
+    void set_read_deadline(read_phase phase, steady::time_point from);
+    // False when the listener claimed the connection for eviction first (it is then closed).
+    [[nodiscard]] bool leave_idle();
+    void arm_watchdog(steady::time_point at);
+    void on_watchdog();
+    [[gnu::cold]] void on_read_deadline_passed();
+    [[gnu::cold]] void on_write_deadline_passed();
+    steady::duration watch_period() const;
+    std::string peer() const;
+
+    // one attempt
+    void begin_attempt(std::size_t bytes_in);
+    void fetch_then(after_fetch next);
+    void carry_out_plan();
+    service_response run_service();
+
+    // held at the rule's barrier until its group is released, then the fault plan is carried out
+    void hold_at_barrier();
+    void on_barrier_released();
+    void release_barrier_group();
+
+    // the reply
+    template <class Headers>
+    void set_reply(int status, const Headers& headers, std::string body,
+                   std::optional<std::size_t> content_length = std::nullopt);
+    void set_reply(response_t res);
+    void set_reply(service_response reply);
+    const std::string& reply_head() const { return reply_.head; }
+    const std::string& reply_body() const { return reply_.body; }
+    bool reply_keep_alive() const { return reply_.keep_alive; }
+    std::string& raw() { return raw_; }
+    faults::duration max_fault_wait() const { return core_->context.limits.max_fault_wait; }
+
+    // writing
+    bool response_started() const { return wire_.response_started_ns >= 0; }
+    void mark_response_started();
+    void send_response();
+    void on_write(error_code ec, std::size_t bytes);
+    // A write the socket could not take at once is waiting for the client: write_timeout runs.
+    void begin_waiting_write(std::size_t bytes);
+    template <class Next>
+    void write_raw(std::size_t offset, std::size_t n, Next next);
+    template <class Next>
+    void wait_then(faults::duration wait, Next next);
+
+    // hanging: say nothing until the client goes away or the limit passes
+    void start_hang(faults::duration limit);
+    void watch_hang();
+    void end_hang();
+
+    // ending connections
+    void reset_now();
+    void close_now();
+    void do_graceful_close();
+    void drain();
+    void finish_attempt(wire_outcome outcome);
+
+    std::shared_ptr<http_core> core_;
+    listener_socket socket_;
+    listener_timer timer_;     // fault waits, barrier deadlines, the linger after a close
+    listener_timer watchdog_;  // read, write and fetch deadlines
+    std::unique_ptr<backend_channel> channel_;
+    read_phase read_phase_ = read_phase::header;
+    steady::time_point read_deadline_{};
+    std::optional<steady::time_point> write_deadline_;  // while a write waits for the client
+    std::size_t waiting_write_bytes_ = 0;
+    // ns since the run started at which the kept-alive idle spell began; not_idle, or evicting once
+    // the listener has claimed the connection (a compare-exchange decides between the two sides).
+    static constexpr std::int64_t not_idle = -1;
+    static constexpr std::int64_t evicting = -2;
+    std::atomic<std::int64_t> idle_since_ns_{not_idle};
+    const std::uint64_t id_;
+    const std::size_t worker_;
+    const std::int64_t accepted_ns_;
+    const bool control_only_;
+    const bool closed_at_start_;  // the engine told us to close (FIN) before reading anything
+    const bool stamps_replies_;   // the backend's stamps_replies()
+    state state_ = state::idle;
+    after_fetch after_fetch_ = after_fetch::reply;
+    bool stopping_ = false;
+    bool continue_sent_ = false;  // for the request being read
+
+    boost::beast::flat_buffer buffer_;
+    std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+    std::size_t bytes_in_ = 0;  // request bytes the parser consumed
+    std::uint32_t requests_read_ = 0;  // on this connection, control requests included
+    request_t request_;
+    struct outgoing {
+        std::string head;  // status line and fields, serialized, ending in the blank line
+        std::string body;
+        bool keep_alive = true;
+    };
+    outgoing reply_;  // what the attempt (or control request) sends
+    std::size_t inline_requests_ = 0;  // requests served in a row without returning to the scheduler
+
+    bool attempt_open_ = false;
+    journal_record record_;
+    wire_detail wire_;
+    operation_identity identity_;
+    faults::fault_decision decision_;
+    wall_time_point wall_now_{};
+
+    std::string raw_;  // bytes of a damaged reply (slow, truncated, malformed)
+    std::array<char, 1024> scratch_{};
+};
+
+}  // namespace faultline::harness::server_detail
