@@ -17,6 +17,7 @@
 #include <signal.h>
 
 #include <array>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -193,6 +194,59 @@ TEST(serve_command, control_token_is_set_or_dropped_on_request) {
         EXPECT_EQ(proc.wait(), 0);
     }
     fs::remove(rules);
+}
+
+// Issue 27, item 8: an empty token would switch authentication off without saying so; it is refused.
+TEST(serve_command, an_empty_control_token_is_refused) {
+    const fs::path rules = temp_file("empty-token-rules.toml");
+    std::ofstream{rules} << "";
+    child proc{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--control-token", ""}};
+    ASSERT_TRUE(proc.started());
+    const auto r = proc.finish();
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("--control-token"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("empty"), std::string::npos) << r.err;
+    fs::remove(rules);
+}
+
+// Issue 27, item 8: a token on the command line is in every user's `ps`; from a file or the
+// environment it is not. Neither is printed back.
+TEST(serve_command, the_control_token_comes_from_a_file_or_the_environment) {
+    const fs::path rules = temp_file("token-file-rules.toml");
+    const fs::path token_file = temp_file("control-token");
+    std::ofstream{rules} << "";
+    std::ofstream{token_file} << "from-a-file\n";
+    {
+        child proc{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--control-token-file", token_file.string()}};
+        ASSERT_TRUE(proc.started());
+        const serve_banner banner = read_banner(proc);
+        EXPECT_EQ(banner.control_line.find("from-a-file"), std::string::npos) << banner.control_line;
+        EXPECT_EQ(control_status(banner.control_port, "health", ""), 401);
+        EXPECT_EQ(control_status(banner.control_port, "health", "from-a-file"), 200);
+        proc.signal(SIGTERM);
+        EXPECT_EQ(proc.wait(), 0);
+    }
+    {
+        ::setenv("FAULTLINE_CONTROL_TOKEN", "from-the-environment", 1);
+        child proc{{FAULTLINE_BINARY, "serve", "--rules", rules.string()}};
+        ::unsetenv("FAULTLINE_CONTROL_TOKEN");
+        ASSERT_TRUE(proc.started());
+        const serve_banner banner = read_banner(proc);
+        EXPECT_EQ(banner.control_line.find("from-the-environment"), std::string::npos) << banner.control_line;
+        EXPECT_EQ(control_status(banner.control_port, "health", "from-the-environment"), 200);
+        proc.signal(SIGTERM);
+        EXPECT_EQ(proc.wait(), 0);
+    }
+    {
+        std::ofstream{token_file, std::ios::trunc} << "\n";
+        child proc{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--control-token-file", token_file.string()}};
+        ASSERT_TRUE(proc.started());
+        const auto r = proc.finish();
+        EXPECT_EQ(r.code, 2) << r.out << r.err;
+        EXPECT_NE(r.err.find("empty"), std::string::npos) << r.err;
+    }
+    fs::remove(rules);
+    fs::remove(token_file);
 }
 
 // The durability promise (docs/control-api.md): an answered attempt reaches the file within the

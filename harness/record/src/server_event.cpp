@@ -1,5 +1,8 @@
 #include "faultline/record/server_event.hpp"
 
+#include <string>
+#include <utility>
+
 namespace faultline::harness {
 
 std::string_view to_string(server_event_kind kind) {
@@ -8,6 +11,7 @@ std::string_view to_string(server_event_kind kind) {
         case server_event_kind::rule_added: return "rule_added";
         case server_event_kind::rule_removed: return "rule_removed";
         case server_event_kind::rules_cleared: return "rules_cleared";
+        case server_event_kind::evidence_altered: return "evidence_altered";
         case server_event_kind::connection_refused: return "connection_refused";
         case server_event_kind::header_timeout: return "header_timeout";
         case server_event_kind::idle_timeout: return "idle_timeout";
@@ -20,7 +24,8 @@ std::string_view to_string(server_event_kind kind) {
 
 std::optional<server_event_kind> server_event_kind_from_string(std::string_view s) {
     for (auto k : {server_event_kind::reset, server_event_kind::rule_added, server_event_kind::rule_removed,
-                   server_event_kind::rules_cleared, server_event_kind::connection_refused,
+                   server_event_kind::rules_cleared, server_event_kind::evidence_altered,
+                   server_event_kind::connection_refused,
                    server_event_kind::header_timeout, server_event_kind::idle_timeout,
                    server_event_kind::write_timeout, server_event_kind::idle_evicted, server_event_kind::started}) {
         if (to_string(k) == s) return k;
@@ -33,7 +38,8 @@ bool is_control_action(server_event_kind kind) {
         case server_event_kind::reset:
         case server_event_kind::rule_added:
         case server_event_kind::rule_removed:
-        case server_event_kind::rules_cleared: return true;
+        case server_event_kind::rules_cleared:
+        case server_event_kind::evidence_altered: return true;
         case server_event_kind::connection_refused:
         case server_event_kind::header_timeout:
         case server_event_kind::idle_timeout:
@@ -42,6 +48,15 @@ bool is_control_action(server_event_kind kind) {
         case server_event_kind::started: return false;
     }
     return false;
+}
+
+server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance) {
+    server_event anchor;
+    anchor.kind = server_event_kind::started;
+    anchor.at_ns = at_ns;
+    anchor.detail = std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
+    anchor.peer = std::move(instance);
+    return anchor;
 }
 
 }  // namespace faultline::harness

@@ -2,14 +2,14 @@
 // executor holds the policy — when the service runs (the commit point), which reply goes out, which
 // bytes are written, how the connection ends and what outcome is journaled — and the connection
 // holds the mechanism (socket, timer, journal record). It is a template over the connection so the
-// server instantiates it with its session and the tests with a fake: no virtual call, no
+// server instantiates it with its one connection (http_connection.hpp) and the tests with a fake: no virtual call, no
 // allocation of its own.
 //
 // Exhaustive: there is one handler per alternative of faults::action, and a deleted catch-all, so
 // an action added to the variant without a handler here is a compile error in std::visit.
 //
 // A Connection provides (all called on the connection's own thread):
-//   service_response run_service();            the commit point: idempotency layer, then the service
+//   service_response run_service();            the commit point: the backend (backend.hpp)
 //   void set_reply(service_response);          the reply to send
 //   void set_reply(int status, const H& headers, std::string body,
 //                  std::optional<std::size_t> content_length = std::nullopt);

@@ -3,6 +3,7 @@
 #include "faultline/config/document.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
+#include <boost/beast/core/string.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -11,7 +12,6 @@
 #include <sys/random.h>
 
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <exception>
 #include <stdexcept>
@@ -26,16 +26,6 @@ bool is_control_target(std::string_view target) { return target.starts_with(cont
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-            return false;
-        }
-    }
-    return true;
-}
-
 // ":PORT" (digits only) or nothing.
 bool is_port_suffix(std::string_view rest) {
     if (rest.empty()) return true;
@@ -47,7 +37,7 @@ bool is_port_suffix(std::string_view rest) {
 
 bool is_loopback_host(std::string_view host) {
     for (std::string_view name : {"127.0.0.1", "localhost", "[::1]"}) {
-        if (host.size() >= name.size() && iequals(host.substr(0, name.size()), name) &&
+        if (host.size() >= name.size() && boost::beast::iequals(host.substr(0, name.size()), name) &&
             is_port_suffix(host.substr(name.size()))) {
             return true;
         }
@@ -57,7 +47,7 @@ bool is_loopback_host(std::string_view host) {
 
 bool is_loopback_origin(std::string_view origin) {
     for (std::string_view scheme : {"http://", "https://"}) {
-        if (origin.size() > scheme.size() && iequals(origin.substr(0, scheme.size()), scheme)) {
+        if (origin.size() > scheme.size() && boost::beast::iequals(origin.substr(0, scheme.size()), scheme)) {
             return is_loopback_host(origin.substr(scheme.size()));
         }
     }
@@ -205,7 +195,7 @@ std::optional<control_api::response> control_api::refuse_access(const request& r
     std::optional<std::string_view> presented = field("Faultline-Control-Token");
     if (const auto auth = field("Authorization")) {
         constexpr std::string_view bearer = "Bearer ";
-        if (auth->size() >= bearer.size() && iequals(auth->substr(0, bearer.size()), bearer)) {
+        if (auth->size() >= bearer.size() && boost::beast::iequals(auth->substr(0, bearer.size()), bearer)) {
             presented = auth->substr(bearer.size());
         }
     }

@@ -1,5 +1,5 @@
-// Private to the server: reading request header fields, shared by the server's sessions and the
-// proxy's so both journal and match the same headers the same way.
+// Private to the server: reading header fields of parsed messages — the connection's requests (what
+// is journaled and matched), the relay's and the upstream's replies.
 #pragma once
 
 #include "faultline/faults/request.hpp"

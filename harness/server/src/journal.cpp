@@ -1,11 +1,14 @@
 #include "faultline/server/journal.hpp"
 
+#include "faultline/core/random.hpp"
 #include "faultline/record/journal_json.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,17 +62,40 @@ bool write_all(int fd, const void* data, std::size_t bytes, off_t offset) {
     return true;
 }
 
-void read_all(int fd, void* data, std::size_t bytes, off_t offset) {
+// False when the file ends early (it was truncated) or cannot be read.
+bool read_all(int fd, void* data, std::size_t bytes, off_t offset) {
     auto* to = static_cast<char*>(data);
     while (bytes > 0) {
         const ssize_t n = ::pread(fd, to, bytes, offset);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw std::system_error{errno, std::generic_category(), "journal: reading the spill file"};
-        if (n == 0) throw std::runtime_error{"journal: the spill file ends early"};
+        if (n <= 0) return false;
         to += n;
         bytes -= static_cast<std::size_t>(n);
         offset += n;
     }
+    return true;
+}
+
+// A keyed digest of `bytes` (whole 8-byte words: records and wire details are made of them). The
+// key is the journal's, drawn at random and kept in its memory only, so a process that can write
+// the spill file but not read faultline's memory cannot forge a digest for bytes it changed.
+std::uint64_t digest(const void* data, std::size_t bytes, std::uint64_t key) {
+    const auto* from = static_cast<const char*>(data);
+    std::uint64_t h = mix64(key ^ bytes);
+    for (std::size_t i = 0; i + sizeof(std::uint64_t) <= bytes; i += sizeof(std::uint64_t)) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, from + i, sizeof word);
+        h = mix64(h ^ word) + i;
+    }
+    return h;
+}
+
+std::uint64_t random_key() {
+    std::uint64_t key = 0;
+    if (::getrandom(&key, sizeof key, 0) != static_cast<ssize_t>(sizeof key)) {
+        key = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+    return key;
 }
 
 // An unlinked file in `directory` (O_CLOEXEC: no client the run starts inherits it); -1 if none can
@@ -81,8 +107,16 @@ int open_spill_file(const std::string& directory) {
     std::string name = directory + "/faultline-journal-XXXXXX";
     fd = ::mkostemp(name.data(), O_CLOEXEC);
     if (fd >= 0) ::unlink(name.c_str());
+    // Read-only for everyone: reopening it through /proc/<pid>/fd for writing then needs a chmod
+    // first. Our own descriptor was opened read-write, so the spiller still writes. The digests
+    // (chunk::copy) catch what gets past this.
+    if (fd >= 0) ::fchmod(fd, 0400);
     return fd;
 }
+
+// Entries per digest: a spilled chunk is checked block by block as it is read back, so a read of a
+// part of a chunk reads and checks only the blocks it touches.
+constexpr std::size_t digest_block = 512;
 
 }  // namespace
 
@@ -148,9 +182,27 @@ public:
     std::size_t full_size() const { return capacity_ * (sizeof(journal_record) + (keeps_wire_ ? sizeof(wire_detail) : 0)); }
     bool in_memory() const { return records_ != nullptr; }
 
-    // The chunk's full_bytes() are now in the spill file at `offset`: reads go there from now on.
-    // Returns the memory, for the caller to unmap once it has released its lock.
-    mapping spilled_to(off_t offset) {
+    // What a full chunk's blocks digest to (keyed with `key`), to check them when read back. A full
+    // chunk never changes, so this needs no lock.
+    struct block_digests {
+        std::vector<std::uint64_t> records;
+        std::vector<std::uint64_t> wire;
+    };
+    block_digests digests(std::uint64_t key) const {
+        block_digests out;
+        for (std::size_t first = 0; first < capacity_; first += digest_block) {
+            const std::size_t n = std::min(digest_block, capacity_ - first);
+            out.records.push_back(digest(records_ + first, n * sizeof(journal_record), key));
+            if (wire_ != nullptr) out.wire.push_back(digest(wire_ + first, n * sizeof(wire_detail), key));
+        }
+        return out;
+    }
+
+    // The chunk's full_bytes() are now in the spill file at `offset`: reads go there from now on,
+    // and are checked against `digests`. Returns the memory, for the caller to unmap once it has
+    // released its lock.
+    mapping spilled_to(off_t offset, block_digests digests) {
+        digests_ = std::move(digests);
         records_ = nullptr;
         wire_ = nullptr;
         spill_offset_ = offset;
@@ -158,27 +210,58 @@ public:
     }
 
     // Copies entries [from, to) into `records` and (when both keep them) `wire`; either may be null.
-    // A spilled chunk reads them from `spill_fd`.
-    void copy(std::size_t from, std::size_t to, journal_record* records, wire_detail* wire, int spill_fd) const {
+    // A spilled chunk reads them from `spill_fd`, block by block, each checked against its digest
+    // (keyed with `key`): false when the file no longer holds what was spilled — truncated or
+    // overwritten behind the journal's back — and then what was copied is not to be used.
+    bool copy(std::size_t from, std::size_t to, journal_record* records, wire_detail* wire, int spill_fd,
+              std::uint64_t key) const {
         const std::size_t n = to - from;
         if (in_memory()) {
             if (records != nullptr) std::copy_n(records_ + from, n, records);
             if (wire != nullptr && wire_ != nullptr) std::copy_n(wire_ + from, n, wire);
-            return;
+            return true;
         }
+        bool intact = true;
         if (records != nullptr) {
-            read_all(spill_fd, records, n * sizeof(journal_record), spill_offset_ + static_cast<off_t>(from * sizeof(journal_record)));
+            intact = read_checked(records, from, to, spill_offset_, digests_.records, spill_fd, key);
         }
-        if (wire != nullptr && keeps_wire_) {
-            const auto wire_offset = spill_offset_ + static_cast<off_t>(capacity_ * sizeof(journal_record) + from * sizeof(wire_detail));
-            read_all(spill_fd, wire, n * sizeof(wire_detail), wire_offset);
+        if (intact && wire != nullptr && keeps_wire_) {
+            const auto wire_offset = spill_offset_ + static_cast<off_t>(capacity_ * sizeof(journal_record));
+            intact = read_checked(wire, from, to, wire_offset, digests_.wire, spill_fd, key);
         }
+        return intact;
     }
 
 private:
     // Plain values (symbols are ids), so nothing needs destroying, the mapping is all they own, and
-    // their bytes may be written out and read back as they are.
+    // their bytes may be written out and read back as they are; whole words, as digest() takes them.
     static_assert(std::is_trivially_copyable_v<journal_record> && std::is_trivially_copyable_v<wire_detail>);
+    static_assert(sizeof(journal_record) % sizeof(std::uint64_t) == 0 && sizeof(wire_detail) % sizeof(std::uint64_t) == 0);
+
+    // Entries [from, to) of one region (records or wire details, starting at `region` in the file)
+    // into `out`: the blocks wholly inside straight into `out`, a block cut by the range through a
+    // scratch buffer, so every block read is whole and checked.
+    template <class Entry>
+    bool read_checked(Entry* out, std::size_t from, std::size_t to, off_t region,
+                      const std::vector<std::uint64_t>& digests, int spill_fd, std::uint64_t key) const {
+        std::vector<Entry> scratch;
+        for (std::size_t block = from / digest_block; block * digest_block < to; ++block) {
+            const std::size_t first = block * digest_block;
+            const std::size_t n = std::min(digest_block, capacity_ - first);
+            const bool whole = first >= from && first + n <= to;
+            if (!whole) scratch.resize(n);
+            Entry* into = whole ? out + (first - from) : scratch.data();
+            const off_t at = region + static_cast<off_t>(first * sizeof(Entry));
+            if (!read_all(spill_fd, into, n * sizeof(Entry), at) || digest(into, n * sizeof(Entry), key) != digests[block]) {
+                return false;
+            }
+            if (whole) continue;
+            const std::size_t lo = std::max(from, first);
+            const std::size_t hi = std::min(to, first + n);
+            std::copy_n(scratch.data() + (lo - first), hi - lo, out + (lo - from));
+        }
+        return true;
+    }
 
     std::size_t capacity_;
     bool keeps_wire_;
@@ -187,6 +270,7 @@ private:
     wire_detail* wire_ = nullptr;
     std::size_t size_ = 0;
     off_t spill_offset_ = 0;
+    block_digests digests_;  // of the spilled bytes, one per digest_block entries
 };
 
 namespace {
@@ -207,6 +291,7 @@ journal::journal(journal_options options)
         }
         writer_ = std::thread{[this] { writer_loop(); }};
     } else if (!options_.spill_directory.empty()) {
+        spill_key_ = random_key();
         spill_fd_ = open_spill_file(options_.spill_directory);
         if (spill_fd_ >= 0) spiller_ = std::thread{[this] { spiller_loop(); }};
     }
@@ -272,12 +357,13 @@ void journal::spiller_loop() {
         lock.unlock();
         // Full chunks never change, so the write needs no lock; spilling_ keeps the chunk alive.
         const auto offset = static_cast<off_t>(number * full.full_size());
+        chunk::block_digests digests = full.digests(spill_key_);
         const bool written = write_all(spill_fd_, full.full_bytes(), full.full_size(), offset);
         lock.lock();
         spilling_ = nullptr;
         mapping freed;
         // Should the disk refuse (full, say), the journal keeps its chunks in memory from now on.
-        if (written) freed = full.spilled_to(offset);
+        if (written) freed = full.spilled_to(offset, std::move(digests));
         // A take or reset meanwhile left this chunk to be released here.
         std::vector<std::unique_ptr<chunk>> unreadable = take_unreadable_chunks();
         if (!written) spill_stopped_ = true;
@@ -444,9 +530,26 @@ void journal::copy_out(std::uint64_t from, std::uint64_t to, std::vector<journal
             wire_out = wire->data() + wire->size() - n;
         }
         const std::uint64_t chunk_begin = from / capacity_ * capacity_;
-        chunk_at(from).copy(from - chunk_begin, until - chunk_begin, records_out, wire_out, spill_fd_);
+        if (!chunk_at(from).copy(from - chunk_begin, until - chunk_begin, records_out, wire_out, spill_fd_, spill_key_)) {
+            // Not evidence any more: left out, and the loss is journaled.
+            if (records != nullptr) records->resize(records->size() - n);
+            if (wire != nullptr) wire->resize(wire->size() - n);
+            note_altered_spill(chunk_begin / capacity_, n);
+        }
         from = until;
     }
+}
+
+void journal::note_altered_spill(std::uint64_t chunk_number, std::uint64_t records) const {
+    altered_records_ += records;
+    server_event event;
+    event.kind = server_event_kind::evidence_altered;
+    event.seq = next_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+    event.detail = "the journal's spill file was changed while the run held it (truncated or overwritten, through "
+                   "/proc/<pid>/fd?): " + std::to_string(records) + " records of chunk " + std::to_string(chunk_number) +
+                   " failed their check and were left out";
+    ++events_stored_;
+    if (events_.size() < options_.max_events) events_.push_back(std::move(event));
 }
 
 std::vector<journal_record> journal::snapshot() const {
@@ -552,6 +655,11 @@ bool journal::memory_complete() const {
     return end_ <= memory_limit_ && lost_ == 0;
 }
 
+std::uint64_t journal::altered() const {
+    std::lock_guard lock{mutex_};
+    return altered_records_;
+}
+
 std::uint64_t journal::lost() const {
     std::lock_guard lock{mutex_};
     return lost_;
@@ -588,15 +696,6 @@ std::string journal::error() const {
         message += write_error_;
     }
     return message;
-}
-
-server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance) {
-    server_event anchor;
-    anchor.kind = server_event_kind::started;
-    anchor.at_ns = at_ns;
-    anchor.detail = std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
-    anchor.peer = std::move(instance);
-    return anchor;
 }
 
 }  // namespace faultline::harness

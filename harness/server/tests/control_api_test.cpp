@@ -289,6 +289,15 @@ TEST(control_api, refuses_foreign_host_and_origin_even_without_a_token) {
     EXPECT_EQ(call_raw(s.control_port(), "GET", "health", "Host: [::1]\r\n").status, 200);
 }
 
+// Issue 27, item 8: with two Host fields the first may be loopback and the second foreign; the
+// connection refuses the request (RFC 9112 3.2) rather than judge either one.
+TEST(control_api, two_host_fields_are_refused_not_judged_by_the_first) {
+    test_server s{""};
+    const auto two = call_raw(s.control_port(), "GET", "health", "Host: 127.0.0.1\r\nHost: evil.example\r\n");
+    EXPECT_EQ(two.status, 400);
+    EXPECT_EQ(s.engine().counters().control_requests, 0U);
+}
+
 TEST(control_api, loopback_host_and_origin_rules) {
     for (const char* host : {"127.0.0.1", "127.0.0.1:80", "localhost", "LOCALHOST:8080", "[::1]", "[::1]:9"}) {
         EXPECT_TRUE(is_loopback_host(host)) << host;

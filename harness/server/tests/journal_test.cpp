@@ -6,6 +6,10 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -315,6 +319,64 @@ TEST(journal, a_reset_forgets_spilled_records_too) {
     expect_samples(j.snapshot(), j.wire_snapshot(), 30'000, 40'000);
     const journal_attempts taken = j.take();
     expect_samples(taken.records, taken.wire, 30'000, 40'000);
+}
+
+// The descriptor of this process's newest unlinked file in `directory`: the journal's spill file
+// as a client under test would find it, through /proc/<pid>/fd.
+int newest_unlinked_file(const std::filesystem::path& directory) {
+    int newest = -1;
+    for (const auto& entry : std::filesystem::directory_iterator{"/proc/self/fd"}) {
+        std::error_code ec;
+        const std::string target = std::filesystem::read_symlink(entry.path(), ec).string();
+        if (ec || target.rfind(directory.string(), 0) != 0 || target.find("(deleted)") == std::string::npos) continue;
+        newest = std::max(newest, std::stoi(entry.path().filename().string()));
+    }
+    return newest;
+}
+
+// Issue 27, item 7: a client running as the same user can reopen the spill file through
+// /proc/<faultline pid>/fd and truncate or overwrite it. The journal notices when it reads the file
+// back: the damaged records are not handed over as evidence, and a server event that
+// evidence_intact counts says what happened.
+TEST(journal, a_spill_file_changed_behind_its_back_is_detected_and_reported) {
+    const auto directory = std::filesystem::temp_directory_path();
+    for (const bool truncate : {true, false}) {
+        journal j{spilling(directory.string())};
+        append_samples(j, 0, 30'000);
+        j.flush();
+        ASSERT_GT(j.spilled(), 0U);
+        const int spill_fd = newest_unlinked_file(directory);
+        ASSERT_GE(spill_fd, 0);
+        const std::string through_proc = "/proc/self/fd/" + std::to_string(spill_fd);
+        int reopened = ::open(through_proc.c_str(), O_WRONLY);
+        // It is read-only: a client must chmod it first (root needs not), which it can, as the owner.
+        if (::geteuid() != 0) {
+            EXPECT_LT(reopened, 0);
+        }
+        if (reopened < 0) {
+            ASSERT_EQ(::chmod(through_proc.c_str(), 0600), 0);
+            reopened = ::open(through_proc.c_str(), O_WRONLY);
+        }
+        ASSERT_GE(reopened, 0);
+        if (truncate) {
+            ASSERT_EQ(::ftruncate(reopened, 0), 0);
+        } else {
+            const std::string garbage(64, '\x7f');
+            ASSERT_EQ(::pwrite(reopened, garbage.data(), garbage.size(), 4096), static_cast<ssize_t>(garbage.size()));
+        }
+        ::close(reopened);
+        const journal_attempts taken = j.take();
+        EXPECT_LT(taken.records.size(), 30'000U) << (truncate ? "truncated" : "overwritten");
+        EXPECT_EQ(taken.records.size(), taken.wire.size());
+        EXPECT_EQ(j.altered(), 30'000U - taken.records.size());
+        const auto events = j.events();
+        const auto altered = std::find_if(events.begin(), events.end(), [](const server_event& e) {
+            return e.kind == server_event_kind::evidence_altered;
+        });
+        ASSERT_NE(altered, events.end());
+        EXPECT_NE(altered->detail.find("spill file"), std::string::npos) << altered->detail;
+        EXPECT_TRUE(is_control_action(altered->kind));
+    }
 }
 
 TEST(journal, a_spill_directory_it_cannot_write_in_keeps_every_record_in_memory) {

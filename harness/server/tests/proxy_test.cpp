@@ -1,6 +1,7 @@
 // The reverse proxy on loopback: a real upstream (the built-in server with no rules, a Beast/Asio
 // service whose ledger tells what it committed), the proxy in front of it, a raw client in front of
 // that. Each commit phase is judged by what the upstream committed, not by what the proxy says.
+#include "scripted_upstream.hpp"
 #include "server_fixture.hpp"
 #include "test_client.hpp"
 
@@ -10,9 +11,13 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -274,12 +279,15 @@ TEST(proxy, an_upstream_that_closed_a_pooled_connection_gets_the_request_on_a_ne
     test_server upstream{"[server]\nidle_timeout = \"50ms\"\n"};
     test_proxy p{"", upstream.port()};
     EXPECT_EQ(exchange(p.port(), make_request("GET", "/x")).parsed()->result_int(), 200);
-    // Wait until the upstream has journaled its idle close (bounded), not for a fixed time.
+    // Wait until the upstream has closed its side (its session is gone once the socket is closed),
+    // bounded, not for a fixed time: the pooled connection is then found dead before the write.
     const auto until = std::chrono::steady_clock::now() + 5s;
-    while (upstream.engine().counters().idle_timeouts == 0 && std::chrono::steady_clock::now() < until) {
+    while ((upstream.engine().counters().idle_timeouts == 0 || upstream.engine().counters().open > 0) &&
+           std::chrono::steady_clock::now() < until) {
         std::this_thread::sleep_for(5ms);
     }
     ASSERT_EQ(upstream.engine().counters().idle_timeouts, 1U);
+    ASSERT_EQ(upstream.engine().counters().open, 0U);
     EXPECT_EQ(exchange(p.port(), make_request("GET", "/x")).parsed()->result_int(), 200);
     EXPECT_EQ(p.engine().counters().upstream_connects, 2U);
     EXPECT_EQ(p.engine().counters().upstream_failures, 0U);
@@ -303,6 +311,156 @@ TEST(proxy, probe_upstream_tells_a_listening_port_from_a_closed_one) {
     test_server upstream{""};
     EXPECT_FALSE(probe_upstream("127.0.0.1", upstream.port(), 1s));
     EXPECT_EQ(probe_upstream("127.0.0.1", closed_port(), 1s), asio::error::connection_refused);
+}
+
+
+// Issue 27, item 1. The upstream reads the second request on the pooled connection, then closes or
+// resets it without a reply. The upstream may have executed it: sending it again on a new connection
+// would charge twice while the journal shows one attempt. It goes once; the attempt is a 502.
+TEST(proxy, a_request_on_a_reused_connection_that_dies_after_the_write_is_never_sent_again) {
+    using act = scripted_upstream::step::act;
+    for (const act how : {act::close, act::reset}) {
+        scripted_upstream upstream{[how](std::size_t index) {
+            if (index == 0) return scripted_upstream::reply(scripted_upstream::response(200));
+            return scripted_upstream::step{how, {}};
+        }};
+        test_proxy p{"", upstream.port()};
+        connection client{p.port()};
+        ASSERT_TRUE(client.connected());
+        const auto first = client.round_trip(make_request("GET", "/x", {}, {}, true));
+        ASSERT_TRUE(first.parsed());
+        EXPECT_EQ(first.parsed()->result_int(), 200);
+        const auto paid = client.round_trip(make_request("POST", "/payments", R"({"amount":5})", {}, true));
+        ASSERT_TRUE(paid.parsed());
+        EXPECT_EQ(paid.parsed()->result_int(), 502);
+        const auto journal = p.journal();
+        const auto wire = p.wire();
+        EXPECT_EQ(upstream.requests(), 2U) << "the POST was sent to the upstream again";
+        EXPECT_EQ(upstream.connections(), 1U);
+        ASSERT_EQ(journal.size(), 2U);
+        EXPECT_EQ(journal[1].status, 502);
+        EXPECT_EQ(journal[1].effect, effect_kind::none);
+        EXPECT_EQ(wire[1].upstream_error, how == act::close ? "closed" : "reset");
+    }
+}
+
+// Issue 27, item 2: interim replies. An upstream's 103 Early Hints reaches the client as an interim
+// reply, then the final one, on a connection that stays open; the journal has the final status.
+TEST(proxy, an_upstream_103_is_relayed_as_an_interim_reply_before_the_final_one) {
+    scripted_upstream upstream{[](std::size_t) {
+        return scripted_upstream::reply("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n" +
+                                        scripted_upstream::response(201, "done"));
+    }};
+    test_proxy p{"[[server.endpoint]]\nmethod = \"POST\"\npath = \"/pay\"\neffect = \"non_idempotent\"\n",
+                 upstream.port()};
+    connection client{p.port()};
+    ASSERT_TRUE(client.connected());
+    const auto hints = client.round_trip(make_request("POST", "/pay", R"({"amount":5})", {}, true), 3s);
+    ASSERT_TRUE(hints.parsed());
+    EXPECT_EQ(hints.parsed()->result_int(), 103);
+    EXPECT_EQ((*hints.parsed())["Link"], "</a.css>; rel=preload");
+    const auto final_reply = client.read_response(3s);
+    ASSERT_TRUE(final_reply.parsed()) << "no final reply after the interim one";
+    EXPECT_EQ(final_reply.parsed()->result_int(), 201);
+    EXPECT_EQ(final_reply.parsed()->body(), "done");
+    const auto again = client.round_trip(make_request("GET", "/x", {}, {}, true), 3s);
+    ASSERT_TRUE(again.parsed());
+    EXPECT_EQ(again.parsed()->result_int(), 103);
+    const auto journal = p.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    EXPECT_EQ(journal[0].status, 201);
+    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(p.wire()[0].upstream_status, 201);
+}
+
+// Issue 27, item 2: the proxy forwards no Upgrade, so an upstream's 101 is a broken reply: 502,
+// journaled as bad_reply, never relayed.
+TEST(proxy, an_upstream_101_is_a_502_and_never_relayed) {
+    scripted_upstream upstream{[](std::size_t) {
+        return scripted_upstream::reply("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+    }};
+    test_proxy p{"", upstream.port()};
+    const auto reply = exchange(p.port(), make_request("GET", "/ws", {}, {{"Upgrade", "websocket"}}), 3s);
+    ASSERT_TRUE(reply.parsed());
+    EXPECT_EQ(reply.parsed()->result_int(), 502);
+    EXPECT_EQ(reply.bytes.find("101"), std::string::npos) << reply.bytes;
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.status, 502);
+    EXPECT_EQ(only(p.wire()).upstream_error, "bad_reply");
+    const auto seen = upstream.seen();
+    ASSERT_EQ(seen.size(), 1U);
+    EXPECT_EQ(seen[0].find(http::field::upgrade), seen[0].end());
+}
+
+// Issue 27, item 2: a request forwarded carries exactly one Host, the client's.
+TEST(proxy, the_upstream_gets_exactly_one_host_the_clients) {
+    scripted_upstream upstream{[](std::size_t) { return scripted_upstream::reply(scripted_upstream::response(200)); }};
+    test_proxy p{"", upstream.port()};
+    ASSERT_TRUE(exchange(p.port(), make_request("GET", "/x")).parsed());
+    const auto seen = upstream.seen();
+    ASSERT_EQ(seen.size(), 1U);
+    EXPECT_EQ(seen[0].count(http::field::host), 1U);
+    EXPECT_EQ(seen[0][http::field::host], "127.0.0.1");
+}
+
+// Issue 27, item 4: [server] max_connections holds in the proxy; the refusal is journaled.
+TEST(proxy, over_max_connections_a_new_connection_is_refused_and_journaled) {
+    test_server upstream{""};
+    test_proxy p{"[server]\nmax_connections = 2\n", upstream.port()};
+    asio::io_context io;
+    std::vector<std::unique_ptr<asio::ip::tcp::socket>> held;
+    for (int i = 0; i < 2; ++i) {
+        // Mid-request, so neither is an idle kept-alive connection that could make room.
+        held.push_back(std::make_unique<asio::ip::tcp::socket>(io));
+        held.back()->connect({asio::ip::make_address("127.0.0.1"), p.port()});
+        asio::write(*held.back(), asio::buffer(std::string{"GET /held HTTP/1.1\r\n"}));
+    }
+    const auto refused = exchange(p.port(), make_request("GET", "/x"), 10s);
+    EXPECT_FALSE(refused.timed_out);
+    EXPECT_FALSE(refused.parsed());
+    held.clear();
+    EXPECT_TRUE(p.journal().empty());
+    const auto events = p.context().records.events();
+    const auto refusal = std::find_if(events.begin(), events.end(), [](const server_event& e) {
+        return e.kind == server_event_kind::connection_refused;
+    });
+    ASSERT_NE(refusal, events.end());
+    EXPECT_NE(refusal->detail.find("cap of 2"), std::string::npos) << refusal->detail;
+}
+
+// Issue 27, item 4: [server] write_timeout holds in the proxy. The upstream's reply is far larger
+// than the socket buffers and the client never reads: the connection is reset, the attempt ends
+// client_gone, and a write_timeout event is journaled.
+TEST(proxy, a_reply_the_client_does_not_read_is_reset_after_the_write_timeout) {
+    const std::string body(32U << 20, 'x');
+    scripted_upstream upstream{[&body](std::size_t) { return scripted_upstream::reply(scripted_upstream::response(200, body)); }};
+    test_proxy p{"[server]\nwrite_timeout = \"200ms\"\n", upstream.port()};
+    asio::io_context io;
+    asio::ip::tcp::socket client{io};
+    client.open(asio::ip::tcp::v4());
+    client.set_option(asio::socket_base::receive_buffer_size{4096});
+    client.connect({asio::ip::make_address("127.0.0.1"), p.port()});
+    asio::write(client, asio::buffer(make_request("GET", "/big")));
+    pollfd watched{client.native_handle(), 0, 0};
+    ASSERT_EQ(::poll(&watched, 1, 10'000), 1) << "not reset within 10 s";
+    EXPECT_NE(watched.revents & (POLLERR | POLLHUP), 0);
+    const auto r = only(p.journal());
+    EXPECT_EQ(r.outcome, wire_outcome::client_gone);
+    const auto events = p.context().records.events();
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(),
+                            [](const server_event& e) { return e.kind == server_event_kind::write_timeout; }));
+}
+
+// Issue 27, item 5: the upstream may be named, as Docker and Kubernetes services are.
+TEST(proxy, the_upstream_may_be_a_host_name) {
+    test_server upstream{""};
+    proxy_options options;
+    options.upstream_address = "localhost";
+    test_proxy p{"", upstream.port(), options};
+    const auto reply = exchange(p.port(), make_request("GET", "/x"));
+    ASSERT_TRUE(reply.parsed());
+    EXPECT_EQ(reply.parsed()->result_int(), 200);
+    EXPECT_FALSE(probe_upstream("localhost", upstream.port(), 1s));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "faultline/tcp/connection_journal.hpp"
 
 #include "faultline/record/journal_json.hpp"
-#include "faultline/server/journal.hpp"
+#include "faultline/record/server_event.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

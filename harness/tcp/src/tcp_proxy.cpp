@@ -1,15 +1,15 @@
 #include "faultline/tcp/tcp_proxy.hpp"
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
 #include "faultline/faults/decision_random.hpp"
 #include "faultline/server/listener.hpp"
+#include "faultline/server/upstream.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,8 +17,6 @@
 #include <deque>
 #include <mutex>
 #include <optional>
-#include <thread>
-#include <unordered_map>
 #include <vector>
 
 namespace faultline::tcp {
@@ -34,6 +32,15 @@ class session;
 
 }  // namespace
 
+namespace {
+
+// Descriptors kept back from the connection cap: the listener, the journal file, stdio.
+constexpr std::size_t descriptor_reserve = 64;
+// How long stop() waits for the connections it ended to be journaled before closing what is left.
+constexpr std::chrono::milliseconds stop_drain{1000};
+
+}  // namespace
+
 struct tcp_proxy::core {
     core(const toxic_set& t, tcp_proxy_options o, record_sink s, faultline::clock& c)
         : toxics{t}, options{std::move(o)}, sink{std::move(s)}, time{c}, started_at{c.now()} {}
@@ -41,8 +48,6 @@ struct tcp_proxy::core {
     std::int64_t since_start_ns() const {
         return std::chrono::duration_cast<nanoseconds>(time.now() - started_at).count();
     }
-    void do_accept();
-    void on_accept(const error_code& ec, tcp::socket socket);
     void finished(const connection_record& record);
 
     const toxic_set& toxics;
@@ -59,20 +64,13 @@ struct tcp_proxy::core {
 
     std::mutex lifecycle;
     bool started = false;
-    bool stop_done = false;
 
-    tcp::endpoint upstream;
-    std::uint16_t port = 0;
-    std::uint64_t accepted = 0;                                        // the worker's only
-    std::unordered_map<std::uint64_t, std::weak_ptr<session>> live;  // the worker's only
-    bool stopping = false;                                             // the worker's only
+    std::vector<tcp::endpoint> upstream;  // what the upstream's name resolved to, tried in turn
+    std::size_t port = 0;                 // the listener's index of the proxy's port
 
-    // Declared after everything a session touches: destroying the io_context destroys any handler
-    // still queued, and with it the session, which journals itself.
-    asio::io_context io;
-    tcp::acceptor acceptor{io};
-    asio::steady_timer accept_retry{io};
-    std::thread worker;
+    // Declared after everything a session touches: destroying the listener destroys any handler
+    // still queued, and with it the session, which journals itself. One worker: sessions need no locks.
+    harness::listener listen{1, stop_drain};
 };
 
 namespace {
@@ -84,16 +82,17 @@ struct active_toxic {
 };
 
 // One connection: the client's socket, the upstream's, and a direction (buffer, timer, toxics) each way.
-class session : public std::enable_shared_from_this<session> {
+class session final : public harness::listened_connection, public std::enable_shared_from_this<session> {
 public:
-    session(tcp_proxy::core& core, tcp::socket client, std::uint64_t conn)
+    session(tcp_proxy::core& core, tcp::socket client, std::uint64_t conn, bool registered)
         : core_{core},
           client_{std::move(client)},
-          upstream_{core.io},
-          connect_timer_{core.io},
-          lifetime_timer_{core.io},
-          up_{stream_direction::upstream, client_, upstream_, core.io},
-          down_{stream_direction::downstream, upstream_, client_, core.io} {
+          upstream_{client_.get_executor()},
+          connect_timer_{client_.get_executor()},
+          lifetime_timer_{client_.get_executor()},
+          up_{stream_direction::upstream, client_, upstream_, client_.get_executor()},
+          down_{stream_direction::downstream, upstream_, client_, client_.get_executor()},
+          registered_{registered} {
         record_.conn = conn;
         record_.t_accept = core.since_start_ns();
         record_.instance = core.options.instance;
@@ -101,11 +100,31 @@ public:
 
     // The record goes out when the last handler let go of the session, so the bytes of writes that
     // completed while the connection was being ended are in it.
-    ~session() { core_.finished(record_); }
+    ~session() override {
+        core_.finished(record_);
+        if (registered_) core_.listen.remove(core_.port, record_.conn);
+    }
     session(const session&) = delete;
     session& operator=(const session&) = delete;
 
-    void start() {
+    void start() override {
+        asio::dispatch(client_.get_executor(), [self = shared_from_this()] { self->begin(); });
+    }
+
+    // The proxy is stopping, or its drain time is over: end at once.
+    void on_listener_stop() override { stop(); }
+    void force_close() override { stop(); }
+
+    // Too many connections are open: reset this one before any toxic or the upstream sees it.
+    void refuse_over_capacity() { end(connection_outcome::over_capacity, link_end::reset, {}, {}); }
+
+private:
+    void stop() {
+        asio::dispatch(client_.get_executor(),
+                       [self = shared_from_this()] { self->end(connection_outcome::stopped, link_end::close, {}, {}); });
+    }
+
+    void begin() {
         const nanoseconds since_start{record_.t_accept};
         for (const configured_toxic& t : core_.toxics.toxics) {
             if (!toxic_applies(t, core_.options.seed, record_.conn, since_start)) continue;
@@ -129,13 +148,6 @@ public:
         do_connect();
     }
 
-    // The proxy is stopping: end at once.
-    void stop() { end(connection_outcome::stopped, link_end::close, {}, {}); }
-
-    // Too many connections are open: reset this one before any toxic or the upstream sees it.
-    void refuse_over_capacity() { end(connection_outcome::over_capacity, link_end::reset, {}, {}); }
-
-private:
     // A chunk read from a direction's source, waiting to be written to its sink.
     struct chunk {
         std::array<char, tcp_proxy::read_buffer_size> bytes;  // not zeroed: only `size` bytes are read
@@ -152,8 +164,8 @@ private:
     // the writer is done with the last one (reading while a write is in flight costs smaller reads,
     // 10-15 % more CPU per byte on loopback). Bounded memory, and a slow sink slows the source.
     struct direction {
-        direction(stream_direction w, tcp::socket& from, tcp::socket& to, asio::io_context& io)
-            : which{w}, source{from}, sink{to}, timer{io} {}
+        direction(stream_direction w, tcp::socket& from, tcp::socket& to, const asio::any_io_executor& executor)
+            : which{w}, source{from}, sink{to}, timer{executor} {}
 
         stream_direction which;
         tcp::socket& source;
@@ -210,8 +222,9 @@ private:
             error_code ignored;
             self->upstream_.close(ignored);
         });
-        upstream_.async_connect(core_.upstream,
-                                [self = shared_from_this()](const error_code& ec) { self->on_connect(ec); });
+        asio::async_connect(upstream_, core_.upstream, [self = shared_from_this()](const error_code& ec, const tcp::endpoint&) {
+            self->on_connect(ec);
+        });
     }
 
     void on_connect(const error_code& ec) {
@@ -411,7 +424,6 @@ private:
         record_.outcome = outcome;
         record_.ended_by = ended_by;
         record_.error = error;
-        core_.live.erase(record_.conn);
     }
 
     tcp_proxy::core& core_;
@@ -423,37 +435,12 @@ private:
     direction down_;
     std::vector<active_toxic> connection_toxics_;
     connection_record record_;
+    const bool registered_;  // counted by the listener (not one refused over capacity)
     bool connect_timed_out_ = false;
     bool ended_ = false;
 };
 
 }  // namespace
-
-void tcp_proxy::core::do_accept() {
-    acceptor.async_accept([this](const error_code& ec, tcp::socket socket) { on_accept(ec, std::move(socket)); });
-}
-
-void tcp_proxy::core::on_accept(const error_code& ec, tcp::socket socket) {
-    if (stopping || ec == asio::error::operation_aborted) return;
-    if (ec) {
-        // Out of descriptors, say: try again shortly rather than spin.
-        accept_retry.expires_after(std::chrono::milliseconds{50});
-        accept_retry.async_wait([this](const error_code& wait_ec) {
-            if (!wait_ec && !stopping) do_accept();
-        });
-        return;
-    }
-    const std::uint64_t conn = ++accepted;
-    connections.fetch_add(1, std::memory_order_relaxed);
-    auto s = std::make_shared<session>(*this, std::move(socket), conn);
-    if (live.size() >= options.max_connections) {
-        s->refuse_over_capacity();
-    } else {
-        live.emplace(conn, s);
-        s->start();
-    }
-    do_accept();
-}
 
 void tcp_proxy::core::finished(const connection_record& record) {
     if (record.outcome == connection_outcome::upstream_refused ||
@@ -474,44 +461,39 @@ error_code tcp_proxy::start() {
     core& c = *core_;
     const std::lock_guard lock{c.lifecycle};
     if (c.started) return asio::error::already_started;
-    asio::ip::address address;
-    error_code ec = harness::parse_listen_address(c.options.address, c.options.allow_non_loopback, address);
+    error_code ec;
+    c.upstream = harness::resolve_upstream(c.options.upstream_address, c.options.upstream_port, ec);
     if (ec) return ec;
-    const auto upstream = asio::ip::make_address(c.options.upstream_address, ec);
+    harness::port_options listen;
+    listen.address = c.options.address;
+    listen.port = c.options.port;
+    listen.allow_non_loopback = c.options.allow_non_loopback;
+    listen.max_connections = c.options.max_connections;
+    // The client's socket and the upstream's.
+    listen.descriptors_per_connection = 2;
+    listen.descriptor_reserve = descriptor_reserve;
+    ec = c.listen.add_port(
+        listen,
+        [&c](harness::accepted_connection accepted) -> std::shared_ptr<harness::listened_connection> {
+            c.connections.fetch_add(1, std::memory_order_relaxed);
+            return std::make_shared<session>(c, tcp::socket{std::move(accepted.socket)}, accepted.id, true);
+        },
+        // Past the cap: journaled as a connection of its own (over_capacity), reset at once.
+        [&c](harness::listener_socket& socket, std::uint64_t id, std::size_t) {
+            c.connections.fetch_add(1, std::memory_order_relaxed);
+            std::make_shared<session>(c, tcp::socket{std::move(socket)}, id, false)->refuse_over_capacity();
+        },
+        c.port);
     if (ec) return ec;
-    c.upstream = tcp::endpoint{upstream, c.options.upstream_port};
-    if ((ec = harness::open_listener(c.acceptor, address, c.options.port))) return ec;
-    c.port = c.acceptor.local_endpoint().port();
     c.started = true;
-    c.do_accept();
-    c.worker = std::thread{[&c] { c.io.run(); }};
+    c.listen.start();
     return {};
 }
 
-void tcp_proxy::stop() {
-    core& c = *core_;
-    {
-        const std::lock_guard lock{c.lifecycle};
-        if (!c.started || c.stop_done) return;
-        c.stop_done = true;
-    }
-    // On the worker: stop accepting and end every open connection; the io_context then runs out of
-    // work and the worker returns.
-    asio::post(c.io, [&c] {
-        c.stopping = true;
-        error_code ignored;
-        c.acceptor.close(ignored);
-        c.accept_retry.cancel();
-        std::vector<std::shared_ptr<session>> open;
-        for (auto& [conn, weak] : c.live) {
-            if (auto s = weak.lock()) open.push_back(std::move(s));
-        }
-        for (auto& s : open) s->stop();
-    });
-    c.worker.join();
-}
+void tcp_proxy::stop() { core_->listen.stop(); }
 
-std::uint16_t tcp_proxy::port() const { return core_->port; }
+std::uint16_t tcp_proxy::port() const { return core_->listen.port(core_->port); }
+std::size_t tcp_proxy::max_connections() const { return core_->listen.max_connections(core_->port); }
 
 tcp_proxy_counters tcp_proxy::counters() const {
     const core& c = *core_;

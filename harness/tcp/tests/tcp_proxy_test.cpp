@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -153,6 +155,7 @@ public:
         if (const auto ec = proxy_->start()) throw std::runtime_error{"proxy did not start: " + ec.message()};
     }
     std::uint16_t port() const { return proxy_->port(); }
+    tcp_proxy& engine() { return *proxy_; }
     // Stops the proxy (every connection journaled) and returns the records.
     std::vector<connection_record> records() {
         proxy_->stop();
@@ -488,6 +491,33 @@ TEST(tcp_proxy, listening_off_loopback_must_be_allowed) {
     options.address = "0.0.0.0";
     tcp_proxy p{none, options};
     EXPECT_EQ(p.start(), asio::error::access_denied);
+}
+
+
+// Issue 27, item 4: a connection holds two descriptors (the client's and the upstream's), so the cap
+// is lowered to what the descriptor limit holds: a connection past it is refused and journaled
+// (over_capacity) before accept() could fail for want of descriptors.
+TEST(tcp_proxy, the_connection_cap_fits_the_descriptor_limit_at_two_descriptors_a_connection) {
+    echo_upstream upstream;
+    tcp_proxy_options options;
+    options.max_connections = 100'000'000;
+    test_proxy p{"", upstream.port(), options};
+    rlimit limit{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+    ASSERT_NE(limit.rlim_cur, RLIM_INFINITY);
+    EXPECT_GT(p.engine().max_connections(), 0U);
+    EXPECT_LE(p.engine().max_connections() * 2, limit.rlim_cur);
+}
+
+// Issue 27, item 5: the upstream may be named (a Docker or Kubernetes service).
+TEST(tcp_proxy, the_upstream_may_be_a_host_name) {
+    echo_upstream upstream;
+    tcp_proxy_options options;
+    options.upstream_address = "localhost";
+    test_proxy p{"", upstream.port(), options};
+    const auto c = talk(p.port(), "ping");
+    EXPECT_EQ(c.received, "ping");
+    EXPECT_EQ(only(p.records()).outcome, connection_outcome::closed);
 }
 
 }  // namespace

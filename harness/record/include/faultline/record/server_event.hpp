@@ -7,6 +7,7 @@
 //   {"event":"reset","seq":7,"t":1200,"rule":"","detail":"","peer":"127.0.0.1:40112"}
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,10 @@ enum class server_event_kind {
     rule_added,     // `rule` names the rule, `detail` is the rule as written
     rule_removed,   // `rule` names the rule
     rules_cleared,  // every rule removed; `detail` lists their names
+    // Evidence lost behind the server's back: the journal's spill file was changed (truncated,
+    // overwritten) while the run held it; `detail` says what was lost. Counted with the control
+    // actions: the journal no longer shows the whole run.
+    evidence_altered,
     // Limits (server_options.hpp).
     connection_refused,  // over max_connections
     header_timeout,      // a request head not complete in time; the connection was closed
@@ -33,7 +38,8 @@ enum class server_event_kind {
 
 std::string_view to_string(server_event_kind kind);
 std::optional<server_event_kind> server_event_kind_from_string(std::string_view s);
-// True for the control actions (reset and rule changes).
+// True for the control actions (reset and rule changes) and evidence_altered: what makes a run's
+// journal incomplete.
 bool is_control_action(server_event_kind kind);
 
 struct server_event {
@@ -44,5 +50,12 @@ struct server_event {
     std::string detail;       // "detail"
     std::string peer;         // "peer": who asked or connected, "address:port"
 };
+
+// The wall-clock anchor of a journal: a `started` server event saying the wall clock read `wall` at
+// `at_ns` (ns since the writer's run start), so journals of several instances can be put on one
+// timeline (journal_merge.hpp). `instance` is the writer's name ("" = none). `serve`, `proxy` and
+// `proxy --mode tcp` write it first in their journals; the runner adds one to each tier's journal
+// before merging.
+server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance);
 
 }  // namespace faultline::harness

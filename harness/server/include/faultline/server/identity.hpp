@@ -6,7 +6,7 @@
 // The identity's 64-bit hash feeds the seeded fault decisions, so it is the same on every run.
 // Also here: the per-operation attempt counter (n-th attempt of an operation, 1-based). Nothing here
 // knows HTTP parsing: a request comes in as the fault engine's `faults::request_view`, whose headers
-// the server adapts from its parsed message (session.cpp), or as plain `identity_inputs`.
+// the server adapts from its parsed message (http_connection.cpp), or as plain `identity_inputs`.
 #pragma once
 
 #include "faultline/faults/request.hpp"

@@ -23,7 +23,12 @@
 // largest; `take()`, `snapshot()` and `wire_snapshot()` read spilled chunks back. Records are plain
 // values (symbols are process-wide ids), so the bytes written are the records. What is spilled lives
 // in the page cache and on disk (in memory after all where the directory is a tmpfs). Should the
-// file fail to open or to take a write, the chunks stay in memory.
+// file fail to open or to take a write, the chunks stay in memory. The file is evidence a client
+// under test could reach (as the same user, through /proc/<faultline pid>/fd): it is made read-only,
+// and every block of 512 entries is checked when read back against a digest kept in memory, keyed
+// with a random key that never leaves the process. Records that fail it are left out (`altered()`)
+// and an `evidence_altered` server event says what was lost, so the run's evidence_intact verdict
+// fails while the checks judge what is left (docs/reliability.md states the bound).
 //
 // Server events (server_event.hpp: control actions, enforced limits) are numbered from the same
 // sequence and written to the file beside the attempts. In memory they are kept apart and survive
@@ -132,6 +137,9 @@ public:
     bool memory_complete() const;    // false once a record went to the file only (or was lost)
     std::uint64_t lost() const;      // records kept nowhere (overflow without a file)
     std::uint64_t spilled() const;   // records held in the spill file rather than in memory
+    // Spilled records left out because the file no longer held them as written (an
+    // evidence_altered event says so; the journal goes on: what it still holds is judged).
+    std::uint64_t altered() const;
     bool failed() const;             // sticky: overflow without a file, or a file write error
     std::string error() const;       // why failed(), "" otherwise
 
@@ -149,6 +157,9 @@ private:
     // and (when the journal keeps them) `wire`; either may be null (the caller holds the lock).
     void copy_out(std::uint64_t from, std::uint64_t to, std::vector<journal_record>* records,
                   std::vector<wire_detail>* wire) const;
+    // A spilled chunk read back failed its check (the caller holds the lock): `records` of chunk
+    // `chunk_number` are left out, and an evidence_altered event says so.
+    void note_altered_spill(std::uint64_t chunk_number, std::uint64_t records) const;
     // Stores `record` at position end_ (the caller holds the lock).
     void store(const journal_record& record, const wire_detail& wire);
     // The chunk holding position `pos` (the caller holds the lock; the chunk exists).
@@ -179,6 +190,7 @@ private:
     std::uint64_t first_chunk_ = 0;
     std::unique_ptr<chunk> spare_;     // the next chunk, ready to fill
     int spill_fd_ = -1;                // the unlinked spill file; -1 when not spilling
+    std::uint64_t spill_key_ = 0;      // keys the spilled blocks' digests; never leaves the process
     std::uint64_t next_spill_ = 0;     // the chunk number the spiller looks at next
     const chunk* spilling_ = nullptr;  // the chunk being written out unlocked: nobody frees it meanwhile
     bool spill_stopped_ = false;       // a spill write failed: later chunks stay in memory
@@ -188,26 +200,22 @@ private:
     std::uint64_t memory_limit_;       // ... and ends at most here (memory_begin_ + max_records)
     std::uint64_t written_ = 0;        // with a file: positions below this are written and flushed
     std::uint64_t lost_ = 0;           // memory-only: records past the bound (a sticky failure until reset)
-    std::vector<server_event> events_;  // in memory, up to options_.max_events
+    // A read that finds the spill file altered journals it, even a const one (snapshot()).
+    mutable std::vector<server_event> events_;  // in memory, up to options_.max_events
     std::string pending_event_lines_;   // with a file: event lines not yet written
-    std::uint64_t events_stored_ = 0;   // events appended (file or memory)
+    mutable std::uint64_t events_stored_ = 0;   // events appended (file or memory)
+    mutable std::uint64_t altered_records_ = 0;  // spilled records that failed their check
     std::uint64_t events_written_ = 0;  // with a file: events whose lines are written
     std::string write_error_;
     bool flush_requested_ = false;
     bool stopping_ = false;
 
-    std::atomic<std::uint64_t> next_seq_{0};
+    mutable std::atomic<std::uint64_t> next_seq_{0};  // mutable: see events_
     std::atomic<std::uint64_t> appended_{0};
     std::thread writer_;
     std::thread preparer_;
     std::thread spiller_;
     std::atomic<bool> preparer_stop_{false};  // set by the destructor; read while faulting pages in
 };
-
-// The wall-clock anchor of a journal: a `started` server event saying the wall clock read `wall` at
-// `at_ns` (ns since the writer's run start), so journals of several instances can be put on one
-// timeline (journal_merge.hpp). `instance` is the writer's name ("" = none). `serve` and `proxy`
-// write it first in their journals; the runner adds one to each tier's journal before merging.
-server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance);
 
 }  // namespace faultline::harness

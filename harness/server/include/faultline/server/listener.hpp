@@ -1,46 +1,137 @@
-// Opening a listening socket, the one way every faultline listener does it (`serve` with its control
-// port, `proxy`, `proxy --mode tcp`): the loopback-only rule and the open / SO_REUSEADDR / bind /
-// listen sequence live here so the three cannot drift apart.
+// The one listener every faultline server runs on: `serve` (its service port and its control port),
+// `proxy`, and `proxy --mode tcp`. It owns the worker threads (one io_context each, so a connection's
+// handlers never hop threads and need no strand), the listening sockets (loopback only unless asked;
+// accept errors back off instead of spinning), each port's connection cap (lowered to what the
+// descriptor limit holds, at the port's descriptors per connection), the registry of open
+// connections, and the stop: stop accepting, let connections finish within the drain time, close the
+// rest, join the workers. What a connection *is* stays with the server that accepts it: the listener
+// sees it only as a `listened_connection`.
 #pragma once
 
-#include <boost/asio/error.hpp>
+#include <boost/asio/basic_socket_acceptor.hpp>
+#include <boost/asio/basic_stream_socket.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/socket_base.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 namespace faultline::harness {
 
+using listener_executor = boost::asio::io_context::executor_type;
+// The I/O objects name the concrete executor type, which spares the hot path any_io_executor's type
+// erasure.
+using listener_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, listener_executor>;
+using listener_timer = boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                                         boost::asio::wait_traits<std::chrono::steady_clock>,
+                                                         listener_executor>;
+
 // Parses `text` into `address`. A fault injector must not be reachable from the network by accident,
 // so an address that is not loopback is `access_denied` unless `allow_non_loopback` (a sidecar's pod
 // IP, 0.0.0.0) was asked for.
-inline boost::system::error_code parse_listen_address(const std::string& text, bool allow_non_loopback,
-                                                      boost::asio::ip::address& address) {
-    boost::system::error_code ec;
-    address = boost::asio::ip::make_address(text, ec);
-    if (!ec && !address.is_loopback() && !allow_non_loopback) ec = boost::asio::error::access_denied;
-    return ec;
-}
+boost::system::error_code parse_listen_address(const std::string& text, bool allow_non_loopback,
+                                               boost::asio::ip::address& address);
 
-// Opens `acceptor` on address:port (port 0: an ephemeral one) and starts listening; on failure the
-// acceptor is closed again, so a caller can simply return the error.
-template <class Acceptor>
-boost::system::error_code open_listener(Acceptor& acceptor, const boost::asio::ip::address& address,
-                                        std::uint16_t port) {
-    boost::system::error_code ec;
-    const boost::asio::ip::tcp::endpoint endpoint{address, port};
-    acceptor.open(endpoint.protocol(), ec);
-    if (!ec) acceptor.set_option(boost::asio::socket_base::reuse_address{true}, ec);
-    if (!ec) acceptor.bind(endpoint, ec);
-    if (!ec) acceptor.listen(boost::asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-        boost::system::error_code ignored;
-        acceptor.close(ignored);
-    }
-    return ec;
-}
+// Raises the soft descriptor limit (RLIMIT_NOFILE) to the hard one and returns how many connections
+// of `descriptors_each` descriptors fit under it with `reserve` kept back: at most `wanted`, at least 1.
+std::size_t connections_within_descriptor_limit(std::size_t wanted, std::size_t descriptors_each,
+                                                std::size_t reserve);
+
+// An open connection as the listener keeps it. Called from any thread; each call is carried out on
+// the connection's own thread.
+class listened_connection {
+public:
+    virtual ~listened_connection() = default;
+    // Registered: begin (read, or whatever the connection does first).
+    virtual void start() = 0;
+    // The listener is stopping: idle connections close now, the rest finish what is in progress.
+    virtual void on_listener_stop() = 0;
+    // The drain time is over: close now.
+    virtual void force_close() = 0;
+    // Kept alive and waiting for its next request since this time (ns, the server's clock), or
+    // nullopt (the default: never idle in that sense).
+    virtual std::optional<std::int64_t> idle_since() const { return std::nullopt; }
+    // Claims the connection to be closed to make room at the cap if it is still idle since `since`;
+    // false when it left that idle spell.
+    virtual bool evict_if_idle_since(std::int64_t /*since*/, std::size_t /*cap*/) { return false; }
+};
+
+struct port_options {
+    std::string address = "127.0.0.1";
+    std::uint16_t port = 0;  // 0: ephemeral
+    bool allow_non_loopback = false;
+    // Open connections at most. With `descriptors_per_connection` the cap is lowered at bind to
+    // what the descriptor limit holds with `descriptor_reserve` kept back (the journal, stdio, other
+    // ports, an upstream pool), so a connection past it is refused by the listener — and journaled
+    // by its server — before accept() could fail for want of descriptors.
+    std::size_t max_connections = 4096;
+    std::size_t descriptors_per_connection = 1;  // 0: do not fit the cap (a port whose room is reserved elsewhere)
+    std::size_t descriptor_reserve = 128;
+    // At the cap, close the longest-idle kept-alive connection to make room (nginx does the same)
+    // instead of refusing the new one.
+    bool make_room = false;
+};
+
+// A connection the listener accepted within its port's cap, on worker `worker`'s io_context.
+struct accepted_connection {
+    listener_socket socket;
+    std::uint64_t id;  // 1-based, unique over the listener's ports (refused connections take one too)
+    std::size_t worker;
+};
+
+// Owns the workers, the ports and the registry. start() and stop() from any thread; see stop() for
+// the one it cannot complete. The handlers a port is given run on the accepting thread.
+class listener {
+public:
+    // Makes the connection for an accepted socket; the listener registers it, then starts it. Null
+    // when the handler refused it (closed it: a connection fault).
+    using accept_handler = std::function<std::shared_ptr<listened_connection>(accepted_connection)>;
+    // A connection past the cap (`cap`), numbered `id` as an accepted one would be: journal it. The
+    // socket is closed after, unless taken.
+    using refusal_handler = std::function<void(listener_socket& socket, std::uint64_t id, std::size_t cap)>;
+
+    listener(std::size_t threads, std::chrono::milliseconds drain_timeout);
+    ~listener();
+    listener(const listener&) = delete;
+    listener& operator=(const listener&) = delete;
+
+    // Binds and listens on a port (accepting starts with start()); `index` names it from then on.
+    // Errors: a bad or non-loopback address (not allowed), bind/listen. Before start() only.
+    boost::system::error_code add_port(const port_options& options, accept_handler on_accept,
+                                       refusal_handler on_refusal, std::size_t& index);
+
+    // Starts the workers and accepting on every port. Once.
+    void start();
+    // Stops accepting, tells every connection (on_listener_stop), waits for them to finish within
+    // the drain time, force-closes what is left and joins the workers: true. Called on one of the
+    // workers it cannot join its own thread: it only begins the stop and returns false; a later call
+    // from another thread (the owner's destructor) completes it. Idempotent.
+    bool stop();
+    // stop() has begun.
+    bool stopping() const;
+
+    // A connection of port `index` is gone (its destructor): its room is free again.
+    void remove(std::size_t index, std::uint64_t id);
+
+    std::uint16_t port(std::size_t index) const;
+    std::size_t max_connections(std::size_t index) const;
+    std::size_t open_connections(std::size_t index) const;
+    std::size_t workers() const;
+    boost::asio::io_context& context(std::size_t worker);
+
+    struct state;
+
+private:
+    std::unique_ptr<state> state_;
+};
 
 }  // namespace faultline::harness

@@ -1,9 +1,9 @@
-// `faultline proxy`: the fault-injecting HTTP/1.1 reverse proxy in front of a real service. It works
-// on the same `server_context` as the built-in server (fault engine, journal, ledger, attempt counter,
-// identity) and carries out the engine's plans with the same action executor; what differs is the
-// commit point: where the server runs its service model, the proxy forwards the request to the
-// upstream over a keep-alive connection pool and takes the upstream's reply as the service's. So the
-// commit phase means what it means for a real service:
+// `faultline proxy`: the fault-injecting HTTP/1.1 reverse proxy in front of a real service. It is
+// the server's one HTTP connection (reading, framing, timeouts, the attempt record, barrier holds,
+// fault actions, replies) on the one listener, with the upstream as its backend instead of the
+// service model: it works on the same `server_context` (fault engine, journal, ledger, attempt
+// counter, identity), and the commit point is the upstream, so the commit phase means what it means
+// for a real service:
 //   - phase `before` (respond, drop, malformed): the upstream never sees the request;
 //   - phase `after`: the request is forwarded and the upstream's reply is then replaced, lost (reset,
 //     close, hang) or garbled: the true "lost response after commit";
@@ -14,21 +14,24 @@
 // (journal `effect = committed`, a ledger entry) when the upstream answers it with a 2xx. The
 // context's idempotency layer is not used either: the real service owns its keys.
 //
-// The upstream's status, its time and any failure are journaled per attempt (upstream_status,
-// upstream_ns, upstream_error). An upstream that refuses or fails the connection, or resets or closes
-// it before a complete reply, is answered 502; one that does not answer within upstream_timeout, 504.
+// The proxy never sends a request twice: an upstream connection that dies after the request was
+// written is the attempt's outcome (502, journaled), whatever the method. Interim replies are
+// relayed (103) or dropped (100, answered by the proxy itself), a 101 is a broken reply; the
+// upstream may be a host name, resolved at start() (upstream.hpp). The upstream's status, its time
+// and any failure are journaled per attempt (upstream_status, upstream_ns, upstream_error). An
+// upstream that refuses or fails the connection, or resets or closes it before a complete reply, is
+// answered 502; one that does not answer within upstream_timeout, 504.
+//
+// `[server]` limits hold as for `serve`: header, idle and write timeouts, max_connections (lowered
+// to the descriptor limit at two descriptors a connection; over it, refused and journaled).
 //
 // Threads: as the server, one io_context per worker, connections round-robin and never moving; each
 // worker has its own pool of idle upstream connections, so the pool needs no lock.
-//
-// The forwarding path is the server's hot path in kind (docs/benchmarks.md): requests and replies
-// are parsed by Beast's parsers fed from the proxy's own read loops, replies and forwarded requests
-// are written inline when the socket takes them, and every deadline (header, idle, connect,
-// upstream) is a field a per-connection watchdog compares, so no timer is set per request.
 #pragma once
 
 #include "faultline/core/clock.hpp"
 #include "faultline/server/server_context.hpp"
+#include "faultline/server/upstream.hpp"
 
 #include <boost/system/error_code.hpp>
 
@@ -44,7 +47,7 @@ struct proxy_options {
     std::string address = "127.0.0.1";  // where the proxy listens
     std::uint16_t port = 0;             // 0: ephemeral (proxy::port())
     bool allow_non_loopback = false;    // listening elsewhere than loopback must be asked for (a sidecar)
-    std::string upstream_address = "127.0.0.1";  // an IP address
+    std::string upstream_address = "127.0.0.1";  // a host name or an IP address, resolved at start()
     std::uint16_t upstream_port = 0;
     std::chrono::milliseconds connect_timeout{2000};   // each upstream connect, else 502 (connect_timeout)
     std::chrono::milliseconds upstream_timeout{30000};  // forwarded -> complete reply, else 504
@@ -76,7 +79,8 @@ public:
     proxy(const proxy&) = delete;
     proxy& operator=(const proxy&) = delete;
 
-    // Binds and starts the workers. Errors: a bad or non-loopback address (not allowed), bind/listen.
+    // Resolves the upstream, binds and starts the workers. Errors: the upstream's name does not
+    // resolve, a bad or non-loopback address (not allowed), bind/listen.
     boost::system::error_code start();
     // Stops accepting, lets attempts in progress finish within drain_timeout, closes the rest, joins
     // the workers and flushes the journal.
@@ -84,6 +88,9 @@ public:
 
     std::uint16_t port() const;
     std::string url() const;  // "http://ADDRESS:PORT"
+    // [server] max_connections, lowered at start() to what the descriptor limit holds at two
+    // descriptors a connection (the client's and the upstream's), the upstream pool kept apart.
+    std::size_t max_connections() const;
     proxy_counters counters() const;
     // Monotonic time the proxy counts journal times from (its construction).
     faultline::time_point run_start() const;
@@ -93,10 +100,5 @@ public:
 private:
     std::shared_ptr<core> core_;
 };
-
-// One TCP connect to the upstream within `timeout` (closed at once): `faultline proxy` checks the
-// upstream is reachable before it starts.
-boost::system::error_code probe_upstream(const std::string& address, std::uint16_t port,
-                                         std::chrono::milliseconds timeout);
 
 }  // namespace faultline::harness

@@ -21,7 +21,7 @@ struct server_limits {
     // A kept-alive connection waiting for its next request is closed after this (idle_timeout event).
     std::chrono::nanoseconds idle_timeout = std::chrono::seconds{60};
     // A response write the client does not take (stopped reading, window shut) for this long resets
-    // the connection (write_timeout event), so a client cannot pin a session and its buffers.
+    // the connection (write_timeout event), so a client cannot pin a connection and its buffers.
     std::chrono::nanoseconds write_timeout = std::chrono::seconds{30};
     // Service connections open at once. At the cap a new connection takes the place of the
     // longest-idle kept-alive one (idle_evicted event), as nginx reuses keep-alive connections; with

@@ -53,6 +53,9 @@ struct service_response {
     header_list headers;  // e.g. Content-Type
     std::string body;
     effect_kind effect = effect_kind::none;  // committed when the domain changed (or an idempotent write ran)
+    // Interim (1xx) replies that came before this one, as received (status lines, fields, blank
+    // lines): a proxied upstream's 103 Early Hints, sent ahead of the reply.
+    std::string interim{};
     friend bool operator==(const service_response&, const service_response&) = default;
 };
 

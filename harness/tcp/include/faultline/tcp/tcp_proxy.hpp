@@ -77,6 +77,8 @@ public:
     void stop();
 
     std::uint16_t port() const;
+    // Open connections at most (options.max_connections).
+    std::size_t max_connections() const;
     tcp_proxy_counters counters() const;
     // Monotonic time the journal's times count from (construction).
     faultline::time_point run_start() const;

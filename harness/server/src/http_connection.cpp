@@ -1,29 +1,27 @@
-#include "session.hpp"
+#include "http_connection.hpp"
 
 #include "action_executor.hpp"
+#include "framing.hpp"
 #include "http_fields.hpp"
+#include "write_now.hpp"
 
 #include "faultline/retry/retry_after.hpp"
-#include "faultline/server/idempotency.hpp"
-#include "faultline/server/relay.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
+#include <boost/beast/http/field.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "faultline/config/duration.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <utility>
-#include <vector>
 
 namespace faultline::harness::server_detail {
 
@@ -40,6 +38,8 @@ constexpr std::chrono::seconds linger_limit{2};
 constexpr std::size_t max_inline_requests = 8;
 // Bytes asked for per read: one typical request, or a large body in few reads.
 constexpr std::size_t read_chunk = 16 * 1024;
+// The interim reply a client that sent `Expect: 100-continue` waits for before it sends the body.
+constexpr std::string_view continue_reply = "HTTP/1.1 100 Continue\r\n\r\n";
 
 constexpr std::string_view server_name = "faultline";
 
@@ -64,47 +64,6 @@ std::string serialize_head(const http::response<http::string_body>& res) {
     return out;
 }
 
-// RFC 9112 §6.1 and §6.3: a request's Transfer-Encoding must end in `chunked`, once, and this
-// server decodes no other coding; with Content-Length beside it the framing is ambiguous
-// (request smuggling). 400 for bad framing, 501 for a coding it does not implement.
-// Out of line and cold: most requests have no Transfer-Encoding, and the check's code must not
-// crowd the hot path's inlining.
-[[gnu::cold, gnu::noinline]] std::optional<std::pair<http::status, std::string>> framing_problem(
-    const http::request<http::string_body>& req) {
-    const auto [first, last] = req.base().equal_range(http::field::transfer_encoding);
-    if (req.base().find(http::field::content_length) != req.base().end()) {
-        return std::pair{http::status::bad_request, std::string{"bad request: Transfer-Encoding with Content-Length"}};
-    }
-    std::vector<std::string> codings;
-    for (auto it = first; it != last; ++it) {
-        std::string_view list = to_std(it->value());
-        while (!list.empty()) {
-            const auto comma = list.find(',');
-            std::string_view item = list.substr(0, comma);
-            const auto begin = item.find_first_not_of(" \t");
-            const auto end = item.find_last_not_of(" \t");
-            item = begin == std::string_view::npos ? std::string_view{} : item.substr(begin, end - begin + 1);
-            if (!item.empty()) {
-                std::string lowered{item};
-                for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-                codings.push_back(std::move(lowered));
-            }
-            if (comma == std::string_view::npos) break;
-            list.remove_prefix(comma + 1);
-        }
-    }
-    if (codings.empty() || codings.back() != "chunked" ||
-        std::count(codings.begin(), codings.end(), "chunked") != 1) {
-        return std::pair{http::status::bad_request,
-                         std::string{"bad request: Transfer-Encoding must end in chunked, applied once (RFC 9112 6.3)"}};
-    }
-    if (codings.size() > 1) {
-        return std::pair{http::status::not_implemented,
-                         "transfer coding '" + codings.front() + "' is not implemented; only chunked is"};
-    }
-    return std::nullopt;
-}
-
 std::string error_json(std::string_view message) {
     return boost::json::serialize(boost::json::object{{"error", message}});
 }
@@ -116,40 +75,39 @@ std::pair<const std::string&, const std::string&> header_pair(const std::pair<st
 
 }  // namespace
 
-session::session(std::shared_ptr<server::core> core, socket_t socket, std::uint64_t id, std::int64_t accepted_ns,
-                 bool control_only)
+http_connection::http_connection(std::shared_ptr<http_core> core, listener_socket socket, std::uint64_t id,
+                                 std::size_t worker, std::int64_t accepted_ns, bool control_only, bool closed_at_start)
     : core_{std::move(core)},
       socket_{std::move(socket)},
       timer_{socket_.get_executor()},
-      read_timer_{socket_.get_executor()},
+      watchdog_{socket_.get_executor()},
+      channel_{control_only ? nullptr : core_->behind->open_channel(worker, socket_.get_executor())},
       id_{id},
+      worker_{worker},
       accepted_ns_{accepted_ns},
-      control_only_{control_only} {}
+      control_only_{control_only},
+      closed_at_start_{closed_at_start},
+      stamps_replies_{core_->behind->stamps_replies()} {}
 
-session::~session() {
+http_connection::~http_connection() {
     // Every attempt ends in exactly one journal record, even one cut off by a forced stop.
     if (attempt_open_) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
-    --(control_only_ ? core_->open_control : core_->open_connections);
-    core_->unregister_session(id_);
+    core_->listen.remove(control_only_ ? *core_->control_port : core_->service_port, id_);
 }
 
-void session::start() {
-    core_->register_session(id_, shared_from_this());
+void http_connection::start() {
     error_code ignored;
     socket_.non_blocking(true, ignored);
     asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+        if (self->closed_at_start_) return self->do_graceful_close();
         const auto now = steady::now();
         self->set_read_deadline(read_phase::header, now);
-        self->arm_read_timer(std::min(self->read_deadline_, now + self->read_check_period()));
+        self->arm_watchdog(std::min(self->read_deadline_, now + self->watch_period()));
         self->do_read();
     });
 }
 
-void session::start_closed() {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->do_graceful_close(); });
-}
-
-void session::on_server_stop() {
+void http_connection::on_listener_stop() {
     asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
         if (self->state_ == state::idle) return self->close_now();
@@ -159,30 +117,32 @@ void session::on_server_stop() {
     });
 }
 
-void session::force_close() {
+void http_connection::force_close() {
     asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
         // The rest of the group is not left waiting for this one; this one's wake finds it closed.
         if (self->state_ == state::held) self->release_barrier_group();
+        if (self->channel_) self->channel_->cancel();
         self->close_now();
     });
 }
 
 // Reads one request: Beast's parser fed from our own buffer and read loop (what http::async_read
 // does, minus its composed-operation layers, which cost more than the parsing on this path).
-void session::do_read() {
-    if (stopping_ || core_->stopping) return close_now();
+void http_connection::do_read() {
+    if (stopping_ || core_->listen.stopping()) return close_now();
     state_ = state::idle;
+    continue_sent_ = false;
     // The first request's deadline runs from the accept (set in start()).
     if (requests_read_ > 0) set_read_deadline(buffer_.size() > 0 ? read_phase::header : read_phase::idle, steady::now());
     parser_.emplace();
-    parser_->body_limit(core_->options.body_limit);
+    parser_->body_limit(core_->settings.body_limit);
     parser_->eager(true);
     bytes_in_ = 0;
     parse_buffered();
 }
 
-void session::parse_buffered() {
+void http_connection::parse_buffered() {
     // Each put consumes bytes or asks for more, so this ends within buffer_.size() rounds.
     while (buffer_.size() > 0 && !parser_->is_done()) {
         error_code ec;
@@ -194,6 +154,14 @@ void session::parse_buffered() {
         if (used == 0) break;
     }
     if (parser_->is_done()) return on_read({});
+    // A client that asked to be told before it sends the body is told now (RFC 9110 10.1.1).
+    if (parser_->is_header_done() && !continue_sent_) {
+        const auto expect = parser_->get().find(http::field::expect);
+        if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue") &&
+            parser_->get().version() >= 11) {
+            return send_continue();
+        }
+    }
     inline_requests_ = 0;
     socket_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
         self->buffer_.commit(n);
@@ -208,14 +176,24 @@ void session::parse_buffered() {
     });
 }
 
-void session::on_eof() {
+// Written before the body is read, outside any attempt: the client's wait is not a response. A
+// request refused at its head (a body over the limit) never gets here.
+void http_connection::send_continue() {
+    continue_sent_ = true;
+    asio::async_write(socket_, asio::buffer(continue_reply), [self = shared_from_this()](error_code ec, std::size_t) {
+        if (ec) return self->close_now();
+        self->parse_buffered();
+    });
+}
+
+void http_connection::on_eof() {
     if (!parser_->got_some()) return on_read(http::error::end_of_stream);
     error_code ec;
     parser_->put_eof(ec);
     on_read(ec ? ec : error_code{http::error::partial_message});
 }
 
-void session::on_read(error_code ec) {
+void http_connection::on_read(error_code ec) {
     if (ec == http::error::end_of_stream) return do_graceful_close();
     if (ec == asio::error::operation_aborted) return close_now();
     if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
@@ -226,16 +204,14 @@ void session::on_read(error_code ec) {
     state_ = state::busy;
     ++requests_read_;
     request_ = parser_->release();
-    if (request_.base().find(http::field::transfer_encoding) != request_.base().end()) {
-        if (auto problem = framing_problem(request_)) return reject(problem->first, std::move(problem->second));
-    }
+    if (auto problem = framing_problem(request_)) return reject(problem->status, std::move(problem->message));
     if (control_only_) return serve_control();
     begin_attempt(bytes_in_);
 }
 
 // ---- read deadlines ----
 
-void session::set_read_deadline(read_phase phase, steady::time_point from) {
+void http_connection::set_read_deadline(read_phase phase, steady::time_point from) {
     const server_limits& limits = core_->context.limits;
     read_phase_ = phase;
     // Only service connections make room at the service cap; control ones have their own.
@@ -246,27 +222,27 @@ void session::set_read_deadline(read_phase phase, steady::time_point from) {
     read_deadline_ = from + std::chrono::duration_cast<steady::duration>(timeout);
 }
 
-void session::arm_read_timer(steady::time_point at) {
-    read_timer_.expires_at(at);
-    read_timer_.async_wait([self = shared_from_this()](error_code ec) {
-        if (!ec) self->on_read_timer();  // cancelled only when the connection closes
+void http_connection::arm_watchdog(steady::time_point at) {
+    watchdog_.expires_at(at);
+    watchdog_.async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec) self->on_watchdog();  // cancelled only when the connection closes
     });
 }
 
-bool session::leave_idle() {
+bool http_connection::leave_idle() {
     std::int64_t since = idle_since_ns_.load(std::memory_order_acquire);
     while (since >= 0 && !idle_since_ns_.compare_exchange_weak(since, not_idle, std::memory_order_acq_rel)) {
     }
     return since != evicting;
 }
 
-std::optional<std::int64_t> session::idle_since() const {
+std::optional<std::int64_t> http_connection::idle_since() const {
     const std::int64_t since = idle_since_ns_.load(std::memory_order_acquire);
     if (since < 0) return std::nullopt;
     return since;
 }
 
-bool session::evict_if_idle_since(std::int64_t since, std::size_t cap) {
+bool http_connection::evict_if_idle_since(std::int64_t since, std::size_t cap) {
     if (!idle_since_ns_.compare_exchange_strong(since, evicting, std::memory_order_acq_rel)) return false;
     asio::post(socket_.get_executor(), [self = shared_from_this(), cap] {
         if (self->state_ == state::closing) return;
@@ -280,30 +256,36 @@ bool session::evict_if_idle_since(std::int64_t since, std::size_t cap) {
     return true;
 }
 
-// Deadlines move with every request without touching the timer; it wakes at most every check
-// period (min of the timeouts, so no deadline set since it was armed can pass unnoticed) and
-// compares. An attempt in progress (a delay, a hang, a barrier) is not reading and never times
-// out; only a write the client does not take does (write_timeout).
-session::steady::duration session::read_check_period() const {
+// Deadlines move with every request without touching the timer; it wakes at most every period
+// (the shortest timeout, the backend's included, so no deadline set since it was armed can pass
+// unnoticed) and compares. A fault's own waits (a delay, a hang, a barrier) are not reading and
+// never time out; only a write the client does not take does (write_timeout), and a fetch from the
+// backend past its own deadlines.
+http_connection::steady::duration http_connection::watch_period() const {
     const server_limits& limits = core_->context.limits;
-    return std::chrono::duration_cast<steady::duration>(
-        std::min({limits.header_timeout, limits.idle_timeout, limits.write_timeout}));
+    auto period = std::min({limits.header_timeout, limits.idle_timeout, limits.write_timeout});
+    if (const auto backend_period = core_->behind->watch_period()) period = std::min(period, *backend_period);
+    return std::chrono::duration_cast<steady::duration>(period);
 }
 
-void session::on_read_timer() {
+void http_connection::on_watchdog() {
     if (state_ == state::closing) return;
-    const auto period = read_check_period();
     const auto now = steady::now();
+    const auto next = now + watch_period();
+    if (state_ == state::fetching) {
+        const auto due = channel_->expire_if_due(now);
+        return arm_watchdog(due ? std::min(*due, next) : next);
+    }
     if (state_ != state::idle) {
-        if (!write_deadline_) return arm_read_timer(now + period);
-        if (now < *write_deadline_) return arm_read_timer(std::min(*write_deadline_, now + period));
+        if (!write_deadline_) return arm_watchdog(next);
+        if (now < *write_deadline_) return arm_watchdog(std::min(*write_deadline_, next));
         return on_write_deadline_passed();
     }
-    if (now < read_deadline_) return arm_read_timer(std::min(read_deadline_, now + period));
+    if (now < read_deadline_) return arm_watchdog(std::min(read_deadline_, next));
     on_read_deadline_passed();
 }
 
-void session::on_write_deadline_passed() {
+void http_connection::on_write_deadline_passed() {
     ++core_->write_timeouts;
     core_->journal_limit_event(server_event_kind::write_timeout, peer(),
                                "a write of " + std::to_string(waiting_write_bytes_) + " bytes not taken within " +
@@ -313,7 +295,7 @@ void session::on_write_deadline_passed() {
     reset_now();
 }
 
-void session::on_read_deadline_passed() {
+void http_connection::on_read_deadline_passed() {
     const server_limits& limits = core_->context.limits;
     if (read_phase_ == read_phase::idle) {
         if (!leave_idle()) return;  // evicted meanwhile: the eviction closes it
@@ -330,7 +312,7 @@ void session::on_read_deadline_passed() {
     close_now();
 }
 
-std::string session::peer() const {
+std::string http_connection::peer() const {
     error_code ec;
     const auto endpoint = socket_.remote_endpoint(ec);
     if (ec) return {};
@@ -339,14 +321,14 @@ std::string session::peer() const {
 }
 
 // Unparseable HTTP: 400 (413 / 431 for the limits) and close. Not an attempt: not journaled.
-void session::reject(error_code ec) {
+void http_connection::reject(error_code ec) {
     http::status status = http::status::bad_request;
     if (ec == http::error::body_limit) status = http::status::payload_too_large;
     if (ec == http::error::header_limit) status = http::status::request_header_fields_too_large;
     reject(status, "bad request: " + ec.message());
 }
 
-void session::reject(http::status status, std::string message) {
+void http_connection::reject(http::status status, std::string message) {
     state_ = state::busy;
     ++core_->bad_requests;
     response_t res{status, 11};
@@ -359,9 +341,9 @@ void session::reject(http::status status, std::string message) {
     send_response();
 }
 
-void session::serve_control() {
+void http_connection::serve_control() {
     ++core_->control_requests;
-    response_t res = core_->control.handle(request_, peer());
+    response_t res = core_->control->handle(request_, peer());
     if (!is_control_target(to_std(request_.target()))) {
         res = {http::status::not_found, request_.version()};
         res.set(http::field::content_type, "application/json");
@@ -375,7 +357,7 @@ void session::serve_control() {
 
 // ---- one attempt ----
 
-void session::begin_attempt(std::size_t bytes_in) {
+void http_connection::begin_attempt(std::size_t bytes_in) {
     server_context& ctx = core_->context;
     const http::fields& fields = request_.base();
     attempt_open_ = true;
@@ -395,6 +377,7 @@ void session::begin_attempt(std::size_t bytes_in) {
     record_.deadline_ms = integer_header(fields, "Faultline-Deadline-Ms");
     if (!record_.deadline_ms) record_.deadline_ms = integer_header(fields, "x-envoy-expected-rq-timeout-ms");
     wire_.body_hash = hash_bytes(request_.body());
+    if (!core_->settings.instance.empty()) record_.instance = core_->settings.instance;
 
     const fields_source headers{fields};
     const faults::request_view request{record_.method, record_.target, headers, request_.body()};
@@ -416,19 +399,44 @@ void session::begin_attempt(std::size_t bytes_in) {
     };
     decision_ = ctx.engine.on_attempt(attempt);
     if (!decision_.has_fault()) {
+        if (channel_->fetches_first(nullptr)) return fetch_then(after_fetch::reply);
         set_reply(run_service());
         return send_response();
     }
     record_.rule = decision_.rule();
     record_.fault = decision_.kind();
     if (decision_.barrier()) return hold_at_barrier();
-    action_executor<session>::run(*this, *decision_.plan());
+    carry_out_plan();
+}
+
+void http_connection::carry_out_plan() {
+    const faults::fault_plan& plan = *decision_.plan();
+    if (channel_->fetches_first(&plan)) return fetch_then(after_fetch::carry_out_plan);
+    action_executor<http_connection>::run(*this, plan);
+}
+
+// Nothing is read or written while the backend fetches; the watchdog ends a fetch past its deadline
+// (the channel then hands over a gateway error instead of a reply).
+void http_connection::fetch_then(after_fetch next) {
+    state_ = state::fetching;
+    after_fetch_ = next;
+    channel_->fetch(*this);
+}
+
+void http_connection::on_fetched() {
+    if (state_ != state::fetching) return;  // closed by a forced stop meanwhile
+    state_ = state::busy;
+    if (after_fetch_ == after_fetch::carry_out_plan) {
+        return action_executor<http_connection>::run(*this, *decision_.plan());
+    }
+    set_reply(run_service());
+    send_response();
 }
 
 // Nothing is read or written while held: the client sees a slow server, the journal a gap between
 // t_request and t_response. Every held attempt arms its own timer at the group's deadline and the
 // first to fire releases them all, so a group never outlives its deadline.
-void session::hold_at_barrier() {
+void http_connection::hold_at_barrier() {
     state_ = state::held;
     const faults::barrier_ticket& ticket = *decision_.barrier();
     const auto remaining = ticket.deadline() - std::chrono::nanoseconds{core_->since_start_ns()};
@@ -438,64 +446,41 @@ void session::hold_at_barrier() {
         if (!ec) ticket.release_group();
     });
     // The wake may run on whichever thread releases the group; the attempt goes on on its own. It
-    // holds the session until then, which the group's release (count, deadline or stop) bounds.
+    // holds the connection until then, which the group's release (count, deadline or stop) bounds.
     ticket.on_release([self = shared_from_this(), executor = socket_.get_executor()] {
         asio::post(executor, [self] { self->on_barrier_released(); });
     });
     if (stopping_) release_barrier_group();
 }
 
-void session::on_barrier_released() {
+void http_connection::on_barrier_released() {
     if (state_ != state::held) return;  // closed by a forced stop meanwhile
     state_ = state::busy;
     timer_.cancel();
-    action_executor<session>::run(*this, *decision_.plan());
+    carry_out_plan();
 }
 
-void session::release_barrier_group() { decision_.barrier()->release_group(); }
+void http_connection::release_barrier_group() { decision_.barrier()->release_group(); }
 
-// The commit point: the idempotency layer first, then the service.
-service_response session::run_service() {
-    server_context& ctx = core_->context;
-    const std::string_view method = record_.method;
-    const std::string_view target = record_.target;
-    const std::string& body = request_.body();
-    auto begun = ctx.idempotency.begin(record_.idempotency_key, ctx.model.classify(method, target),
-                                       request_fingerprint(method, target, body));
-    if (begun.decision != idempotency_decision::proceed) {
-        record_.effect = begun.response.effect;
-        return std::move(begun.response);
-    }
-    // Neither the body nor the identity's text is read again once the service has them.
-    service_request call{std::string{method},
-                         std::string{target},
-                         std::move(request_.body()),
-                         std::move(identity_.value),
-                         record_.attempt,
-                         record_.seq,
-                         id_,
-                         core_->since_start_ns()};
-    service_response reply = ctx.next_tier != nullptr ? ctx.next_tier->forward(call) : ctx.model.handle(call);
-    ctx.idempotency.complete(record_.idempotency_key, reply);
-    record_.effect = reply.effect;
-    return reply;
-}
+service_response http_connection::run_service() { return channel_->commit(*this); }
 
-// The reply's head is written here directly (status line, Server, Date, the reply's own headers,
-// Content-Length, Connection): building a Beast fields container for it cost more than the rest
-// of a small request's handling. `content_length` overrides the body's size (a truncated reply's
+// The reply's head is written here directly (status line, Server and Date for a service's reply,
+// the reply's own headers, Content-Length, Connection): building a Beast fields container for it
+// cost more than the rest of a small request's handling. `content_length` overrides the body's size (a truncated reply's
 // promise). No Content-Length and no body where HTTP allows none (1xx, 204, 304).
 template <class Headers>
-void session::set_reply(int status, const Headers& headers, std::string body,
-                        std::optional<std::size_t> content_length) {
+void http_connection::set_reply(int status, const Headers& headers, std::string body,
+                                std::optional<std::size_t> content_length) {
     status = std::clamp(status, 100, 999);
     record_.status = static_cast<std::uint16_t>(status);
     std::string& head = reply_.head;
     head.assign(request_.version() >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ");
     head.append(std::to_string(status)).push_back(' ');
     const auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
-    head.append(reason.data(), reason.size()).append("\r\nServer: ").append(server_name);
-    head.append("\r\nDate: ").append(date_header(wall_now_)).append("\r\n");
+    head.append(reason.data(), reason.size()).append("\r\n");
+    if (stamps_replies_) {
+        head.append("Server: ").append(server_name).append("\r\nDate: ").append(date_header(wall_now_)).append("\r\n");
+    }
     for (const auto& h : headers) {
         const auto& [name, value] = header_pair(h);
         head.append(name).append(": ").append(value).append("\r\n");
@@ -517,48 +502,46 @@ void session::set_reply(int status, const Headers& headers, std::string body,
 }
 
 // A reply built as a Beast message (the control API, bad requests).
-void session::set_reply(response_t res) {
+void http_connection::set_reply(response_t res) {
     reply_.head = serialize_head(res);
     reply_.keep_alive = res.keep_alive();
     reply_.body = std::move(res.body());
 }
 
-void session::set_reply(service_response reply) { set_reply(reply.status, reply.headers, std::move(reply.body)); }
+// The backend's interim replies (an upstream's 103 Early Hints) go ahead of its final one, to a client
+// that can take them (HTTP/1.1).
+void http_connection::set_reply(service_response reply) {
+    set_reply(reply.status, reply.headers, std::move(reply.body));
+    if (!reply.interim.empty() && request_.version() >= 11) reply_.head.insert(0, reply.interim);
+}
 
 // ---- writing ----
 
-void session::mark_response_started() {
+void http_connection::mark_response_started() {
     if (!response_started()) wire_.response_started_ns = core_->since_start_ns();
 }
 
-// The head comes from Beast's field writer; head and body then go out in one gathered write. The
-// write is tried at once on the non-blocking socket: a small response almost always fits the
-// socket buffer, and finishing inline spares a trip through the scheduler (a reactor poll, a
-// syscall that dominates on loopback). Only what does not fit waits for the reactor.
-void session::send_response() {
+// Head and body go out in one gathered write, inline when the socket takes it (write_now.hpp).
+void http_connection::send_response() {
     if (attempt_open_) mark_response_started();
-    const std::array<asio::const_buffer, 2> buffers{asio::buffer(reply_.head), asio::buffer(reply_.body)};
-    const std::size_t total = asio::buffer_size(buffers);
+    const head_and_body buffers{asio::buffer(reply_.head), asio::buffer(reply_.body)};
     error_code ec;
-    const std::size_t sent = socket_.write_some(buffers, ec);
-    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return on_write(ec, sent);
-    if (sent == total) return on_write({}, sent);
-    beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest{buffers};
-    rest.consume(sent);
-    begin_waiting_write(total - sent);
-    asio::async_write(socket_, rest, [self = shared_from_this(), sent](error_code ec2, std::size_t n) {
+    std::size_t sent = 0;
+    if (write_now(socket_, buffers, ec, sent)) return on_write(ec, sent);
+    begin_waiting_write(asio::buffer_size(buffers) - sent);
+    asio::async_write(socket_, rest_of(buffers, sent), [self = shared_from_this(), sent](error_code ec2, std::size_t n) {
         self->write_deadline_.reset();
         self->on_write(ec2, sent + n);
     });
 }
 
-void session::begin_waiting_write(std::size_t bytes) {
+void http_connection::begin_waiting_write(std::size_t bytes) {
     waiting_write_bytes_ = bytes;
     write_deadline_ =
         steady::now() + std::chrono::duration_cast<steady::duration>(core_->context.limits.write_timeout);
 }
 
-void session::on_write(error_code ec, std::size_t bytes) {
+void http_connection::on_write(error_code ec, std::size_t bytes) {
     if (attempt_open_) {
         wire_.bytes_out += bytes;
         finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
@@ -574,7 +557,7 @@ void session::on_write(error_code ec, std::size_t bytes) {
 
 // raw_[offset, offset + n), counted as bytes out; a client gone is the attempt's end.
 template <class Next>
-void session::write_raw(std::size_t offset, std::size_t n, Next next) {
+void http_connection::write_raw(std::size_t offset, std::size_t n, Next next) {
     mark_response_started();
     begin_waiting_write(n);
     asio::async_write(socket_, asio::buffer(raw_.data() + offset, n),
@@ -590,7 +573,7 @@ void session::write_raw(std::size_t offset, std::size_t n, Next next) {
 }
 
 template <class Next>
-void session::wait_then(faults::duration wait, Next next) {
+void http_connection::wait_then(faults::duration wait, Next next) {
     // Rules are checked against max_fault_wait at load; a drawn wait (a normal delay without max) is
     // clamped here.
     timer_.expires_after(std::min(wait, core_->context.limits.max_fault_wait));
@@ -602,7 +585,7 @@ void session::wait_then(faults::duration wait, Next next) {
 
 // ---- hanging: say nothing until the client goes away or the limit passes ----
 
-void session::start_hang(faults::duration limit) {
+void http_connection::start_hang(faults::duration limit) {
     state_ = state::hanging;
     if (stopping_) return end_hang();
     timer_.expires_after(std::min(limit, core_->context.limits.max_fault_wait));
@@ -612,7 +595,7 @@ void session::start_hang(faults::duration limit) {
     watch_hang();
 }
 
-void session::watch_hang() {
+void http_connection::watch_hang() {
     socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
         if (self->state_ != state::hanging) return;
         if (ec) return self->end_hang();
@@ -620,7 +603,7 @@ void session::watch_hang() {
     });
 }
 
-void session::end_hang() {
+void http_connection::end_hang() {
     if (state_ != state::hanging) return;
     state_ = state::closing;
     timer_.cancel();
@@ -630,29 +613,29 @@ void session::end_hang() {
 
 // ---- ending connections ----
 
-void session::reset_now() {
+void http_connection::reset_now() {
     state_ = state::closing;
     error_code ignored;
     socket_.set_option(asio::socket_base::linger{true, 0}, ignored);
     socket_.close(ignored);
     timer_.cancel();
-    read_timer_.cancel();
+    watchdog_.cancel();
 }
 
-void session::close_now() {
+void http_connection::close_now() {
     state_ = state::closing;
     error_code ignored;
     socket_.close(ignored);
     timer_.cancel();
-    read_timer_.cancel();
+    watchdog_.cancel();
 }
 
 // FIN, then wait (bounded) for the client's FIN, so unread bytes do not turn the close into an RST.
-void session::do_graceful_close() {
+void http_connection::do_graceful_close() {
     state_ = state::closing;
-    read_timer_.cancel();
+    watchdog_.cancel();
     error_code ignored;
-    socket_.shutdown(socket_t::shutdown_send, ignored);
+    socket_.shutdown(listener_socket::shutdown_send, ignored);
     if (stopping_) return close_now();
     timer_.expires_after(linger_limit);
     timer_.async_wait([self = shared_from_this()](error_code ec) {
@@ -661,14 +644,14 @@ void session::do_graceful_close() {
     drain();
 }
 
-void session::drain() {
+void http_connection::drain() {
     socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
         if (ec) return self->close_now();
         self->drain();
     });
 }
 
-void session::finish_attempt(wire_outcome outcome) {
+void http_connection::finish_attempt(wire_outcome outcome) {
     if (!attempt_open_) return;
     attempt_open_ = false;
     record_.outcome = outcome;

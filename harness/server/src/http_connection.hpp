@@ -1,14 +1,19 @@
-// Private to the server: one HTTP connection of the fault-injecting server (server.hpp). It reads
-// requests with Beast's parser, sends control requests to the control API, and runs every other
-// request as one attempt: identity, the engine's decision, then either the service's reply or the
-// fault plan, which action_executor.hpp carries out through the primitives below.
+// Private to the server: the one HTTP/1.1 connection of every HTTP mode — `serve` and `run` (the
+// service backend behind it) and `proxy` (the upstream backend). It reads requests with Beast's
+// parser, refuses what RFC 9112 framing refuses (framing.hpp), answers `Expect: 100-continue`, sends
+// control requests to the control API on the control port, and runs every other request as one
+// attempt: identity, the engine's decision, a barrier hold, then the backend's reply or the fault
+// plan, which action_executor.hpp carries out through the primitives below. Header, idle and write
+// timeouts, hangs, closes and the attempt's one journal record are here, for every mode.
 #pragma once
 
-#include "server_core.hpp"
+#include "backend.hpp"
+#include "http_core.hpp"
 
 #include "faultline/faults/engine.hpp"
 #include "faultline/server/identity.hpp"
 #include "faultline/server/journal.hpp"
+#include "faultline/server/listener.hpp"
 #include "faultline/server/service.hpp"
 
 #include <boost/beast/core/flat_buffer.hpp>
@@ -31,70 +36,81 @@ namespace faultline::harness::server_detail {
 template <class Connection>
 class action_executor;
 
-// One connection. Owns its socket, buffers, the attempt in progress (its journal record and the
-// engine's decision, which holds fault capacity until the attempt ends) and one timer. Every step runs
-// on the socket's executor (one thread), as a do_x / on_x pair bound to shared_from_this. The server
-// calls only the public members, from any thread.
-class session : public std::enable_shared_from_this<session> {
+using request_t = boost::beast::http::request<boost::beast::http::string_body>;
+
+// One connection. Owns its socket, buffers, its backend channel, the attempt in progress (its
+// journal record and the engine's decision, which holds fault capacity until the attempt ends) and
+// two timers. Every step runs on the socket's executor (one thread), as a do_x / on_x pair bound to
+// shared_from_this. The listener calls the listened_connection members from any thread; the backend
+// channel calls the attempt accessors and on_fetched on the connection's thread.
+class http_connection final : public listened_connection, public std::enable_shared_from_this<http_connection> {
 public:
-    session(std::shared_ptr<server::core> core, socket_t socket, std::uint64_t id, std::int64_t accepted_ns,
-            bool control_only);
-    ~session();
+    http_connection(std::shared_ptr<http_core> core, listener_socket socket, std::uint64_t id, std::size_t worker,
+                    std::int64_t accepted_ns, bool control_only, bool closed_at_start);
+    ~http_connection() override;
 
-    session(const session&) = delete;
-    session& operator=(const session&) = delete;
+    http_connection(const http_connection&) = delete;
+    http_connection& operator=(const http_connection&) = delete;
 
-    void start();
-    // A connection the engine told us to close (FIN) before reading anything.
-    void start_closed();
-    // Kept alive and waiting for its next request since this time (ns since the run started), or
-    // nullopt. Any thread may ask.
-    std::optional<std::int64_t> idle_since() const;
-    // Claims the connection for eviction if it is still idle since `since` (what idle_since()
-    // said); then it is closed on its own thread without reading another request (idle_evicted
-    // event). False when it has left that idle spell: it is not evicted. Any thread.
-    bool evict_if_idle_since(std::int64_t since, std::size_t cap);
-    // The server is stopping: idle connections close now, hangs end now, the rest finish their attempt.
-    void on_server_stop();
-    // The drain time is over: close whatever is left.
-    void force_close();
+    // listened_connection
+    void start() override;
+    void on_listener_stop() override;
+    void force_close() override;
+    std::optional<std::int64_t> idle_since() const override;
+    bool evict_if_idle_since(std::int64_t since, std::size_t cap) override;
+
+    // For the backend channel: the attempt in progress.
+    request_t& request() { return request_; }
+    journal_record& record() { return record_; }
+    wire_detail& wire() { return wire_; }
+    operation_identity& identity() { return identity_; }
+    std::uint64_t id() const { return id_; }
+    std::size_t worker() const { return worker_; }
+    http_core& core() { return *core_; }
+    const listener_socket& socket() const { return socket_; }
+    // The fetch the channel was asked for is done: the attempt goes on.
+    void on_fetched();
 
 private:
-    friend class action_executor<session>;
+    friend class action_executor<http_connection>;
 
-    using request_t = boost::beast::http::request<boost::beast::http::string_body>;
     using response_t = boost::beast::http::response<boost::beast::http::string_body>;
     using error_code = boost::system::error_code;
+    using steady = std::chrono::steady_clock;
 
-    enum class state { idle, busy, held, hanging, closing };
+    enum class state { idle, busy, held, fetching, hanging, closing };
     // What a reading connection waits for: a request in progress (or the first on a new connection)
     // is bounded by header_timeout, a kept-alive connection between requests by idle_timeout.
     enum class read_phase { header, idle };
-    using steady = std::chrono::steady_clock;
+    // What an attempt does once its reply is fetched.
+    enum class after_fetch { reply, carry_out_plan };
 
     // reading a request
     void do_read();
     void parse_buffered();
     void on_eof();
     void on_read(error_code ec);
+    [[gnu::cold]] void send_continue();
     [[gnu::cold]] void reject(error_code ec);
     [[gnu::cold]] void reject(boost::beast::http::status status, std::string message);
     void serve_control();
 
-    // read deadlines: a field store per request; one timer per connection that wakes at most every
-    // min(header_timeout, idle_timeout, write_timeout) and checks the read and write deadlines
+    // deadlines: a field store per request; one timer per connection that wakes at most every
+    // period (the shortest timeout) and compares the read, write and fetch deadlines
     void set_read_deadline(read_phase phase, steady::time_point from);
-    // False when the server claimed the connection for eviction first (it is then closed).
+    // False when the listener claimed the connection for eviction first (it is then closed).
     [[nodiscard]] bool leave_idle();
-    void arm_read_timer(steady::time_point at);
-    void on_read_timer();
+    void arm_watchdog(steady::time_point at);
+    void on_watchdog();
     [[gnu::cold]] void on_read_deadline_passed();
     [[gnu::cold]] void on_write_deadline_passed();
-    steady::duration read_check_period() const;
+    steady::duration watch_period() const;
     std::string peer() const;
 
     // one attempt
     void begin_attempt(std::size_t bytes_in);
+    void fetch_then(after_fetch next);
+    void carry_out_plan();
     service_response run_service();
 
     // held at the rule's barrier until its group is released, then the fault plan is carried out
@@ -138,24 +154,30 @@ private:
     void drain();
     void finish_attempt(wire_outcome outcome);
 
-    std::shared_ptr<server::core> core_;
-    socket_t socket_;
-    timer_t timer_;
-    timer_t read_timer_;
+    std::shared_ptr<http_core> core_;
+    listener_socket socket_;
+    listener_timer timer_;     // fault waits, barrier deadlines, the linger after a close
+    listener_timer watchdog_;  // read, write and fetch deadlines
+    std::unique_ptr<backend_channel> channel_;
     read_phase read_phase_ = read_phase::header;
     steady::time_point read_deadline_{};
     std::optional<steady::time_point> write_deadline_;  // while a write waits for the client
     std::size_t waiting_write_bytes_ = 0;
     // ns since the run started at which the kept-alive idle spell began; not_idle, or evicting once
-    // the server has claimed the connection (a compare-exchange decides between the two sides).
+    // the listener has claimed the connection (a compare-exchange decides between the two sides).
     static constexpr std::int64_t not_idle = -1;
     static constexpr std::int64_t evicting = -2;
     std::atomic<std::int64_t> idle_since_ns_{not_idle};
     const std::uint64_t id_;
+    const std::size_t worker_;
     const std::int64_t accepted_ns_;
     const bool control_only_;
+    const bool closed_at_start_;  // the engine told us to close (FIN) before reading anything
+    const bool stamps_replies_;   // the backend's stamps_replies()
     state state_ = state::idle;
+    after_fetch after_fetch_ = after_fetch::reply;
     bool stopping_ = false;
+    bool continue_sent_ = false;  // for the request being read
 
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

@@ -1,0 +1,93 @@
+// Private to the server: what an HTTP server (`serve`'s server.hpp or the proxy, proxy.hpp) shares
+// with its connections (http_connection.hpp): the server context, the clock, the backend, the
+// listener with its ports, the control API when there is one, and the counters. Connections hold it
+// through a shared_ptr, so it outlives the last handler.
+#pragma once
+
+#include "backend.hpp"
+#include "limit_event_gate.hpp"
+
+#include "faultline/core/clock.hpp"
+#include "faultline/server/control_api.hpp"
+#include "faultline/server/listener.hpp"
+#include "faultline/server/server_context.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace faultline::harness::server_detail {
+
+// Limit events of one kind journaled per second at most (limit_event_gate.hpp).
+inline constexpr std::uint32_t limit_events_per_second = 100;
+// Control connections open at once, apart from max_connections, so a full service side never locks
+// the control API out.
+inline constexpr std::size_t max_control_connections = 64;
+// Descriptors kept back from the service port's cap: listeners, the journal file, control
+// connections, stdio.
+inline constexpr std::size_t descriptor_reserve = max_control_connections + 64;
+
+// How one HTTP server runs, whatever its backend.
+struct http_settings {
+    std::size_t threads = 1;
+    std::chrono::milliseconds drain_timeout{1000};
+    std::size_t body_limit = 1024 * 1024;  // request bodies; larger get 413 and close
+    std::string instance;                  // written into every record ("" = none)
+};
+
+// Thread-safe: the counters are atomics, the rest is set before start() and read after.
+class http_core : public std::enable_shared_from_this<http_core> {
+public:
+    http_core(server_context& ctx, faultline::clock& clk, http_settings settings, std::unique_ptr<backend> be);
+
+    std::int64_t since_start_ns() const { return (time.now() - run_start).count(); }
+    server_counters read_counters() const;
+
+    // Opens the service port (connections get the backend; max_connections from the context's
+    // limits, at `descriptors_per_connection`, with `reserve` kept back) and, with a token, the
+    // control port. Before the listener starts.
+    boost::system::error_code open_service_port(port_options options);
+    boost::system::error_code open_control_port(port_options options, std::string token);
+
+    // Journals a limit event unless the gate holds it back (then it is only counted).
+    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail);
+
+    server_context& context;
+    faultline::clock& time;
+    const faultline::time_point run_start;
+    const http_settings settings;
+    // Each worker's connections, the upstream pool included, live on its io_context: the backend is
+    // destroyed first, while the contexts its sockets name still exist.
+    listener listen;
+    const std::unique_ptr<backend> behind;
+    std::optional<control_api> control;  // with a control port
+    std::string control_token;
+    limit_event_gate limit_events{limit_events_per_second};
+    std::size_t service_port = 0;                // the listener's index of each port
+    std::optional<std::size_t> control_port;
+
+    std::atomic<std::uint64_t> connections{0};
+    std::atomic<std::uint64_t> refused{0};
+    std::atomic<std::uint64_t> attempts{0};
+    std::atomic<std::uint64_t> control_requests{0};
+    std::atomic<std::uint64_t> bad_requests{0};
+    std::atomic<std::uint64_t> over_limit{0};
+    std::atomic<std::uint64_t> header_timeouts{0};
+    std::atomic<std::uint64_t> idle_timeouts{0};
+    std::atomic<std::uint64_t> write_timeouts{0};
+    std::atomic<std::uint64_t> idle_evicted{0};
+    std::atomic<std::uint64_t> events_not_journaled{0};
+
+private:
+    std::shared_ptr<listened_connection> accept(accepted_connection accepted, bool control_only);
+    void refuse(const listener_socket& socket, std::size_t cap, bool control_only);
+};
+
+// "address:port" of a connected socket's peer ("" when unknown).
+std::string peer_of(const listener_socket& socket);
+
+}  // namespace faultline::harness::server_detail

@@ -1,0 +1,62 @@
+#include "service_backend.hpp"
+
+#include "http_connection.hpp"
+
+#include "faultline/server/idempotency.hpp"
+#include "faultline/server/relay.hpp"
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace faultline::harness::server_detail {
+
+namespace {
+
+// Holds nothing of its own: every attempt commits at the point the plan says.
+class service_channel final : public backend_channel {
+public:
+    explicit service_channel(server_context& context) : context_{context} {}
+
+    bool fetches_first(const faults::fault_plan*) const override { return false; }
+    void fetch(http_connection&) override {}
+
+    // The idempotency layer first, then the service (or the next tier).
+    service_response commit(http_connection& c) override {
+        journal_record& record = c.record();
+        const std::string_view method = record.method;
+        const std::string_view target = record.target;
+        const std::string& body = c.request().body();
+        auto begun = context_.idempotency.begin(record.idempotency_key, context_.model.classify(method, target),
+                                                request_fingerprint(method, target, body));
+        if (begun.decision != idempotency_decision::proceed) {
+            record.effect = begun.response.effect;
+            return std::move(begun.response);
+        }
+        // Neither the body nor the identity's text is read again once the service has them.
+        service_request call{std::string{method},
+                             std::string{target},
+                             std::move(c.request().body()),
+                             std::move(c.identity().value),
+                             record.attempt,
+                             record.seq,
+                             c.id(),
+                             c.core().since_start_ns()};
+        service_response reply =
+            context_.next_tier != nullptr ? context_.next_tier->forward(call) : context_.model.handle(call);
+        context_.idempotency.complete(record.idempotency_key, reply);
+        record.effect = reply.effect;
+        return reply;
+    }
+
+private:
+    server_context& context_;
+};
+
+}  // namespace
+
+std::unique_ptr<backend_channel> service_backend::open_channel(std::size_t, listener_executor) {
+    return std::make_unique<service_channel>(context_);
+}
+
+}  // namespace faultline::harness::server_detail
