@@ -89,6 +89,76 @@ connection_decision fault_engine::on_connection(const connection_context& connec
     return {};
 }
 
+namespace {
+
+// A trigger's window as [start, end) since the run's start; no end when it has no `for`.
+struct time_window {
+    std::chrono::nanoseconds start{0};
+    std::optional<std::chrono::nanoseconds> end;
+};
+
+time_window window_of(const trigger& when) {
+    time_window out;
+    out.start = when.from.value_or(std::chrono::nanoseconds{0});
+    if (when.for_duration) {
+        // Saturating: a window of "for = <the largest duration>" ends never rather than in the past.
+        const auto room = std::chrono::nanoseconds::max() - out.start;
+        out.end = *when.for_duration >= room ? std::chrono::nanoseconds::max() : out.start + *when.for_duration;
+    }
+    return out;
+}
+
+}  // namespace
+
+listener_decision fault_engine::on_listener(std::chrono::nanoseconds since_start) const {
+    listener_decision out;
+    const auto consider_change = [&](std::chrono::nanoseconds at) {
+        if (at > since_start && (!out.next_change || at < *out.next_change)) out.next_change = at;
+    };
+    std::shared_lock lock{mutex_};
+    for (const auto& e : entries_) {
+        const rule& r = e->definition;
+        if (r.level != fault_level::listener) continue;
+        const time_window window = window_of(r.when);
+        consider_change(window.start);
+        if (window.end) consider_change(*window.end);
+        const bool inside = since_start >= window.start && (!window.end || since_start < *window.end);
+        // The first rule whose window holds wins, as everywhere; later windows still bound the answer.
+        if (inside && !out.verdict) {
+            out.verdict = r.fault->on_listener();
+            if (out.verdict) {
+                out.rule = r.name;
+                out.kind = r.kind;
+            }
+        }
+    }
+    return out;
+}
+
+void fault_engine::listener_window_began(std::string_view rule) {
+    std::shared_lock lock{mutex_};
+    for (const auto& e : entries_) {
+        if (e->definition.name == rule && e->definition.level == fault_level::listener) {
+            count_fired(*e);
+            return;
+        }
+    }
+}
+
+void fault_engine::watch_rules(std::function<void()> on_change) {
+    const std::lock_guard lock{watch_mutex_};
+    watch_ = std::move(on_change);
+}
+
+void fault_engine::rules_changed() {
+    std::function<void()> watch;
+    {
+        const std::lock_guard lock{watch_mutex_};
+        watch = watch_;
+    }
+    if (watch) watch();
+}
+
 fault_decision fault_engine::on_attempt(const attempt_context& attempt) {
     fault_decision decision;
     std::shared_lock lock{mutex_};
@@ -162,6 +232,8 @@ change_result fault_engine::add(rule r, std::optional<std::size_t> position) {
     }
     const std::size_t at = std::min(position.value_or(entries_.size()), entries_.size());
     entries_.insert(entries_.begin() + static_cast<std::ptrdiff_t>(at), std::make_shared<entry>(std::move(r)));
+    lock.unlock();
+    rules_changed();
     return {};
 }
 
@@ -173,6 +245,8 @@ bool fault_engine::remove(std::string_view name) {
         return false;
     }
     entries_.erase(it);
+    lock.unlock();
+    rules_changed();
     return true;
 }
 
@@ -192,12 +266,16 @@ change_result fault_engine::replace(std::vector<rule> rules) {
     }
     std::unique_lock lock{mutex_};
     entries_ = std::move(fresh);
+    lock.unlock();
+    rules_changed();
     return {};
 }
 
 void fault_engine::clear() {
     std::unique_lock lock{mutex_};
     entries_.clear();
+    lock.unlock();
+    rules_changed();
 }
 
 engine_counters fault_engine::counters() const {

@@ -134,6 +134,38 @@ std::optional<trigger> parse_when(config::table_reader& rule) {
 // "12345ms" as the largest unit that divides it exactly, for messages.
 std::string duration_text(std::chrono::nanoseconds d) { return config::format_duration(d); }
 
+// A listener-level fault as a rule writes it, for messages: `"refuse" with how = "closed_port"`.
+std::string listener_fault_text(std::string_view kind, listener_verdict verdict) {
+    return "\"" + std::string{kind} + "\" with how = \"" + std::string{listener_verdict_names(verdict)} + "\"";
+}
+
+// A listener-level rule acts on the listening port for a time window: it has no request to match,
+// no attempt or connection to count or draw for, and fires once (the window), so only `from` and
+// `for` may trigger it, and `min_fired` cannot ask for more than that one firing.
+void check_listener_rule(config::table_reader& head, const toml::table& table, std::string_view fault,
+                         const std::optional<std::int64_t>& min_fired) {
+    if (table.contains("match")) {
+        head.fail("match", "a listener-level fault (" + std::string{fault} +
+                               " here) acts on the listening port and cannot match on a request");
+    }
+    if (const toml::table* when = table.get_as<toml::table>("when")) {
+        config::table_reader keys = head.child(*when, "[fault.when]");
+        for (std::string_view key : {"probability", "attempts", "first", "every", "barrier", "barrier_timeout"}) {
+            if (when->contains(key)) {
+                keys.fail(key, "a listener-level fault (" + std::string{fault} +
+                                   " here) takes time triggers only (from, for): it acts on the listening port "
+                                   "for a window, with no connection or attempt to count or draw for");
+            }
+        }
+    }
+    if (min_fired && *min_fired > 1) {
+        head.fail("min_fired", "a listener-level fault (" + std::string{fault} +
+                                   " here) fires once, when its window begins (the connects refused or left "
+                                   "unanswered in it never reach the server to be counted), got " +
+                                   std::to_string(*min_fired));
+    }
+}
+
 }  // namespace
 
 std::string rule_name_problem(std::string_view name) {
@@ -211,6 +243,9 @@ rules_result parse_rule(const toml::table& table, const std::string& file, std::
                                           duration_text(limits.max_fault_wait) + ", got " +
                                           duration_text(bound->longest));
             }
+        }
+        if (fault && fault->level() == fault_level::listener && keys.ok()) {
+            check_listener_rule(head, table, listener_fault_text(info->name, *fault->on_listener()), min_fired);
         }
         if (fault && fault->level() == fault_level::connection && keys.ok()) {
             // A connection-level fault acts before any request is read, so there is nothing to match

@@ -348,6 +348,93 @@ kind = "status"
     EXPECT_EQ(engine.on_attempt(a.build()).kind(), "status");
 }
 
+TEST(engine, listener_level_rules_give_the_listener_its_windows) {
+    fault_engine engine{seed, rules_of(R"([[fault]]
+name = "closed"
+kind = "refuse"
+how = "closed_port"
+[fault.when]
+from = "1s"
+for = "2s"
+[[fault]]
+name = "silent"
+kind = "refuse"
+how = "unanswered_syn"
+[fault.when]
+from = "2s"
+for = "3s"
+[[fault]]
+kind = "status"
+)")};
+    const listener_decision before = engine.on_listener(500ms);
+    EXPECT_EQ(before.verdict, std::nullopt);
+    EXPECT_EQ(before.rule, "");
+    EXPECT_EQ(before.next_change, 1s);
+    const listener_decision closed = engine.on_listener(1s);
+    EXPECT_EQ(closed.verdict, listener_verdict::closed_port);
+    EXPECT_EQ(closed.rule, "closed");
+    EXPECT_EQ(closed.kind, "refuse");
+    EXPECT_EQ(closed.next_change, 2s);
+    // Both windows hold at 2.5 s: the first rule wins; the answer may change when its window ends.
+    const listener_decision overlap = engine.on_listener(2500ms);
+    EXPECT_EQ(overlap.rule, "closed");
+    EXPECT_EQ(overlap.next_change, 3s);
+    const listener_decision silent = engine.on_listener(3s);
+    EXPECT_EQ(silent.verdict, listener_verdict::unanswered_syn);
+    EXPECT_EQ(silent.rule, "silent");
+    EXPECT_EQ(silent.next_change, 5s);
+    const listener_decision after = engine.on_listener(5s);
+    EXPECT_EQ(after.verdict, std::nullopt);
+    EXPECT_EQ(after.next_change, std::nullopt);
+
+    // Asking is no firing; the listener carrying a window out is one.
+    EXPECT_EQ(engine.counters().fired_by_rule.front().second, 0U);
+    engine.listener_window_began("closed");
+    engine.listener_window_began("status-3");  // not listener-level: no firing
+    engine.listener_window_began("gone");
+    const engine_counters counters = engine.counters();
+    EXPECT_EQ(counters.fired_by_rule[0], (std::pair<std::string, std::uint64_t>{"closed", 1}));
+    EXPECT_EQ(counters.fired_by_rule[2].second, 0U);
+    EXPECT_EQ(counters.fired_by_kind.at("refuse"), 1U);
+
+    // Listener-level rules never answer on_connection or on_attempt.
+    EXPECT_EQ(engine.on_connection(connection_context{1, 1500ms}).verdict, connection_verdict::accept);
+    attempt_builder a;
+    a.since_start = 1500ms;
+    EXPECT_EQ(engine.on_attempt(a.build()).kind(), "status");
+}
+
+TEST(engine, a_listener_window_without_for_lasts_to_the_end) {
+    fault_engine engine{seed, rules_of("[[fault]]\nkind = \"refuse\"\nhow = \"closed_port\"\n")};
+    const listener_decision now = engine.on_listener(0s);
+    EXPECT_EQ(now.verdict, listener_verdict::closed_port);
+    EXPECT_EQ(now.next_change, std::nullopt);
+    EXPECT_EQ(engine.on_listener(24h).verdict, listener_verdict::closed_port);
+}
+
+TEST(engine, rule_changes_are_told_to_the_watcher) {
+    fault_engine engine{seed, rules_of("[[fault]]\nname = \"b\"\nkind = \"status\"\n")};
+    int changes = 0;
+    engine.watch_rules([&] {
+        ++changes;
+        // Called outside the engine's lock: the watcher may read the rules.
+        EXPECT_LE(engine.rules().size(), 2U);
+    });
+    rules_result a = parse_rule_json(boost::json::parse(R"({"name":"a","kind":"refuse","how":"closed_port"})"));
+    ASSERT_TRUE(a.ok()) << messages(a);
+    EXPECT_TRUE(engine.add(a.rules[0]).ok);
+    EXPECT_EQ(engine.on_listener(0s).rule, "a");
+    EXPECT_FALSE(engine.add(a.rules[0]).ok);  // refused: nothing changed
+    EXPECT_TRUE(engine.remove("a"));
+    EXPECT_FALSE(engine.remove("a"));
+    EXPECT_TRUE(engine.replace(rules_of("[[fault]]\nkind = \"status\"\n")).ok);
+    engine.clear();
+    EXPECT_EQ(changes, 4);
+    engine.watch_rules({});
+    engine.clear();
+    EXPECT_EQ(changes, 4);
+}
+
 TEST(engine, rules_change_at_runtime) {
     fault_engine engine{seed, rules_of("[[fault]]\nname = \"b\"\nkind = \"status\"\n")};
     rules_result a = parse_rule_json(boost::json::parse(R"({"name":"a","kind":"hang"})"));

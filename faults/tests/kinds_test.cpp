@@ -309,10 +309,52 @@ TEST(refuse_kind, resets_connections_on_accept) {
     EXPECT_EQ(r.fault->on_connection({}), connection_verdict::reset);
 }
 
+TEST(refuse_kind, reset_on_accept_is_the_default_how) {
+    const rule r = one_rule("[[fault]]\nkind = \"refuse\"\nhow = \"reset_on_accept\"\n[fault.when]\nfirst = 1\n");
+    EXPECT_EQ(r.level, fault_level::connection);
+    EXPECT_EQ(r.fault->on_connection({}), connection_verdict::reset);
+    EXPECT_EQ(r.fault->on_listener(), std::nullopt);
+}
+
+TEST(refuse_kind, closed_port_and_unanswered_syn_act_on_the_listener) {
+    const rule closed = one_rule("[[fault]]\nkind = \"refuse\"\nhow = \"closed_port\"\n[fault.when]\nfrom = \"1s\"\n"
+                                 "for = \"2s\"\n");
+    EXPECT_EQ(closed.level, fault_level::listener);
+    EXPECT_EQ(closed.fault->on_listener(), listener_verdict::closed_port);
+    const rule unanswered = one_rule("[[fault]]\nkind = \"refuse\"\nhow = \"unanswered_syn\"\nmin_fired = 1\n");
+    EXPECT_EQ(unanswered.level, fault_level::listener);
+    EXPECT_EQ(unanswered.fault->on_listener(), listener_verdict::unanswered_syn);
+}
+
+TEST(refuse_kind, listener_level_takes_time_triggers_only) {
+    for (const char* key : {"probability = 0.5", "first = 1", "every = 2", "attempts = [1]", "barrier = 2"}) {
+        const std::string toml = std::string{"[[fault]]\nkind = \"refuse\"\nhow = \"closed_port\"\n[fault.when]\n"} +
+                                 key + "\n";
+        const std::string name = std::string{key}.substr(0, std::string{key}.find(' '));
+        EXPECT_EQ(one_error(toml), "rules.toml:5:" + std::to_string(name.size() + 4) + ": [fault.when]: " + name +
+                                       ": a listener-level fault (\"refuse\" with how = \"closed_port\" here) takes "
+                                       "time triggers only (from, for): it acts on the listening port for a window, "
+                                       "with no connection or attempt to count or draw for")
+            << key;
+    }
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nhow = \"unanswered_syn\"\n[fault.match]\npath = \"/x\"\n"),
+              "rules.toml:4:1: fault rule: match: a listener-level fault (\"refuse\" with how = \"unanswered_syn\" "
+              "here) acts on the listening port and cannot match on a request");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nhow = \"unanswered_syn\"\nmin_fired = 2\n"),
+              "rules.toml:4:13: fault rule: min_fired: a listener-level fault (\"refuse\" with how = "
+              "\"unanswered_syn\" here) fires once, when its window begins (the connects refused or left unanswered "
+              "in it never reach the server to be counted), got 2");
+}
+
 TEST(refuse_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nmode = \"drop\"\n"),
-              "rules.toml:3:1: fault kind \"refuse\": unknown key \"mode\"; allowed: kind, match, min_fired, "
+              "rules.toml:3:1: fault kind \"refuse\": unknown key \"mode\"; allowed: how, kind, match, min_fired, "
               "name, when");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nhow = \"blackhole\"\n"),
+              "rules.toml:3:7: fault kind \"refuse\": how: unknown value \"blackhole\"; allowed: reset_on_accept, "
+              "closed_port, unanswered_syn");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nhow = 1\n"),
+              "rules.toml:3:7: fault kind \"refuse\": how: expected a string, got an integer");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\n[fault.match]\npath = \"/x\"\n"),
               "rules.toml:3:1: fault rule: match: a connection-level fault (\"refuse\" here) acts before the request "
               "is read and cannot match on it");

@@ -3,6 +3,7 @@
 // the engine never special-cases a kind, it only knows these actions.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -10,6 +11,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "faultline/core/enum_names.hpp"
 
 namespace faultline::faults {
 
@@ -78,5 +81,19 @@ enum class connection_verdict {
     reset,   // RST at once (refuse window, reset before reading the request)
     close,   // FIN at once
 };
+
+// What the service port's listener does, instead of accepting, for the time window of a
+// listener-level fault (`refuse` with `how = "closed_port"` or `"unanswered_syn"`). Connects then
+// fail or hang in the client's kernel before any connection exists for the server to act on.
+enum class listener_verdict {
+    closed_port,     // the port stays bound but does not listen: connects fail with ECONNREFUSED
+    unanswered_syn,  // the listen queue is held full and not accepted: SYNs go unanswered, connects hang
+};
+
+// Their names: `how = "..."` of the refuse kind, and the journal's words for a window.
+inline constexpr enum_names listener_verdict_names{std::to_array<enum_name<listener_verdict>>({
+    {listener_verdict::closed_port, "closed_port"},
+    {listener_verdict::unanswered_syn, "unanswered_syn"},
+})};
 
 }  // namespace faultline::faults

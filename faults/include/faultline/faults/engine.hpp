@@ -8,10 +8,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -71,6 +74,16 @@ struct connection_decision {
     std::string kind;  // "" when accepted
 };
 
+// What the service port's listener is to do at one time (fault_engine::on_listener).
+struct listener_decision {
+    std::optional<listener_verdict> verdict;  // none: listen and accept as usual
+    std::string rule;                         // "" when none
+    std::string kind;                         // "" when none
+    // The next time (since the run's start) the answer may change: the nearest start or end of a
+    // listener-level rule's window after the time asked about; none when no window lies ahead.
+    std::optional<std::chrono::nanoseconds> next_change;
+};
+
 struct engine_counters {
     std::map<std::string, std::uint64_t> fired_by_kind;  // every registered kind, zeros included
     std::vector<std::pair<std::string, std::uint64_t>> fired_by_rule;  // current rules, in order
@@ -96,6 +109,18 @@ public:
 
     connection_decision on_connection(const connection_context& connection);
     fault_decision on_attempt(const attempt_context& attempt);
+    // The listener-level rules (refuse with how = closed_port / unanswered_syn) at `since_start`:
+    // the first whose window holds it, in rule order. A pure query: the server asks again at
+    // `next_change` and whenever the rules change (watch_rules), and carries the answer out.
+    listener_decision on_listener(std::chrono::nanoseconds since_start) const;
+    // The server carried out the window of listener-level rule `rule`: that is the rule's one firing.
+    // The connects refused or left unanswered in it are the kernel's and never reach the server, so
+    // they cannot be counted. Ignored when no such rule is installed.
+    void listener_window_began(std::string_view rule);
+    // `on_change` is called after every change of the rules (add, remove, replace, clear), on the
+    // changing thread and outside the engine's lock, so a server re-reads its listener schedule. One
+    // watcher; a new one replaces it, an empty function removes it.
+    void watch_rules(std::function<void()> on_change);
 
     // Runtime control (the control API). Names stay unique; positions are 0-based, clamped to the end.
     std::vector<rule> rules() const;
@@ -112,6 +137,7 @@ public:
 private:
     struct entry;
     void count_fired(entry& e);
+    void rules_changed();
 
     std::uint64_t seed_;
     capacity active_;
@@ -119,6 +145,8 @@ private:
     std::vector<std::shared_ptr<entry>> entries_;
     std::map<std::string, std::atomic<std::uint64_t>, std::less<>> fired_by_kind_;
     std::atomic<std::uint64_t> overflowed_{0};
+    std::mutex watch_mutex_;
+    std::function<void()> watch_;
 };
 
 }  // namespace faultline::faults

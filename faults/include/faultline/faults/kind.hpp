@@ -62,8 +62,9 @@ private:
 };
 
 // Whether a kind acts on a new connection (before any request is read: refuse, reset/close with
-// phase before_read) or on an attempt. The engine asks each kind only at its own level.
-enum class fault_level { connection, attempt };
+// phase before_read), on an attempt, or on the listening port itself for its rule's time window
+// (refuse with how = closed_port / unanswered_syn). The engine asks each kind only at its own level.
+enum class fault_level { connection, attempt, listener };
 
 // What a kind decides for one attempt: a plan (the fault fired) or none (serve normally). `hold`
 // is capacity the kind keeps for the attempt's lifetime (overload's in-flight slot), whether or
@@ -93,6 +94,8 @@ public:
     virtual fault_level level() const { return fault_level::attempt; }
     // Connection-level kinds: what to do with the connection. Called only when the rule fires.
     virtual connection_verdict on_connection(const connection_context&) const { return connection_verdict::accept; }
+    // Listener-level kinds: what the listener does for the rule's window (none: it listens as usual).
+    virtual std::optional<listener_verdict> on_listener() const { return std::nullopt; }
     // Attempt-level kinds: the action for this attempt. `random` is seeded from (seed, rule,
     // operation, attempt) and private to this call; draw from it only through core's helpers.
     virtual kind_outcome on_attempt(const attempt_context&, random_source&) const { return {}; }

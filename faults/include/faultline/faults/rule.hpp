@@ -48,6 +48,7 @@ struct request_match {
 //  - first / every: on the server-wide request_seq (connection_seq for connection-level kinds):
 //    seq <= first, seq % every == 0. These depend on arrival order by nature.
 //  - from / for_duration: since_start in [from, from + for). These depend on arrival time by nature.
+//    They are the only conditions a listener-level rule takes: its window (fault_engine::on_listener).
 // `barrier` is not a condition: it says when a fired rule's fault is delivered. The attempt is held
 // until `count` fired attempts of the rule have gathered or the timeout passes (barrier.hpp).
 struct trigger {
