@@ -3,6 +3,7 @@
 #include "http_connection.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/socket_base.hpp>
 
 #include <utility>
@@ -17,9 +18,29 @@ std::string peer_of(const listener_socket& socket) {
     error_code ec;
     const tcp::endpoint peer = socket.remote_endpoint(ec);
     if (ec) return {};
-    const std::string address = peer.address().to_string();
-    return (peer.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(peer.port());
+    return endpoint_text(peer);
 }
+
+namespace {
+
+port_state port_state_of(std::optional<faults::listener_verdict> verdict) {
+    if (!verdict) return port_state::open;
+    return *verdict == faults::listener_verdict::closed_port ? port_state::refusing : port_state::unanswered;
+}
+
+// "; 2 connections that completed the handshake in the held listen queue during the window were reset
+// unread: 127.0.0.1:40112, 127.0.0.1:40114" ("" when none).
+std::string reset_note(const std::vector<std::string>& peers) {
+    if (peers.empty()) return {};
+    std::string out = "; " + std::to_string(peers.size()) +
+                      (peers.size() == 1 ? " connection that" : " connections that") +
+                      " completed the handshake in the held listen queue during the window " +
+                      (peers.size() == 1 ? "was" : "were") + " reset unread:";
+    for (std::size_t i = 0; i < peers.size(); ++i) out += (i == 0 ? " " : ", ") + peers[i];
+    return out;
+}
+
+}  // namespace
 
 http_core::http_core(server_context& ctx, faultline::clock& clk, http_settings s, std::unique_ptr<backend> be)
     : context{ctx},
@@ -60,6 +81,87 @@ error_code http_core::open_control_port(port_options options, std::string token)
         [this](const listener_socket& socket, std::uint64_t, std::size_t cap) { refuse(socket, cap, true); }, index);
     if (!ec) control_port = index;
     return ec;
+}
+
+void http_core::start() {
+    listener_schedule_.emplace(listen.context(0).get_executor());
+    following_rules_ = true;
+    // Before the listener starts: a window from the start holds before the first connection is accepted.
+    follow_listener_rules();
+    // Weak: the engine (in the context) may outlive this server, and a pending wait must not keep
+    // the core, and with it the io_contexts, alive.
+    context.engine.watch_rules([weak = weak_from_this()] {
+        if (const auto self = weak.lock()) self->post_follow_listener_rules();
+    });
+    listen.start();
+}
+
+void http_core::post_follow_listener_rules() {
+    asio::post(listen.context(0), [weak = weak_from_this()] {
+        if (const auto self = weak.lock()) self->follow_listener_rules();
+    });
+}
+
+bool http_core::stop() {
+    following_rules_ = false;
+    context.engine.watch_rules({});
+    // The schedule's wait would keep worker 0 from returning until the next window boundary.
+    asio::post(listen.context(0), [weak = weak_from_this()] {
+        if (const auto self = weak.lock(); self && self->listener_schedule_) self->listener_schedule_->cancel();
+    });
+    return listen.stop();
+}
+
+void http_core::follow_listener_rules() {
+    if (!following_rules_) return;
+    const std::chrono::nanoseconds now{since_start_ns()};
+    const faults::listener_decision decision = context.engine.on_listener(now);
+    if (decision.verdict != listener_verdict_ || decision.rule != listener_rule_) switch_service_port(decision);
+    if (!decision.next_change) {
+        listener_schedule_->cancel();
+        return;
+    }
+    listener_schedule_->expires_after(*decision.next_change - now);
+    listener_schedule_->async_wait([weak = weak_from_this()](error_code ec) {
+        if (ec) return;  // re-armed or cancelled: a newer follow-up is in charge
+        if (const auto self = weak.lock()) self->follow_listener_rules();
+    });
+}
+
+void http_core::switch_service_port(const faults::listener_decision& decision) {
+    const port_switch done = listen.switch_port(service_port, port_state_of(decision.verdict));
+    server_event event;
+    event.at_ns = since_start_ns();
+    const std::string reset = reset_note(done.reset_unread);
+    if (decision.verdict && !done.error) {
+        event.kind = server_event_kind::listener_closed;
+        event.rule = decision.rule;
+        event.detail = (*decision.verdict == faults::listener_verdict::closed_port
+                            ? "closed_port: the port is bound and not listening: connects are refused (ECONNREFUSED)"
+                            : "unanswered_syn: the listen queue is held full and not accepted: SYNs go unanswered") +
+                       reset;
+        context.engine.listener_window_began(decision.rule);
+        listener_verdict_ = decision.verdict;
+        listener_rule_ = decision.rule;
+    } else {
+        // The window is over (or the rule gone), or it could not begin: the port listens (switch_port
+        // reopens it when a switch fails), and the journal says which.
+        event.kind = server_event_kind::listener_reopened;
+        if (decision.verdict) {
+            event.rule = decision.rule;
+            event.detail = std::string{faults::listener_verdict_names(*decision.verdict)} + " not carried out (" +
+                           done.error.message() + "): the port kept listening";
+        } else {
+            event.rule = listener_rule_;
+            event.detail = std::string{faults::listener_verdict_names(*listener_verdict_)} + " over: " +
+                           (done.error ? "listening again failed (" + done.error.message() + ")"
+                                       : std::string{"listening and accepting again"});
+        }
+        event.detail += reset;
+        listener_verdict_.reset();
+        listener_rule_.clear();
+    }
+    context.records.append_event(std::move(event));
 }
 
 std::shared_ptr<listened_connection> http_core::accept(accepted_connection accepted, bool control_only) {

@@ -53,6 +53,12 @@ public:
     boost::system::error_code open_service_port(port_options options);
     boost::system::error_code open_control_port(port_options options, std::string token);
 
+    // Starts the listener, then follows the engine's listener-level rules on the service port. Once.
+    void start();
+    // Stops following the rules, then stops the listener (listener::stop: false when called on a
+    // worker, which only begins the stop).
+    bool stop();
+
     // Journals a limit event unless the gate holds it back (then it is only counted).
     void journal_limit_event(server_event_kind kind, std::string peer, std::string detail);
 
@@ -85,6 +91,23 @@ public:
 private:
     std::shared_ptr<listened_connection> accept(accepted_connection accepted, bool control_only);
     void refuse(const listener_socket& socket, std::size_t cap, bool control_only);
+    // On worker 0, the ports' accepting thread (or in start(), before the listener runs): asks the
+    // engine what the service port is to do now (fault_engine::on_listener), switches it when that
+    // changed, and asks again at the next window's start or end. Rule changes ask again at once
+    // (fault_engine::watch_rules).
+    void follow_listener_rules();
+    void post_follow_listener_rules();
+    // Switches the service port as `decision` says, journals the switch (listener_closed /
+    // listener_reopened), and counts the window as its rule's firing.
+    void switch_service_port(const faults::listener_decision& decision);
+
+    // The engine's listener verdict the service port carries out (worker 0 only): the rule and how.
+    std::string listener_rule_;
+    std::optional<faults::listener_verdict> listener_verdict_;
+    // Declared after `listen`, so destroyed before the io_context it waits on.
+    std::optional<listener_timer> listener_schedule_;
+    // Cleared by stop() before the listener stops, so no follow-up arms the schedule again.
+    std::atomic<bool> following_rules_{false};
 };
 
 // "address:port" of a connected socket's peer ("" when unknown).

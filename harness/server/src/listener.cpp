@@ -5,8 +5,10 @@
 #include <boost/asio/socket_base.hpp>
 
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -26,10 +28,26 @@ namespace {
 
 // Pause before accepting again after an accept error (out of descriptors, say), so the loop cannot spin.
 constexpr std::chrono::milliseconds accept_retry{50};
+// At most this many connections taken off a listen queue at one switch: more than any backlog holds
+// (somaxconn is at most 65535), so the queue is emptied, and the loop is bounded all the same.
+constexpr std::size_t queue_drain_limit = 65536;
 
 using acceptor_t = asio::basic_socket_acceptor<tcp, listener_executor>;
 
+// Where the filler connection of an `unanswered` port connects: the port's own address, loopback
+// for a wildcard one.
+tcp::endpoint reachable(const tcp::endpoint& bound) {
+    if (!bound.address().is_unspecified()) return bound;
+    if (bound.address().is_v6()) return {asio::ip::address_v6::loopback(), bound.port()};
+    return {asio::ip::address_v4::loopback(), bound.port()};
+}
+
 }  // namespace
+
+std::string endpoint_text(const tcp::endpoint& endpoint) {
+    const std::string address = endpoint.address().to_string();
+    return (endpoint.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(endpoint.port());
+}
 
 error_code parse_listen_address(const std::string& text, bool allow_non_loopback, asio::ip::address& address) {
     error_code ec;
@@ -69,8 +87,15 @@ struct listening_port {
     // Destroyed before the io_context they are registered with (listener::state's destructor).
     std::optional<acceptor_t> acceptor;
     std::optional<listener_timer> retry;
+    // While `unanswered`: the listener's own connection that holds the listen queue full.
+    std::optional<listener_socket> filler;
     std::size_t cap = 0;
     std::uint16_t bound = 0;
+    // The accepting thread only. An accept (or its retry) begun under another generation does not
+    // continue the loop: the port left `open` meanwhile, and perhaps came back with a loop of its own.
+    port_state mode = port_state::open;
+    std::uint64_t accept_generation = 0;
+    tcp::endpoint filler_end;  // the filler's own address, to tell it apart in the queue
     // Guarded by listener::state::mutex.
     std::unordered_map<std::uint64_t, std::weak_ptr<listened_connection>> open;
 };
@@ -85,6 +110,7 @@ struct listener::state {
         for (listening_port& port : ports) {
             port.acceptor.reset();
             port.retry.reset();
+            port.filler.reset();
         }
     }
     state(const state&) = delete;
@@ -92,6 +118,13 @@ struct listener::state {
 
     void do_accept(listening_port& port);
     void on_accepted(listening_port& port, listener_socket socket, std::size_t worker);
+    // The steps of listener::switch_port, on the accepting thread.
+    port_switch switch_port(listening_port& port, port_state to);
+    void stop_accepting(listening_port& port, port_switch& result);
+    void reset_held_queue(listening_port& port, port_switch& result);
+    error_code listen_again(listening_port& port, int backlog);
+    error_code stop_listening(listening_port& port);
+    error_code hold_queue_full(listening_port& port);
     // Claims the longest-idle kept-alive connection of `port` to be closed; false when none is idle.
     bool make_room(listening_port& port);
     std::vector<std::shared_ptr<listened_connection>> live(const listening_port* only = nullptr);
@@ -107,6 +140,7 @@ struct listener::state {
     std::vector<std::thread> workers;
     std::size_t next_worker = 0;  // the accepting thread only
     std::uint64_t next_id = 0;    // the accepting thread only
+    bool accepting = false;       // start() has begun the accept loops; set before the workers run
 
     mutable std::mutex mutex;  // guards each port's `open`
     std::condition_variable all_gone;
@@ -119,17 +153,24 @@ struct listener::state {
 
 void listener::state::do_accept(listening_port& port) {
     const std::size_t worker = next_worker++ % ios.size();
-    port.acceptor->async_accept(*ios[worker], [this, &port, worker](error_code ec, listener_socket socket) {
+    const std::uint64_t generation = port.accept_generation;
+    port.acceptor->async_accept(*ios[worker], [this, &port, worker, generation](error_code ec, listener_socket socket) {
         if (stopping.load() || !port.acceptor->is_open()) return;
+        const bool current = generation == port.accept_generation;
         if (ec) {
+            // Cancelled: the port left `open`; its switch took the queue.
+            if (ec == asio::error::operation_aborted || !current) return;
             port.retry->expires_after(accept_retry);
-            port.retry->async_wait([this, &port](error_code wait_ec) {
-                if (!wait_ec && !stopping.load() && port.acceptor->is_open()) do_accept(port);
+            port.retry->async_wait([this, &port, generation](error_code wait_ec) {
+                if (!wait_ec && !stopping.load() && port.acceptor->is_open() && generation == port.accept_generation) {
+                    do_accept(port);
+                }
             });
             return;
         }
+        // Accepted before the port left `open` (the completion was queued already): served as usual.
         on_accepted(port, std::move(socket), worker);
-        do_accept(port);
+        if (current) do_accept(port);
     });
 }
 
@@ -154,6 +195,119 @@ void listener::state::on_accepted(listening_port& port, listener_socket socket, 
         port.open.emplace(id, connection);
     }
     connection->start();
+}
+
+port_switch listener::state::switch_port(listening_port& port, port_state to) {
+    port_switch result;
+    if (to == port.mode) return result;
+    const port_state from = port.mode;
+    if (from == port_state::open) stop_accepting(port, result);
+    if (from == port_state::unanswered) reset_held_queue(port, result);
+    error_code ec;
+    switch (to) {
+        case port_state::open: ec = listen_again(port, asio::socket_base::max_listen_connections); break;
+        case port_state::refusing: ec = stop_listening(port); break;
+        case port_state::unanswered: ec = hold_queue_full(port); break;
+    }
+    port.mode = to;
+    if (ec && to != port_state::open) {
+        // Not carried out: the port goes back to listening, so the server keeps serving.
+        if (port.filler) {
+            error_code ignored;
+            port.filler->close(ignored);
+            port.filler.reset();
+        }
+        port.mode = port_state::open;
+        listen_again(port, asio::socket_base::max_listen_connections);
+    }
+    result.error = ec;
+    // Before start() the port only changes state: start() begins accepting on the open ports.
+    if (port.mode == port_state::open && accepting) {
+        ++port.accept_generation;
+        do_accept(port);
+    }
+    return result;
+}
+
+void listener::state::stop_accepting(listening_port& port, port_switch& result) {
+    // The pending accept (and any retry) ends; what its completion brings is still served, and the
+    // loop does not continue (do_accept's generation).
+    ++port.accept_generation;
+    error_code ignored;
+    port.acceptor->cancel(ignored);
+    port.retry->cancel();
+    // What connected before the switch is served as usual. The acceptor is non-blocking (add_port),
+    // so an empty queue ends the loop with would_block.
+    for (std::size_t taken = 0; taken < queue_drain_limit; ++taken) {
+        const std::size_t worker = next_worker++ % ios.size();
+        error_code ec;
+        listener_socket socket = port.acceptor->accept(*ios[worker], ec);
+        if (ec) break;
+        ++result.accepted_from_queue;
+        on_accepted(port, std::move(socket), worker);
+    }
+}
+
+void listener::state::reset_held_queue(listening_port& port, port_switch& result) {
+    for (std::size_t taken = 0; taken < queue_drain_limit; ++taken) {
+        error_code ec;
+        listener_socket socket = port.acceptor->accept(*ios.front(), ec);
+        if (ec) break;
+        const tcp::endpoint peer = socket.remote_endpoint(ec);
+        error_code ignored;
+        // The filler is still connected, so a peer that cannot be named is a client that gave up.
+        if (ec || peer != port.filler_end) {
+            result.reset_unread.push_back(ec ? std::string{"a peer already gone"} : endpoint_text(peer));
+            socket.set_option(asio::socket_base::linger{true, 0}, ignored);
+        }
+        socket.close(ignored);
+    }
+    if (port.filler) {
+        error_code ignored;
+        port.filler->close(ignored);
+        port.filler.reset();
+    }
+}
+
+error_code listener::state::listen_again(listening_port& port, int backlog) {
+    error_code ec;
+    port.acceptor->set_option(asio::socket_base::reuse_address{true}, ec);
+    // listen() on a listening socket only sets its backlog; on a shut-down one it listens again on
+    // the port it kept bound.
+    if (!ec) port.acceptor->listen(backlog, ec);
+    return ec;
+}
+
+error_code listener::state::stop_listening(listening_port& port) {
+    // On Linux, shutting a listening socket down ends listening (the queue's connections are reset)
+    // and keeps the socket bound to its port, which add_port bound explicitly (a port the kernel
+    // picked would be released). Without SO_REUSEADDR no other socket can bind the port meanwhile,
+    // and none can listen on it.
+    if (::shutdown(port.acceptor->native_handle(), SHUT_RD) != 0) {
+        return {errno, boost::system::system_category()};
+    }
+    error_code ec;
+    port.acceptor->set_option(asio::socket_base::reuse_address{false}, ec);
+    return ec;
+}
+
+error_code listener::state::hold_queue_full(listening_port& port) {
+    // Linux drops a SYN while the accept queue holds more than the backlog: at a backlog of 0, one
+    // connection not accepted holds it full. The filler connects to the port itself; with the default
+    // net.ipv4.tcp_syncookies = 1 it gets in by a syncookie, and with 0 a backlog of 0 drops every SYN
+    // already. A client whose SYN beats the filler's holds the queue instead (reset_held_queue).
+    error_code ec = listen_again(port, 0);
+    if (ec) return ec;
+    const tcp::endpoint target = reachable(port.acceptor->local_endpoint(ec));
+    if (ec) return ec;
+    listener_socket& filler = port.filler.emplace(ios.front()->get_executor());
+    filler.open(target.protocol(), ec);
+    if (!ec) filler.bind({target.address(), 0}, ec);
+    if (!ec) port.filler_end = filler.local_endpoint(ec);
+    if (ec) return ec;
+    // Completes at once on loopback, or never if a client took the place first: either holds the queue.
+    filler.async_connect(target, [](error_code) {});
+    return {};
 }
 
 bool listener::state::make_room(listening_port& port) {
@@ -202,12 +356,29 @@ error_code listener::add_port(const port_options& options, accept_handler on_acc
     error_code ec = parse_listen_address(options.address, options.allow_non_loopback, address);
     if (ec) return ec;
     listening_port& port = s.ports.emplace_back(*s.ios.front(), options, std::move(on_accept), std::move(on_refusal));
-    const tcp::endpoint endpoint{address, options.port};
+    tcp::endpoint endpoint{address, options.port};
     acceptor_t& acceptor = *port.acceptor;
-    acceptor.open(endpoint.protocol(), ec);
-    if (!ec) acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
-    if (!ec) acceptor.bind(endpoint, ec);
+    if (options.port == 0) {
+        // The port is bound by its number, not as "any port", so that it stays bound while its socket
+        // stops listening (port_state::refusing): a stand-in takes an ephemeral port first, and both
+        // hold it (SO_REUSEADDR, neither listening) until the acceptor has it.
+        acceptor_t stand_in{s.ios.front()->get_executor()};
+        stand_in.open(endpoint.protocol(), ec);
+        if (!ec) stand_in.set_option(asio::socket_base::reuse_address{true}, ec);
+        if (!ec) stand_in.bind(endpoint, ec);
+        if (!ec) endpoint.port(stand_in.local_endpoint(ec).port());
+        if (!ec) acceptor.open(endpoint.protocol(), ec);
+        if (!ec) acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
+        if (!ec) acceptor.bind(endpoint, ec);
+    } else {
+        acceptor.open(endpoint.protocol(), ec);
+        if (!ec) acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
+        if (!ec) acceptor.bind(endpoint, ec);
+    }
     if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    // A switch out of `open` takes the queue with accepts that end at would_block (switch_port); the
+    // asynchronous accepts work alike either way.
+    if (!ec) acceptor.non_blocking(true, ec);
     if (ec) {
         s.ports.pop_back();
         return ec;
@@ -227,7 +398,10 @@ void listener::start() {
     if (s.started) return;
     s.started = true;
     for (auto& io : s.ios) s.work.emplace_back(io->get_executor());
-    for (listening_port& port : s.ports) s.do_accept(port);
+    s.accepting = true;
+    for (listening_port& port : s.ports) {
+        if (port.mode == port_state::open) s.do_accept(port);
+    }
     s.workers.reserve(s.ios.size());
     for (auto& io : s.ios) s.workers.emplace_back([&context = *io] { context.run(); });
 }
@@ -249,6 +423,7 @@ bool listener::stop() {
                 error_code ignored;
                 port.acceptor->close(ignored);
                 port.retry->cancel();
+                if (port.filler) port.filler->close(ignored);
             }
         });
         for (const auto& c : s.live()) c->on_listener_stop();
@@ -279,6 +454,14 @@ void listener::remove(std::size_t index, std::uint64_t id) {
     s.ports[index].open.erase(id);
     if (s.empty()) s.all_gone.notify_all();
 }
+
+port_switch listener::switch_port(std::size_t index, port_state to) {
+    state& s = *state_;
+    if (s.stopping.load()) return {asio::error::operation_aborted, 0, {}};
+    return s.switch_port(s.ports.at(index), to);
+}
+
+port_state listener::state_of(std::size_t index) const { return state_->ports.at(index).mode; }
 
 bool listener::stopping() const { return state_->stopping.load(std::memory_order_relaxed); }
 std::uint16_t listener::port(std::size_t index) const {

@@ -76,13 +76,13 @@ error_code proxy::start() {
     // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
     c.http->context.records.append_event(wall_clock_anchor(c.http->since_start_ns(), c.http->time.wall_now(), c.options.instance));
     c.started = true;
-    c.http->listen.start();
+    c.http->start();
     return {};
 }
 
 void proxy::stop() {
     core& c = *core_;
-    if (!c.http->listen.stop()) return;
+    if (!c.http->stop()) return;
     c.upstream().close_idle();
     c.http->context.records.flush();
 }

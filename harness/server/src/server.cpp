@@ -51,13 +51,13 @@ error_code server::start() {
         if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
     }
     c.started = true;
-    c.http->listen.start();
+    c.http->start();
     return {};
 }
 
 void server::stop() {
     // Called on a worker the listener only begins the stop; then the journal is not flushed yet.
-    if (core_->http->listen.stop()) core_->http->context.records.flush();
+    if (core_->http->stop()) core_->http->context.records.flush();
 }
 
 std::uint16_t server::port() const { return core_->http->listen.port(core_->http->service_port); }

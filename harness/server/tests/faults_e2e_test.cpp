@@ -1,12 +1,19 @@
-// Every fault kind observed through real sockets by a raw client, and its journal record.
+// Every fault kind observed through real sockets by a raw client, and its journal record (and for
+// the listener-level ones, the server events of their windows).
 #include "server_fixture.hpp"
 #include "test_client.hpp"
 
 #include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace faultline::harness::testing {
 namespace {
@@ -218,6 +225,127 @@ TEST(faults_e2e, refuse_resets_the_connection_on_accept) {
     ASSERT_TRUE(served.parsed());
     EXPECT_EQ(s.engine().counters().refused, 1U);
     EXPECT_EQ(s.journal().size(), 1U);  // a refused connection carries no attempt
+}
+
+// The server events of kind listener_closed / listener_reopened, in order.
+std::vector<server_event> listener_events(test_server& s) {
+    s.finish();
+    std::vector<server_event> out;
+    for (server_event& e : s.context().records.events()) {
+        if (e.kind == server_event_kind::listener_closed || e.kind == server_event_kind::listener_reopened) {
+            out.push_back(std::move(e));
+        }
+    }
+    return out;
+}
+
+std::uint64_t fired(test_server& s, std::string_view rule) {
+    for (const auto& [name, count] : s.context().engine.counters().fired_by_rule) {
+        if (name == rule) return count;
+    }
+    return 0;
+}
+
+TEST(faults_e2e, refuse_closed_port_refuses_connects_from_the_start) {
+    test_server s{"[[fault]]\nname = \"closed\"\nkind = \"refuse\"\nhow = \"closed_port\"\n[fault.when]\nfor = \"1h\"\n"};
+    // The window holds from the start: the port was switched before it accepted anything.
+    const auto refused = exchange(s.port(), make_request("GET", "/x"));
+    EXPECT_EQ(refused.connect_error, asio::error::connection_refused) << refused.connect_error.message();
+    EXPECT_EQ(fired(s, "closed"), 1U);
+    EXPECT_TRUE(s.journal().empty());
+    const auto events = listener_events(s);
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].kind, server_event_kind::listener_closed);
+    EXPECT_EQ(events[0].rule, "closed");
+    EXPECT_EQ(events[0].detail,
+              "closed_port: the port is bound and not listening: connects are refused (ECONNREFUSED)");
+}
+
+TEST(faults_e2e, refuse_closed_port_serves_again_after_its_window) {
+    constexpr auto window = 600ms;
+    test_server s{"[[fault]]\nname = \"closed\"\nkind = \"refuse\"\nhow = \"closed_port\"\nmin_fired = 1\n"
+                  "[fault.when]\nfor = \"600ms\"\n"};
+    const auto window_end = s.engine().run_start() + window;
+    // A client that retries refused connects every 50 ms, until one is served.
+    struct connect_try {
+        std::chrono::steady_clock::time_point started;
+        std::chrono::steady_clock::time_point ended;
+        boost::system::error_code error;
+    };
+    std::vector<connect_try> tries;
+    asio::io_context io;
+    asio::ip::tcp::socket client{io};
+    asio::steady_timer pause{io};
+    std::function<void()> try_connect = [&] {
+        client = asio::ip::tcp::socket{io};
+        tries.push_back({std::chrono::steady_clock::now(), {}, {}});
+        client.async_connect({asio::ip::make_address("127.0.0.1"), s.port()}, [&](boost::system::error_code ec) {
+            tries.back().ended = std::chrono::steady_clock::now();
+            tries.back().error = ec;
+            if (!ec || tries.size() >= 100) return;
+            pause.expires_after(50ms);
+            pause.async_wait([&](boost::system::error_code) { try_connect(); });
+        });
+    };
+    try_connect();
+    io.run_for(10s);
+    ASSERT_FALSE(tries.empty());
+    ASSERT_FALSE(tries.back().error) << tries.back().error.message() << " after " << tries.size() << " connects";
+    for (std::size_t i = 0; i + 1 < tries.size(); ++i) {
+        EXPECT_EQ(tries[i].error, asio::error::connection_refused) << i << ": " << tries[i].error.message();
+    }
+    // Nothing is served before the window ends; a connect that ended inside it was refused.
+    EXPECT_GE(tries.back().ended, window_end);
+    if (tries.front().ended < window_end) {
+        EXPECT_GT(tries.size(), 1U);
+    }
+    client.close();
+    EXPECT_TRUE(exchange(s.port(), make_request("GET", "/x")).parsed());
+    EXPECT_EQ(fired(s, "closed"), 1U);
+    const auto events = listener_events(s);
+    ASSERT_EQ(events.size(), 2U);
+    EXPECT_EQ(events[0].kind, server_event_kind::listener_closed);
+    EXPECT_EQ(events[1].kind, server_event_kind::listener_reopened);
+    EXPECT_EQ(events[1].rule, "closed");
+    EXPECT_EQ(events[1].detail, "closed_port over: listening and accepting again");
+    EXPECT_GE(events[1].at_ns, std::chrono::nanoseconds{window}.count());
+    EXPECT_LT(events[0].seq, events[1].seq);
+}
+
+TEST(faults_e2e, refuse_unanswered_syn_leaves_a_connect_hanging_until_the_window_ends) {
+    test_server s{"[[fault]]\nname = \"silent\"\nkind = \"refuse\"\nhow = \"unanswered_syn\"\n"};
+    asio::io_context io;
+    asio::ip::tcp::socket client{io};
+    boost::system::error_code connect_error = asio::error::would_block;
+    client.async_connect({asio::ip::make_address("127.0.0.1"), s.port()},
+                         [&](boost::system::error_code ec) { connect_error = ec; });
+    io.run_for(300ms);
+    EXPECT_EQ(connect_error, asio::error::would_block) << "the connect ended: " << connect_error.message();
+
+    // The window ends with the rule: the client's kernel resends its SYN and the connect completes.
+    EXPECT_TRUE(s.context().engine.remove("silent"));
+    io.restart();
+    io.run_for(5s);
+    ASSERT_FALSE(connect_error) << connect_error.message();
+    std::string bytes;
+    boost::system::error_code read_error;
+    asio::write(client, asio::buffer(make_request("GET", "/x")));
+    asio::async_read(client, asio::dynamic_buffer(bytes),
+                     [&](boost::system::error_code ec, std::size_t) { read_error = ec; });
+    io.restart();
+    io.run_for(5s);
+    EXPECT_EQ(read_error, asio::error::eof) << read_error.message();
+    EXPECT_TRUE(parse_response(bytes)) << bytes;
+    EXPECT_EQ(s.journal().size(), 1U);
+    const auto events = listener_events(s);
+    ASSERT_EQ(events.size(), 2U);
+    EXPECT_EQ(events[0].kind, server_event_kind::listener_closed);
+    EXPECT_EQ(events[0].rule, "silent");
+    EXPECT_EQ(events[0].detail,
+              "unanswered_syn: the listen queue is held full and not accepted: SYNs go unanswered");
+    EXPECT_EQ(events[1].kind, server_event_kind::listener_reopened);
+    EXPECT_EQ(events[1].rule, "silent");
+    EXPECT_EQ(events[1].detail, "unanswered_syn over: listening and accepting again");
 }
 
 TEST(faults_e2e, close_before_read_is_a_fin_on_accept) {

@@ -1,5 +1,6 @@
 // The one listener on loopback: a port's cap and its refusals, the cap fitted to the descriptor limit,
-// and a stop asked for from one of its own workers (it cannot join itself: it only begins).
+// a stop asked for from one of its own workers (it cannot join itself: it only begins), and a port
+// switched out of listening (refusing: ECONNREFUSED; unanswered: connects hang) and back.
 #include "faultline/server/listener.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -13,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -120,6 +122,141 @@ TEST(listener, a_stop_from_a_worker_only_begins_and_a_later_one_completes) {
     EXPECT_TRUE(l.stopping());
     EXPECT_TRUE(l.stop());
     EXPECT_TRUE(l.stop());  // idempotent
+}
+
+// A listener of one port whose accepted connections are held, and closed when it stops.
+struct held_port {
+    held_port() {
+        EXPECT_FALSE(l.add_port(
+            port_options{},
+            [this](accepted_connection accepted) {
+                const std::lock_guard lock{mutex};
+                held.push_back(std::make_shared<held_connection>(l, index, std::move(accepted)));
+                ++accepted_count;
+                accepted_more.notify_all();
+                return held.back();
+            },
+            {}, index));
+        l.start();
+    }
+    ~held_port() {
+        {
+            // Gone before the stop, which then has nothing to wait for.
+            const std::lock_guard lock{mutex};
+            held.clear();
+        }
+        l.stop();
+    }
+
+    // switch_port on the accepting thread, waited for.
+    port_switch switch_to(port_state to) {
+        std::promise<port_switch> done;
+        asio::post(l.context(0), [&] { done.set_value(l.switch_port(index, to)); });
+        auto result = done.get_future();
+        EXPECT_EQ(result.wait_for(5s), std::future_status::ready);
+        return result.get();
+    }
+
+    // Whether `count` connections were accepted within `bound`.
+    bool accepted_within(int count, std::chrono::milliseconds bound) {
+        std::unique_lock lock{mutex};
+        return accepted_more.wait_for(lock, bound, [&] { return accepted_count.load() >= count; });
+    }
+
+    listener l{1, 1s};
+    std::size_t index = 0;
+    std::mutex mutex;
+    std::condition_variable accepted_more;
+    std::vector<std::shared_ptr<held_connection>> held;
+    std::atomic<int> accepted_count{0};
+};
+
+// A connect to `port` bounded by `bound`: its error, or `timed_out` when it neither completed nor failed.
+struct connect_outcome {
+    boost::system::error_code error;
+    bool timed_out = false;
+};
+
+connect_outcome connect_within(asio::io_context& io, asio::ip::tcp::socket& client, std::uint16_t port,
+                               std::chrono::milliseconds bound) {
+    connect_outcome out;
+    bool done = false;
+    client.async_connect(loopback(port), [&](boost::system::error_code ec) {
+        out.error = ec;
+        done = true;
+    });
+    io.restart();
+    io.run_for(bound);
+    out.timed_out = !done;
+    return out;
+}
+
+TEST(listener, a_refusing_port_refuses_connects_and_keeps_its_port) {
+    held_port p;
+    const std::uint16_t port = p.l.port(p.index);
+    EXPECT_FALSE(p.switch_to(port_state::refusing).error);
+    EXPECT_EQ(p.l.state_of(p.index), port_state::refusing);
+    asio::io_context io;
+    asio::ip::tcp::socket refused{io};
+    const connect_outcome outcome = connect_within(io, refused, port, 5s);
+    EXPECT_FALSE(outcome.timed_out);
+    EXPECT_EQ(outcome.error, asio::error::connection_refused) << outcome.error.message();
+
+    // The port stays bound: another socket can neither listen on it nor bind it, not even with
+    // SO_REUSEADDR (the ephemeral port was bound by its number).
+    asio::ip::tcp::acceptor other{io};
+    other.open(asio::ip::tcp::v4());
+    other.set_option(asio::socket_base::reuse_address{true});
+    boost::system::error_code ec;
+    other.bind(loopback(port), ec);
+    if (!ec) other.listen(asio::socket_base::max_listen_connections, ec);
+    EXPECT_EQ(ec, asio::error::address_in_use) << ec.message();
+    other.close();
+
+    EXPECT_FALSE(p.switch_to(port_state::open).error);
+    EXPECT_EQ(p.l.port(p.index), port);
+    asio::ip::tcp::socket served{io};
+    EXPECT_FALSE(connect_within(io, served, port, 5s).error);
+    EXPECT_TRUE(p.accepted_within(1, 5s));
+}
+
+TEST(listener, an_unanswered_port_leaves_connects_hanging_until_it_listens_again) {
+    held_port p;
+    const std::uint16_t port = p.l.port(p.index);
+    const port_switch held = p.switch_to(port_state::unanswered);
+    EXPECT_FALSE(held.error) << held.error.message();
+    EXPECT_EQ(held.accepted_from_queue, 0U);
+    asio::io_context io;
+    asio::ip::tcp::socket client{io};
+    boost::system::error_code connect_error = asio::error::would_block;
+    client.async_connect(loopback(port), [&](boost::system::error_code ec) { connect_error = ec; });
+    io.run_for(300ms);
+    EXPECT_EQ(connect_error, asio::error::would_block) << "the connect ended: " << connect_error.message();
+    EXPECT_EQ(p.accepted_count.load(), 0);
+
+    // Listening again: the client's kernel resends its SYN (a second after the first) and connects.
+    const port_switch reopened = p.switch_to(port_state::open);
+    EXPECT_FALSE(reopened.error);
+    EXPECT_TRUE(reopened.reset_unread.empty());
+    io.restart();
+    io.run_for(5s);
+    EXPECT_FALSE(connect_error) << connect_error.message();
+    EXPECT_TRUE(p.accepted_within(1, 5s));
+}
+
+TEST(listener, ports_switch_between_refusing_and_unanswered_directly) {
+    held_port p;
+    const std::uint16_t port = p.l.port(p.index);
+    EXPECT_FALSE(p.switch_to(port_state::unanswered).error);
+    EXPECT_FALSE(p.switch_to(port_state::refusing).error);
+    asio::io_context io;
+    asio::ip::tcp::socket refused{io};
+    EXPECT_EQ(connect_within(io, refused, port, 5s).error, asio::error::connection_refused);
+    EXPECT_FALSE(p.switch_to(port_state::unanswered).error);
+    asio::ip::tcp::socket hanging{io};
+    EXPECT_TRUE(connect_within(io, hanging, port, 300ms).timed_out);
+    EXPECT_FALSE(p.switch_to(port_state::open).error);
+    EXPECT_EQ(p.accepted_count.load(), 0);
 }
 
 // Each connection of `descriptors_each` descriptors must fit under the (raised) limit with the

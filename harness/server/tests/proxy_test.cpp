@@ -77,6 +77,18 @@ Entry only(const std::vector<Entry>& entries) {
     return entries.empty() ? Entry{} : entries.front();
 }
 
+// The proxy listens on the same listener as `serve`: a listener-level fault closes its port too.
+TEST(proxy, refuse_closed_port_refuses_connects_to_the_proxy) {
+    test_proxy p{"[[fault]]\nname = \"closed\"\nkind = \"refuse\"\nhow = \"closed_port\"\n", closed_port()};
+    const auto refused = exchange(p.port(), make_request("GET", "/x"));
+    EXPECT_EQ(refused.connect_error, asio::error::connection_refused) << refused.connect_error.message();
+    EXPECT_TRUE(p.journal().empty());
+    const auto events = p.context().records.events();
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const server_event& e) {
+        return e.kind == server_event_kind::listener_closed && e.rule == "closed";
+    }));
+}
+
 TEST(proxy, forwards_the_upstream_reply_and_journals_its_status_and_time) {
     test_server upstream{""};
     test_proxy p{"", upstream.port()};

@@ -1,17 +1,21 @@
 // Something the server did or was told to do that is not an attempt, but is evidence in its own
 // right: a control action (a reset forgets attempts, a rule change switches faults on or off — a
 // client that resets the server mid-run must not turn a FAIL into a PASS), or a limit the server
-// enforced (a connection refused over the cap, a connection closed by a header or idle timeout).
+// enforced (a connection refused over the cap, a connection closed by a header or idle timeout), or
+// a switch of its listening port for a fault's window (closed, reopened).
 // The server journals each beside the attempts, numbered from the same sequence, and checks and
 // reports see them. In JSON Lines a server event is one object whose first field is "event":
 //   {"event":"reset","seq":7,"t":1200,"rule":"","detail":"","peer":"127.0.0.1:40112"}
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "faultline/core/enum_names.hpp"
 
 namespace faultline::harness {
 
@@ -31,10 +35,32 @@ enum class server_event_kind {
     idle_timeout,        // a kept-alive connection idle too long; closed
     write_timeout,       // a response the client stopped reading, not taken in time; reset
     idle_evicted,        // a kept-alive idle connection closed to make room at max_connections
+    // The service port's own schedule: a listener-level fault's window (`refuse` with how =
+    // "closed_port" or "unanswered_syn") began, or ended. `rule` names the rule, `detail` says how,
+    // and which connections that completed their handshake in a held listen queue were reset unread.
+    listener_closed,
+    listener_reopened,
     // The journal's anchor, its first line: `detail` is the wall clock at the event's `t` as Unix ns,
     // `peer` the instance's name, so journals of several instances can be put on one timeline.
     started,
 };
+
+// Their journal names.
+inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<server_event_kind>>({
+    {server_event_kind::reset, "reset"},
+    {server_event_kind::rule_added, "rule_added"},
+    {server_event_kind::rule_removed, "rule_removed"},
+    {server_event_kind::rules_cleared, "rules_cleared"},
+    {server_event_kind::evidence_altered, "evidence_altered"},
+    {server_event_kind::connection_refused, "connection_refused"},
+    {server_event_kind::header_timeout, "header_timeout"},
+    {server_event_kind::idle_timeout, "idle_timeout"},
+    {server_event_kind::write_timeout, "write_timeout"},
+    {server_event_kind::idle_evicted, "idle_evicted"},
+    {server_event_kind::listener_closed, "listener_closed"},
+    {server_event_kind::listener_reopened, "listener_reopened"},
+    {server_event_kind::started, "started"},
+})};
 
 std::string_view to_string(server_event_kind kind);
 std::optional<server_event_kind> server_event_kind_from_string(std::string_view s);

@@ -5,7 +5,8 @@
 // descriptor limit holds, at the port's descriptors per connection), the registry of open
 // connections, and the stop: stop accepting, let connections finish within the drain time, close the
 // rest, join the workers. What a connection *is* stays with the server that accepts it: the listener
-// sees it only as a `listened_connection`.
+// sees it only as a `listened_connection`. A server may also switch a port out of listening for a
+// while (`switch_port`: a closed port, or SYNs left unanswered) — a listener-level fault's window.
 #pragma once
 
 #include <boost/asio/basic_socket_acceptor.hpp>
@@ -24,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace faultline::harness {
 
@@ -45,6 +47,36 @@ boost::system::error_code parse_listen_address(const std::string& text, bool all
 // of `descriptors_each` descriptors fit under it with `reserve` kept back: at most `wanted`, at least 1.
 std::size_t connections_within_descriptor_limit(std::size_t wanted, std::size_t descriptors_each,
                                                 std::size_t reserve);
+
+// "address:port" ("[address]:port" for IPv6), as journals name peers.
+std::string endpoint_text(const boost::asio::ip::tcp::endpoint& endpoint);
+
+// What a listening port does (listener::switch_port). Both states other than `open` rely on Linux's
+// TCP: it is what faultline runs on, and a switch elsewhere fails and leaves the port open.
+enum class port_state {
+    open,  // listening and accepting
+    // Bound but not listening (its socket shut down, which ends listening and keeps the bound port):
+    // the kernel answers every SYN with a reset, so connects fail with ECONNREFUSED. SO_REUSEADDR is
+    // off meanwhile, so no other socket can listen on the port.
+    refusing,
+    // Listening with a backlog of 0, its accept queue held full by the listener's own filler
+    // connection, and not accepting: the kernel drops every SYN while the queue is full, so connects
+    // neither complete nor fail (a client's kernel resends its SYN 1 s, 3 s, 7 s … after the first).
+    unanswered,
+};
+
+// What a switch did.
+struct port_switch {
+    // The switch failed: the port is open again (listening and accepting).
+    boost::system::error_code error;
+    // Connections already in the listen queue when the port left `open`: accepted and served as
+    // usual (they connected before the switch).
+    std::size_t accepted_from_queue = 0;
+    // Leaving `unanswered`: connections that completed their handshake in the held listen queue
+    // during the window — they raced the filler for it, or completed when it was — reset (RST)
+    // unread, so a request the client sent and gave up on is never executed late: their peers.
+    std::vector<std::string> reset_unread;
+};
 
 // An open connection as the listener keeps it. Called from any thread; each call is carried out on
 // the connection's own thread.
@@ -121,6 +153,14 @@ public:
 
     // A connection of port `index` is gone (its destructor): its room is free again.
     void remove(std::size_t index, std::uint64_t id);
+
+    // Switches port `index` to `to` (port_state) and says what that did. Call it before start() (a
+    // port that must not accept from the first moment), or after it on the ports' accepting thread,
+    // worker 0 (post it to `context(0)`); not once stop() has begun. A port leaving `open` first
+    // accepts what its listen queue holds, as usual; one leaving `unanswered` resets unread what
+    // completed its handshake in the held queue.
+    port_switch switch_port(std::size_t index, port_state to);
+    port_state state_of(std::size_t index) const;  // on worker 0, as switch_port
 
     std::uint16_t port(std::size_t index) const;
     std::size_t max_connections(std::size_t index) const;
