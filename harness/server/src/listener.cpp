@@ -358,23 +358,20 @@ error_code listener::add_port(const port_options& options, accept_handler on_acc
     listening_port& port = s.ports.emplace_back(*s.ios.front(), options, std::move(on_accept), std::move(on_refusal));
     tcp::endpoint endpoint{address, options.port};
     acceptor_t& acceptor = *port.acceptor;
+    // The port is bound by its number, never as "any port", so that it stays bound while its socket
+    // stops listening (port_state::refusing): for an ephemeral one a stand-in takes the port first,
+    // and both hold it (SO_REUSEADDR, neither listening) until the acceptor has it.
+    std::optional<acceptor_t> stand_in;
     if (options.port == 0) {
-        // The port is bound by its number, not as "any port", so that it stays bound while its socket
-        // stops listening (port_state::refusing): a stand-in takes an ephemeral port first, and both
-        // hold it (SO_REUSEADDR, neither listening) until the acceptor has it.
-        acceptor_t stand_in{s.ios.front()->get_executor()};
-        stand_in.open(endpoint.protocol(), ec);
-        if (!ec) stand_in.set_option(asio::socket_base::reuse_address{true}, ec);
-        if (!ec) stand_in.bind(endpoint, ec);
-        if (!ec) endpoint.port(stand_in.local_endpoint(ec).port());
-        if (!ec) acceptor.open(endpoint.protocol(), ec);
-        if (!ec) acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
-        if (!ec) acceptor.bind(endpoint, ec);
-    } else {
-        acceptor.open(endpoint.protocol(), ec);
-        if (!ec) acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
-        if (!ec) acceptor.bind(endpoint, ec);
+        stand_in.emplace(s.ios.front()->get_executor());
+        stand_in->open(endpoint.protocol(), ec);
+        if (!ec) stand_in->set_option(asio::socket_base::reuse_address{true}, ec);
+        if (!ec) stand_in->bind(endpoint, ec);
+        if (!ec) endpoint.port(stand_in->local_endpoint(ec).port());
     }
+    if (!ec) acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address{true}, ec);
+    if (!ec) acceptor.bind(endpoint, ec);
     if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
     // A switch out of `open` takes the queue with accepts that end at would_block (switch_port); the
     // asynchronous accepts work alike either way.
