@@ -244,6 +244,28 @@ TEST(listener, an_unanswered_port_leaves_connects_hanging_until_it_listens_again
     EXPECT_TRUE(p.accepted_within(1, 5s));
 }
 
+// A client that connected before the switch waits in the listen queue while worker 0 is busy; the
+// switch takes it off the queue and it is served, not reset with the queue.
+TEST(listener, a_switch_serves_what_the_listen_queue_already_holds) {
+    held_port p;
+    std::promise<void> connected;
+    std::promise<port_switch> done;
+    asio::post(p.l.context(0), [&] {
+        connected.get_future().wait();
+        done.set_value(p.l.switch_port(p.index, port_state::refusing));
+    });
+    asio::io_context io;
+    asio::ip::tcp::socket client{io};
+    EXPECT_FALSE(connect_within(io, client, p.l.port(p.index), 5s).error);
+    connected.set_value();
+    auto result = done.get_future();
+    ASSERT_EQ(result.wait_for(5s), std::future_status::ready);
+    const port_switch closed = result.get();
+    EXPECT_FALSE(closed.error);
+    EXPECT_EQ(closed.accepted_from_queue, 1U);
+    EXPECT_TRUE(p.accepted_within(1, 5s));
+}
+
 TEST(listener, ports_switch_between_refusing_and_unanswered_directly) {
     held_port p;
     const std::uint16_t port = p.l.port(p.index);
