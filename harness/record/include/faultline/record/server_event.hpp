@@ -7,11 +7,14 @@
 //   {"event":"reset","seq":7,"t":1200,"rule":"","detail":"","peer":"127.0.0.1:40112"}
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "faultline/core/enum_names.hpp"
 
 namespace faultline::harness {
 
@@ -35,6 +38,21 @@ enum class server_event_kind {
     // `peer` the instance's name, so journals of several instances can be put on one timeline.
     started,
 };
+
+// Their journal names.
+inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<server_event_kind>>({
+    {server_event_kind::reset, "reset"},
+    {server_event_kind::rule_added, "rule_added"},
+    {server_event_kind::rule_removed, "rule_removed"},
+    {server_event_kind::rules_cleared, "rules_cleared"},
+    {server_event_kind::evidence_altered, "evidence_altered"},
+    {server_event_kind::connection_refused, "connection_refused"},
+    {server_event_kind::header_timeout, "header_timeout"},
+    {server_event_kind::idle_timeout, "idle_timeout"},
+    {server_event_kind::write_timeout, "write_timeout"},
+    {server_event_kind::idle_evicted, "idle_evicted"},
+    {server_event_kind::started, "started"},
+})};
 
 std::string_view to_string(server_event_kind kind);
 std::optional<server_event_kind> server_event_kind_from_string(std::string_view s);
