@@ -17,7 +17,7 @@ seconds="${2:-300}"
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-    targets=(scenario_fuzz serve_config_fuzz retry_after_fuzz journal_fuzz control_api_fuzz http_server_fuzz)
+    targets=(scenario_fuzz serve_config_fuzz retry_after_fuzz journal_fuzz control_api_fuzz http_server_fuzz proxy_fuzz)
 fi
 
 cmake --preset fuzz >/dev/null
@@ -25,10 +25,10 @@ cmake --build --preset fuzz
 bin=build/fuzz/fuzz
 out=build/fuzz/long
 declare -A dicts=([scenario_fuzz]=toml [serve_config_fuzz]=toml [retry_after_fuzz]=http_date
-                  [journal_fuzz]=journal [control_api_fuzz]=rules [http_server_fuzz]=http)
+                  [journal_fuzz]=journal [control_api_fuzz]=rules [http_server_fuzz]=http [proxy_fuzz]=http)
 # As in fuzz/CMakeLists.txt: the server target's own bound on a silent server is 10 s; TOML targets
 # take inputs up to 128 KiB, past config::document's bounds.
-declare -A options=([http_server_fuzz]="-timeout=30" [scenario_fuzz]="-max_len=131072"
+declare -A options=([http_server_fuzz]="-timeout=30" [proxy_fuzz]="-timeout=30" [scenario_fuzz]="-max_len=131072"
                     [serve_config_fuzz]="-max_len=131072" [control_api_fuzz]="-max_len=131072")
 # As in fuzz/CMakeLists.txt: the shipped suites and example scenarios are scenario seeds too.
 declare -A seeds=([scenario_fuzz]="suites examples/scenarios")

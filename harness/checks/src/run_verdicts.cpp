@@ -49,9 +49,16 @@ verdict evidence_intact(const run_record& run) {
     }
     v.passed = actions.empty();
     const std::string limit_note = limits.empty() ? "" : "; limits enforced: " + count_by_kind(limits);
+    // Altered evidence is no control action: something behind the server's back changed its spill file.
+    const auto altered = actions.extract(server_event_kind::evidence_altered);
+    std::string cause;
+    if (!actions.empty()) cause = "the control API changed the server during the run (" + count_by_kind(actions) + ")";
+    if (altered) {
+        cause += (cause.empty() ? "" : "; ") + std::string{"the journal's spill file was altered during the run ("} +
+                 std::to_string(altered.mapped()) + " evidence_altered)";
+    }
     v.summary = v.passed ? "no reset or rule change during the run" + limit_note
-                         : "the control API changed the server during the run (" + count_by_kind(actions) +
-                               "): the journal no longer shows the whole run" + limit_note;
+                         : cause + ": the journal no longer shows the whole run" + limit_note;
     return v;
 }
 

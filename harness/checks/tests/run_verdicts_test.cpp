@@ -51,6 +51,22 @@ TEST(evidence_intact, an_added_rule_is_a_control_action_too) {
     EXPECT_THAT(v.evidence.at(0).detail, HasSubstr("rule_added of rule `always-200`"));
 }
 
+// A spill file changed behind the server's back fails it too, in its own words: no client asked.
+TEST(evidence_intact, an_altered_spill_file_fails_and_says_so) {
+    run_record run = charged_twice();
+    run.server_events = {event(server_event_kind::evidence_altered, 7, 20, "", "2 blocks of 512 records left out")};
+    const verdict v = evidence_intact(run);
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_EQ(v.summary, "the journal's spill file was altered during the run (1 evidence_altered): the journal no "
+                         "longer shows the whole run");
+    EXPECT_THAT(v.evidence.at(0).detail, HasSubstr("2 blocks of 512 records left out"));
+    run.server_events.push_back(event(server_event_kind::reset, 8, 21));
+    EXPECT_EQ(evidence_intact(run).summary.rfind("the control API changed the server during the run (1 reset); the "
+                                                 "journal's spill file was altered",
+                                                 0),
+              0u);
+}
+
 TEST(evidence_intact, a_run_without_control_actions_passes_and_counts_the_limits) {
     run_record run = charged_twice();
     EXPECT_EQ(evidence_intact(run).outcome(), verdict_outcome::pass);

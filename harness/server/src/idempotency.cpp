@@ -9,20 +9,6 @@
 
 namespace faultline::harness {
 
-std::string_view to_string(idempotency_mode v) {
-    switch (v) {
-        case idempotency_mode::off: return "off";
-        case idempotency_mode::keys: return "keys";
-    }
-    return "unknown";
-}
-
-std::optional<idempotency_mode> idempotency_mode_from_string(std::string_view s) {
-    if (s == "off") return idempotency_mode::off;
-    if (s == "keys") return idempotency_mode::keys;
-    return std::nullopt;
-}
-
 std::string_view to_string(idempotency_decision v) {
     switch (v) {
         case idempotency_decision::proceed: return "proceed";

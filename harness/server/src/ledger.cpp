@@ -8,24 +8,6 @@
 
 namespace faultline::harness {
 
-std::string_view to_string(effect_semantics v) {
-    switch (v) {
-        case effect_semantics::non_idempotent: return "non_idempotent";
-        case effect_semantics::idempotent_write: return "idempotent_write";
-        case effect_semantics::read: return "read";
-        case effect_semantics::none: return "none";
-    }
-    return "unknown";
-}
-
-std::optional<effect_semantics> effect_semantics_from_string(std::string_view s) {
-    for (auto v : {effect_semantics::non_idempotent, effect_semantics::idempotent_write, effect_semantics::read,
-                   effect_semantics::none}) {
-        if (to_string(v) == s) return v;
-    }
-    return std::nullopt;
-}
-
 namespace {
 
 bool in_scope(const ledger_entry& e, commit_scope scope) {

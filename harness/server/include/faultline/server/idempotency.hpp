@@ -41,8 +41,14 @@ inline constexpr std::string_view idempotency_marker_header = "Faultline-Idempot
 inline constexpr std::string_view idempotency_marker_in_flight = "in-flight";
 
 enum class idempotency_mode { off, keys };
-std::string_view to_string(idempotency_mode v);
-std::optional<idempotency_mode> idempotency_mode_from_string(std::string_view s);
+inline constexpr enum_names idempotency_mode_names{std::to_array<enum_name<idempotency_mode>>({
+    {idempotency_mode::off, "off"},
+    {idempotency_mode::keys, "keys"},
+})};
+inline std::string_view to_string(idempotency_mode v) { return idempotency_mode_names(v); }
+inline std::optional<idempotency_mode> idempotency_mode_from_string(std::string_view s) {
+    return idempotency_mode_names.from(s);
+}
 
 // From the `[server]` table: `idempotency = "off" | "keys"`, `idempotency_required = bool`.
 struct idempotency_config {

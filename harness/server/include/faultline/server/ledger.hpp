@@ -6,10 +6,12 @@
 // target are symbols (faultline/record/symbol.hpp), shared with the journal's records.
 #pragma once
 
+#include "faultline/core/enum_names.hpp"
 #include "faultline/record/symbol.hpp"
 
 #include <boost/json/value.hpp>
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -27,8 +29,16 @@ enum class effect_semantics : std::uint8_t {
     none,              // no effect (catch-all, health)
 };
 
-std::string_view to_string(effect_semantics v);
-std::optional<effect_semantics> effect_semantics_from_string(std::string_view s);
+inline constexpr enum_names effect_semantics_names{std::to_array<enum_name<effect_semantics>>({
+    {effect_semantics::non_idempotent, "non_idempotent"},
+    {effect_semantics::idempotent_write, "idempotent_write"},
+    {effect_semantics::read, "read"},
+    {effect_semantics::none, "none"},
+})};
+inline std::string_view to_string(effect_semantics v) { return effect_semantics_names(v); }
+inline std::optional<effect_semantics> effect_semantics_from_string(std::string_view s) {
+    return effect_semantics_names.from(s);
+}
 
 struct ledger_entry {
     symbol operation;            // operation identity of the committing attempt
