@@ -132,13 +132,21 @@ public:
         key(name);
         char buf[24];
         const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-        out_.append(buf, end);
+        out_.append(buf, static_cast<std::size_t>(end - buf));  // (pointer, length): the iterator-pair overload goes through replace()
     }
 
     void string(std::string_view name, std::string_view v) {
         key(name);
         out_.push_back('"');
-        for (const char c : v) escape(c);
+        // Runs that need no escaping (nearly every value) are appended whole, not a character at a time.
+        std::size_t clean_from = 0;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            if (!needs_escape(v[i])) continue;
+            out_.append(v.data() + clean_from, i - clean_from);
+            escape(v[i]);
+            clean_from = i + 1;
+        }
+        out_.append(v.data() + clean_from, v.size() - clean_from);
         out_.push_back('"');
     }
 
@@ -157,7 +165,7 @@ public:
         if (v) string(name, *v);
     }
 
-    void end() { out_ += "}\n"; }
+    void end() { out_.append(std::string_view{"}\n"}); }
 
 private:
     void key(std::string_view name) {
@@ -165,27 +173,26 @@ private:
         first_ = false;
         out_.push_back('"');
         out_.append(name);
-        out_ += "\":";
+        out_.append(std::string_view{"\":"});
     }
 
+    static bool needs_escape(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
+
     void escape(char c) {
+        using namespace std::string_view_literals;
         switch (c) {
-            case '"': out_ += "\\\""; return;
-            case '\\': out_ += "\\\\"; return;
-            case '\b': out_ += "\\b"; return;
-            case '\f': out_ += "\\f"; return;
-            case '\n': out_ += "\\n"; return;
-            case '\r': out_ += "\\r"; return;
-            case '\t': out_ += "\\t"; return;
+            case '"': out_.append("\\\""sv); return;
+            case '\\': out_.append("\\\\"sv); return;
+            case '\b': out_.append("\\b"sv); return;
+            case '\f': out_.append("\\f"sv); return;
+            case '\n': out_.append("\\n"sv); return;
+            case '\r': out_.append("\\r"sv); return;
+            case '\t': out_.append("\\t"sv); return;
             default: break;
         }
         const auto u = static_cast<unsigned char>(c);
-        if (u >= 0x20) {
-            out_.push_back(c);
-            return;
-        }
         static constexpr char hex[] = "0123456789abcdef";
-        out_ += "\\u00";
+        out_.append("\\u00"sv);
         out_.push_back(hex[u >> 4]);
         out_.push_back(hex[u & 0xfU]);
     }

@@ -96,6 +96,7 @@ TEST(journal_json, the_line_writer_matches_the_object_form) {
         auto r = sample(n);
         r.target = "/p?q=\"x\"\\\n\t\x01\x1f/\u00e9\u2603";
         r.rule = "r\b\f\r";
+        r.fault = "\"edge\\";  // escapes at both ends of a value
         EXPECT_EQ(to_jsonl_line(r), boost::json::serialize(to_json(r)) + "\n") << n;
     }
 }
