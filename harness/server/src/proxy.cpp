@@ -87,10 +87,10 @@ void proxy::stop() {
     c.http->context.records.flush();
 }
 
-std::uint16_t proxy::port() const { return core_->http->listen.port(core_->http->service_port); }
-std::string proxy::url() const { return "http://" + core_->options.address + ":" + std::to_string(port()); }
+std::uint16_t proxy::port() const { return core_->http->listen.port(*core_->http->service_port); }
+std::string proxy::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }
 faultline::time_point proxy::run_start() const { return core_->http->run_start; }
-std::size_t proxy::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
+std::size_t proxy::max_connections() const { return core_->http->listen.max_connections(*core_->http->service_port); }
 proxy_counters proxy::counters() const {
     const core& c = *core_;
     return {c.http->connections.load(), c.http->refused.load(),  c.http->attempts.load(),

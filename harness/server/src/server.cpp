@@ -47,8 +47,16 @@ error_code server::start() {
     if (const error_code ec = c.http->open_service_port(service)) return ec;
     if (c.options.control_port) {
         port_options control = service;
+        control.address = c.options.control_address;
         control.port = *c.options.control_port;
-        if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
+        control_api::options api{c.control_token, !is_loopback_address(c.options.control_address),
+                                 [http = c.http.get()] { return http->read_counters(); },
+                                 [http = c.http.get()] { return http->since_start_ns(); }};
+        // The core owns the handler, so the raw pointers above never outlive what they name.
+        if (const error_code ec = c.http->open_control_port(
+                control, std::make_shared<control_api>(c.http->context, std::move(api)))) {
+            return ec;
+        }
     }
     c.started = true;
     c.http->start();
@@ -60,18 +68,18 @@ void server::stop() {
     if (core_->http->stop()) core_->http->context.records.flush();
 }
 
-std::uint16_t server::port() const { return core_->http->listen.port(core_->http->service_port); }
+std::uint16_t server::port() const { return core_->http->listen.port(*core_->http->service_port); }
 std::optional<std::uint16_t> server::control_port() const {
     if (!core_->http->control_port) return std::nullopt;
     return core_->http->listen.port(*core_->http->control_port);
 }
 const std::string& server::control_token() const { return core_->control_token; }
-std::size_t server::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
-std::string server::url() const { return "http://" + core_->options.address + ":" + std::to_string(port()); }
+std::size_t server::max_connections() const { return core_->http->listen.max_connections(*core_->http->service_port); }
+std::string server::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }
 std::string server::control_url() const {
     const auto control = control_port();
     if (!control) return {};
-    return "http://" + core_->options.address + ":" + std::to_string(*control) + std::string{control_prefix};
+    return "http://" + url_host(core_->options.control_address) + ":" + std::to_string(*control) + std::string{control_prefix};
 }
 server_counters server::counters() const { return core_->http->read_counters(); }
 faultline::time_point server::run_start() const { return core_->http->run_start; }
