@@ -4,13 +4,11 @@
 // token: random unless --control-token-file, the FAULTLINE_CONTROL_TOKEN environment variable or
 // --control-token sets it, or --no-control-token drops it; an empty one is refused, since it would
 // switch authentication off unasked), writes the ready / env files (startup_files.hpp), and runs
-// until SIGINT or SIGTERM, then stops cleanly and flushes the journal. The journal opens with a wall-clock anchor (a `started` event), as the
-// proxy's does, for merged journals.
+// until SIGINT or SIGTERM, then stops cleanly and flushes the journal. The journal opens with a
+// wall-clock anchor (a `started` event), as the proxy's does, for merged journals.
 #include "commands.hpp"
 #include "server_setup.hpp"
 #include "startup_files.hpp"
-
-#include "faultline/server/listener.hpp"
 
 #include <unistd.h>
 
@@ -54,21 +52,13 @@ void run_serve(const serve_args& args) {
     }
     if (args.port) options.port = *args.port;
     if (args.control_port) options.control_port = *args.control_port;
-    if (!args.control_listen.empty()) {
-        const listen_option listen =
-            parse_listen_option(args.control_listen, "--control-listen", "serve", args.allow_non_loopback);
-        options.control_address = listen.address;
-        if (listen.port) options.control_port = *listen.port;
-    }
+    const control_choice control = choose_control(args.control_listen, args.token, args.allow_non_loopback, "serve");
+    options.control_address = control.address;
+    if (control.port) options.control_port = *control.port;
     // The control API always has its own listener: the service port never serves it.
     if (!options.control_port) options.control_port = 0;
-    const chosen_token token = choose_control_token(args.token, "serve");
+    const chosen_token& token = control.token;
     if (token.token) options.control_token = *token.token;
-    if (!harness::is_loopback_address(options.control_address) && token.token && token.token->empty()) {
-        std::cerr << "faultline serve: --control-listen " << args.control_listen
-                  << " is not loopback: the control API then needs a token (drop --no-control-token)\n";
-        fail(exit_bad_input);
-    }
     if (args.threads) options.threads = *args.threads;
     const std::uint64_t seed = choose_seed(args.seed, config);
     const auto context = open_server_context(config, seed, args.journal, limits);

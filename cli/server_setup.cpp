@@ -140,6 +140,23 @@ listen_option parse_listen_option(const std::string& text, std::string_view opti
     return out;
 }
 
+control_choice choose_control(const std::string& control_listen, const control_token_options& token,
+                              bool allow_non_loopback, std::string_view command) {
+    control_choice out;
+    if (!control_listen.empty()) {
+        const listen_option listen = parse_listen_option(control_listen, "--control-listen", command, allow_non_loopback);
+        out.address = listen.address;
+        out.port = listen.port;
+    }
+    out.token = choose_control_token(token, command);
+    if (!harness::is_loopback_address(out.address) && out.token.token && out.token.token->empty()) {
+        std::cerr << "faultline " << command << ": --control-listen " << control_listen
+                  << " is not loopback: the control API then needs a token (drop --no-control-token)\n";
+        throw CLI::RuntimeError(exit_bad_input);
+    }
+    return out;
+}
+
 termination_signals::termination_signals() : signals_{io_, SIGINT, SIGTERM} { wait(); }
 
 void termination_signals::rearm() {

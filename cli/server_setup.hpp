@@ -62,6 +62,16 @@ struct listen_option {
 listen_option parse_listen_option(const std::string& text, std::string_view option, std::string_view command,
                                   bool allow_non_loopback);
 
+// Where the control API listens and the token it requires, from --control-listen ("" = loopback) and
+// the token options. A control port beyond loopback without a token (--no-control-token): exit 2.
+struct control_choice {
+    std::string address = "127.0.0.1";
+    std::optional<std::uint16_t> port;  // from --control-listen ADDRESS:PORT
+    chosen_token token;
+};
+control_choice choose_control(const std::string& control_listen, const control_token_options& token,
+                              bool allow_non_loopback, std::string_view command);
+
 // SIGINT and SIGTERM as the way a server command ends. The handlers go in at construction, before any
 // server thread exists, so no signal can find them missing; `io()` runs until one arrives (or until
 // something else stops it), and `received()` says which.

@@ -84,6 +84,13 @@ error_code http_core::open_control_port(port_options options, std::shared_ptr<co
     return ec;
 }
 
+error_code http_core::open_control_api(port_options options, std::string token) {
+    control_api::options api{std::move(token), !is_loopback_address(options.address),
+                             [this] { return read_counters(); }, [this] { return since_start_ns(); }};
+    // This core owns the handler, so `this` in its callbacks never outlives what it names.
+    return open_control_port(std::move(options), std::make_shared<control_api>(context, std::move(api)));
+}
+
 void http_core::start() {
     listener_schedule_.emplace(listen.context(0).get_executor());
     // A control-only core has no service port for the listener-level rules to switch.

@@ -53,6 +53,9 @@ public:
     // connections get `handler`). Before the listener starts.
     boost::system::error_code open_service_port(port_options options);
     boost::system::error_code open_control_port(port_options options, std::shared_ptr<const control_handler> handler);
+    // The control port with the control API over this core's context and counters (serve's, the
+    // proxy's): loopback unless `options.address` says otherwise, then any Host with the token.
+    boost::system::error_code open_control_api(port_options options, std::string token);
 
     // Starts the listener, then follows the engine's listener-level rules on the service port. Once.
     void start();

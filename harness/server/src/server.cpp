@@ -49,14 +49,7 @@ error_code server::start() {
         port_options control = service;
         control.address = c.options.control_address;
         control.port = *c.options.control_port;
-        control_api::options api{c.control_token, !is_loopback_address(c.options.control_address),
-                                 [http = c.http.get()] { return http->read_counters(); },
-                                 [http = c.http.get()] { return http->since_start_ns(); }};
-        // The core owns the handler, so the raw pointers above never outlive what they name.
-        if (const error_code ec = c.http->open_control_port(
-                control, std::make_shared<control_api>(c.http->context, std::move(api)))) {
-            return ec;
-        }
+        if (const error_code ec = c.http->open_control_api(control, c.control_token)) return ec;
     }
     c.started = true;
     c.http->start();
