@@ -173,7 +173,7 @@ json::array error_list(const config_errors& errors) {
 
 control_api::control_api(server_context& context, options opts) : context_{context}, options_{std::move(opts)} {}
 
-std::optional<control_response> refuse_control_access(const control_request& req, const control_access& access) {
+std::optional<control_api::response> control_api::refuse_access(const request& req) const {
     const auto field = [&req](std::string_view name) -> std::optional<std::string_view> {
         const auto it = req.find(boost::beast::string_view{name.data(), name.size()});
         if (it == req.end()) return std::nullopt;
@@ -181,7 +181,7 @@ std::optional<control_response> refuse_control_access(const control_request& req
     };
     // Before the token: a browser tricked into calling us (DNS rebinding names a foreign host; a
     // cross-site form or fetch carries a foreign Origin) is refused even where no token is set.
-    if (const auto host = field("Host"); host && !access.any_host && !is_loopback_host(*host)) {
+    if (const auto host = field("Host"); host && !options_.any_host && !is_loopback_host(*host)) {
         return error_response(req, http::status::forbidden,
                               "control API: Host '" + std::string{*host} +
                                   "' is not loopback (127.0.0.1, localhost, [::1]); refused against DNS rebinding");
@@ -191,7 +191,7 @@ std::optional<control_response> refuse_control_access(const control_request& req
                               "control API: Origin '" + std::string{*origin} +
                                   "' is not a loopback http(s) origin; cross-site requests are refused");
     }
-    if (access.token.empty()) return std::nullopt;
+    if (options_.token.empty()) return std::nullopt;
     std::optional<std::string_view> presented = field("Faultline-Control-Token");
     if (const auto auth = field("Authorization")) {
         constexpr std::string_view bearer = "Bearer ";
@@ -201,11 +201,12 @@ std::optional<control_response> refuse_control_access(const control_request& req
     }
     if (!presented) {
         response res = error_response(req, http::status::unauthorized,
-                                      "control API: a token is required (Authorization: Bearer TOKEN, printed at start and in the ready file)");
+                                      "control API: a token is required (Authorization: Bearer TOKEN, printed at start "
+                                      "and in the ready file)");
         res.set(http::field::www_authenticate, "Bearer realm=\"faultline\"");
         return res;
     }
-    if (!constant_time_equal(*presented, access.token)) {
+    if (!constant_time_equal(*presented, options_.token)) {
         return error_response(req, http::status::forbidden, "control API: wrong token");
     }
     return std::nullopt;
@@ -222,17 +223,9 @@ void control_api::journal_event(server_event_kind kind, std::string_view peer, s
     context_.records.append_event(std::move(event));
 }
 
-control_response control_error(const control_request& req, http::status status, std::string message) {
-    return error_response(req, status, std::move(message));
-}
-
 control_api::response control_api::handle(const request& req, std::string_view peer) const {
-    if (auto refused = refuse_control_access(req, {options_.token, options_.any_host})) return std::move(*refused);
-    return answer(req, peer);
-}
-
-control_api::response control_api::answer(const request& req, std::string_view peer) const {
     try {
+        if (auto refused = refuse_access(req)) return std::move(*refused);
         return route(req, peer);
     } catch (const std::exception& e) {
         return error_response(req, http::status::internal_server_error, std::string{"control API failure: "} + e.what());

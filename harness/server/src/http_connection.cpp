@@ -87,13 +87,12 @@ http_connection::http_connection(std::shared_ptr<http_core> core, listener_socke
       accepted_ns_{accepted_ns},
       control_only_{control_only},
       closed_at_start_{closed_at_start},
-      // A control-only core has no backend: its replies are its own.
-      stamps_replies_{!core_->behind || core_->behind->stamps_replies()} {}
+      stamps_replies_{core_->behind->stamps_replies()} {}
 
 http_connection::~http_connection() {
     // Every attempt ends in exactly one journal record, even one cut off by a forced stop.
     if (attempt_open_) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
-    core_->listen.remove(control_only_ ? *core_->control_port : *core_->service_port, id_);
+    core_->listen.remove(control_only_ ? *core_->control_port : core_->service_port, id_);
 }
 
 void http_connection::start() {
@@ -265,7 +264,7 @@ bool http_connection::evict_if_idle_since(std::int64_t since, std::size_t cap) {
 http_connection::steady::duration http_connection::watch_period() const {
     const server_limits& limits = core_->context.limits;
     auto period = std::min({limits.header_timeout, limits.idle_timeout, limits.write_timeout});
-    if (const auto backend_period = core_->behind ? core_->behind->watch_period() : std::nullopt) period = std::min(period, *backend_period);
+    if (const auto backend_period = core_->behind->watch_period()) period = std::min(period, *backend_period);
     return std::chrono::duration_cast<steady::duration>(period);
 }
 

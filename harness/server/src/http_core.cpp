@@ -53,7 +53,7 @@ http_core::http_core(server_context& ctx, faultline::clock& clk, http_settings s
 server_counters http_core::read_counters() const {
     return {connections.load(),     refused.load(),
             attempts.load(),        control_requests.load(),
-            bad_requests.load(),    service_port ? listen.open_connections(*service_port) : 0,
+            bad_requests.load(),    listen.open_connections(service_port),
             over_limit.load(),      header_timeouts.load(),
             idle_timeouts.load(),   write_timeouts.load(),
             idle_evicted.load(),    events_not_journaled.load()};
@@ -63,16 +63,16 @@ error_code http_core::open_service_port(port_options options) {
     // At the cap a kept-alive idle connection makes room (it is closed as it would be by
     // idle_timeout, only sooner), as nginx does.
     options.make_room = true;
-    std::size_t index = 0;
-    const error_code ec = listen.add_port(
+    return listen.add_port(
         options, [this](accepted_connection accepted) { return accept(std::move(accepted), false); },
-        [this](const listener_socket& socket, std::uint64_t, std::size_t cap) { refuse(socket, cap, false); }, index);
-    if (!ec) service_port = index;
-    return ec;
+        [this](const listener_socket& socket, std::uint64_t, std::size_t cap) { refuse(socket, cap, false); }, service_port);
 }
 
-error_code http_core::open_control_port(port_options options, std::shared_ptr<const control_handler> handler) {
-    control = std::move(handler);
+error_code http_core::open_control_port(port_options options, std::string token) {
+    control_token = std::move(token);
+    control.emplace(context, control_api::options{control_token, !is_loopback_address(options.address),
+                                                  [this] { return read_counters(); },
+                                                  [this] { return since_start_ns(); }});
     // Its own room, apart from the service's: a full service side never locks the control API out.
     options.max_connections = max_control_connections;
     options.descriptors_per_connection = 0;
@@ -84,17 +84,9 @@ error_code http_core::open_control_port(port_options options, std::shared_ptr<co
     return ec;
 }
 
-error_code http_core::open_control_api(port_options options, std::string token) {
-    control_api::options api{std::move(token), !is_loopback_address(options.address),
-                             [this] { return read_counters(); }, [this] { return since_start_ns(); }};
-    // This core owns the handler, so `this` in its callbacks never outlives what it names.
-    return open_control_port(std::move(options), std::make_shared<control_api>(context, std::move(api)));
-}
-
 void http_core::start() {
     listener_schedule_.emplace(listen.context(0).get_executor());
-    // A control-only core has no service port for the listener-level rules to switch.
-    following_rules_ = service_port.has_value();
+    following_rules_ = true;
     // Before the listener starts: a window from the start holds before the first connection is accepted.
     follow_listener_rules();
     // Weak: the engine (in the context) may outlive this server, and a pending wait must not keep
@@ -138,7 +130,7 @@ void http_core::follow_listener_rules() {
 }
 
 void http_core::switch_service_port(const faults::listener_decision& decision) {
-    const port_switch done = listen.switch_port(*service_port, port_state_of(decision.verdict));
+    const port_switch done = listen.switch_port(service_port, port_state_of(decision.verdict));
     server_event event;
     event.at_ns = since_start_ns();
     const std::string reset = reset_note(done.reset_unread);

@@ -1,8 +1,7 @@
-// Private to the server: what an HTTP server (`serve`'s server.hpp, the proxy, proxy.hpp, or the
-// proxy's control port, proxy_set.hpp) shares with its connections (http_connection.hpp): the server
-// context, the clock, the backend, the listener with its ports, the control handler when there is a
-// control port, and the counters. Connections hold it through a shared_ptr, so it outlives the last
-// handler.
+// Private to the server: what an HTTP server (`serve`'s server.hpp or the proxy, proxy.hpp) shares
+// with its connections (http_connection.hpp): the server context, the clock, the backend, the
+// listener with its ports, the control API when there is one, and the counters. Connections hold it
+// through a shared_ptr, so it outlives the last handler.
 #pragma once
 
 #include "backend.hpp"
@@ -49,13 +48,11 @@ public:
     server_counters read_counters() const;
 
     // Opens the service port (connections get the backend; max_connections from the context's
-    // limits, at `descriptors_per_connection`, with `reserve` kept back) or the control port (its
-    // connections get `handler`). Before the listener starts.
+    // limits, at `descriptors_per_connection`, with `reserve` kept back) and, with a token, the
+    // control port (loopback unless `options.address` says otherwise: then any Host, with the
+    // token). Before the listener starts.
     boost::system::error_code open_service_port(port_options options);
-    boost::system::error_code open_control_port(port_options options, std::shared_ptr<const control_handler> handler);
-    // The control port with the control API over this core's context and counters (serve's, the
-    // proxy's): loopback unless `options.address` says otherwise, then any Host with the token.
-    boost::system::error_code open_control_api(port_options options, std::string token);
+    boost::system::error_code open_control_port(port_options options, std::string token);
 
     // Starts the listener, then follows the engine's listener-level rules on the service port. Once.
     void start();
@@ -71,13 +68,13 @@ public:
     const faultline::time_point run_start;
     const http_settings settings;
     // Each worker's connections, the upstream pool included, live on its io_context: the backend is
-    // destroyed first, while the contexts its sockets name still exist. Null for a core that serves
-    // a control port only (the proxy's, proxy_set.hpp).
+    // destroyed first, while the contexts its sockets name still exist.
     listener listen;
     const std::unique_ptr<backend> behind;
-    std::shared_ptr<const control_handler> control;  // with a control port
+    std::optional<control_api> control;  // with a control port
+    std::string control_token;
     limit_event_gate limit_events{limit_events_per_second};
-    std::optional<std::size_t> service_port;  // the listener's index of each port
+    std::size_t service_port = 0;                // the listener's index of each port
     std::optional<std::size_t> control_port;
 
     std::atomic<std::uint64_t> connections{0};

@@ -82,7 +82,7 @@ error_code proxy::start() {
         control.address = c.options.control_address;
         control.port = *c.options.control_port;
         control.allow_non_loopback = c.options.allow_non_loopback;
-        if (const error_code ec = c.http->open_control_api(control, c.control_token)) return ec;
+        if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
     }
     // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
     c.http->context.records.append_event(wall_clock_anchor(c.http->since_start_ns(), c.http->time.wall_now(), c.options.instance));
@@ -98,7 +98,7 @@ void proxy::stop() {
     c.http->context.records.flush();
 }
 
-std::uint16_t proxy::port() const { return core_->http->listen.port(*core_->http->service_port); }
+std::uint16_t proxy::port() const { return core_->http->listen.port(core_->http->service_port); }
 std::string proxy::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }
 std::optional<std::uint16_t> proxy::control_port() const {
     if (!core_->http->control_port) return std::nullopt;
@@ -112,7 +112,7 @@ std::string proxy::control_url() const {
 }
 const std::string& proxy::control_token() const { return core_->control_token; }
 faultline::time_point proxy::run_start() const { return core_->http->run_start; }
-std::size_t proxy::max_connections() const { return core_->http->listen.max_connections(*core_->http->service_port); }
+std::size_t proxy::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
 proxy_counters proxy::counters() const {
     const core& c = *core_;
     return {c.http->connections.load(), c.http->refused.load(),  c.http->attempts.load(),

@@ -49,7 +49,7 @@ error_code server::start() {
         port_options control = service;
         control.address = c.options.control_address;
         control.port = *c.options.control_port;
-        if (const error_code ec = c.http->open_control_api(control, c.control_token)) return ec;
+        if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
     }
     c.started = true;
     c.http->start();
@@ -61,13 +61,13 @@ void server::stop() {
     if (core_->http->stop()) core_->http->context.records.flush();
 }
 
-std::uint16_t server::port() const { return core_->http->listen.port(*core_->http->service_port); }
+std::uint16_t server::port() const { return core_->http->listen.port(core_->http->service_port); }
 std::optional<std::uint16_t> server::control_port() const {
     if (!core_->http->control_port) return std::nullopt;
     return core_->http->listen.port(*core_->http->control_port);
 }
 const std::string& server::control_token() const { return core_->control_token; }
-std::size_t server::max_connections() const { return core_->http->listen.max_connections(*core_->http->service_port); }
+std::size_t server::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
 std::string server::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }
 std::string server::control_url() const {
     const auto control = control_port();

@@ -16,16 +16,14 @@
 //   GET    /__faultline/stats              fault counts per kind and per rule, overflow, server counters
 // Errors are JSON objects {"error": "..."} naming the problem: 400 for a bad body or query, 404 for
 // an unknown path or rule, 405 (with Allow) for a method a path does not take.
-// Access, checked before anything else (refuse_control_access): a `Host` that is not loopback or an
-// `Origin` that is not a loopback http(s) origin is 403 (DNS rebinding, cross-site requests); then,
-// when a token is set, no `Authorization: Bearer T` (or `Faultline-Control-Token: T`) is 401 with
-// WWW-Authenticate and a wrong one 403 (compared in constant time). A control port that listens
-// beyond loopback (a container's port published with `docker run -p`) requires a token, and then
-// takes any Host: the token guards it, and its clients name it by whatever address reaches it.
+// Access, checked before anything else: a `Host` that is not loopback or an `Origin` that is not a
+// loopback http(s) origin is 403 (DNS rebinding, cross-site requests); then, when a token is set,
+// no `Authorization: Bearer T` (or `Faultline-Control-Token: T`) is 401 with WWW-Authenticate and a
+// wrong one 403 (compared in constant time). A control port that listens beyond loopback (a
+// container's port published with `docker run -p`) requires a token and then takes any Host: the
+// token guards it, and its clients name it by whatever address reaches it.
 // It knows the server only through server_context.hpp (the context it works on, and a callback for
-// the server's counters), so the server includes this header and not the other way round. A control
-// port answers through a `control_handler`: serve's is one control_api; the proxy's routes among
-// its named proxies' control_apis (proxy_set.hpp).
+// the server's counters), so the server includes this header and not the other way round.
 #pragma once
 
 #include "faultline/server/server_context.hpp"
@@ -59,56 +57,29 @@ std::string make_control_token();
 // `%XX` sequences decoded; nullopt for a malformed one ("%4", "%zz").
 std::optional<std::string> percent_decode(std::string_view text);
 
-using control_request = boost::beast::http::request<boost::beast::http::string_body>;
-using control_response = boost::beast::http::response<boost::beast::http::string_body>;
-
-// Who may use a control port.
-struct control_access {
-    std::string token;      // the bearer token required; "" = none
-    bool any_host = false;  // the port listens beyond loopback (then a token is required): Host is not checked
-};
-
-// The access check every control port runs before anything else: the refusal (403 for a foreign
-// Host or Origin, 401 without the token, 403 with a wrong one), or nullopt when the request may pass.
-std::optional<control_response> refuse_control_access(const control_request& req, const control_access& access);
-
-// A JSON error reply `{"error": message}` as the control API writes them, with the request's version
-// and keep-alive.
-control_response control_error(const control_request& req, boost::beast::http::status status, std::string message);
-
-// What a control listener hands its requests to. Thread-safe: called from any worker.
-class control_handler {
-public:
-    virtual ~control_handler() = default;
-    // Never throws (an unexpected failure is a 500 naming it); the response carries the request's HTTP
-    // version and keep-alive. `peer` ("address:port") is who asked, for the server events.
-    virtual control_response handle(const control_request& req, std::string_view peer) const = 0;
-};
-
 // Answers control requests for one server_context. Holds references only; thread-safe because the
 // context's parts are.
-class control_api : public control_handler {
+class control_api {
 public:
-    using request = control_request;
-    using response = control_response;
+    using request = boost::beast::http::request<boost::beast::http::string_body>;
+    using response = boost::beast::http::response<boost::beast::http::string_body>;
 
     struct options {
         std::string token;                             // required bearer token; "" = none
-        bool any_host = false;                         // control_access::any_host
+        bool any_host = false;                         // the port listens beyond loopback: Host is not checked
         std::function<server_counters()> counters;     // the server's own counters for /stats (optional)
         std::function<std::int64_t()> elapsed_ns;      // the journal's clock for server events (optional: 0)
     };
 
     control_api(server_context& context, options opts);
 
-    // The access check, then answer().
-    response handle(const request& req, std::string_view peer = {}) const override;
-    // Answers a request whose access was already checked by whoever routed it here (the proxy's
-    // control port, for one of its proxies). Never throws, as handle().
-    response answer(const request& req, std::string_view peer = {}) const;
+    // Never throws (an unexpected failure is a 500 naming it); the response carries the request's HTTP
+    // version and keep-alive. `peer` ("address:port") is who asked, for the server events.
+    response handle(const request& req, std::string_view peer = {}) const;
 
 private:
     response route(const request& req, std::string_view peer) const;
+    std::optional<response> refuse_access(const request& req) const;
     void journal_event(server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
 
     server_context& context_;
