@@ -9,8 +9,10 @@
 // cannot listen, or the journal failed.
 #include "commands.hpp"
 #include "server_setup.hpp"
+#include "startup_files.hpp"
 
 #include "faultline/config/duration.hpp"
+#include "faultline/server/listener.hpp"
 #include "faultline/server/proxy.hpp"
 #include "faultline/server/proxy_config.hpp"
 #include "faultline/tcp/connection_journal.hpp"
@@ -18,6 +20,10 @@
 #include "faultline/tcp/toxics_config.hpp"
 
 #include <boost/asio/steady_timer.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -49,6 +55,10 @@ struct proxy_args {
     bool allow_non_loopback = false;
     std::string max_hold = "10m";
     std::size_t max_connections = 10'000;
+    std::optional<std::uint16_t> control_port;
+    std::string control_listen;
+    control_token_options token;
+    startup_file_options startup;
     // Options that belong to one mode only, to reject them in the other.
     std::vector<const CLI::Option*> http_only;
     std::vector<const CLI::Option*> tcp_only;
@@ -141,6 +151,23 @@ void set_endpoints(Options& options, const proxy_args& args, const harness::host
     options.instance = args.instance;
 }
 
+// What the ready file says of a started proxy: the one proxy, named by --instance or "default".
+ready_state ready_proxy(const proxy_args& args, const harness::host_port& listen, const std::string& url,
+                        std::uint16_t port, std::uint64_t seed) {
+    ready_state ready;
+    ready.pid = ::getpid();
+    ready.seed = seed;
+    ready.url = url;
+    ready.port = port;
+    ready.proxies = boost::json::array{boost::json::object{
+        {"name", args.instance.empty() ? "default" : args.instance},
+        {"mode", args.mode},
+        {"listen", harness::url_host(listen.address) + ":" + std::to_string(port)},
+        {"url", url},
+        {"upstream", args.upstream}}};
+    return ready;
+}
+
 void run_http_proxy(const proxy_args& args) {
     reject_options_of_other_mode(args.tcp_only, "tcp");
     const harness::host_port listen = host_port_option(args.listen, "--listen");
@@ -148,6 +175,12 @@ void run_http_proxy(const proxy_args& args) {
     harness::proxy_options options;
     set_endpoints(options, args, listen, upstream);
     options.upstream_timeout = duration_option(args.upstream_timeout, "--upstream-timeout");
+    // The control API, as serve's: a port of its own, loopback unless asked (then with a token).
+    const control_choice control = choose_control(args.control_listen, args.token, args.allow_non_loopback, "proxy");
+    options.control_address = control.address;
+    options.control_port = control.port ? *control.port : args.control_port.value_or(0);
+    const chosen_token& token = control.token;
+    options.control_token = token.token;
 
     // No rules file: a plain forwarding proxy that journals every attempt.
     harness::serve_config config = load_rules(args.rules);
@@ -164,8 +197,16 @@ void run_http_proxy(const proxy_args& args) {
 
     harness::proxy proxy{*context, options};
     if (const auto ec = proxy.start()) report_listen_failure(args, ec);
-    std::cout << "faultline proxy on " << proxy.url() << " -> http://" << args.upstream << " (seed " << seed << ")\n"
-              << std::flush;
+    startup_files announced{args.startup, "proxy"};
+    ready_state ready = ready_proxy(args, listen, proxy.url(), proxy.port(), seed);
+    ready.control_url = proxy.control_url();
+    ready.control_port = proxy.control_port();
+    if (!proxy.control_token().empty()) ready.token = proxy.control_token();
+    announced.publish(ready);
+    std::ostream& banner = announced.stdout_taken() ? std::cerr : std::cout;
+    banner << "faultline proxy on " << proxy.url() << " -> http://" << args.upstream << " (seed " << seed << ")\n"
+           << control_banner(proxy.control_url(), proxy.control_token(), token) << '\n'
+           << std::flush;
 
     signals.io().run();
     proxy.stop();
@@ -220,11 +261,13 @@ void run_tcp_proxy(const proxy_args& args) {
     if (!upstream_ready(args, upstream, options.connect_timeout, signals)) return;
 
     if (const auto ec = proxy.start()) report_listen_failure(args, ec);
-    const bool ipv6 = listen.address.find(':') != std::string::npos;
-    std::cout << "faultline proxy on tcp://" << (ipv6 ? "[" + listen.address + "]" : listen.address) << ':'
-              << proxy.port() << " -> tcp://" << args.upstream
-              << " (" << toxics.set->toxics.size() << " toxics, seed " << options.seed << ")\n"
-              << std::flush;
+    const std::string url = "tcp://" + harness::url_host(listen.address) + ':' + std::to_string(proxy.port());
+    startup_files announced{args.startup, "proxy"};
+    announced.publish(ready_proxy(args, listen, url, proxy.port(), options.seed));
+    std::ostream& banner = announced.stdout_taken() ? std::cerr : std::cout;
+    banner << "faultline proxy on " << url << " -> tcp://" << args.upstream << " (" << toxics.set->toxics.size()
+           << " toxics, seed " << options.seed << ")\n"
+           << std::flush;
 
     signals.io().run();
     proxy.stop();
@@ -274,6 +317,18 @@ void add_proxy_command(CLI::App& app) {
     args->tcp_only.push_back(cmd->add_option("--max-connections", args->max_connections,
                                              "tcp: open connections at most; more are reset on accept (default 10000)")
                                  ->check(CLI::Range(1, 1'000'000)));
+    auto* control_port =
+        cmd->add_option("--control-port", args->control_port, "http: port of the control API (default: ephemeral)");
+    args->http_only.push_back(control_port);
+    args->http_only.push_back(cmd->add_option("--control-listen", args->control_listen,
+                                              "http: ADDRESS[:PORT] of the control API (default 127.0.0.1; another "
+                                              "address needs --allow-non-loopback and a token)")
+                                  ->excludes(control_port));
+    add_control_token_options(*cmd, args->token);
+    for (const char* name : {"--control-token", "--control-token-file", "--no-control-token"}) {
+        args->http_only.push_back(cmd->get_option(name));
+    }
+    add_startup_file_options(*cmd, args->startup);
     cmd->add_flag("--wait-upstream", args->wait_upstream,
                   "Wait for an unreachable upstream instead of exiting 3");
     cmd->add_flag("--allow-non-loopback", args->allow_non_loopback,

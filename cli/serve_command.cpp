@@ -1,19 +1,20 @@
 // `faultline serve`: the fault-injecting server for any client in any language. Loads the rules
-// file, starts the server on 127.0.0.1, prints its URL and the control API's (a second port, behind a
+// file, starts the server on 127.0.0.1 (or --listen, beyond loopback only with --allow-non-loopback),
+// prints its URL and the control API's (a second port, loopback unless --control-listen, behind a
 // token: random unless --control-token-file, the FAULTLINE_CONTROL_TOKEN environment variable or
 // --control-token sets it, or --no-control-token drops it; an empty one is refused, since it would
-// switch authentication off unasked), and runs until SIGINT or SIGTERM, then stops cleanly and
-// flushes the journal. The journal opens with a wall-clock anchor (a `started` event), as the
-// proxy's does, for merged journals.
+// switch authentication off unasked), writes the ready / env files (startup_files.hpp), and runs
+// until SIGINT or SIGTERM, then stops cleanly and flushes the journal. The journal opens with a
+// wall-clock anchor (a `started` event), as the proxy's does, for merged journals.
 #include "commands.hpp"
 #include "server_setup.hpp"
+#include "startup_files.hpp"
+
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <optional>
 #include <string>
 
@@ -25,58 +26,17 @@ struct serve_args {
     std::string rules;
     std::optional<std::uint16_t> port;
     std::optional<std::uint16_t> control_port;
+    std::string listen;
+    std::string control_listen;
+    bool allow_non_loopback = false;
     std::optional<std::uint64_t> seed;
     std::optional<std::size_t> threads;
     std::string journal;
-    std::optional<std::string> control_token;
-    std::string control_token_file;
-    bool no_control_token = false;
+    control_token_options token;
+    startup_file_options startup;
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
-
-constexpr const char* token_variable = "FAULTLINE_CONTROL_TOKEN";
-
-// The control token and where it came from, for the banner: a token read from a file or the
-// environment is not printed back (it is not on the command line, and should not end up in a log).
-struct chosen_token {
-    std::optional<std::string> token;  // nullopt: a random one (the server makes it)
-    std::string source;                // "" when it may be printed
-};
-
-// An empty token would serve the control API to anyone, silently: refused, exit 2.
-std::string non_empty(std::string token, const std::string& where) {
-    const auto end = token.find_last_not_of(" \t\r\n");
-    token.erase(end == std::string::npos ? 0 : end + 1);
-    if (token.empty()) {
-        std::cerr << "faultline serve: " << where << " is empty; an empty token would switch the control API's "
-                  << "authentication off (--no-control-token does that, if it is what you want)\n";
-        fail(exit_bad_input);
-    }
-    return token;
-}
-
-chosen_token choose_control_token(const serve_args& args) {
-    if (args.no_control_token) return {std::string{}, ""};
-    if (args.control_token) {
-        std::cerr << "faultline serve: note: a token on the command line is visible to every local user (ps); "
-                  << "--control-token-file or " << token_variable << " keep it out of sight\n";
-        return {non_empty(*args.control_token, "--control-token"), ""};
-    }
-    if (!args.control_token_file.empty()) {
-        std::ifstream in{args.control_token_file};
-        if (!in) {
-            std::cerr << "faultline serve: --control-token-file " << args.control_token_file << ": cannot read it\n";
-            fail(exit_bad_input);
-        }
-        std::string token{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-        return {non_empty(std::move(token), "--control-token-file " + args.control_token_file), "--control-token-file"};
-    }
-    if (const char* from_environment = std::getenv(token_variable)) {
-        return {non_empty(from_environment, token_variable), token_variable};
-    }
-    return {std::nullopt, ""};
-}
 
 void run_serve(const serve_args& args) {
     harness::serve_config config = load_rules(args.rules);
@@ -84,11 +44,20 @@ void run_serve(const serve_args& args) {
     harness::server_options options;
     faults::engine_limits limits;
     config.settings.apply(options, limits);
+    options.allow_non_loopback = args.allow_non_loopback;
+    if (!args.listen.empty()) {
+        const listen_option listen = parse_listen_option(args.listen, "--listen", "serve", args.allow_non_loopback);
+        options.address = listen.address;
+        if (listen.port) options.port = *listen.port;
+    }
     if (args.port) options.port = *args.port;
     if (args.control_port) options.control_port = *args.control_port;
+    const control_choice control = choose_control(args.control_listen, args.token, args.allow_non_loopback, "serve");
+    options.control_address = control.address;
+    if (control.port) options.control_port = *control.port;
     // The control API always has its own listener: the service port never serves it.
     if (!options.control_port) options.control_port = 0;
-    const chosen_token token = choose_control_token(args);
+    const chosen_token& token = control.token;
     if (token.token) options.control_token = *token.token;
     if (args.threads) options.threads = *args.threads;
     const std::uint64_t seed = choose_seed(args.seed, config);
@@ -108,16 +77,20 @@ void run_serve(const serve_args& args) {
                   << ec.message() << '\n';
         fail(exit_harness_error);
     }
-    std::cout << "faultline serving on " << server.url() << " (seed " << seed << ")\n"
-              << "control API: " << server.control_url();
-    if (server.control_token().empty()) {
-        std::cout << " (no token)\n";
-    } else if (!token.source.empty()) {
-        std::cout << " (Authorization: Bearer, the token from " << token.source << ")\n";
-    } else {
-        std::cout << " (Authorization: Bearer " << server.control_token() << ")\n";
-    }
-    std::cout << std::flush;
+    startup_files announced{args.startup, "serve"};
+    ready_state ready;
+    ready.pid = ::getpid();
+    ready.seed = seed;
+    ready.url = server.url();
+    ready.port = server.port();
+    ready.control_url = server.control_url();
+    ready.control_port = server.control_port();
+    if (!server.control_token().empty()) ready.token = server.control_token();
+    announced.publish(ready);
+    std::ostream& banner = announced.stdout_taken() ? std::cerr : std::cout;
+    banner << "faultline serving on " << server.url() << " (seed " << seed << ")\n"
+           << control_banner(server.control_url(), server.control_token(), token) << '\n'
+           << std::flush;
     if (server.max_connections() < context->limits.max_connections) {
         std::cerr << "faultline serve: max_connections lowered from " << context->limits.max_connections << " to "
                   << server.max_connections() << " to fit the descriptor limit (ulimit -n)\n";
@@ -145,19 +118,20 @@ void add_serve_command(CLI::App& app) {
         "serve", "Run the fault-injecting server on 127.0.0.1 for any client; stop with SIGINT or SIGTERM");
     cmd->add_option("--rules", args->rules, "TOML file with [[fault]] rules and an optional [server] table")
         ->required();
-    cmd->add_option("--port", args->port, "Port to listen on (default: [server] port, else ephemeral)");
-    cmd->add_option("--control-port", args->control_port,
-                    "Port of the control API (default: [server] control_port, else ephemeral)");
-    auto* token = cmd->add_option("--control-token", args->control_token,
-                                  "Token the control API requires (default: FAULTLINE_CONTROL_TOKEN, else a random "
-                                  "one, printed at start); visible in ps: prefer --control-token-file");
-    auto* token_file = cmd->add_option("--control-token-file", args->control_token_file,
-                                       "Read the control API's token from this file (trailing whitespace dropped)")
-                           ->excludes(token);
-    cmd->add_flag("--no-control-token", args->no_control_token,
-                  "Serve the control API without a token (loopback Host/Origin checks still apply)")
-        ->excludes(token)
-        ->excludes(token_file);
+    auto* port = cmd->add_option("--port", args->port, "Port to listen on (default: [server] port, else ephemeral)");
+    cmd->add_option("--listen", args->listen,
+                    "ADDRESS[:PORT] to listen on (default 127.0.0.1; another address needs --allow-non-loopback)")
+        ->excludes(port);
+    auto* control_port = cmd->add_option("--control-port", args->control_port,
+                                         "Port of the control API (default: [server] control_port, else ephemeral)");
+    cmd->add_option("--control-listen", args->control_listen,
+                    "ADDRESS[:PORT] of the control API (default 127.0.0.1; another address needs "
+                    "--allow-non-loopback and a token)")
+        ->excludes(control_port);
+    cmd->add_flag("--allow-non-loopback", args->allow_non_loopback,
+                  "Allow --listen / --control-listen on an address other than loopback (0.0.0.0 in a container)");
+    add_control_token_options(*cmd, args->token);
+    add_startup_file_options(*cmd, args->startup);
     cmd->add_option("--seed", args->seed, "Seed of the fault decisions (default: [server] seed, else random)");
     cmd->add_option("--journal", args->journal, "Stream the journal to this file as JSON Lines");
     cmd->add_option("--threads", args->threads, "Worker threads (default: [server] threads, else 1)")

@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,9 @@ public:
         posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
         posix_spawn_file_actions_addclose(&actions, out[0]);
         posix_spawn_file_actions_addclose(&actions, err[0]);
+        // Only fds 1 and 2 hold the pipes' write ends in the child, so its closing stdout is an EOF here.
+        posix_spawn_file_actions_addclose(&actions, out[1]);
+        posix_spawn_file_actions_addclose(&actions, err[1]);
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
@@ -55,6 +61,7 @@ public:
     child& operator=(const child&) = delete;
 
     bool started() const { return pid_ > 0; }
+    pid_t pid() const { return pid_; }
 
     // One line of stdout, waiting at most `timeout` for it.
     std::string read_line(std::chrono::milliseconds timeout) { return read_line_of(out_, buffered_, timeout); }
@@ -145,6 +152,31 @@ private:
     std::string buffered_;
     std::string buffered_err_;
 };
+
+// The contents of `path` once it exists (a server's --ready-file, renamed into place whole), or ""
+// when it did not appear within `limit`. Each look follows a file event in its directory (inotify),
+// or at most 100 ms, so the wait needs no sleep and stays bounded.
+inline std::string wait_for_file(const fs::path& path, std::chrono::milliseconds limit = std::chrono::seconds{10}) {
+    const int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (watch < 0) return {};
+    ::inotify_add_watch(watch, path.parent_path().c_str(), IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE);
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::string contents;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (std::ifstream in{path}; in) {
+            contents.assign(std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{});
+            break;
+        }
+        pollfd p{watch, POLLIN, 0};
+        if (::poll(&p, 1, 100) > 0) {
+            std::array<char, 4096> drained{};
+            while (::read(watch, drained.data(), drained.size()) > 0) {
+            }
+        }
+    }
+    ::close(watch);
+    return contents;
+}
 
 // A path in the temp directory unique to this test process.
 inline fs::path temp_file(const std::string& name) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one guide's walk-through end to end, as its page describes: `faultline serve` on ephemeral
 # ports with a journal, the client under test against it (FAULTLINE_URL, FAULTLINE_CONTROL_URL and
-# FAULTLINE_CONTROL_TOKEN set from serve's banner), SIGTERM to the server, then `faultline check` on
+# FAULTLINE_CONTROL_TOKEN: the export lines serve prints with --print-env), SIGTERM to the server, then `faultline check` on
 # the journal with expect.toml. Passes when check exits with EXPECTED_EXIT and, for a failure, names
 # FAILING_CHECK as failed.
 #
@@ -24,20 +24,16 @@ fi
 
 rm -rf "$work" && mkdir -p "$work"
 journal=$work/journal.jsonl
-mkfifo "$work/banner"
-"$faultline" serve --rules "$here/rules.toml" --journal "$journal" >"$work/banner" 2>"$work/serve.err" &
+mkfifo "$work/env"
+"$faultline" serve --rules "$here/rules.toml" --journal "$journal" --print-env >"$work/env" 2>"$work/serve.err" &
 serve_pid=$!
 stop_server() { kill -TERM "$serve_pid" 2>/dev/null || true; }
 trap stop_server EXIT
 
-# The banner's two lines, read from the FIFO as serve prints them (bounded: 10 s).
-exec 3<"$work/banner"
-read -r -t 10 service_line <&3 || { echo "faultline serve printed no banner:" >&2; cat "$work/serve.err" >&2; exit 1; }
-read -r -t 10 control_line <&3 || { echo "faultline serve printed no control line" >&2; exit 1; }
-export FAULTLINE_URL FAULTLINE_CONTROL_URL FAULTLINE_CONTROL_TOKEN
-FAULTLINE_URL=$(sed -E 's/^faultline serving on (http:[^ ]+).*/\1/' <<<"$service_line")
-FAULTLINE_CONTROL_URL=$(sed -E 's/^control API: (http:[^ ]+).*/\1/' <<<"$control_line")
-FAULTLINE_CONTROL_TOKEN=$(sed -nE 's/.*Authorization: Bearer ([0-9a-f]+).*/\1/p' <<<"$control_line")
+# --print-env writes `export FAULTLINE_…=…` lines once serve listens, then closes its stdout: cat
+# returns at that end (bounded: 10 s).
+env_lines=$(timeout 10 cat "$work/env") || { echo "faultline serve did not start:" >&2; cat "$work/serve.err" >&2; exit 1; }
+eval "$env_lines"
 echo "server: $FAULTLINE_URL  control: $FAULTLINE_CONTROL_URL"
 
 set +e

@@ -181,7 +181,7 @@ std::optional<control_api::response> control_api::refuse_access(const request& r
     };
     // Before the token: a browser tricked into calling us (DNS rebinding names a foreign host; a
     // cross-site form or fetch carries a foreign Origin) is refused even where no token is set.
-    if (const auto host = field("Host"); host && !is_loopback_host(*host)) {
+    if (const auto host = field("Host"); host && !options_.any_host && !is_loopback_host(*host)) {
         return error_response(req, http::status::forbidden,
                               "control API: Host '" + std::string{*host} +
                                   "' is not loopback (127.0.0.1, localhost, [::1]); refused against DNS rebinding");
@@ -201,8 +201,8 @@ std::optional<control_api::response> control_api::refuse_access(const request& r
     }
     if (!presented) {
         response res = error_response(req, http::status::unauthorized,
-                                      "control API: a token is required (Authorization: Bearer TOKEN, printed by "
-                                      "faultline serve at start)");
+                                      "control API: a token is required (Authorization: Bearer TOKEN, printed at start "
+                                      "and in the ready file)");
         res.set(http::field::www_authenticate, "Bearer realm=\"faultline\"");
         return res;
     }

@@ -70,7 +70,8 @@ error_code http_core::open_service_port(port_options options) {
 
 error_code http_core::open_control_port(port_options options, std::string token) {
     control_token = std::move(token);
-    control.emplace(context, control_api::options{control_token, [this] { return read_counters(); },
+    control.emplace(context, control_api::options{control_token, !is_loopback_address(options.address),
+                                                  [this] { return read_counters(); },
                                                   [this] { return since_start_ns(); }});
     // Its own room, apart from the service's: a full service side never locks the control API out.
     options.max_connections = max_control_connections;

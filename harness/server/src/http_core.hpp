@@ -49,7 +49,8 @@ public:
 
     // Opens the service port (connections get the backend; max_connections from the context's
     // limits, at `descriptors_per_connection`, with `reserve` kept back) and, with a token, the
-    // control port. Before the listener starts.
+    // control port (loopback unless `options.address` says otherwise: then any Host, with the
+    // token). Before the listener starts.
     boost::system::error_code open_service_port(port_options options);
     boost::system::error_code open_control_port(port_options options, std::string token);
 

@@ -49,6 +49,20 @@ std::string endpoint_text(const tcp::endpoint& endpoint) {
     return (endpoint.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(endpoint.port());
 }
 
+bool is_loopback_address(const std::string& text) {
+    error_code ec;
+    const asio::ip::address address = asio::ip::make_address(text, ec);
+    return !ec && address.is_loopback();
+}
+
+std::string url_host(const std::string& address) {
+    error_code ec;
+    const asio::ip::address parsed = asio::ip::make_address(address, ec);
+    if (ec) return address;  // a name
+    if (parsed.is_unspecified()) return parsed.is_v6() ? "[::1]" : "127.0.0.1";
+    return parsed.is_v6() ? "[" + address + "]" : address;
+}
+
 error_code parse_listen_address(const std::string& text, bool allow_non_loopback, asio::ip::address& address) {
     error_code ec;
     address = asio::ip::make_address(text, ec);

@@ -41,6 +41,9 @@ server_detail::upstream_settings upstream_of(const proxy_options& options) {
 struct proxy::core {
     core(server_context& context, proxy_options opts, faultline::clock& time)
         : options{std::move(opts)},
+          control_token{!options.control_port  ? std::string{}
+                        : options.control_token ? *options.control_token
+                                                : make_control_token()},
           http{std::make_shared<http_core>(
               context, time,
               server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, options.instance},
@@ -49,6 +52,7 @@ struct proxy::core {
     upstream_backend& upstream() const { return static_cast<upstream_backend&>(*http->behind); }
 
     const proxy_options options;
+    const std::string control_token;  // "" = none required
     const std::shared_ptr<http_core> http;
     std::mutex lifecycle;
     bool started = false;
@@ -73,6 +77,13 @@ error_code proxy::start() {
     listen.descriptors_per_connection = 2;
     listen.descriptor_reserve = proxy_descriptor_reserve + c.options.idle_upstream_per_thread * c.http->listen.workers();
     if (const error_code ec = c.http->open_service_port(listen)) return ec;
+    if (c.options.control_port) {
+        port_options control;
+        control.address = c.options.control_address;
+        control.port = *c.options.control_port;
+        control.allow_non_loopback = c.options.allow_non_loopback;
+        if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
+    }
     // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
     c.http->context.records.append_event(wall_clock_anchor(c.http->since_start_ns(), c.http->time.wall_now(), c.options.instance));
     c.started = true;
@@ -88,7 +99,18 @@ void proxy::stop() {
 }
 
 std::uint16_t proxy::port() const { return core_->http->listen.port(core_->http->service_port); }
-std::string proxy::url() const { return "http://" + core_->options.address + ":" + std::to_string(port()); }
+std::string proxy::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }
+std::optional<std::uint16_t> proxy::control_port() const {
+    if (!core_->http->control_port) return std::nullopt;
+    return core_->http->listen.port(*core_->http->control_port);
+}
+std::string proxy::control_url() const {
+    const auto control = control_port();
+    if (!control) return {};
+    return "http://" + url_host(core_->options.control_address) + ":" + std::to_string(*control) +
+           std::string{control_prefix};
+}
+const std::string& proxy::control_token() const { return core_->control_token; }
 faultline::time_point proxy::run_start() const { return core_->http->run_start; }
 std::size_t proxy::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
 proxy_counters proxy::counters() const {

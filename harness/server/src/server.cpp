@@ -47,6 +47,7 @@ error_code server::start() {
     if (const error_code ec = c.http->open_service_port(service)) return ec;
     if (c.options.control_port) {
         port_options control = service;
+        control.address = c.options.control_address;
         control.port = *c.options.control_port;
         if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
     }
@@ -67,11 +68,11 @@ std::optional<std::uint16_t> server::control_port() const {
 }
 const std::string& server::control_token() const { return core_->control_token; }
 std::size_t server::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
-std::string server::url() const { return "http://" + core_->options.address + ":" + std::to_string(port()); }
+std::string server::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }
 std::string server::control_url() const {
     const auto control = control_port();
     if (!control) return {};
-    return "http://" + core_->options.address + ":" + std::to_string(*control) + std::string{control_prefix};
+    return "http://" + url_host(core_->options.control_address) + ":" + std::to_string(*control) + std::string{control_prefix};
 }
 server_counters server::counters() const { return core_->http->read_counters(); }
 faultline::time_point server::run_start() const { return core_->http->run_start; }

@@ -19,7 +19,9 @@
 // Access, checked before anything else: a `Host` that is not loopback or an `Origin` that is not a
 // loopback http(s) origin is 403 (DNS rebinding, cross-site requests); then, when a token is set,
 // no `Authorization: Bearer T` (or `Faultline-Control-Token: T`) is 401 with WWW-Authenticate and a
-// wrong one 403 (compared in constant time).
+// wrong one 403 (compared in constant time). A control port that listens beyond loopback (a
+// container's port published with `docker run -p`) requires a token and then takes any Host: the
+// token guards it, and its clients name it by whatever address reaches it.
 // It knows the server only through server_context.hpp (the context it works on, and a callback for
 // the server's counters), so the server includes this header and not the other way round.
 #pragma once
@@ -64,11 +66,12 @@ public:
 
     struct options {
         std::string token;                             // required bearer token; "" = none
+        bool any_host = false;                         // the port listens beyond loopback: Host is not checked
         std::function<server_counters()> counters;     // the server's own counters for /stats (optional)
         std::function<std::int64_t()> elapsed_ns;      // the journal's clock for server events (optional: 0)
     };
 
-    explicit control_api(server_context& context, options opts = {});
+    control_api(server_context& context, options opts);
 
     // Never throws (an unexpected failure is a 500 naming it); the response carries the request's HTTP
     // version and keep-alive. `peer` ("address:port") is who asked, for the server events.

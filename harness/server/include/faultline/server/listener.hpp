@@ -48,6 +48,12 @@ boost::system::error_code parse_listen_address(const std::string& text, bool all
 std::size_t connections_within_descriptor_limit(std::size_t wanted, std::size_t descriptors_each,
                                                 std::size_t reserve);
 
+// Whether `text` is a loopback IP address (127.0.0.0/8, ::1).
+bool is_loopback_address(const std::string& text);
+// The host part of a URL that reaches a port listening on `address`: a wildcard address (0.0.0.0,
+// ::) is reached on this machine through loopback; an IPv6 address goes in brackets.
+std::string url_host(const std::string& address);
+
 // "address:port" ("[address]:port" for IPv6), as journals name peers.
 std::string endpoint_text(const boost::asio::ip::tcp::endpoint& endpoint);
 

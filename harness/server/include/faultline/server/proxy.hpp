@@ -39,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace faultline::harness {
@@ -57,6 +58,11 @@ struct proxy_options {
     std::size_t idle_upstream_per_thread = 256;         // kept-alive upstream connections kept per worker
     std::chrono::milliseconds drain_timeout{1000};
     std::string instance;  // written into every journal record ("instance"), "" = none
+    // The control API on a port of its own, as serve's (server_options): nullopt = none, 0 = ephemeral;
+    // loopback unless asked; the token nullopt = a fresh random one, "" = none.
+    std::optional<std::uint16_t> control_port;
+    std::string control_address = "127.0.0.1";
+    std::optional<std::string> control_token;
 };
 
 struct proxy_counters {
@@ -88,6 +94,9 @@ public:
 
     std::uint16_t port() const;
     std::string url() const;  // "http://ADDRESS:PORT"
+    std::optional<std::uint16_t> control_port() const;  // with a control port
+    std::string control_url() const;                    // "http://ADDRESS:PORT/__faultline/", "" if none
+    const std::string& control_token() const;           // what the control port requires ("" = nothing)
     // [server] max_connections, lowered at start() to what the descriptor limit holds at two
     // descriptors a connection (the client's and the upstream's), the upstream pool kept apart.
     std::size_t max_connections() const;

@@ -38,6 +38,9 @@ struct server_options {
     std::uint16_t port = 0;  // 0: an ephemeral port, read back with server::port()
     // A second listener, the only one that serves the control API (nullopt: none; 0: ephemeral).
     std::optional<std::uint16_t> control_port;
+    // Where it listens: loopback unless asked (and then, with allow_non_loopback, a token is required
+    // and Host is not checked: control_api.hpp).
+    std::string control_address = "127.0.0.1";
     // The token the control listener requires: nullopt (default) = a fresh random one at start(),
     // read back with server::control_token(); "" = none (`faultline serve --no-control-token`).
     std::optional<std::string> control_token;
