@@ -1,9 +1,11 @@
-// `faultline check JOURNAL.jsonl… --expect FILE.toml`: evaluates the `[[expect]]` checks of FILE
-// against a journal recorded by `faultline serve/proxy --journal` (any client, any language; several
-// journals are merged into one history, journal_merge.hpp), prints the
-// console report and exits 0 when every check passed (expected failures inverted), 1 when one
-// failed, 2 when the journal or the expectations file is bad (the expectations are read first), 3 when
-// a report could not be written; --report / --report-dir write reports as `faultline run` does. Checks
+// `faultline check JOURNAL.jsonl… --expect FILE.toml [--round N]`: evaluates the `[[expect]]` checks of
+// FILE against a journal recorded by `faultline serve/proxy --journal` (any client, any language; several
+// journals are merged into one history, journal_merge.hpp), each round on its own (a reset starts the
+// next: journal_rounds.hpp; operations never span rounds), or only round N; prints the console report,
+// a section per round when there are several, and exits 0 when every check of every round passed
+// (expected failures inverted), 1 when one failed, 2 when the journal or the expectations file is bad
+// (the expectations are read first) or round N holds no attempts, 3 when a report could not be
+// written; --report / --report-dir write reports as `faultline run` does, a run per round. Checks
 // work from the journal alone here: there are no client-side records. A torn last line (the writer was
 // killed mid-line) is not bad input: it is reported on stderr and the rest of the journal is judged. A
 // journal of `faultline proxy --mode tcp` (connections, no attempts) is bad input, exit 2, said plainly.
@@ -12,6 +14,7 @@
 
 #include "faultline/record/journal_json.hpp"
 #include "faultline/record/journal_merge.hpp"
+#include "faultline/record/journal_rounds.hpp"
 #include "faultline/record/run_record.hpp"
 #include "faultline/runner/runner.hpp"
 #include "faultline/runner/scenario.hpp"
@@ -26,6 +29,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +40,46 @@ namespace {
 struct check_args {
     std::vector<std::string> journals;
     std::string expect;
+    std::optional<std::uint64_t> round;
     report_targets reports;
 };
+
+// "2, 3 and 5".
+std::string round_list(const std::vector<harness::journal_round>& rounds) {
+    std::string out;
+    for (std::size_t i = 0; i < rounds.size(); ++i) {
+        if (i > 0) out += i + 1 == rounds.size() ? " and " : ", ";
+        out += std::to_string(rounds[i].number);
+    }
+    return out;
+}
+
+// The rounds to judge: every one, or the one `--round` names (bad input when it holds no attempts).
+std::vector<harness::journal_round> chosen_rounds(std::vector<harness::journal_round> rounds,
+                                                  const check_args& args) {
+    if (!args.round) return rounds;
+    for (harness::journal_round& r : rounds) {
+        if (r.number == *args.round) return {std::move(r)};
+    }
+    std::cerr << "--round " << *args.round << ": the journal has no attempts in that round; rounds with attempts: "
+              << round_list(rounds) << '\n';
+    throw CLI::RuntimeError(exit_bad_input);
+}
+
+// The seed the journals were written with (their anchors'), said on stderr when they disagree; 0
+// when none says.
+std::uint64_t seed_of(const std::vector<harness::named_journal>& journals) {
+    std::optional<std::uint64_t> seed;
+    for (const harness::named_journal& j : journals) {
+        const std::optional<std::uint64_t> own = harness::journal_seed(j.server_events);
+        if (own && seed && *own != *seed) {
+            std::cerr << j.name << ": written with seed " << *own << ", not " << *seed
+                      << " as the journal before it; reports show " << *seed << '\n';
+        }
+        if (!seed) seed = own;
+    }
+    return seed.value_or(0);
+}
 
 void run_check(const check_args& args) {
     // The expectations first: a misspelt key is reported before a large journal is read.
@@ -76,41 +118,56 @@ void run_check(const check_args& args) {
     }
     std::string names = args.journals.front();
     for (std::size_t i = 1; i < args.journals.size(); ++i) names += " + " + args.journals[i];
+    const std::uint64_t seed = seed_of(read);
 
-    harness::run_record run;
-    run.scenario = names;
-    run.description = (read.size() > 1 ? "journals " : "journal ") + names + " checked against " + args.expect;
+    std::vector<harness::journal_record> records;
+    std::vector<harness::server_event> events;
     if (read.size() == 1) {
-        run.journal = std::move(read.front().records);
-        run.server_events = std::move(read.front().server_events);
+        records = std::move(read.front().records);
+        events = std::move(read.front().server_events);
     } else {
         harness::merged_journal merged = harness::merge_journals(std::move(read));
         for (const auto& w : merged.warnings) std::cerr << w << '\n';
-        run.journal = std::move(merged.records);
-        run.server_events = std::move(merged.server_events);
+        records = std::move(merged.records);
+        events = std::move(merged.server_events);
     }
-    // One pass over the records for both: whether they are in seq order, and when the last one ended.
-    bool in_seq_order = true;
-    for (std::size_t i = 0; i < run.journal.size(); ++i) {
-        if (i > 0 && run.journal[i].seq < run.journal[i - 1].seq) in_seq_order = false;
-        if (i == 0 || run.journal[i].finished_ns > run.duration.count()) {
-            run.duration = std::chrono::nanoseconds{run.journal[i].finished_ns};
+    std::vector<harness::journal_round> rounds = harness::split_rounds(std::move(records), std::move(events));
+    const bool several_rounds = rounds.size() > 1;
+    rounds = chosen_rounds(std::move(rounds), args);
+
+    std::vector<harness::run_record> runs;
+    for (harness::journal_round& round : rounds) {
+        harness::run_record& run = runs.emplace_back();
+        // Each verdict says which round it judged when the journal has several.
+        run.scenario = names + (several_rounds ? " round " + std::to_string(round.number) : "");
+        run.description = (args.journals.size() > 1 ? "journals " : "journal ") + run.scenario + " checked against " +
+                          args.expect;
+        run.seed = seed;
+        run.journal = std::move(round.records);
+        run.server_events = std::move(round.server_events);
+        // One pass over the records for both: whether they are in seq order, and when the last one ended.
+        bool in_seq_order = true;
+        for (std::size_t i = 0; i < run.journal.size(); ++i) {
+            if (i > 0 && run.journal[i].seq < run.journal[i - 1].seq) in_seq_order = false;
+            if (i == 0 || run.journal[i].finished_ns > run.duration.count()) {
+                run.duration = std::chrono::nanoseconds{run.journal[i].finished_ns};
+            }
         }
+        // The server writes in seq order; sorting a sorted journal would still move every (large) record.
+        if (!in_seq_order) {
+            std::sort(run.journal.begin(), run.journal.end(),
+                      [](const harness::journal_record& a, const harness::journal_record& b) { return a.seq < b.seq; });
+        }
+        // The rounds are judged one after another, each on a thread per core.
+        harness::evaluate_checks(expected.expectations, run, harness::hardware_threads());
     }
-    // The server writes in seq order; sorting a sorted journal would still move every (large) record.
-    if (!in_seq_order) {
-        std::sort(run.journal.begin(), run.journal.end(),
-                  [](const harness::journal_record& a, const harness::journal_record& b) { return a.seq < b.seq; });
-    }
-    // This one journal is all the process does now: a thread per core for its checks.
-    harness::evaluate_checks(expected.expectations, run, harness::hardware_threads());
 
     reports::console_options console;
     console.color = ::isatty(STDOUT_FILENO) != 0;
     console.show_replay = false;
-    std::cout << reports::console_report(run, console);
-    harness::exit_code code = harness::exit_code_of(run);
-    if (!write_reports(args.reports, std::span{&run, 1})) code = harness::worst(code, harness::exit_code::harness_error);
+    for (const harness::run_record& run : runs) std::cout << reports::console_report(run, console);
+    harness::exit_code code = harness::exit_code_of(runs);
+    if (!write_reports(args.reports, std::span{runs})) code = harness::worst(code, harness::exit_code::harness_error);
     if (code != harness::exit_code::passed) throw CLI::RuntimeError(harness::to_int(code));
 }
 
@@ -125,6 +182,8 @@ void add_check_command(CLI::App& app) {
         ->required();
     cmd->add_option("--expect", args->expect, "TOML file with [[expect]] tables (a scenario file works too)")
         ->required();
+    cmd->add_option("--round", args->round,
+                    "Judge only this round (a reset starts the next; default: each round with attempts on its own)");
     add_report_options(*cmd, args->reports);
     cmd->callback([args] { run_check(*args); });
 }

@@ -71,7 +71,7 @@ void run_serve(const serve_args& args) {
     context->records.append_event(
         harness::wall_clock_anchor(
             std::chrono::duration_cast<std::chrono::nanoseconds>(time.now() - server.run_start()).count(),
-            time.wall_now(), ""));
+            time.wall_now(), "", seed));
     if (const auto ec = server.start()) {
         std::cerr << "faultline serve: cannot listen on " << options.address << ':' << options.port << ": "
                   << ec.message() << '\n';

@@ -95,11 +95,14 @@ class FaultlineControl:
         return self._json("DELETE", "rules")
 
     def reset(self):
+        """Starts the next round: {"reset": True, "round": N}."""
         return self._json("POST", "reset")
 
-    def journal(self):
-        """The in-memory journal: attempts and server events (those carry "event"), in seq order."""
-        return [json.loads(line) for line in self._request("GET", "journal").splitlines() if line.strip()]
+    def journal(self, round=None):
+        """The current round's journal (round: a number, or "all" for all that memory holds): attempts
+        and server events (those carry "event"), in seq order."""
+        path = "journal" if round is None else f"journal?round={round}"
+        return [json.loads(line) for line in self._request("GET", path).splitlines() if line.strip()]
 
     def attempts(self):
         return [r for r in self.journal() if "event" not in r]

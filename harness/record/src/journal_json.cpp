@@ -1,5 +1,7 @@
 #include "faultline/record/journal_json.hpp"
 
+#include "faultline/record/journal_rounds.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -30,6 +32,7 @@ namespace {
 template <class Record, class Wire, class Visitor>
 void visit_fields(Record& r, Wire* w, Visitor& v) {
     v.number("seq", r.seq);
+    v.round("round", r.round);
     v.number("conn", r.connection);
     v.optional_number("conn_req", r.connection_request);
     if (w != nullptr) v.wire_number("t_accept", w->accepted_ns);
@@ -62,22 +65,34 @@ void visit_fields(Record& r, Wire* w, Visitor& v) {
     v.optional_string("instance", r.instance);
 }
 
-constexpr std::size_t field_count = 29;
+constexpr std::size_t field_count = 30;
 
 template <class Event, class Visitor>
 void visit_event_fields(Event& e, Visitor& v) {
     v.enumeration("event", e.kind);
     v.number("seq", e.seq);
+    v.round("round", e.round);
     v.number("t", e.at_ns);
     v.string("rule", e.rule);
     v.string("detail", e.detail);
     v.string("peer", e.peer);
+    v.optional_number("seed", e.seed);
 }
+
+// A round is written from round 2 on, so a journal of one round reads as it did before rounds.
+constexpr bool round_written(round_number round) { return round > 1; }
 
 std::optional<identity_source> from_string(std::string_view s, identity_source) { return identity_source_names.from(s); }
 std::optional<effect_kind> from_string(std::string_view s, effect_kind) { return effect_kind_names.from(s); }
 std::optional<wire_outcome> from_string(std::string_view s, wire_outcome) { return wire_outcome_names.from(s); }
 std::optional<server_event_kind> from_string(std::string_view s, server_event_kind) { return server_event_kind_from_string(s); }
+
+// Whether an optional can hold `n`: a packed one keeps one value for "absent" (the type's lowest or
+// highest), which a reader of outside data rejects as out of range.
+template <class Int>
+bool holds(const packed_optional<Int>&, Int n) { return !packed_absence<Int>::reserved(n); }
+template <class Int>
+bool holds(const std::optional<Int>&, Int) { return true; }
 
 class object_builder {
 public:
@@ -90,12 +105,16 @@ public:
     void string(std::string_view name, std::string_view v) { object_[name] = v; }
     template <class Enum>
     void enumeration(std::string_view name, Enum v) { object_[name] = to_string(v); }
-    template <class Int>
-    void optional_number(std::string_view name, packed_optional<Int> v) {
+    // `Optional`: packed_optional or std::optional of an integer.
+    template <class Optional>
+    void optional_number(std::string_view name, const Optional& v) {
         if (v) number(name, *v);
     }
     void optional_string(std::string_view name, packed_optional<symbol> v) {
         if (v) string(name, *v);
+    }
+    void round(std::string_view name, round_number v) {
+        if (round_written(v)) number(name, v);
     }
 
 private:
@@ -156,13 +175,17 @@ public:
     template <class Enum>
     void enumeration(std::string_view name, Enum v) { string(name, to_string(v)); }
 
-    template <class Int>
-    void optional_number(std::string_view name, packed_optional<Int> v) {
+    template <class Optional>
+    void optional_number(std::string_view name, const Optional& v) {
         if (v) number(name, *v);
     }
 
     void optional_string(std::string_view name, packed_optional<symbol> v) {
         if (v) string(name, *v);
+    }
+
+    void round(std::string_view name, round_number v) {
+        if (round_written(v)) number(name, v);
     }
 
     void end() { out_.append(std::string_view{"}\n"}); }
@@ -256,15 +279,20 @@ public:
         if (present(name)) number(name, out);
     }
 
-    template <class Int>
-    void optional_number(std::string_view name, packed_optional<Int>& out) {
+    template <class Optional>
+    void optional_number(std::string_view name, Optional& out) {
         if (!present(name)) return;
-        Int n{};
+        typename Optional::value_type n{};
         number(name, n);
         if (!ok()) return;
-        // The one value a packed optional keeps for "absent" (the type's lowest or highest).
-        if (packed_absence<Int>::reserved(n)) return bad(name, "an integer in range");
+        if (!holds(out, n)) return bad(name, "an integer in range");
         out = n;
+    }
+
+    void round(std::string_view name, round_number& out) {
+        if (!present(name)) return;  // absent: round 1
+        number(name, out);
+        if (ok() && out == 0) bad(name, "a round number (1 or more)");
     }
 
     // `Text`: std::string (server events) or symbol (records).
@@ -426,13 +454,19 @@ public:
         if (next_key_is(name)) number(name, out);  // absent: the writer kept no wire details
     }
 
-    template <class Int>
-    void optional_number(std::string_view name, packed_optional<Int>& out) {
+    template <class Optional>
+    void optional_number(std::string_view name, Optional& out) {
         if (!next_key_is(name)) return;  // absent: the writer omits unset optionals
-        Int n{};
+        typename Optional::value_type n{};
         number(name, n);
-        if (packed_absence<Int>::reserved(n)) ok_ = false;  // Boost.JSON's path says it is out of range
+        if (!holds(out, n)) ok_ = false;  // Boost.JSON's path says it is out of range
         out = n;
+    }
+
+    void round(std::string_view name, round_number& out) {
+        if (!next_key_is(name)) return;  // absent: round 1
+        number(name, out);
+        if (out == 0) ok_ = false;  // Boost.JSON's path says why
     }
 
     template <class Text>
@@ -810,12 +844,20 @@ jsonl_read_result with_repeated_seqs_refused(jsonl_read_result result, std::stri
     return result;
 }
 
+// What a journal's lines say together, checked once they are all read: each seq once, the rounds
+// numbered by the resets (journal_rounds.hpp).
+jsonl_read_result checked_as_a_whole(jsonl_read_result result, std::string_view name) {
+    result = with_repeated_seqs_refused(std::move(result), name);
+    if (auto error = number_rounds(result.records, result.server_events, name)) result.errors.push_back(std::move(*error));
+    return result;
+}
+
 }  // namespace
 
 jsonl_read_result read_jsonl(std::istream& in, std::string_view name) {
     journal_line_reader reader{name};
     read_lines(in, std::numeric_limits<std::uintmax_t>::max(), reader, 0);
-    return with_repeated_seqs_refused(std::move(reader.result()), name);
+    return checked_as_a_whole(std::move(reader.result()), name);
 }
 
 jsonl_read_result read_jsonl(const std::string& path) {
@@ -829,14 +871,13 @@ jsonl_read_result read_jsonl(const std::string& path) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
     if (!ec && size >= jsonl_two_halves_from) {
         if (const auto middle = second_half_start(in, size)) {
-            return with_repeated_seqs_refused(read_two_halves(path, size, *middle, estimated_shares(in, size, *middle)),
-                                              path);
+            return checked_as_a_whole(read_two_halves(path, size, *middle, estimated_shares(in, size, *middle)), path);
         }
         in.seekg(0);
     }
     journal_line_reader reader{path};
     read_lines(in, std::numeric_limits<std::uintmax_t>::max(), reader, ec ? 0 : size);
-    return with_repeated_seqs_refused(std::move(reader.result()), path);
+    return checked_as_a_whole(std::move(reader.result()), path);
 }
 
 }  // namespace faultline::harness

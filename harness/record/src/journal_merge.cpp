@@ -21,6 +21,13 @@ std::optional<std::int64_t> wall_anchor_ns(const std::vector<server_event>& even
     return std::nullopt;
 }
 
+std::optional<std::uint64_t> journal_seed(const std::vector<server_event>& events) {
+    for (const server_event& e : events) {
+        if (e.kind == server_event_kind::started && e.seed) return e.seed;
+    }
+    return std::nullopt;
+}
+
 merged_journal merge_journals(std::vector<named_journal> journals) {
     merged_journal out;
     std::vector<std::optional<std::int64_t>> anchors;

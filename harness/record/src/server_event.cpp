@@ -30,12 +30,14 @@ bool is_control_action(server_event_kind kind) {
     return false;
 }
 
-server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance) {
+server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance,
+                               std::optional<std::uint64_t> seed) {
     server_event anchor;
     anchor.kind = server_event_kind::started;
     anchor.at_ns = at_ns;
     anchor.detail = std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
     anchor.peer = std::move(instance);
+    anchor.seed = seed;
     return anchor;
 }
 

@@ -122,7 +122,7 @@ named_journal tier_journal(std::string name, server_context& context, faultline:
     out.records = std::move(attempts.records);
     out.wire = std::move(attempts.wire);
     const auto since_start = clk.now() - run_start;
-    out.server_events.push_back(wall_clock_anchor(0, clk.wall_now() - since_start, out.name));
+    out.server_events.push_back(wall_clock_anchor(0, clk.wall_now() - since_start, out.name, context.seed()));
     std::vector<server_event> events = context.records.events();
     out.server_events.insert(out.server_events.end(), events.begin(), events.end());
     return out;

@@ -156,6 +156,14 @@ std::optional<std::string_view> query_value(std::string_view query, std::string_
     return std::nullopt;
 }
 
+// A query value that is a non-negative decimal integer, whole.
+std::optional<std::uint64_t> non_negative_integer(std::string_view text) {
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
 bool is_toml(const request& req) {
     const auto it = req.find(http::field::content_type);
     if (it == req.end()) return false;
@@ -214,13 +222,18 @@ std::optional<control_api::response> control_api::refuse_access(const request& r
 
 void control_api::journal_event(server_event_kind kind, std::string_view peer, std::string rule,
                                 std::string detail) const {
+    context_.records.append_event(control_event(kind, peer, std::move(rule), std::move(detail)));
+}
+
+server_event control_api::control_event(server_event_kind kind, std::string_view peer, std::string rule,
+                                        std::string detail) const {
     server_event event;
     event.kind = kind;
     event.at_ns = options_.elapsed_ns ? options_.elapsed_ns() : 0;
     event.rule = std::move(rule);
     event.detail = std::move(detail);
     event.peer = std::string{peer};
-    context_.records.append_event(std::move(event));
+    return event;
 }
 
 control_api::response control_api::handle(const request& req, std::string_view peer) const {
@@ -248,6 +261,7 @@ control_api::response control_api::route(const request& req, std::string_view pe
         return json_response(req, http::status::ok,
                              json::object{{"status", context_.records.failed() ? "failing" : "ok"},
                                           {"seed", context_.seed()},
+                                          {"round", context_.records.round()},
                                           {"journal_error", context_.records.error()}});
     }
 
@@ -266,14 +280,13 @@ control_api::response control_api::route(const request& req, std::string_view pe
 
         std::optional<std::size_t> position;
         if (const auto p = query_value(query, "position")) {
-            std::size_t value = 0;
-            const auto [end, ec] = std::from_chars(p->data(), p->data() + p->size(), value);
-            if (ec != std::errc{} || end != p->data() + p->size()) {
+            const std::optional<std::uint64_t> value = non_negative_integer(*p);
+            if (!value) {
                 return error_response(req, http::status::bad_request,
                                       "query parameter 'position' must be a non-negative integer, got '" +
                                           std::string{*p} + "'");
             }
-            position = value;
+            position = static_cast<std::size_t>(*value);
         }
         if (req.body().empty()) {
             return error_response(req, http::status::bad_request,
@@ -328,15 +341,43 @@ control_api::response control_api::route(const request& req, std::string_view pe
 
     if (path == "reset") {
         if (method != http::verb::post) return method_not_allowed(req, "POST");
-        // Journaled after the reset, so the event is the first thing the new round's journal holds.
-        context_.reset();
-        journal_event(server_event_kind::reset, peer, "", "");
-        return json_response(req, http::status::ok, json::object{{"reset", true}});
+        // The reset event is the new round's first: the journal numbers both at once.
+        const std::optional<round_number> round =
+            context_.start_round(control_event(server_event_kind::reset, peer, "", ""));
+        if (!round) {
+            return error_response(req, http::status::conflict,
+                                  "the journal has begun " + std::to_string(max_round) +
+                                      " rounds, the most it numbers: restart faultline serve to reset again");
+        }
+        return json_response(req, http::status::ok, json::object{{"reset", true}, {"round", *round}});
     }
 
     if (path == "journal") {
         if (method != http::verb::get) return method_not_allowed(req, "GET");
-        return make_response(req, http::status::ok, context_.records.to_jsonl(), "application/x-ndjson");
+        // The current round by default; memory holds no other round's attempts (a reset forgets them).
+        const round_number current = context_.records.round();
+        std::optional<round_number> round = current;
+        if (const auto asked = query_value(query, "round")) {
+            const std::optional<std::uint64_t> number = non_negative_integer(*asked);
+            if (*asked == "all") {
+                round = std::nullopt;
+            } else if (!number || *number == 0) {
+                return error_response(req, http::status::bad_request,
+                                      "query parameter 'round' must be a round number (1, 2, …) or 'all', got '" +
+                                          std::string{*asked} + "'");
+            } else if (*number > current) {
+                return error_response(req, http::status::not_found,
+                                      "no round " + std::to_string(*number) + " yet: the current round is " +
+                                          std::to_string(current));
+            } else if (*number < current) {
+                return error_response(req, http::status::not_found,
+                                      "round " + std::to_string(*number) +
+                                          " is no longer in memory: a reset forgets the attempts of the rounds "
+                                          "before it (the journal file, --journal, keeps every round); the current "
+                                          "round is " + std::to_string(current));
+            }
+        }
+        return make_response(req, http::status::ok, context_.records.to_jsonl(round), "application/x-ndjson");
     }
 
     if (path == "ledger") {
@@ -347,7 +388,8 @@ control_api::response control_api::route(const request& req, std::string_view pe
     if (path == "stats") {
         if (method != http::verb::get) return method_not_allowed(req, "GET");
         json::object out{{"faults", context_.engine.counters_json()}};
-        out["journal"] = json::object{{"appended", context_.records.appended()},
+        out["journal"] = json::object{{"round", context_.records.round()},
+                                      {"appended", context_.records.appended()},
                                       {"in_memory", context_.records.size()},
                                       {"memory_complete", context_.records.memory_complete()},
                                       {"lost", context_.records.lost()},

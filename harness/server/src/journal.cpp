@@ -414,6 +414,7 @@ std::uint64_t journal::append(journal_record record, wire_detail wire) {
             ++lost_;
             return seq;
         }
+        record.round = rounds_.round_of(seq);
         store(record, wire);
         // The writer also wakes on its own every writer_interval; waking it per record would cost a
         // futex call on the hot path, so only a full batch does.
@@ -497,10 +498,15 @@ std::uint64_t journal::append_event(server_event event) {
     if (event.seq == 0) event.seq = next_seq();
     const auto seq = event.seq;
     std::lock_guard lock{mutex_};
-    ++events_stored_;
-    if (events_.size() < options_.max_events) events_.push_back(event);
-    if (file_ != nullptr) append_jsonl_line(pending_event_lines_, event);
+    store_event(std::move(event));
     return seq;
+}
+
+void journal::store_event(server_event event) {
+    event.round = rounds_.round_of(event.seq);
+    ++events_stored_;
+    if (file_ != nullptr) append_jsonl_line(pending_event_lines_, event);
+    if (events_.size() < options_.max_events) events_.push_back(std::move(event));
 }
 
 std::vector<server_event> journal::events() const {
@@ -545,6 +551,7 @@ void journal::note_altered_spill(std::uint64_t chunk_number, std::uint64_t recor
     server_event event;
     event.kind = server_event_kind::evidence_altered;
     event.seq = next_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+    event.round = rounds_.round_of(event.seq);
     event.detail = "the journal's spill file was changed while the run held it (truncated or overwritten, through "
                    "/proc/<pid>/fd?): " + std::to_string(records) + " records of chunk " + std::to_string(chunk_number) +
                    " failed their check and were left out";
@@ -600,13 +607,18 @@ journal_attempts journal::take() {
     return out;
 }
 
-std::string journal::to_jsonl() const {
+std::string journal::to_jsonl(std::optional<round_number> round) const {
     const std::vector<journal_record> records = snapshot();
     const std::vector<wire_detail> wire = wire_snapshot();
-    const std::vector<server_event> events = this->events();
+    std::vector<server_event> events = this->events();
+    const auto selected = [&](round_number r) { return !round || r == *round; };
+    std::erase_if(events, [&](const server_event& e) { return !selected(e.round); });
     // Ordered through indexes: a record and its wire detail are at the same one.
-    std::vector<std::size_t> by_seq(records.size());
-    std::iota(by_seq.begin(), by_seq.end(), std::size_t{0});
+    std::vector<std::size_t> by_seq;
+    by_seq.reserve(records.size());
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        if (selected(records[i].round)) by_seq.push_back(i);
+    }
     std::stable_sort(by_seq.begin(), by_seq.end(), [&](std::size_t a, std::size_t b) { return records[a].seq < records[b].seq; });
     std::string out;
     auto event = events.begin();
@@ -619,12 +631,33 @@ std::string journal::to_jsonl() const {
 }
 
 void journal::reset() {
-    std::vector<std::unique_ptr<chunk>> unreadable;
+    std::vector<std::unique_ptr<chunk>> unreadable;  // freed after the lock is released
     std::lock_guard lock{mutex_};
+    unreadable = forget_memory();
+}
+
+std::optional<round_number> journal::start_round(server_event reset) {
+    std::vector<std::unique_ptr<chunk>> unreadable;  // freed after the lock is released
+    std::lock_guard lock{mutex_};
+    if (rounds_.current() == max_round) return std::nullopt;
+    // Numbered under the lock, so that resets' seqs ascend in the order the rounds start.
+    reset.seq = next_seq();
+    const std::optional<round_number> round = rounds_.start_round(reset.seq);
+    unreadable = forget_memory();
+    store_event(std::move(reset));
+    return round;
+}
+
+round_number journal::round() const {
+    std::lock_guard lock{mutex_};
+    return rounds_.current();
+}
+
+std::vector<std::unique_ptr<journal::chunk>> journal::forget_memory() {
     memory_begin_ = end_;
     memory_limit_ = end_ + options_.max_records;
     lost_ = 0;
-    unreadable = take_unreadable_chunks();
+    return take_unreadable_chunks();
 }
 
 void journal::flush() {

@@ -85,7 +85,8 @@ error_code proxy::start() {
         if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
     }
     // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
-    c.http->context.records.append_event(wall_clock_anchor(c.http->since_start_ns(), c.http->time.wall_now(), c.options.instance));
+    c.http->context.records.append_event(wall_clock_anchor(c.http->since_start_ns(), c.http->time.wall_now(),
+                                                              c.options.instance, c.http->context.seed()));
     c.started = true;
     c.http->start();
     return {};

@@ -36,6 +36,16 @@ server_context::server_context(const model_config& model_cfg, std::vector<faults
 
 void server_context::reset() {
     records.reset();
+    forget_effects();
+}
+
+std::optional<round_number> server_context::start_round(server_event reset_event) {
+    const std::optional<round_number> round = records.start_round(std::move(reset_event));
+    if (round) forget_effects();
+    return round;
+}
+
+void server_context::forget_effects() {
     effects.reset();
     release_service_state();
 }

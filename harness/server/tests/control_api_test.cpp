@@ -241,6 +241,67 @@ TEST(control_api, control_actions_are_server_events_that_survive_reset_in_memory
     std::filesystem::remove(path);
 }
 
+// A reset starts the next round: its number is answered, the journal download is that round's, a
+// round before it is no longer in memory (the file keeps it), and health and stats name the round.
+TEST(control_api, a_reset_starts_the_next_round_whose_journal_is_served_by_default) {
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("faultline_control_rounds_" + std::to_string(::getpid()) + ".jsonl"))
+                                 .string();
+    journal_options file;
+    file.path = path;
+    test_server s{"", 7, {}, file};
+    const std::string put = make_request("PUT", "/kv/a", "1");
+    EXPECT_EQ(call(s.control_port(), "GET", "health").parsed.at("round"), 1);
+    ASSERT_EQ(call(s.control_port(), "POST", "rules", R"({"name":"teapot","kind":"status","status":418})").status, 201);
+    ASSERT_TRUE(exchange(s.port(), put).parsed());
+    const auto first = call(s.control_port(), "GET", "journal?round=1");
+    EXPECT_EQ(first.status, 200);
+    EXPECT_EQ(std::count(first.body.begin(), first.body.end(), '\n'), 2) << first.body;
+    EXPECT_EQ(first.body.find("round"), std::string::npos) << first.body;  // round 1 is written as before
+    const auto not_yet = call(s.control_port(), "GET", "journal?round=2");
+    EXPECT_EQ(not_yet.status, 404);
+    EXPECT_EQ(not_yet.parsed.at("error"), "no round 2 yet: the current round is 1");
+
+    const auto reset = call(s.control_port(), "POST", "reset");
+    EXPECT_EQ(reset.status, 200);
+    EXPECT_EQ(reset.parsed, json::parse(R"({"reset":true,"round":2})"));
+    ASSERT_TRUE(exchange(s.port(), put).parsed());
+    ASSERT_TRUE(exchange(s.port(), put).parsed());
+
+    const auto current = call(s.control_port(), "GET", "journal");
+    EXPECT_EQ(current.status, 200);
+    EXPECT_EQ(std::count(current.body.begin(), current.body.end(), '\n'), 3) << current.body;
+    EXPECT_EQ(current.body.find(R"({"event":"reset",)"), 0U) << current.body;
+    EXPECT_EQ(current.body.find(R"("event":"rule_added")"), std::string::npos) << current.body;  // round 1's event
+    EXPECT_NE(current.body.find(R"("round":2,"conn")"), std::string::npos) << current.body;
+    EXPECT_NE(current.body.find(R"("attempt":2,)"), std::string::npos) << current.body;
+    EXPECT_EQ(call(s.control_port(), "GET", "journal?round=2").body, current.body);
+    const auto all = call(s.control_port(), "GET", "journal?round=all");
+    EXPECT_EQ(std::count(all.body.begin(), all.body.end(), '\n'), 4) << all.body;  // and round 1's event
+    const auto gone = call(s.control_port(), "GET", "journal?round=1");
+    EXPECT_EQ(gone.status, 404);
+    EXPECT_EQ(gone.parsed.at("error"),
+              "round 1 is no longer in memory: a reset forgets the attempts of the rounds before it (the journal "
+              "file, --journal, keeps every round); the current round is 2");
+    for (const char* bad : {"journal?round=0", "journal?round=x", "journal?round=-1", "journal?round="}) {
+        const auto refused = call(s.control_port(), "GET", bad);
+        EXPECT_EQ(refused.status, 400) << bad;
+        EXPECT_NE(refused.body.find("query parameter 'round' must be a round number"), std::string::npos)
+            << refused.body;
+    }
+    EXPECT_EQ(call(s.control_port(), "GET", "health").parsed.at("round"), 2);
+    EXPECT_EQ(call(s.control_port(), "GET", "stats").parsed.at("journal").at("round"), 2);
+
+    s.finish();
+    const auto read = read_jsonl(path);
+    ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+    ASSERT_EQ(read.records.size(), 3U);
+    EXPECT_EQ(read.records[0].round, 1);
+    EXPECT_EQ(read.records[1].round, 2);
+    EXPECT_EQ(read.records[2].round, 2);
+    std::filesystem::remove(path);
+}
+
 TEST(control_api, requires_the_token_when_one_is_set) {
     test_server s{"", 7, with_token("s3cret")};
     const auto missing = call(s.control_port(), "GET", "health");

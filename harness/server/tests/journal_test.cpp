@@ -465,6 +465,76 @@ TEST(journal, server_events_share_the_sequence_survive_reset_and_reach_the_file)
     std::filesystem::remove(path);
 }
 
+server_event reset_event() {
+    server_event reset;
+    reset.kind = server_event_kind::reset;
+    reset.peer = "127.0.0.1:5";
+    return reset;
+}
+
+std::size_t lines_in(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+TEST(journal, a_round_starts_with_its_reset_and_an_attempt_read_before_it_stays_in_the_round_before) {
+    const std::string path = temp_path("rounds");
+    {
+        journal j{journal_options{10, path}};
+        EXPECT_EQ(j.round(), 1);
+        j.append(sample(0));              // seq 1
+        const auto early = j.next_seq();  // seq 2: its request was read before the reset…
+        EXPECT_EQ(j.start_round(reset_event()), 2);  // seq 3
+        EXPECT_EQ(j.round(), 2);
+        auto late = sample(1);
+        late.seq = early;
+        j.append(late);  // …and its record comes after it
+        j.append(sample(2));  // seq 4
+        const auto events = j.events();
+        ASSERT_EQ(events.size(), 1U);
+        EXPECT_EQ(events[0].seq, 3U);
+        EXPECT_EQ(events[0].round, 2);
+        for (const journal_record& r : j.snapshot()) EXPECT_EQ(r.round, r.seq == early ? 1 : 2) << r.seq;
+
+        const std::string current = j.to_jsonl(2);
+        EXPECT_EQ(lines_in(current), 2U) << current;
+        EXPECT_EQ(current.find(R"({"event":"reset","seq":3,"round":2,"t":0,)"), 0U) << current;
+        EXPECT_NE(current.find(R"({"seq":4,"round":2,)"), std::string::npos) << current;
+        const std::string before = j.to_jsonl(1);  // what memory still holds of round 1: the late record
+        EXPECT_EQ(lines_in(before), 1U) << before;
+        EXPECT_EQ(before.find(R"({"seq":2,"conn")"), 0U) << before;
+        EXPECT_EQ(lines_in(j.to_jsonl()), 3U);
+
+        // The file keeps every round, and reads back with the rounds the journal gave.
+        j.flush();
+        const auto read = read_jsonl(path);
+        ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+        ASSERT_EQ(read.records.size(), 3U);
+        for (const journal_record& r : read.records) EXPECT_EQ(r.round, r.seq < 3 ? 1 : 2) << r.seq;
+    }
+    std::filesystem::remove(path);
+}
+
+TEST(journal, starting_a_round_forgets_the_records_of_the_rounds_before) {
+    journal j;
+    j.append(sample(0));
+    ASSERT_TRUE(j.start_round(reset_event()));
+    EXPECT_EQ(j.size(), 0U);
+    j.append(sample(1));
+    ASSERT_EQ(j.snapshot().size(), 1U);
+    EXPECT_EQ(j.snapshot()[0].round, 2);
+}
+
+TEST(journal, past_max_round_a_round_is_refused_and_nothing_changes) {
+    journal_options options;
+    options.max_events = 1;
+    journal j{options};
+    while (j.round() < max_round) ASSERT_TRUE(j.start_round(reset_event()));
+    j.append(sample(0));
+    const std::uint64_t events = j.events_appended();
+    EXPECT_FALSE(j.start_round(reset_event()));
+    EXPECT_EQ(j.round(), max_round);
+    EXPECT_EQ(j.events_appended(), events);
+    EXPECT_EQ(j.size(), 1U);
+}
+
 TEST(journal, server_events_in_memory_are_bounded_and_the_file_keeps_them_all) {
     const std::string path = temp_path("events_bound");
     {

@@ -4,7 +4,9 @@
 // when the writer kept none; enums are their to_string names. A journal file is JSON Lines: one
 // object per line.
 // `faultline check JOURNAL.jsonl` reads files back with `read_jsonl`; every bad line is reported with
-// its line number, and a torn last line (a writer killed mid-line) is reported and left out.
+// its line number, and a torn last line (a writer killed mid-line) is reported and left out. A record's
+// and an event's "round" is written from round 2 on; reading, the reset events number the rounds
+// (journal_rounds.hpp).
 #pragma once
 
 #include "faultline/core/config_error.hpp"
@@ -66,6 +68,8 @@ struct jsonl_read_result {
 // A file of `jsonl_two_halves_from` bytes or more is read in two halves at once, the second (from the
 // first line that starts in it) on a thread of its own, into one vector; what comes out is what one
 // thread would give, line numbers included. A stream is read on the calling thread.
+// Once read, a seq seen twice is an error, and so is a round that is not the one the reset events
+// before it make (number_rounds); every record and event then has its round.
 jsonl_read_result read_jsonl(const std::string& path);
 jsonl_read_result read_jsonl(std::istream& in, std::string_view name);
 

@@ -6,7 +6,7 @@
 // anchor it started. Every record keeps or gets its instance tag (the journal's name when the
 // writer gave none); connection ids are renumbered per (instance, connection) and seq numbers
 // reassigned in merged time order, so both stay unique; attempt numbers stay as each instance
-// counted them.
+// counted them, and so do rounds (each journal's own resets).
 #pragma once
 
 #include "faultline/record/journal_record.hpp"
@@ -34,6 +34,8 @@ struct merged_journal {
 
 // The wall clock at a journal's t = 0 (Unix ns), from its first `started` event with a numeric detail.
 std::optional<std::int64_t> wall_anchor_ns(const std::vector<server_event>& events);
+// The seed a journal's writer decided its faults with, from its first `started` event that names one.
+std::optional<std::uint64_t> journal_seed(const std::vector<server_event>& events);
 
 merged_journal merge_journals(std::vector<named_journal> journals);
 

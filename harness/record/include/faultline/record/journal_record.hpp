@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 
 #include "faultline/core/enum_names.hpp"
@@ -40,6 +41,12 @@ enum class wire_outcome : std::uint8_t {
     malformed,  // garbage instead of a status line
     client_gone,// the client disconnected before the response was complete
 };
+
+// A journal's round, 1-based: `POST /__faultline/reset` starts the next one (journal_rounds.hpp), so
+// a test suite's cases, reset between them, are judged each on its own. 16 bits, which a record has
+// room for without growing: a serve process that is reset more often than this refuses the reset.
+using round_number = std::uint16_t;
+inline constexpr round_number max_round = std::numeric_limits<round_number>::max();
 
 // Their journal names.
 inline constexpr enum_names identity_source_names{std::to_array<enum_name<identity_source>>({
@@ -102,6 +109,8 @@ struct journal_record {
     // attributable; `faultline check` tags records of a journal without one with the file's name.
     packed_optional<symbol> instance;
     std::uint16_t status = 0;  // "status": status sent (0 when none)
+    // "round": the round its request was read in; written from round 2 on (absent: 1).
+    round_number round = 1;
 
     identity_source identity = identity_source::request_hash;  // "op_source"
     effect_kind effect = effect_kind::none;  // "effect"

@@ -5,7 +5,7 @@
 // a switch of its listening port for a fault's window (closed, reopened).
 // The server journals each beside the attempts, numbered from the same sequence, and checks and
 // reports see them. In JSON Lines a server event is one object whose first field is "event":
-//   {"event":"reset","seq":7,"t":1200,"rule":"","detail":"","peer":"127.0.0.1:40112"}
+//   {"event":"reset","seq":7,"round":2,"t":1200,"rule":"","detail":"","peer":"127.0.0.1:40112"}
 #pragma once
 
 #include <array>
@@ -16,12 +16,13 @@
 #include <string_view>
 
 #include "faultline/core/enum_names.hpp"
+#include "faultline/record/journal_record.hpp"
 
 namespace faultline::harness {
 
 enum class server_event_kind {
     // Control actions (control_api.hpp).
-    reset,          // ledger, journal, attempt counts and stored results forgotten
+    reset,          // ledger, journal, attempt counts and stored results forgotten; the next round starts
     rule_added,     // `rule` names the rule, `detail` is the rule as written
     rule_removed,   // `rule` names the rule
     rules_cleared,  // every rule removed; `detail` lists their names
@@ -75,13 +76,20 @@ struct server_event {
     std::string rule;         // "rule": the rule concerned, "" when none
     std::string detail;       // "detail"
     std::string peer;         // "peer": who asked or connected, "address:port"
+    // Written after "seq" (journal_json.cpp's order, not this one, which keeps older initialisers valid).
+    round_number round = 1;   // "round": written from round 2 on (absent: 1); a reset is its round's first event
+    // "seed": the `started` anchor's only (absent elsewhere, and in journals from before it was
+    // written): the seed the writer decided its faults with, which `faultline check` reports.
+    std::optional<std::uint64_t> seed = std::nullopt;
 };
 
 // The wall-clock anchor of a journal: a `started` server event saying the wall clock read `wall` at
 // `at_ns` (ns since the writer's run start), so journals of several instances can be put on one
-// timeline (journal_merge.hpp). `instance` is the writer's name ("" = none). `serve`, `proxy` and
+// timeline (journal_merge.hpp). `instance` is the writer's name ("" = none); `seed` the writer's
+// fault seed (none for a writer without one). `serve`, `proxy` and
 // `proxy --mode tcp` write it first in their journals; the runner adds one to each tier's journal
 // before merging.
-server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance);
+server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance,
+                               std::optional<std::uint64_t> seed);
 
 }  // namespace faultline::harness

@@ -3,15 +3,16 @@
 // rules at runtime and exports what the run recorded; its requests are never faulted and are not
 // attempts, but every action that changes what the checks see (reset, rule added / removed /
 // cleared) is journaled as a server_event. Endpoints:
-//   GET    /__faultline/health             {"status":"ok","seed":S,"journal":{…}}
+//   GET    /__faultline/health             {"status":"ok","seed":S,"round":N,"journal_error":"…"}
 //   GET    /__faultline/rules              the rules in order, as JSON (each as written, with name/kind)
 //   POST   /__faultline/rules[?position=N] add one rule: a JSON object or a TOML table (Content-Type
 //                                          application/toml or text/x-toml) with the keys of a
 //                                          scenario's [[fault]] table; 201 with the rule's name
 //   DELETE /__faultline/rules/{name}       remove a rule (404 if there is none by that name)
 //   DELETE /__faultline/rules              remove every rule
-//   POST   /__faultline/reset              forget ledger, journal, attempt counts, stored results
-//   GET    /__faultline/journal            the in-memory journal as JSON Lines
+//   POST   /__faultline/reset              forget ledger, journal, attempt counts, stored results;
+//                                          start the next round: {"reset":true,"round":N}
+//   GET    /__faultline/journal[?round=N|all]  the current round's journal (in memory) as JSON Lines
 //   GET    /__faultline/ledger             the ledger as JSON
 //   GET    /__faultline/stats              fault counts per kind and per rule, overflow, server counters
 // Errors are JSON objects {"error": "..."} naming the problem: 400 for a bad body or query, 404 for
@@ -81,6 +82,7 @@ private:
     response route(const request& req, std::string_view peer) const;
     std::optional<response> refuse_access(const request& req) const;
     void journal_event(server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
+    server_event control_event(server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
 
     server_context& context_;
     options options_;

@@ -34,6 +34,12 @@
 // sequence and written to the file beside the attempts. In memory they are kept apart and survive
 // `reset` (a reset is itself one of them: the evidence must outlive what it erased).
 //
+// Rounds (journal_rounds.hpp): `start_round` journals a reset event and starts the next round; every
+// record and event is stamped with the round of its seq, so an attempt whose request was read before
+// the reset stays in the round before it, however late its record comes. Memory holds the current
+// round's records only (starting a round forgets the others, as `reset` does, so the bound is a
+// round's); the file keeps every round.
+//
 // Durability: the writer hands what is pending to the kernel (write(2), via fflush) at least every
 // `flush_interval`, and at once when `writer_batch` records are pending. A kill -9 therefore loses
 // only what was appended in the last interval plus one pass (docs/control-api.md states the figure);
@@ -41,6 +47,7 @@
 #pragma once
 
 #include "faultline/record/journal_record.hpp"
+#include "faultline/record/journal_rounds.hpp"
 #include "faultline/record/server_event.hpp"
 
 #include <algorithm>
@@ -53,6 +60,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -122,12 +130,18 @@ public:
     std::vector<server_event> events() const;
     std::uint64_t events_appended() const;
     // Writes the in-memory records and server events as JSON Lines, in seq order (the control API's
-    // journal download).
-    std::string to_jsonl() const;
+    // journal download): those of `round`, or all of them (nullopt).
+    std::string to_jsonl(std::optional<round_number> round = std::nullopt) const;
 
     // Forgets the in-memory records and clears a memory overflow; the seq keeps counting (so a file,
-    // which keeps everything, never holds two records with one seq). Server events stay.
+    // which keeps everything, never holds two records with one seq). Server events stay. The round
+    // stays too: an in-process restart, which journals nothing.
     void reset();
+    // Starts the next round with `reset` as its first event (given the next seq and the new round),
+    // forgetting the in-memory records as reset() does. Returns the new round, or nullopt, changing
+    // nothing, once max_round rounds have begun.
+    std::optional<round_number> start_round(server_event reset);
+    round_number round() const;  // the current round, 1 until the first start_round
     // Returns once every record appended before the call is written to the file and flushed, and
     // (spilling) every chunk filled before the call is spilled.
     void flush();
@@ -162,6 +176,11 @@ private:
     void note_altered_spill(std::uint64_t chunk_number, std::uint64_t records) const;
     // Stores `record` at position end_ (the caller holds the lock).
     void store(const journal_record& record, const wire_detail& wire);
+    // Keeps `event`, in memory up to max_events and in the file (the caller holds the lock).
+    void store_event(server_event event);
+    // Empties the memory window and clears an overflow; returns the chunks to free once unlocked (the
+    // caller holds the lock).
+    std::vector<std::unique_ptr<chunk>> forget_memory();
     // The chunk holding position `pos` (the caller holds the lock; the chunk exists).
     chunk& chunk_at(std::uint64_t pos) const;
     // Detaches the chunks nobody can read any more (full, outside the memory window and, with a file,
@@ -200,6 +219,7 @@ private:
     std::uint64_t memory_limit_;       // ... and ends at most here (memory_begin_ + max_records)
     std::uint64_t written_ = 0;        // with a file: positions below this are written and flushed
     std::uint64_t lost_ = 0;           // memory-only: records past the bound (a sticky failure until reset)
+    round_boundaries rounds_;
     // A read that finds the spill file altered journals it, even a const one (snapshot()).
     mutable std::vector<server_event> events_;  // in memory, up to options_.max_events
     std::string pending_event_lines_;   // with a file: event lines not yet written

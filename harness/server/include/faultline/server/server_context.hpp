@@ -15,6 +15,7 @@
 #include "faultline/server/service.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace faultline::harness {
@@ -22,7 +23,7 @@ namespace faultline::harness {
 class relay;
 
 // Everything one server run works on. Owns its parts; they are thread-safe, so tests and the
-// control API read them while the server runs. Construct once per run; `reset` starts a fresh
+// control API read them while the server runs. Construct once per run; `start_round` starts a fresh
 // round (the control API's POST /__faultline/reset).
 class server_context {
 public:
@@ -36,8 +37,13 @@ public:
     server_context& operator=(const server_context&) = delete;
 
     // Forgets the ledger, the journal's in-memory records, attempt counts, stored idempotency
-    // results and the service's domain state. Rules stay.
+    // results and the service's domain state. Rules stay, and so does the journal's round: this is an
+    // in-process restart (testing::fault_server), which journals nothing.
     void reset();
+    // What reset() forgets, and the journal starts its next round with `reset_event`, the reset's
+    // evidence (journal::start_round). Returns the new round; nullopt, changing nothing, when the
+    // journal has begun max_round rounds.
+    std::optional<round_number> start_round(server_event reset_event);
     // Forgets (and frees) what the service keeps for its clients: attempt counts, stored idempotency
     // results and its domain state. Nothing judges them: a run frees them once its server has
     // stopped, before it takes the journal, so the two are never held at once.
@@ -60,6 +66,10 @@ public:
     // Set for a relay tier (relay.hpp): the attempts that reach the service are forwarded through it
     // instead of being handled by `model`. Not owned; it must outlive the server.
     relay* next_tier = nullptr;
+
+private:
+    // The ledger and the service state: what a round forgets besides the journal's records.
+    void forget_effects();
 };
 
 // Counters the server keeps besides the journal (control API /stats, tests).
