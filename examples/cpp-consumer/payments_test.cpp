@@ -67,6 +67,8 @@ TEST_F(KeyedPayments, ALostReplyIsRetriedWithoutChargingTwice) {
     const auto run = server.record();
     EXPECT_THAT(run, ft::NoDoubleEffects());
     EXPECT_THAT(run, ft::AttemptsAtMost(3));
+    // Each charge lost its first reply and was sent again: two attempts each on the wire.
+    EXPECT_THAT(run, ft::Requested("POST", "/payments", ft::Times(4)));
 }
 
 TEST(Scenario, RunsFromATestInOneCall) {

@@ -5,6 +5,8 @@
 #include "faultline/record/run_record.hpp"
 #include "support.hpp"
 
+#include <algorithm>
+
 namespace faultline::harness {
 
 namespace {
@@ -51,6 +53,32 @@ namespace {
 // client killed before it sent anything, a command that never ran. Nothing a check judges happened.
 bool has_no_operations(const run_record& run) { return run.journal.empty() && run.clients.empty(); }
 
+// "; 2 of 3 attempts matched no endpoint of the service (POST /charge; nearest POST /payments)", or
+// "" when every attempt matched: a verdict that did not pass says when the client was talking past
+// the service, the likeliest reason it had nothing to judge.
+std::string unmatched_note(const run_record& run) {
+    const auto unmatched = std::ranges::count(run.journal, effect_kind::unmatched, &journal_record::effect);
+    if (unmatched == 0) return {};
+    constexpr std::size_t routes_named = 3;
+    std::vector<std::string_view> routes;
+    std::size_t more = 0;
+    for (const server_event& e : run.server_events) {
+        if (e.kind != server_event_kind::unmatched_route) continue;
+        if (routes.size() < routes_named) {
+            routes.push_back(e.detail);
+        } else {
+            ++more;
+        }
+    }
+    std::string note = "; " + std::to_string(unmatched) + " of " + std::to_string(run.journal.size()) +
+                       " attempts matched no endpoint of the service";
+    if (routes.empty()) return note;
+    note += " (";
+    for (std::size_t i = 0; i < routes.size(); ++i) note += (i == 0 ? "" : ", ") + std::string{routes[i]};
+    if (more > 0) note += ", and " + std::to_string(more) + " more";
+    return note + ")";
+}
+
 }  // namespace
 
 verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations) {
@@ -76,6 +104,7 @@ verdict evaluate(const expectation& e, const run_record& run, const operation_gr
         v.insufficient_evidence = true;
         v.summary = "nothing to judge: the run had 0 operations (" + v.summary + ")";
     }
+    if (!v.passed) v.summary += unmatched_note(run);
     return v;
 }
 

@@ -17,7 +17,8 @@ std::string format_ms(std::chrono::nanoseconds d) { return format_ms(d.count());
 
 std::string format_number(double value) {
     char buf[48];
-    std::snprintf(buf, sizeof buf, "%g", value);
+    // Three significant digits say a ratio (7.56, 0.2); a large count is written whole, not 1.23e+04.
+    std::snprintf(buf, sizeof buf, std::abs(value) < 1000 ? "%.3g" : "%.0f", value);
     return buf;
 }
 

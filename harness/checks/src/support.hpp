@@ -25,7 +25,8 @@ namespace faultline::harness::checks {
 // "12.3ms": times in evidence are ms since run start with 0.1 ms resolution.
 std::string format_ms(std::int64_t ns);
 std::string format_ms(std::chrono::nanoseconds d);
-// Shortest readable form of a parameter value ("0.2", "3", "1e+06").
+// A measured or configured value to three significant digits ("0.2", "3", "7.56"); from 1000 on,
+// whole ("1000000").
 std::string format_number(double value);
 
 // "200", "503", or the wire outcome when no complete response was sent ("reset", "hung", …).

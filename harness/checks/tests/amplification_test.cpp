@@ -41,6 +41,22 @@ TEST(amplification, a_burst_of_retries_breaks_the_peak_ratio) {
     EXPECT_EQ(v.evidence[0].seqs[0], 11u);
 }
 
+// A window that ends at an early attempt starts before the run did: evidence says where it is within
+// the run (from 0), and the ratio to three significant digits.
+TEST(amplification, the_peak_window_is_shown_within_the_run_and_its_ratio_rounded) {
+    test::journal_builder j;
+    for (int i = 0; i < 7; ++i) {
+        j.op("storm" + std::to_string(i)).at(i).attempt(503).wait(1).attempt(503).wait(1).attempt(200);
+        if (i < 3) j.wait(1).attempt(200);
+    }
+    const verdict v = test::run_check(
+        "check = \"amplification\"\nmax_ratio = 10\nmax_peak_ratio = 1.5\nmin_first_attempts = 7\nwindow = \"100ms\"\n",
+        j.run());
+    EXPECT_FALSE(v.passed);
+    EXPECT_THAT(v.summary, HasSubstr("peak 3.43 in 0.0ms–"));
+    EXPECT_THAT(v.summary, ::testing::Not(HasSubstr("-")));
+}
+
 TEST(amplification, single_attempts_pass) {
     test::journal_builder j;
     for (int i = 0; i < 20; ++i) j.op("op" + std::to_string(i)).at(i * 10).attempt(200);

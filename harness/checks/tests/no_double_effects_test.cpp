@@ -53,5 +53,29 @@ TEST(no_double_effects, takes_no_parameters) {
               "scenario.toml:2:1: check \"no_double_effects\": unknown key \"max\"; allowed: check, expect_failure");
 }
 
+// A client that posts to a route the service does not declare gets 404s and commits nothing: the
+// verdict says so, and which endpoint was nearest, instead of only "nothing to judge".
+TEST(no_double_effects, nothing_to_judge_names_the_unmatched_requests_and_the_nearest_endpoint) {
+    test::journal_builder j;
+    j.op("a").attempt(404).effect(effect_kind::unmatched).wait(5).attempt(404).effect(effect_kind::unmatched);
+    j.op("b", "GET", "/health").attempt(200);
+    run_record run = j.run();
+    run.server_events.push_back(server_event{server_event_kind::unmatched_route, 1, 0, "",
+                                             "POST /charge; nearest POST /payments", "127.0.0.1:5000"});
+    const verdict v = test::run_check(R"(check = "no_double_effects")", run);
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(v.summary, HasSubstr("nothing to judge"));
+    EXPECT_THAT(v.summary,
+                HasSubstr("2 of 3 attempts matched no endpoint of the service (POST /charge; nearest POST /payments)"));
+}
+
+TEST(no_double_effects, a_verdict_on_matched_requests_says_nothing_of_unmatched_ones) {
+    test::journal_builder j;
+    j.op("a").attempt(201).committed();
+    const verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
+    EXPECT_TRUE(v.passed);
+    EXPECT_THAT(v.summary, ::testing::Not(HasSubstr("matched no endpoint")));
+}
+
 }  // namespace
 }  // namespace faultline::harness

@@ -73,8 +73,8 @@ std::optional<model_config> parse_model_config(const toml::table& table, std::st
             config.identity.body_field = std::move(*field);
         }
     }
-    if (const auto catch_all = r.choice("catch_all", {"none", "by_method"})) {
-        config.service.catch_all = *catch_all == "none" ? catch_all_effect::none : catch_all_effect::by_method;
+    if (const auto catch_all = r.choice("catch_all", {"not_found", "none", "by_method"})) {
+        config.service.catch_all = *catch_all_effect_names.from(*catch_all);
     }
     if (const auto max = r.integer("journal_max_records", 1, std::numeric_limits<std::int64_t>::max())) {
         config.journal_max_records = static_cast<std::size_t>(*max);

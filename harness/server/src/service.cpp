@@ -32,13 +32,14 @@ std::vector<std::string_view> split_path(std::string_view target) {
     return segments;
 }
 
+bool is_capture(std::string_view part) { return part.size() >= 2 && part.front() == '{' && part.back() == '}'; }
+
 bool pattern_matches(std::string_view pattern, const std::vector<std::string_view>& segments) {
     const auto parts = split_path(pattern);
     for (std::size_t i = 0; i < parts.size(); ++i) {
         if (parts[i] == "*" && i + 1 == parts.size()) return true;
         if (i >= segments.size()) return false;
-        const bool capture = parts[i].size() >= 2 && parts[i].front() == '{' && parts[i].back() == '}';
-        if (!capture && parts[i] != segments[i]) return false;
+        if (!is_capture(parts[i]) && parts[i] != segments[i]) return false;
     }
     return parts.size() == segments.size();
 }
@@ -46,6 +47,73 @@ bool pattern_matches(std::string_view pattern, const std::vector<std::string_vie
 service_response json_response(int status, const boost::json::object& body, effect_kind effect) {
     return service_response{status, {{"Content-Type", std::string{json_type}}}, boost::json::serialize(body), effect};
 }
+
+// Characters to change to turn one path segment into another (Levenshtein, two rows).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        current[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        }
+        std::swap(previous, current);
+    }
+    return previous[b.size()];
+}
+
+// How far a request path is from an endpoint's pattern, in segments: a capture takes any segment
+// for free, a literal costs the share of its characters that differ (a typo costs little, another
+// word up to a whole segment), an extra segment or a missing literal costs a whole one, a missing
+// capture half; segments past a final
+// `*` are its own. Weighed by segments, not characters, so a short pattern with a capture is not
+// nearer to every one-segment path than a literal word that differs in most of its letters.
+double path_distance(const std::vector<std::string_view>& segments, std::string_view pattern) {
+    constexpr double whole_segment = 2.0;
+    auto parts = split_path(pattern);
+    const bool rest = !parts.empty() && parts.back() == "*";
+    if (rest) parts.pop_back();
+    const std::size_t compared = rest ? std::min(segments.size(), parts.size()) : segments.size();
+    const auto substitute = [&](std::string_view segment, std::string_view part) {
+        if (is_capture(part)) return segment.empty() ? whole_segment : 0.0;
+        const auto longer = std::max(segment.size(), part.size());
+        if (longer == 0) return 0.0;
+        return whole_segment * static_cast<double>(edit_distance(segment, part)) / static_cast<double>(longer);
+    };
+    // A missing capture (an id left out) is half as far as a missing word.
+    const auto missing = [&](std::string_view part) { return is_capture(part) ? whole_segment / 2 : whole_segment; };
+    std::vector<double> previous(parts.size() + 1), current(parts.size() + 1);
+    previous[0] = 0;
+    for (std::size_t j = 1; j <= parts.size(); ++j) previous[j] = previous[j - 1] + missing(parts[j - 1]);
+    for (std::size_t i = 1; i <= compared; ++i) {
+        current[0] = whole_segment * static_cast<double>(i);
+        for (std::size_t j = 1; j <= parts.size(); ++j) {
+            current[j] = std::min({previous[j] + whole_segment, current[j - 1] + missing(parts[j - 1]),
+                                   previous[j - 1] + substitute(segments[i - 1], parts[j - 1])});
+        }
+        std::swap(previous, current);
+    }
+    return previous[parts.size()];
+}
+
+// What a write method would do to a resource: POST/PATCH non-idempotent, PUT/DELETE idempotent.
+effect_semantics semantics_by_method(std::string_view method) {
+    if (method == "POST" || method == "PATCH") return effect_semantics::non_idempotent;
+    if (method == "PUT" || method == "DELETE") return effect_semantics::idempotent_write;
+    return effect_semantics::none;
+}
+
+// The default service's endpoints, as the near-miss names them.
+constexpr std::pair<std::string_view, std::string_view> builtin_endpoints[] = {
+    {"POST", "/payments"},       {"GET", "/payments/{id}"},
+    {"PUT", "/kv/{key}"},        {"GET", "/kv/{key}"},
+    {"DELETE", "/kv/{key}"},     {"POST", "/counters/{name}/increment"},
+    {"GET", "/counters/{name}"},
+};
+
+// Distinct unmatched routes told once each: beyond this many (a client making up a path per
+// request), the rest are still answered 404 and journaled, only not told again.
+constexpr std::size_t unmatched_routes_kept = 1000;
 
 void replace_all(std::string& s, std::string_view what, std::string_view with) {
     for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + with.size())) {
@@ -72,6 +140,7 @@ enum class service::route_kind {
     counter_get,
     method_not_allowed,
     catch_all,
+    unmatched,
 };
 
 struct service::route {
@@ -122,12 +191,30 @@ service::route service::find_route(std::string_view method, std::string_view tar
             return route{route_kind::method_not_allowed, effect_semantics::none, 0, {}, "GET"};
         }
     }
-    auto semantics = effect_semantics::none;
-    if (config_.catch_all == catch_all_effect::by_method) {
-        if (method == "POST" || method == "PATCH") semantics = effect_semantics::non_idempotent;
-        if (method == "PUT" || method == "DELETE") semantics = effect_semantics::idempotent_write;
-    }
+    if (config_.catch_all == catch_all_effect::not_found) return route{route_kind::unmatched, effect_semantics::none, 0, {}, {}};
+    const auto semantics = config_.catch_all == catch_all_effect::by_method ? semantics_by_method(method)
+                                                                            : effect_semantics::none;
     return route{route_kind::catch_all, semantics, 0, {}, {}};
+}
+
+std::string service::nearest_endpoint(std::string_view method, std::string_view target) const {
+    const auto segments = split_path(target);
+    std::string nearest;
+    double best = 0;
+    // Another method costs half a segment: the same path under another method is nearer than any
+    // other path (WireMock's near-miss); ties go to the endpoint declared first.
+    const auto consider = [&](std::string_view endpoint_method, std::string_view path) {
+        const double distance =
+            path_distance(segments, path) + (endpoint_method == "*" || endpoint_method == method ? 0.0 : 1.0);
+        if (!nearest.empty() && distance >= best) return;
+        best = distance;
+        nearest = std::string{endpoint_method} + " " + std::string{path};
+    };
+    for (const auto& e : config_.endpoints) consider(e.method, e.path);
+    if (config_.builtin_endpoints) {
+        for (const auto& [m, path] : builtin_endpoints) consider(m, path);
+    }
+    return nearest;
 }
 
 effect_semantics service::classify(std::string_view method, std::string_view target) const {
@@ -232,6 +319,26 @@ service_response service::handle(const service_request& request) {
             return service_response{200, {{"Content-Type", "text/plain"}}, "ok",
                                     writes ? effect_kind::committed : effect_kind::none};
         }
+        case route_kind::unmatched: {
+            const auto path = request.target.substr(0, request.target.find_first_of("?#"));
+            unmatched_route told{nearest_endpoint(request.method, request.target), false};
+            if (unmatched_seen_.size() < unmatched_routes_kept) {
+                told.first = unmatched_seen_.insert(request.method + " " + path).second;
+            }
+            // A write that reaches no endpoint commits nothing: answering it "ok" would tell the client
+            // a lie no check could see. A read has no effect to judge, and health probes and load
+            // generators read "/": it is still answered "ok" (but journaled and told as unmatched).
+            service_response response{200, {{"Content-Type", "text/plain"}}, "ok", effect_kind::unmatched};
+            if (semantics_by_method(request.method) != effect_semantics::none) {
+                response = problem(404, "Not Found",
+                                   "no endpoint matches " + request.method + " " + path +
+                                       (told.nearest.empty() ? "; the service declares none"
+                                                             : "; nearest declared endpoint: " + told.nearest));
+            }
+            response.effect = effect_kind::unmatched;
+            response.unmatched = std::move(told);
+            return response;
+        }
     }
     return problem(500, "Internal Server Error", "unrouted request");
 }
@@ -261,6 +368,7 @@ void service::reset() {
     counters_.clear();
     std::fill(endpoint_runs_.begin(), endpoint_runs_.end(), 0);
     catch_all_runs_ = 0;
+    unmatched_seen_.clear();
 }
 
 }  // namespace faultline::harness

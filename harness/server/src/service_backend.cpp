@@ -46,10 +46,23 @@ public:
             context_.next_tier != nullptr ? context_.next_tier->forward(call) : context_.model.handle(call);
         context_.idempotency.complete(record.idempotency_key, reply);
         record.effect = reply.effect;
+        if (reply.unmatched && reply.unmatched->first) journal_unmatched(c, *reply.unmatched);
         return reply;
     }
 
 private:
+    // Once per unmatched method and path: the journal says which declared endpoint was meant.
+    void journal_unmatched(http_connection& c, const unmatched_route& route) {
+        const std::string_view target = c.record().target;
+        server_event event;
+        event.kind = server_event_kind::unmatched_route;
+        event.at_ns = c.core().since_start_ns();
+        event.detail = std::string{c.record().method} + " " + std::string{target.substr(0, target.find_first_of("?#"))} +
+                       (route.nearest.empty() ? "; no endpoint declared" : "; nearest " + route.nearest);
+        event.peer = peer_of(c.socket());
+        context_.records.append_event(std::move(event));
+    }
+
     server_context& context_;
 };
 

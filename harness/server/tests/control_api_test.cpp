@@ -194,14 +194,15 @@ TEST(control_api, the_service_port_never_serves_it) {
     const std::string pay = make_request("POST", "/payments", R"({"amount":3})");
     ASSERT_TRUE(exchange(s.port(), pay).parsed());
     // What a client under test would do to erase its double charge: an ordinary request to the
-    // service model (its catch-all: 200, no effect), journaled as an attempt like any other.
-    EXPECT_EQ(status_of(s.port(), "POST", "/__faultline/reset"), 200);
-    EXPECT_EQ(status_of(s.port(), "DELETE", "/__faultline/rules"), 200);
+    // service model (no endpoint matches: 404), journaled as an attempt like any other.
+    EXPECT_EQ(status_of(s.port(), "POST", "/__faultline/reset"), 404);
+    EXPECT_EQ(status_of(s.port(), "DELETE", "/__faultline/rules"), 404);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 3U);
     EXPECT_EQ(journal[1].target, "/__faultline/reset");
+    EXPECT_EQ(journal[1].effect, effect_kind::unmatched);
     EXPECT_EQ(s.context().effects.size(), 1U);
-    EXPECT_TRUE(s.context().records.events().empty());
+    for (const auto& e : s.context().records.events()) EXPECT_FALSE(is_control_action(e.kind)) << to_string(e.kind);
 }
 
 TEST(control_api, control_actions_are_server_events_that_survive_reset_in_memory_and_in_the_file) {

@@ -142,16 +142,16 @@ TEST(limits, at_max_connections_the_longest_idle_kept_alive_connection_makes_roo
     test_server s{"[server]\nmax_connections = 2\nidle_timeout = \"1h\"\n"};
     connection older{s.port()};
     connection newer{s.port()};
-    ASSERT_TRUE(older.round_trip(make_request("GET", "/a", {}, {}, true)).parsed());
-    ASSERT_TRUE(newer.round_trip(make_request("GET", "/b", {}, {}, true)).parsed());
+    ASSERT_TRUE(older.round_trip(make_request("GET", "/counters/a", {}, {}, true)).parsed());
+    ASSERT_TRUE(newer.round_trip(make_request("GET", "/counters/b", {}, {}, true)).parsed());
     // Both kept alive and idle, the cap reached: the third is served in the place of the older.
-    const auto third = exchange(s.port(), make_request("GET", "/c"), 10s);
+    const auto third = exchange(s.port(), make_request("GET", "/counters/c"), 10s);
     ASSERT_TRUE(third.parsed());
     EXPECT_EQ(third.parsed()->result_int(), 200);
     const auto evicted = older.read_response(10s);
     EXPECT_FALSE(evicted.timed_out);
     EXPECT_TRUE(evicted.bytes.empty());
-    const auto still_open = newer.round_trip(make_request("GET", "/d", {}, {}, true));
+    const auto still_open = newer.round_trip(make_request("GET", "/counters/d", {}, {}, true));
     ASSERT_TRUE(still_open.parsed());
     EXPECT_EQ(s.engine().counters().idle_evicted, 1U);
     EXPECT_EQ(s.engine().counters().over_limit, 0U);

@@ -20,7 +20,7 @@ TEST(model_config, empty_table_gives_the_defaults) {
     EXPECT_TRUE(errors.empty());
     EXPECT_TRUE(c->service.builtin_endpoints);
     EXPECT_TRUE(c->service.endpoints.empty());
-    EXPECT_EQ(c->service.catch_all, catch_all_effect::none);
+    EXPECT_EQ(c->service.catch_all, catch_all_effect::not_found);
     EXPECT_EQ(c->idempotency.mode, idempotency_mode::off);
     EXPECT_FALSE(c->idempotency.required);
     EXPECT_EQ(c->identity.header, "");
@@ -112,6 +112,17 @@ TEST(model_config, unknown_keys_are_listed_with_positions) {
                   "journal_max_records, max_connections, max_fault_wait, service, write_timeout"});
 }
 
+TEST(model_config, the_catch_all_of_earlier_versions_is_declared_by_name) {
+    for (const auto& [text, expected] : {std::pair{"none", catch_all_effect::none},
+                                         std::pair{"not_found", catch_all_effect::not_found}}) {
+        const auto t = parse(std::string{"[server]\ncatch_all = \""} + text + "\"\n");
+        config_errors errors;
+        const auto c = parse_model_config(*t["server"].as_table(), "scenario.toml", errors);
+        ASSERT_TRUE(c) << messages(errors).front();
+        EXPECT_EQ(c->service.catch_all, expected) << text;
+    }
+}
+
 TEST(model_config, extra_keys_belong_to_someone_else) {
     const auto t = parse("[server]\nmax_active_faults = 4\nbogus = 1\n");
     config_errors errors;
@@ -141,7 +152,7 @@ journal_max_records = 0
                   R"(scenario.toml:4:24: [server]: idempotency_required: expected true or false, got a string)",
                   R"(scenario.toml:5:19: [server]: identity_header: must be an HTTP token (letters, digits, -), got "X Request")",
                   R"(scenario.toml:6:18: [server]: identity_field: must not be empty)",
-                  R"(scenario.toml:7:13: [server]: catch_all: unknown value "all"; allowed: none, by_method)",
+                  R"(scenario.toml:7:13: [server]: catch_all: unknown value "all"; allowed: not_found, none, by_method)",
                   R"(scenario.toml:8:23: [server]: journal_max_records: must be at least 1, got 0)",
               }));
 }

@@ -44,7 +44,7 @@ TEST(server, serves_the_model_and_journals_the_attempt) {
     EXPECT_EQ(r.attempt, 1U);
     EXPECT_EQ(r.outcome, wire_outcome::responded);
     EXPECT_EQ(r.status, 200);
-    EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_EQ(r.effect, effect_kind::unmatched);  // no endpoint declares /hello: a read, answered "ok"
     EXPECT_TRUE(r.rule.empty());
     EXPECT_TRUE(r.fault.empty());
     const auto wire = s.wire();

@@ -115,13 +115,72 @@ TEST_F(default_service, wrong_method_is_405_with_allow) {
     EXPECT_EQ(effects_.size(), 0U);
 }
 
-TEST_F(default_service, catch_all_answers_ok_without_effect) {
-    const auto r = service_.handle(req("POST", "/anything/else"));
+// WireMock's answer to an unmatched request: 404, naming the nearest declared endpoint, so a client
+// that sends to a route nobody declared fails at once instead of "succeeding" without an effect.
+TEST_F(default_service, an_unmatched_request_is_404_naming_the_nearest_endpoint) {
+    const auto r = service_.handle(req("POST", "/charge"));
+    EXPECT_EQ(r.status, 404);
+    EXPECT_EQ(header(r, "Content-Type"), "application/problem+json");
+    EXPECT_EQ(r.effect, effect_kind::unmatched);
+    ASSERT_TRUE(r.unmatched);
+    EXPECT_EQ(r.unmatched->nearest, "POST /payments");
+    EXPECT_TRUE(r.unmatched->first);
+    EXPECT_NE(r.body.find("nearest declared endpoint: POST /payments"), std::string::npos) << r.body;
+    EXPECT_EQ(effects_.size(), 0U);
+
+    // The same route again is not new; another one is.
+    EXPECT_FALSE(service_.handle(req("POST", "/charge?x=1")).unmatched->first);
+    EXPECT_EQ(service_.handle(req("GET", "/kv")).unmatched->nearest, "GET /kv/{key}");
+    EXPECT_EQ(service_.handle(req("POST", "/counters/c/incr")).unmatched->nearest, "POST /counters/{name}/increment");
+    service_.reset();
+    EXPECT_TRUE(service_.handle(req("POST", "/charge")).unmatched->first);
+}
+
+// A read has no effect to judge, and health probes read "/": it is answered as before, but told.
+TEST_F(default_service, an_unmatched_read_is_answered_ok_and_still_told) {
+    const auto r = service_.handle(req("GET", "/"));
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "ok");
+    EXPECT_EQ(r.effect, effect_kind::unmatched);
+    ASSERT_TRUE(r.unmatched);
+    EXPECT_TRUE(r.unmatched->first);
+}
+
+TEST_F(default_service, a_matched_request_is_not_unmatched) {
+    EXPECT_FALSE(service_.handle(req("POST", "/payments")).unmatched);
+    EXPECT_FALSE(service_.handle(req("DELETE", "/payments")).unmatched);  // 405: the path is declared
+}
+
+TEST(service, a_declared_catch_all_answers_ok_without_effect) {
+    ledger effects;
+    service_config config;
+    config.catch_all = catch_all_effect::none;
+    service s{config, effects};
+    const auto r = s.handle(req("POST", "/anything/else"));
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, "ok");
     EXPECT_EQ(r.effect, effect_kind::none);
-    EXPECT_EQ(service_.handle(req("GET", "/")).body, "ok");
-    EXPECT_EQ(effects_.size(), 0U);
+    EXPECT_FALSE(r.unmatched);
+    EXPECT_EQ(s.handle(req("GET", "/")).body, "ok");
+    EXPECT_EQ(effects.size(), 0U);
+}
+
+// Near-miss: a declared path under another method is nearer than any other path.
+TEST(service, the_nearest_endpoint_prefers_the_same_path_under_another_method) {
+    ledger effects;
+    service_config config;
+    config.builtin_endpoints = false;
+    config.endpoints.push_back(endpoint_config{"POST", "/orders/{id}/pay", effect_semantics::non_idempotent, 200, "", ""});
+    config.endpoints.push_back(endpoint_config{"GET", "/orders/{id}", effect_semantics::read, 200, "", ""});
+    service s{config, effects};
+    EXPECT_EQ(s.handle(req("PUT", "/orders/17/pay")).unmatched->nearest, "POST /orders/{id}/pay");
+    EXPECT_EQ(s.handle(req("GET", "/order/17")).unmatched->nearest, "GET /orders/{id}");
+    EXPECT_EQ(s.handle(req("POST", "/orders/17/pya")).unmatched->nearest, "POST /orders/{id}/pay");
+
+    service none_declared{service_config{false, {}, catch_all_effect::not_found}, effects};
+    const auto r = none_declared.handle(req("PUT", "/"));
+    EXPECT_EQ(r.status, 404);
+    EXPECT_EQ(r.unmatched->nearest, "");
 }
 
 TEST_F(default_service, classify_reports_semantics) {
@@ -168,8 +227,8 @@ TEST(service, configured_endpoints_match_first) {
     r = s.handle(req("GET", "/static/a/b.css"));
     EXPECT_EQ(r.body, "file");
     EXPECT_TRUE(r.headers.empty());
-    EXPECT_EQ(s.handle(req("GET", "/orders/17/pay")).body, "ok");  // method differs: catch-all
-    EXPECT_EQ(s.handle(req("POST", "/orders//pay")).body, "ok");   // an empty segment is no capture
+    EXPECT_EQ(s.handle(req("GET", "/orders/17/pay")).effect, effect_kind::unmatched);  // method differs
+    EXPECT_EQ(s.handle(req("POST", "/orders//pay")).status, 404);  // an empty segment is no capture
     EXPECT_EQ(effects.size(), 2U);
 }
 

@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <ostream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -82,6 +84,45 @@ public:
     void DescribeNegationTo(std::ostream* os) const override { *os << "fails a check of its scenario"; }
 };
 
+class requested final : public ::testing::MatcherInterface<const harness::run_record&> {
+public:
+    requested(std::string_view method, std::string_view path, ::testing::Cardinality times)
+        : method_(method), path_(path), times_(std::move(times)) {}
+
+    bool MatchAndExplain(const harness::run_record& run, ::testing::MatchResultListener* listener) const override {
+        constexpr std::size_t seqs_named = 10;
+        std::size_t count = 0;
+        std::string seqs;
+        for (const auto& r : run.journal) {
+            const std::string_view target = r.target;
+            if (std::string_view{r.method} != method_ || target.substr(0, target.find_first_of("?#")) != path_) continue;
+            if (++count <= seqs_named) seqs += (count == 1 ? ": #" : ", #") + std::to_string(r.seq);
+        }
+        if (count > seqs_named) seqs += ", …";
+        *listener << method_ << " " << path_ << " was requested " << count << " times" << seqs;
+        return times_.IsSatisfiedByCallCount(static_cast<int>(count));
+    }
+
+    void DescribeTo(std::ostream* os) const override { *os << "has " << method_ << " " << path_ << " " << expected(); }
+    void DescribeNegationTo(std::ostream* os) const override {
+        *os << "has not " << method_ << " " << path_ << " " << expected();
+    }
+
+private:
+    // gmock's own words for the cardinality ("called twice", "called at least once"), for requests.
+    std::string expected() const {
+        std::ostringstream words;
+        times_.DescribeTo(&words);
+        std::string text = words.str();
+        if (const auto at = text.find("called"); at != std::string::npos) text.replace(at, 6, "requested");
+        return text;
+    }
+
+    std::string method_;
+    std::string path_;
+    ::testing::Cardinality times_;
+};
+
 std::string milliseconds(std::chrono::milliseconds d) { return '"' + std::to_string(d.count()) + "ms\""; }
 
 }  // namespace
@@ -113,4 +154,41 @@ run_matcher NoRetryOnStatus() { return Satisfies(R"(check = "no_retry_on_status"
 
 run_matcher PassesAllChecks() { return ::testing::MakeMatcher(new passes_all_checks); }
 
+run_matcher Requested(std::string_view method, std::string_view path, ::testing::Cardinality times) {
+    return ::testing::MakeMatcher(new requested(method, path, std::move(times)));
+}
+
 }  // namespace faultline::testing
+
+namespace faultline::harness {
+
+void PrintTo(const run_record& run, std::ostream* os) {
+    constexpr std::size_t attempts_shown = 3;
+    std::set<std::string_view> operations;
+    for (const auto& r : run.journal) operations.insert(std::string_view{r.operation});
+    std::uint64_t fired = 0;
+    std::string rules;
+    for (const auto& f : run.rule_firings) {
+        if (f.fired == 0) continue;
+        fired += f.fired;
+        rules += (rules.empty() ? "" : ", ") + f.rule + ": " + f.kind + " x" + std::to_string(f.fired);
+    }
+    *os << "run \"" << run.scenario << "\": " << run.journal.size() << " attempts, " << operations.size()
+        << " operations, faults fired " << fired;
+    if (!rules.empty()) *os << " (" << rules << ")";
+    if (!run.harness_error.empty()) *os << "; harness error: " << run.harness_error;
+    for (std::size_t i = 0; i < run.journal.size() && i < attempts_shown; ++i) {
+        const auto& r = run.journal[i];
+        *os << (i == 0 ? "; first attempts: #" : ", #") << r.seq << " " << std::string_view{r.method} << " "
+            << std::string_view{r.target} << ": ";
+        if (r.outcome == wire_outcome::responded) {
+            *os << r.status;
+        } else {
+            *os << to_string(r.outcome);
+        }
+        if (!r.fault.empty()) *os << " [" << r.fault << "]";
+    }
+    if (run.journal.size() > attempts_shown) *os << ", …";
+}
+
+}  // namespace faultline::harness

@@ -1,6 +1,7 @@
 // The fixture's server is a real one on 127.0.0.1: raw HTTP requests (the server tests' client)
 // go through its rules, land in its journal and ledger, and come back in its run record.
 #include "faultline/testing/fault_server.hpp"
+#include "faultline/testing/matchers.hpp"
 
 #include "test_client.hpp"
 
@@ -32,6 +33,31 @@ status = 503
 )";
 
 class FaultServerTest : public faultline::testing::fault_server_test {};
+
+// A client posting to a route the service does not declare is told so on the wire (404 naming the
+// nearest endpoint), in the journal (effect "unmatched", one unmatched_route event per route) and by
+// the check that then has nothing to judge.
+TEST_F(FaultServerTest, APostToAnUndeclaredRouteIsUnmatchedAndNamesTheNearestEndpoint) {
+    for (int i = 0; i < 2; ++i) {
+        const auto reply = raw::exchange(server.port(), raw::make_request("POST", "/charge", R"({"amount":100})"));
+        ASSERT_TRUE(reply.parsed()) << reply.bytes;
+        EXPECT_EQ(reply.parsed()->result_int(), 404);
+        EXPECT_THAT(reply.parsed()->body(), HasSubstr("nearest declared endpoint: POST /payments"));
+    }
+    const auto run = server.record();
+    ASSERT_EQ(run.journal.size(), 2u);
+    EXPECT_EQ(run.journal[0].effect, faultline::harness::effect_kind::unmatched);
+    std::vector<std::string> told;
+    for (const auto& e : run.server_events) {
+        if (e.kind == faultline::harness::server_event_kind::unmatched_route) told.push_back(e.detail);
+    }
+    EXPECT_THAT(told, ::testing::ElementsAre("POST /charge; nearest POST /payments"));
+    EXPECT_TRUE(server.ledger().empty());
+    ::testing::StringMatchResultListener why;
+    EXPECT_FALSE(::testing::ExplainMatchResult(faultline::testing::NoDoubleEffects(), run, &why));
+    EXPECT_THAT(why.str(), HasSubstr("nothing to judge"));
+    EXPECT_THAT(why.str(), HasSubstr("2 of 2 attempts matched no endpoint of the service (POST /charge; nearest POST /payments)"));
+}
 
 TEST_F(FaultServerTest, ServesOnAnEphemeralLoopbackPort) {
     ASSERT_TRUE(server.running());

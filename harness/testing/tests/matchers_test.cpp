@@ -142,3 +142,58 @@ TEST(Matchers, DescribeTheCheckTheyAre) {
 }
 
 }  // namespace
+
+namespace {
+
+using faultline::harness::journal_record;
+
+// A record built by hand: three attempts of two operations, the first lost to a fault.
+run_record three_attempts() {
+    run_record run;
+    run.scenario = "payments";
+    const auto attempt = [&](std::uint64_t seq, const char* method, const char* target, const char* op,
+                             std::uint32_t n, std::uint16_t status) {
+        journal_record r;
+        r.seq = seq;
+        r.method = method;
+        r.target = target;
+        r.operation = op;
+        r.attempt = n;
+        r.status = status;
+        r.request_ns = static_cast<std::int64_t>(seq) * 1'000'000;
+        r.finished_ns = r.request_ns + 500'000;
+        run.journal.push_back(r);
+    };
+    attempt(1, "POST", "/payments", "k1", 1, 0);
+    run.journal.back().outcome = faultline::harness::wire_outcome::reset;
+    run.journal.back().fault = "lost_response";
+    run.journal.back().rule = "lose-first";
+    attempt(2, "POST", "/payments?retry=1", "k1", 2, 201);
+    attempt(3, "GET", "/payments/ch_1", "g", 1, 200);
+    run.rule_firings.push_back(faultline::harness::rule_firing{"lose-first", "lost_response", 1, std::nullopt});
+    return run;
+}
+
+// A failing matcher prints the record as a person reads it, not as a hex dump of its bytes.
+TEST(RunRecordPrinter, SummarisesAttemptsOperationsFaultsAndTheFirstOutcomes) {
+    EXPECT_EQ(::testing::PrintToString(three_attempts()),
+              "run \"payments\": 3 attempts, 2 operations, faults fired 1 (lose-first: lost_response x1); "
+              "first attempts: #1 POST /payments: reset [lost_response], #2 POST /payments?retry=1: 201, "
+              "#3 GET /payments/ch_1: 200");
+}
+
+// WireMock's verify(n, postRequestedFor(...)): attempts on the wire, by method and path (the query aside).
+TEST(Requested, CountsAttemptsOnTheWireByMethodAndPath) {
+    const run_record run = three_attempts();
+    EXPECT_THAT(run, ft::Requested("POST", "/payments", ft::Times(2)));
+    EXPECT_THAT(run, ft::Requested("GET", "/payments/ch_1", ::testing::AtLeast(1)));
+    EXPECT_THAT(run, ft::Requested("DELETE", "/payments", ft::Times(0)));
+
+    ::testing::StringMatchResultListener why;
+    const auto once = ft::Requested("POST", "/payments", ft::Times(1));
+    EXPECT_FALSE(::testing::ExplainMatchResult(once, run, &why));
+    EXPECT_EQ(why.str(), "POST /payments was requested 2 times: #1, #2");
+    EXPECT_EQ(::testing::DescribeMatcher<const run_record&>(once), "has POST /payments requested once");
+}
+
+}  // namespace

@@ -29,6 +29,7 @@ enum class effect_kind : std::uint8_t {
     replayed,   // idempotency layer replayed a stored response; nothing new committed
     conflict,   // idempotency layer refused: key in flight (409) or payload mismatch (422)
     rejected,   // idempotency layer refused: required key missing (400)
+    unmatched,  // no endpoint of the service matched the request (404 naming the nearest one)
 };
 
 // How the attempt ended on the wire, from the server's side.
@@ -61,6 +62,7 @@ inline constexpr enum_names effect_kind_names{std::to_array<enum_name<effect_kin
     {effect_kind::replayed, "replayed"},
     {effect_kind::conflict, "conflict"},
     {effect_kind::rejected, "rejected"},
+    {effect_kind::unmatched, "unmatched"},
 })};
 inline constexpr enum_names wire_outcome_names{std::to_array<enum_name<wire_outcome>>({
     {wire_outcome::responded, "responded"},

@@ -41,6 +41,10 @@ enum class server_event_kind {
     // and which connections that completed their handshake in a held listen queue were reset unread.
     listener_closed,
     listener_reopened,
+    // A method and path no endpoint of the service matched, the first time it went unmatched (each
+    // attempt to it is journaled with effect "unmatched"): `detail` is "POST /charge; nearest POST
+    // /payments" (the nearest declared endpoint, WireMock's near-miss), `peer` who sent it.
+    unmatched_route,
     // The journal's anchor, its first line: `detail` is the wall clock at the event's `t` as Unix ns,
     // `peer` the instance's name, so journals of several instances can be put on one timeline.
     started,
@@ -60,6 +64,7 @@ inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<serv
     {server_event_kind::idle_evicted, "idle_evicted"},
     {server_event_kind::listener_closed, "listener_closed"},
     {server_event_kind::listener_reopened, "listener_reopened"},
+    {server_event_kind::unmatched_route, "unmatched_route"},
     {server_event_kind::started, "started"},
 })};
 

@@ -11,7 +11,9 @@
 //   idempotency_required = false     # keys mode: refuse non-idempotent requests without a key (400)
 //   identity_header = "X-Request-Id" # operation identity from this header when no Idempotency-Key
 //   identity_field = "order_id"      # else from this top-level JSON body field
-//   catch_all = "none"               # "none" (200 ok, no effect) | "by_method"
+//   catch_all = "not_found"          # unmatched requests: "not_found" (404 naming the nearest
+//                                    # endpoint, journaled as unmatched) | "none" (200 ok, no
+//                                    # effect) | "by_method" (200 ok, effect by method)
 //   journal_max_records = 1000000    # in-memory journal bound (> 0)
 //
 //   # limits the server enforces on its clients (server_options.hpp's server_limits)

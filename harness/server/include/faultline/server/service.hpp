@@ -10,10 +10,12 @@
 //   DELETE /kv/{key}                   idempotent write: 204 if it existed, 404 otherwise
 //   POST   /counters/{name}/increment  non-idempotent: 200 {"name":N,"value":V} (the new value)
 //   GET    /counters/{name}            read: 200 {"name":N,"value":V} (0 when never incremented)
-//   anything else                      catch-all: 200 "ok", no effect (configurable)
+//   anything else                      unmatched: 404 naming the nearest endpoint, journaled as
+//                                      effect "unmatched" (or a declared catch-all: `catch_all`)
 // Endpoints declared in the `[server]` table (see model_config.hpp) are matched before these.
 #pragma once
 
+#include "faultline/core/enum_names.hpp"
 #include "faultline/record/journal_record.hpp"
 #include "faultline/server/ledger.hpp"
 
@@ -21,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +50,14 @@ struct service_request {
     std::int64_t time_ns = 0;  // ns since run start, monotonic: when the commit happens
 };
 
+// A request no endpoint matched (and no catch-all was declared to take): what the journal and the
+// checks say about it.
+struct unmatched_route {
+    std::string nearest;  // the nearest declared endpoint, "POST /payments"; "" when none is declared
+    bool first = false;   // the first time this method and path went unmatched since the last reset
+    friend bool operator==(const unmatched_route&, const unmatched_route&) = default;
+};
+
 // The service's reply. The server adds framing headers (Content-Length, Date, Server) itself.
 struct service_response {
     int status = 200;
@@ -56,6 +67,7 @@ struct service_response {
     // Interim (1xx) replies that came before this one, as received (status lines, fields, blank
     // lines): a proxied upstream's 103 Early Hints, sent ahead of the reply.
     std::string interim{};
+    std::optional<unmatched_route> unmatched{};  // set when no endpoint matched (effect `unmatched`)
     friend bool operator==(const service_response&, const service_response&) = default;
 };
 
@@ -73,16 +85,23 @@ struct endpoint_config {
     std::string content_type = "application/json";
 };
 
-// How the catch-all treats requests no endpoint matched.
+// How the service treats requests no endpoint matched.
 enum class catch_all_effect {
-    none,       // 200 "ok", no effect (default)
-    by_method,  // POST/PATCH non-idempotent, PUT/DELETE idempotent write, others no effect
+    not_found,  // unmatched: 404 naming the nearest endpoint, journaled as such (default)
+    none,       // a declared catch-all: 200 "ok", no effect (the default before unmatched requests were told)
+    by_method,  // a declared catch-all: POST/PATCH non-idempotent, PUT/DELETE idempotent write, others no effect
 };
+// Their `catch_all` names.
+inline constexpr enum_names catch_all_effect_names{std::to_array<enum_name<catch_all_effect>>({
+    {catch_all_effect::not_found, "not_found"},
+    {catch_all_effect::none, "none"},
+    {catch_all_effect::by_method, "by_method"},
+})};
 
 struct service_config {
     bool builtin_endpoints = true;          // the default service's endpoints (`service = "default"`)
     std::vector<endpoint_config> endpoints;  // matched first, in order
-    catch_all_effect catch_all = catch_all_effect::none;
+    catch_all_effect catch_all = catch_all_effect::not_found;
 };
 
 // The service. Owns its domain state; writes commits to a ledger it does not own (the ledger must
@@ -119,6 +138,8 @@ private:
     struct route;
 
     route find_route(std::string_view method, std::string_view target) const;
+    // The declared endpoint ("METHOD /path") nearest to a request no endpoint matched.
+    std::string nearest_endpoint(std::string_view method, std::string_view target) const;
 
     const service_config config_;
     ledger& ledger_;
@@ -128,6 +149,9 @@ private:
     std::map<std::string, std::int64_t, std::less<>> counters_;
     std::vector<std::uint64_t> endpoint_runs_;  // one per config_.endpoints entry
     std::uint64_t catch_all_runs_ = 0;
+    // Unmatched method-and-path pairs seen since the last reset, up to unmatched_routes_kept: the first
+    // of each is told once (unmatched_route::first), so a client looping on a typo is one line.
+    std::set<std::string, std::less<>> unmatched_seen_;
 };
 
 }  // namespace faultline::harness

@@ -46,8 +46,26 @@ run_matcher AttemptsAtMost(std::size_t max);
 // library's RFC 9110 table).
 run_matcher NoRetryOnStatus();
 
+// WireMock's verify(n, postRequestedFor(urlPathEqualTo(path))): how many attempts on the wire had
+// this method and path (the query aside), judged as gmock judges calls, e.g.
+// Requested("POST", "/payments", Times(2)) or ::testing::AtLeast(1). Counts attempts, not
+// operations: a client that retried twice requested three times.
+run_matcher Requested(std::string_view method, std::string_view path, ::testing::Cardinality times);
+// Exactly n times, in WireMock's words: Requested("POST", "/payments", Times(2)). (gmock names the
+// free function Exactly; Times is EXPECT_CALL's.)
+inline ::testing::Cardinality Times(int n) { return ::testing::Exactly(n); }
+
 // Every verdict the record already holds passed (a scenario run by run_scenario_file): explains each
 // one that did not with its evidence, or the harness error.
 run_matcher PassesAllChecks();
 
 }  // namespace faultline::testing
+
+namespace faultline::harness {
+
+// How GoogleTest prints a run record in a failure (found by argument-dependent lookup): one line of
+// attempts, operations, the faults that fired and the first few attempts' outcomes, where it would
+// otherwise dump the record's bytes.
+void PrintTo(const run_record& run, std::ostream* os);
+
+}  // namespace faultline::harness
