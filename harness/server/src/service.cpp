@@ -321,15 +321,19 @@ service_response service::handle(const service_request& request) {
         }
         case route_kind::unmatched: {
             const auto path = request.target.substr(0, request.target.find_first_of("?#"));
-            unmatched_route told{nearest_endpoint(request.method, request.target), false};
+            unmatched_route told{{}, false};
             if (unmatched_seen_.size() < unmatched_routes_kept) {
                 told.first = unmatched_seen_.insert(request.method + " " + path).second;
             }
+            const bool writes = semantics_by_method(request.method) != effect_semantics::none;
+            // Looked for only when it is read (the route's first time, a write's 404): a load generator
+            // reading "/" over and over must not pay for a search of the endpoints each request.
+            if (told.first || writes) told.nearest = nearest_endpoint(request.method, request.target);
             // A write that reaches no endpoint commits nothing: answering it "ok" would tell the client
             // a lie no check could see. A read has no effect to judge, and health probes and load
             // generators read "/": it is still answered "ok" (but journaled and told as unmatched).
             service_response response{200, {{"Content-Type", "text/plain"}}, "ok", effect_kind::unmatched};
-            if (semantics_by_method(request.method) != effect_semantics::none) {
+            if (writes) {
                 response = problem(404, "Not Found",
                                    "no endpoint matches " + request.method + " " + path +
                                        (told.nearest.empty() ? "; the service declares none"
