@@ -33,7 +33,7 @@ control_api::request make_request(http::verb verb, std::string target) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
-    static const control_api api{context()};
+    static const control_api api{context(), {}};
     const std::uint8_t selector = data[0];
     auto req = make_request(http::verb::post, (selector & 2) != 0 ? "/__faultline/rules?position=0" : "/__faultline/rules");
     req.set(http::field::content_type, (selector & 1) != 0 ? "application/toml" : "application/json");
