@@ -117,6 +117,27 @@ TEST(check_rounds, a_round_without_attempts_is_bad_input_naming_the_rounds_with_
     }
 }
 
+// `--report journal:…` writes a file a round: each holds that round's attempts and its reset, and
+// reads back (checked again) as that round.
+TEST(check_rounds, each_rounds_journal_report_reads_back_as_that_round) {
+    const files f{pytest_journal(true)};
+    const auto r = f.check({"--report", "journal:" + (f.dir / "{scenario}.jsonl").string()});
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    for (const std::string round : {"2", "3"}) {
+        // Named after the run, "<journal path> round N", made file-safe.
+        fs::path written;
+        for (const auto& entry : fs::directory_iterator{f.dir}) {
+            if (entry.path().filename().string().ends_with("_round_" + round + ".jsonl")) written = entry.path();
+        }
+        ASSERT_FALSE(written.empty()) << "no journal report for round " << round;
+        const std::string text = read(written);
+        ASSERT_NE(text.find(R"({"event":"reset")"), std::string::npos) << written << '\n' << text;
+        child again{{FAULTLINE_BINARY, "check", written.string(), "--expect", f.expect.string(), "--round", round}};
+        const auto back = again.finish();
+        EXPECT_EQ(back.code, 0) << written << '\n' << back.out << back.err;
+    }
+}
+
 TEST(check_rounds, a_round_field_the_resets_contradict_is_bad_input) {
     std::string text = pytest_journal(true);
     text.replace(text.find(R"({"seq":8,"round":3,)"), 19, R"({"seq":8,"round":4,)");

@@ -1,5 +1,6 @@
 // The "journal" report: a run's journal as JSON Lines (record/journal_json.hpp), the evidence itself,
-// for `faultline check` or a closer look at a failure.
+// for `faultline check` or a closer look at a failure: its attempts and server events (a round's reset
+// among them, so a round of `check` reads back as that round).
 #include "faultline/record/journal_json.hpp"
 #include "faultline/reports/writer.hpp"
 
@@ -8,10 +9,12 @@ namespace faultline::reports {
 namespace {
 
 std::string journal_report(std::span<const harness::run_record> runs) {
-    return runs.empty() ? std::string{} : harness::to_jsonl(runs.front().journal, runs.front().wire);
+    if (runs.empty()) return {};
+    const harness::run_record& run = runs.front();
+    return harness::to_jsonl(run.journal, run.wire, run.server_events);
 }
 
-const report_registration registered{"journal", "the run's journal as JSON Lines, one attempt per line",
+const report_registration registered{"journal", "the run's journal as JSON Lines: one attempt or server event per line",
                                      &journal_report, "{scenario}.journal.jsonl", true, true};
 
 }  // namespace

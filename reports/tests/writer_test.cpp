@@ -33,7 +33,8 @@ TEST(report_registry, writers_render_what_their_functions_render) {
     EXPECT_EQ(registry.find("json")->render(runs), json_report(runs));
     EXPECT_EQ(registry.find("junit")->render(runs), junit_report(runs));
     EXPECT_EQ(registry.find("console")->render(runs), console_report(runs[0]) + console_report(runs[1]));
-    EXPECT_EQ(registry.find("journal")->render(std::span{runs}.first(1)), harness::to_jsonl(runs[0].journal));
+    EXPECT_EQ(registry.find("journal")->render(std::span{runs}.first(1)),
+              harness::to_jsonl(runs[0].journal, runs[0].wire, runs[0].server_events));
 }
 
 TEST(report_registry, report_dir_files_are_the_documented_layout) {

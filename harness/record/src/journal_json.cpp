@@ -238,14 +238,18 @@ void append_jsonl_line(std::string& out, const server_event& e) {
     w.end();
 }
 
-std::string to_jsonl(std::span<const journal_record> records, std::span<const wire_detail> wire) {
+std::string to_jsonl(std::span<const journal_record> records, std::span<const wire_detail> wire,
+                     std::span<const server_event> events) {
     std::string out;
-    // Both in seq order (checked as it goes: a detail of another seq is no detail of this record).
+    // All in seq order (checked as it goes: a detail of another seq is no detail of this record).
     auto detail = wire.begin();
+    auto event = events.begin();
     for (const auto& r : records) {
+        for (; event != events.end() && event->seq < r.seq; ++event) append_jsonl_line(out, *event);
         while (detail != wire.end() && detail->seq < r.seq) ++detail;
         append_jsonl_line(out, r, detail != wire.end() && detail->seq == r.seq ? &*detail : nullptr);
     }
+    for (; event != events.end(); ++event) append_jsonl_line(out, *event);
     return out;
 }
 

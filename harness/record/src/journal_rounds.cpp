@@ -1,6 +1,7 @@
 #include "faultline/record/journal_rounds.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -9,15 +10,21 @@ namespace faultline::harness {
 
 std::optional<round_number> round_boundaries::start_round(std::uint64_t reset_seq) {
     if (current() == max_round) return std::nullopt;
-    reset_seqs_.push_back(reset_seq);
-    return current();
+    return start_round(reset_seq, static_cast<round_number>(current() + 1));
+}
+
+std::optional<round_number> round_boundaries::start_round(std::uint64_t reset_seq, round_number number) {
+    if (number <= current()) return std::nullopt;
+    starts_.push_back({reset_seq, number});
+    return number;
 }
 
 round_number round_boundaries::round_of(std::uint64_t seq) const {
     // Resets are rare and an item is almost always of the current round: one comparison.
-    if (reset_seqs_.empty() || seq >= reset_seqs_.back()) return current();
-    const auto resets_before = std::upper_bound(reset_seqs_.begin(), reset_seqs_.end(), seq) - reset_seqs_.begin();
-    return static_cast<round_number>(resets_before + 1);
+    if (starts_.empty() || seq >= starts_.back().seq) return current();
+    const auto after = std::upper_bound(starts_.begin(), starts_.end(), seq,
+                                        [](std::uint64_t s, const round_start& start) { return s < start.seq; });
+    return after == starts_.begin() ? static_cast<round_number>(after->round - 1) : std::prev(after)->round;
 }
 
 namespace {
@@ -44,18 +51,25 @@ std::optional<config_error> numbered(std::vector<Item>& items, const round_bound
 
 std::optional<config_error> number_rounds(std::vector<journal_record>& records, std::vector<server_event>& events,
                                           std::string_view name) {
-    std::vector<std::uint64_t> reset_seqs;
+    std::vector<const server_event*> resets;
     for (const server_event& e : events) {
-        if (e.kind == server_event_kind::reset) reset_seqs.push_back(e.seq);
+        if (e.kind == server_event_kind::reset) resets.push_back(&e);
     }
-    std::sort(reset_seqs.begin(), reset_seqs.end());
+    std::sort(resets.begin(), resets.end(), [](const server_event* a, const server_event* b) { return a->seq < b->seq; });
     round_boundaries rounds;
-    for (const std::uint64_t seq : reset_seqs) {
-        if (!rounds.start_round(seq)) {
+    for (const server_event* reset : resets) {
+        const round_number before = rounds.current();
+        // A reset written before rounds names none (1): it starts the next.
+        if (reset->round > 1 ? rounds.start_round(reset->seq, reset->round) : rounds.start_round(reset->seq)) continue;
+        if (before == max_round) {
             return config_error{{std::string{name}, 0, 0},
                                 "bad journal: more than " + std::to_string(max_round) +
                                     " rounds (reset events), the most a journal numbers"};
         }
+        return config_error{{std::string{name}, 0, 0},
+                            "bad journal: the reset at seq " + std::to_string(reset->seq) + " starts round " +
+                                std::to_string(reset->round) + ", but round " + std::to_string(before) +
+                                " began before it: lines were edited, moved or merged from another journal"};
     }
     if (auto error = numbered(records, rounds, name)) return error;
     return numbered(events, rounds, name);

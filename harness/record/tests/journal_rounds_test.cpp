@@ -131,6 +131,27 @@ TEST(journal_rounds, a_round_the_resets_do_not_make_is_an_error_naming_both) {
         << zero.errors[0].to_string();
 }
 
+// `GET /__faultline/journal?round=3`: one round, its reset first; the reset names the round it starts.
+TEST(journal_rounds, an_excerpt_of_later_rounds_reads_back_as_those_rounds) {
+    const jsonl_read_result read =
+        read_text(lines({attempt(7, "a", 3), attempt(9, "a", 4)}, {reset_event(6, 3), reset_event(8, 4)}));
+    ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+    EXPECT_EQ(read.records.at(0).round, 3);
+    EXPECT_EQ(read.records.at(1).round, 4);
+    // A reset from before rounds (none named) after named ones starts the next.
+    const jsonl_read_result mixed = read_text(lines({attempt(9, "a")}, {reset_event(6, 3), reset_event(8)}));
+    ASSERT_TRUE(mixed.ok()) << mixed.errors.front().to_string();
+    EXPECT_EQ(mixed.records.at(0).round, 4);
+}
+
+TEST(journal_rounds, resets_whose_rounds_do_not_ascend_are_an_error) {
+    const jsonl_read_result read = read_text(lines({attempt(9, "a", 3)}, {reset_event(6, 3), reset_event(8, 3)}));
+    ASSERT_EQ(read.errors.size(), 1U);
+    EXPECT_EQ(read.errors[0].to_string(),
+              "j.jsonl: bad journal: the reset at seq 8 starts round 3, but round 3 began before it: lines were "
+              "edited, moved or merged from another journal");
+}
+
 TEST(journal_rounds, boundaries_put_an_item_in_the_round_of_the_resets_before_it) {
     round_boundaries rounds;
     EXPECT_EQ(rounds.current(), 1);
@@ -141,6 +162,10 @@ TEST(journal_rounds, boundaries_put_an_item_in_the_round_of_the_resets_before_it
     EXPECT_EQ(rounds.round_of(10), 2);  // the reset itself
     EXPECT_EQ(rounds.round_of(15), 2);
     EXPECT_EQ(rounds.round_of(25), 3);
+    EXPECT_FALSE(rounds.start_round(30, 3));  // a round that has begun
+    round_boundaries excerpt;
+    EXPECT_EQ(excerpt.start_round(10, 5), 5);
+    EXPECT_EQ(excerpt.round_of(9), 4);  // before the excerpt's first reset: the round before it
     for (std::uint64_t seq = 21; rounds.current() < max_round; ++seq) ASSERT_TRUE(rounds.start_round(seq));
     EXPECT_FALSE(rounds.start_round(1'000'000));
     EXPECT_EQ(rounds.current(), max_round);

@@ -608,26 +608,28 @@ journal_attempts journal::take() {
 }
 
 std::string journal::to_jsonl(std::optional<round_number> round) const {
-    const std::vector<journal_record> records = snapshot();
-    const std::vector<wire_detail> wire = wire_snapshot();
+    std::vector<journal_record> records = snapshot();
+    std::vector<wire_detail> wire = wire_snapshot();
     std::vector<server_event> events = this->events();
-    const auto selected = [&](round_number r) { return !round || r == *round; };
-    std::erase_if(events, [&](const server_event& e) { return !selected(e.round); });
-    // Ordered through indexes: a record and its wire detail are at the same one.
-    std::vector<std::size_t> by_seq;
-    by_seq.reserve(records.size());
-    for (std::size_t i = 0; i < records.size(); ++i) {
-        if (selected(records[i].round)) by_seq.push_back(i);
+    if (round) {
+        // A record and its wire detail are at the same index: kept or left out together.
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            if (records[i].round != *round) continue;
+            if (kept != i) {
+                records[kept] = std::move(records[i]);
+                if (!wire.empty()) wire[kept] = std::move(wire[i]);
+            }
+            ++kept;
+        }
+        records.resize(kept);
+        if (!wire.empty()) wire.resize(kept);
+        std::erase_if(events, [&](const server_event& e) { return e.round != *round; });
     }
-    std::stable_sort(by_seq.begin(), by_seq.end(), [&](std::size_t a, std::size_t b) { return records[a].seq < records[b].seq; });
-    std::string out;
-    auto event = events.begin();
-    for (const std::size_t i : by_seq) {
-        for (; event != events.end() && event->seq < records[i].seq; ++event) append_jsonl_line(out, *event);
-        append_jsonl_line(out, records[i], wire.empty() ? nullptr : &wire[i]);
-    }
-    for (; event != events.end(); ++event) append_jsonl_line(out, *event);
-    return out;
+    // Stored in the order attempts finished; written in seq order, each detail found by its seq.
+    std::ranges::sort(records, {}, &journal_record::seq);
+    std::ranges::sort(wire, {}, &wire_detail::seq);
+    return harness::to_jsonl(records, wire, events);
 }
 
 void journal::reset() {

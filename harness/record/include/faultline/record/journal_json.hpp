@@ -37,8 +37,10 @@ void append_jsonl_line(std::string& out, const journal_record& record, const wir
 void append_jsonl_line(std::string& out, const server_event& event);
 boost::json::object to_json(const server_event& event);
 // A whole journal as JSON Lines: `records` in seq order, each with its detail from `wire` (also in seq
-// order; a record without one gets no wire fields).
-std::string to_jsonl(std::span<const journal_record> records, std::span<const wire_detail> wire = {});
+// order; a record without one gets no wire fields), and the server `events` (in seq order) between
+// them where their seqs put them, so the file reads back with its rounds (journal_rounds.hpp).
+std::string to_jsonl(std::span<const journal_record> records, std::span<const wire_detail> wire = {},
+                     std::span<const server_event> events = {});
 
 // Parses one record, and into `wire` (when given) its wire detail. Every non-optional field of the
 // record is required, the wire detail's are not; unknown fields are ignored (newer writers may add

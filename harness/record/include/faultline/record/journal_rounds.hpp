@@ -4,7 +4,9 @@
 // server event) is in round 1 + the number of resets at or before its seq, a reset being the first
 // event of the round it starts. The server stamps every item with its round and the JSON form writes
 // it from round 2 on (journal_json.hpp); a reader numbers the rounds from the reset events, in files
-// written before rounds too, and holds a written round to what the resets say.
+// written before rounds too, and holds a written round to what the resets say. A reset that names its
+// round starts that one, so an excerpt (`GET /__faultline/journal?round=3`, a round's journal report)
+// reads back as the rounds it holds.
 #pragma once
 
 #include "faultline/core/config_error.hpp"
@@ -18,25 +20,33 @@
 
 namespace faultline::harness {
 
-// Where a journal's rounds begin: the seqs of its resets. Not thread-safe (the server's journal
-// holds one under its lock).
+// Where a journal's rounds begin: the seq and number of each reset. Not thread-safe (the server's
+// journal holds one under its lock).
 class round_boundaries {
 public:
     // The reset with `reset_seq` (above every seq passed before) starts the next round; returns its
     // number, or nullopt when max_round rounds have begun (nothing is recorded then).
     std::optional<round_number> start_round(std::uint64_t reset_seq);
-    // The round of the item with `seq`.
+    // The reset starts round `number`, which must be above current() (a journal excerpt begins at a
+    // later round); nullopt, recording nothing, when it is not.
+    std::optional<round_number> start_round(std::uint64_t reset_seq, round_number number);
+    // The round of the item with `seq`; before the first reset, the round before the one it starts.
     round_number round_of(std::uint64_t seq) const;
-    round_number current() const { return static_cast<round_number>(reset_seqs_.size() + 1); }
+    round_number current() const { return starts_.empty() ? round_number{1} : starts_.back().round; }
 
 private:
-    std::vector<std::uint64_t> reset_seqs_;  // ascending
+    struct round_start {
+        std::uint64_t seq;
+        round_number round;
+    };
+    std::vector<round_start> starts_;  // ascending in both
 };
 
-// Sets each record's and event's round from the reset events among `events` (in any order). A round
-// the file wrote (one above 1, as writers write only those) must be the resets' round: a line that
-// says otherwise was edited or moved, and the first one is reported (seq, both rounds); the rounds
-// are then left as read. Also an error: more than max_round rounds.
+// Sets each record's and event's round from the reset events among `events` (in any order): a reset
+// that names its round (one above 1, as writers write only those) starts that round, one that does
+// not (a file from before rounds) the next. A round an item wrote must be the resets' round: a line
+// that says otherwise was edited or moved, and the first one is reported (seq, both rounds); the
+// rounds are then left as read. Also errors: resets whose rounds do not ascend, more than max_round.
 std::optional<config_error> number_rounds(std::vector<journal_record>& records, std::vector<server_event>& events,
                                           std::string_view name);
 
