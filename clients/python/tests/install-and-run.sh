@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `pip install` of the package as python.md says, offline, into a new venv (with the system's
+# site-packages for pytest and requests), then pytest from that venv with the plugin loaded by its
+# pytest11 entry point alone (no -p, no PYTHONPATH):
+#
+#   install-and-run.sh PYTHON PACKAGE_DIR WORK_DIR PYTEST_ARGS...
+#
+# Exit: pytest's; 77 (ctest: skipped) when the interpreter, its venv module or pytest is missing.
+set -euo pipefail
+python=$1 package=$2 work=$3
+shift 3
+# The installed copy is under test, not the sources a PYTHONPATH would put first.
+unset PYTHONPATH
+if ! command -v "$python" >/dev/null || ! "$python" -c "import ensurepip, pytest" 2>/dev/null; then
+    echo "skipped: needs $python with venv and pytest (Debian: apt-get install python3-venv python3-pytest)"
+    exit 77
+fi
+rm -rf "$work" && mkdir -p "$work"
+# pip builds in the directory it is given: a copy keeps build/ and *.egg-info out of the sources.
+cp -r "$package" "$work/package"
+"$python" -m venv --system-site-packages "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet --no-build-isolation --no-index --no-deps "$work/package"
+installed=$("$work/venv/bin/python" -c "import faultline; print(faultline.__file__)")
+if [[ "$installed" != "$work/venv/"* ]]; then
+    echo "import faultline found $installed, not the venv's copy" >&2
+    exit 1
+fi
+cd "$work"
+exec "$work/venv/bin/python" -m pytest -p no:cacheprovider --basetemp="$work/tmp" "$@"
