@@ -44,7 +44,7 @@ function describeCheck({ round, command, exitCode, output }) {
 
 // The faultline executable: `bin` if given, else $FAULTLINE_BIN, else `faultline` on PATH.
 export function findBinary(bin) {
-  const candidate = bin ?? process.env.FAULTLINE_BIN ??
+  const candidate = bin || process.env.FAULTLINE_BIN ||
     (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'faultline')).find(existsSync);
   if (!candidate) {
     throw new Error('the faultline binary was not found: set FAULTLINE_BIN, pass { bin }, or put faultline on PATH');
@@ -62,10 +62,9 @@ export function findBinary(bin) {
 export class Faultline {
   #roundRules = [];
   #journalOffset = 0;
-
   #ownsDir;
 
-  constructor({ bin, child, dir, ownsDir, ready, logPath }) {
+  constructor({ bin, child, dir, ownsDir, ready, logPath, round }) {
     this.bin = bin;
     this.#ownsDir = ownsDir;
     this.child = child;
@@ -75,7 +74,7 @@ export class Faultline {
     this.journalPath = join(dir, 'journal.jsonl');
     this.url = ready.url;
     this.control = new FaultlineControl(ready.control_url, { token: ready.token });
-    this.round = 1;
+    this.round = round;
   }
 
   // A rule (an object or a TOML table, as FaultlineControl.addRule) for the current round only.
@@ -175,8 +174,7 @@ export async function startFaultline({ bin, rules, upstream, dir, startTimeoutMs
   const log = openSync(logPath, 'w');
   const child = spawn(bin, args, { stdio: ['ignore', log, log] });
   closeSync(log);
-  const spawned = new Promise((resolve, reject) => { child.once('spawn', resolve); child.once('error', reject); });
-  await spawned;
+  await new Promise((resolve, reject) => { child.once('spawn', resolve); child.once('error', reject); });
 
   const command = [bin, ...args].join(' ');
   const deadline = Date.now() + startTimeoutMs;
@@ -191,7 +189,12 @@ export async function startFaultline({ bin, rules, upstream, dir, startTimeoutMs
     }
     await sleep(pollMs);
   }
-  const faultline = new Faultline({ bin, child, dir, ownsDir, ready: JSON.parse(await readFile(readyPath, 'utf8')), logPath });
-  faultline.round = (await faultline.control.health()).round;
-  return faultline;
+  try {
+    const ready = JSON.parse(await readFile(readyPath, 'utf8'));
+    const { round } = await new FaultlineControl(ready.control_url, { token: ready.token }).health();
+    return new Faultline({ bin, child, dir, ownsDir, ready, logPath, round });
+  } catch (error) {
+    child.kill('SIGKILL');   // no Faultline owns it yet: nobody else would stop it
+    throw error;
+  }
 }
