@@ -136,8 +136,12 @@ def faultline(faultline_server, faultline_settings, request):
     if marker and marker.kwargs.get("expect"):
         expect = Path(request.node.path).parent / marker.kwargs["expect"]
     test_round = FaultlineRound(faultline_server, expect)
-    for rule in marker.kwargs.get("rules", []) if marker else []:
-        test_round.add_rule(rule)
+    try:
+        for rule in marker.kwargs.get("rules", []) if marker else []:
+            test_round.add_rule(rule)
+    except BaseException:
+        test_round.end_unjudged()   # a bad rule: the rules added before it go with the round
+        raise
     yield test_round
     test_round.end_unjudged()
 

@@ -95,6 +95,27 @@ def test_next_round_is_fresh(faultline):
     result.stdout.no_fnmatch_line("*came too soon*")
 
 
+def test_a_marker_judges_its_round_by_other_checks_and_a_bad_rule_leaves_nothing_behind(suite, pytester):
+    pytester.makefile(".toml", one_try="[[expect]]\ncheck = \"max_attempts\"\nmax = 1\n")
+    result = suite('''
+@pytest.mark.faultline(rules=[BUSY_FIRST_TRY], expect="one_try.toml")
+def test_held_to_one_try(faultline):
+    assert put(faultline.url, honour_retry_after=True) == 200
+
+@pytest.mark.faultline(rules=[BUSY_FIRST_TRY, {"name": "bad", "kind": "no_such_kind"}])
+def test_bad_rule(faultline):
+    pass
+
+def test_after_them(faultline):
+    assert faultline.control.rules()["rules"] == []
+    assert put(faultline.url, honour_retry_after=True) == 200
+''')
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*faultline check, round 1, failed (exit 1):*--expect *one_try.toml --round 1",
+                                 "*max_attempts: 1 of 1 operations made more than 1 attempts (most: 2)*"])
+    result.stdout.fnmatch_lines(["*FaultlineError: faultline control API: 400*"])
+
+
 def test_a_missing_binary_is_named(suite, monkeypatch):
     monkeypatch.setenv("FAULTLINE_BIN", "/nonexistent/faultline")
     result = suite("def test_uses_it(faultline):\n    pass\n")
