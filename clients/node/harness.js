@@ -174,27 +174,30 @@ export async function startFaultline({ bin, rules, upstream, dir, startTimeoutMs
   const log = openSync(logPath, 'w');
   const child = spawn(bin, args, { stdio: ['ignore', log, log] });
   closeSync(log);
-  await new Promise((resolve, reject) => { child.once('spawn', resolve); child.once('error', reject); });
+  try {
+    await new Promise((resolve, reject) => { child.once('spawn', resolve); child.once('error', reject); });
+    await waitForReadyFile(child, readyPath, logPath, [bin, ...args].join(' '), startTimeoutMs);
+    const ready = JSON.parse(await readFile(readyPath, 'utf8'));
+    const { round } = await new FaultlineControl(ready.control_url, { token: ready.token }).health();
+    return new Faultline({ bin, child, dir, ownsDir, ready, logPath, round });
+  } catch (error) {
+    // No Faultline owns the process yet, so nobody else would stop it; its output is in the error.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (ownsDir) await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
 
-  const command = [bin, ...args].join(' ');
-  const deadline = Date.now() + startTimeoutMs;
-  // The ready file is renamed into place once every port listens, so it is whole when it exists.
+// The ready file is renamed into place once every port listens, so it is whole when it exists.
+async function waitForReadyFile(child, readyPath, logPath, command, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
   while (!existsSync(readyPath)) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`${command} exited ${child.exitCode ?? child.signalCode} before it was ready:\n${await readFile(logPath, 'utf8')}`);
     }
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${command} wrote no ready file within ${startTimeoutMs} ms:\n${await readFile(logPath, 'utf8')}`);
+      throw new Error(`${command} wrote no ready file within ${timeoutMs} ms:\n${await readFile(logPath, 'utf8')}`);
     }
     await sleep(pollMs);
-  }
-  try {
-    const ready = JSON.parse(await readFile(readyPath, 'utf8'));
-    const { round } = await new FaultlineControl(ready.control_url, { token: ready.token }).health();
-    return new Faultline({ bin, child, dir, ownsDir, ready, logPath, round });
-  } catch (error) {
-    child.kill('SIGKILL');   // no Faultline owns it yet: nobody else would stop it
-    throw error;
   }
 }

@@ -1,7 +1,7 @@
 // The harness against the real faultline binary ($FAULTLINE_BIN): start-up errors, a round judged
 // pass and fail, proxy mode. `node --test clients/node/tests/` (the package imports itself by name).
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -19,8 +19,10 @@ test('a missing binary is named', async () => {
                        /the faultline binary \/nonexistent\/faultline does not exist or is not executable/);
 });
 
-test('a server that fails to start shows its output', async () => {
-  const rules = join(await mkdtemp(join(tmpdir(), 'faultline-test-')), 'bad.toml');
+test('a server that fails to start shows its output', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'faultline-test-'));
+  t.after(() => rm(dir, { recursive: true }));
+  const rules = join(dir, 'bad.toml');
   await writeFile(rules, '[[fault]]\nkind = "no_such_kind"\n');
   await assert.rejects(startFaultline({ rules }), (error) => {
     assert.match(error.message, /serve --rules \S+bad\.toml .* exited 2 before it was ready:/);
