@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `pip install` of the package as python.md says, offline, into a new venv (with the system's
 # site-packages for pytest and requests), then pytest from that venv with the plugin loaded by its
-# pytest11 entry point alone (no -p, no PYTHONPATH):
+# pytest11 entry point alone (no -p, no PYTHONPATH), then with -p as well:
 #
 #   install-and-run.sh PYTHON PACKAGE_DIR WORK_DIR PYTEST_ARGS...
 #
@@ -22,4 +22,6 @@ if [[ "$installed" != "$work/venv/"* ]]; then
     exit 1
 fi
 cd "$work"
-exec "$work/venv/bin/python" -m pytest -p no:cacheprovider --basetemp="$work/tmp" "$@"
+"$work/venv/bin/python" -m pytest -p no:cacheprovider --basetemp="$work/tmp" "$@"
+# A suite written for the uninstalled plugin names it with -p: installed, that must not load it twice.
+exec "$work/venv/bin/python" -m pytest -p no:cacheprovider -p faultline.pytest_plugin --basetemp="$work/tmp" "$@"
