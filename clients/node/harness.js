@@ -167,6 +167,7 @@ export async function startFaultline({ bin, rules, upstream, dir, startTimeoutMs
   else await mkdir(dir, { recursive: true });
   const readyPath = join(dir, 'ready.json');
   const logPath = join(dir, 'faultline.log');
+  await rm(readyPath, { force: true });   // one left by a `kill -9` would pass for this server's
   const args = upstream ? ['proxy', '--upstream', upstream] : ['serve'];
   if (rules) args.push('--rules', rules);
   args.push('--journal', join(dir, 'journal.jsonl'), '--ready-file', readyPath);

@@ -102,6 +102,7 @@ class FaultlineServer:
         workdir.mkdir(parents=True, exist_ok=True)
         ready_path = workdir / "ready.json"
         log_path = workdir / "faultline.log"
+        ready_path.unlink(missing_ok=True)   # one left by a `kill -9` would pass for this server's
         command = [binary, "proxy", "--upstream", upstream] if upstream else [binary, "serve"]
         if rules:
             command += ["--rules", str(rules)]
