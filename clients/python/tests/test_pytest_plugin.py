@@ -116,6 +116,25 @@ def test_after_them(faultline):
     result.stdout.fnmatch_lines(["*FaultlineError: faultline control API: 400*"])
 
 
+def test_a_conftest_overrides_the_settings(suite, pytester):
+    pytester.makefile(".toml", one_try="[[expect]]\ncheck = \"max_attempts\"\nmax = 1\n")
+    pytester.makeconftest("""
+import dataclasses
+import pytest
+
+@pytest.fixture(scope="session")
+def faultline_settings(faultline_settings, pytestconfig):
+    return dataclasses.replace(faultline_settings, expect=pytestconfig.rootpath / "one_try.toml")
+""")
+    result = suite('''
+@pytest.mark.faultline(rules=[BUSY_FIRST_TRY])
+def test_held_to_one_try(faultline):
+    assert put(faultline.url, honour_retry_after=True) == 200
+''')
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*max_attempts: 1 of 1 operations made more than 1 attempts (most: 2)*"])
+
+
 def test_a_missing_binary_is_named(suite, monkeypatch):
     monkeypatch.setenv("FAULTLINE_BIN", "/nonexistent/faultline")
     result = suite("def test_uses_it(faultline):\n    pass\n")
