@@ -11,7 +11,7 @@ function(faultline_add_guide_test name expected_exit failing_check)
             ${expected_exit} ${failing_check} -- ${ARGN})
   set_tests_properties(guide_${name} PROPERTIES
     TIMEOUT 60 SKIP_RETURN_CODE 77
-    ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/clients;FAULTLINE_CONTROL_JS=${PROJECT_SOURCE_DIR}/clients/faultline-control.mjs")
+    ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/clients/python;PYTHONDONTWRITEBYTECODE=1;FAULTLINE_CONTROL_JS=${PROJECT_SOURCE_DIR}/clients/node/control.js")
 endfunction()
 
 faultline_add_guide_test(shell_curl_retry 0 - ${guide_dir}/curl-client.sh)

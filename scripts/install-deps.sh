@@ -9,6 +9,7 @@ packages=(cmake ninja-build g++ pkg-config
           googletest libgtest-dev libgmock-dev libbenchmark-dev
           curl wget   # real third-party clients: the `faultline score` tests and docs/score.md
           python3-requests python3-urllib3 nodejs   # the docs/guides/ walk-throughs (ctest -R guide_)
+          python3-pytest python3-venv python3-wheel   # clients/: the pytest plugin's tests, pip install into a venv offline
           help2man    # the man page, generated from --help (packaging/faultline-man.sh)
           file dpkg-dev   # cpack's .deb generator runs dpkg-shlibdeps on file's verdicts (scripts/deb-check.sh)
           clang libclang-rt-14-dev   # libFuzzer (scripts/fuzz.sh, the `fuzz` preset)

@@ -1,6 +1,6 @@
 """The Python guide's client: requests with urllib3's Retry, honouring Retry-After (good) or, with
 --ignore-retry-after, not (bad). Needs FAULTLINE_URL, FAULTLINE_CONTROL_URL, FAULTLINE_CONTROL_TOKEN;
-faultline_control.py (clients/) on the path."""
+the faultline package (clients/python) installed or on PYTHONPATH."""
 
 import os
 import pathlib
@@ -14,7 +14,7 @@ except ImportError as missing:
     print(f"skipped: {missing.name} is not installed (Debian: apt-get install python3-requests python3-urllib3)")
     sys.exit(77)
 
-from faultline_control import FaultlineControl
+from faultline import FaultlineControl
 
 service = os.environ["FAULTLINE_URL"]
 control = FaultlineControl(os.environ["FAULTLINE_CONTROL_URL"], token=os.environ.get("FAULTLINE_CONTROL_TOKEN"))

@@ -1,6 +1,7 @@
 """A client for faultline's control API (docs/control-api.md), standard library only.
 
-Copy this one file into a test suite. `faultline serve` prints the control URL and token:
+`from faultline import FaultlineControl` once the package is installed (`pip install ./clients/python`);
+the module also works copied on its own. `faultline serve` prints the control URL and token:
 
     faultline serving on http://127.0.0.1:18100 (seed 7)
     control API: http://127.0.0.1:18101/__faultline/ (Authorization: Bearer 3f9c...)

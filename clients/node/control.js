@@ -1,7 +1,7 @@
-// A client for faultline's control API (docs/control-api.md): one file, no dependencies, Node 18+
-// (built-in fetch). Copy it into a test suite.
+// A client for faultline's control API (docs/control-api.md): no dependencies, Node 18+ (built-in
+// fetch). `import { FaultlineControl } from 'faultline'` once installed (`npm install ./clients/node`);
+// this file also works copied on its own.
 //
-//   import { FaultlineControl } from './faultline-control.mjs';
 //   const control = new FaultlineControl('http://127.0.0.1:18101/__faultline/', { token: '3f9c...' });
 //   await control.addRule({ name: 'busy', kind: 'status', status: 503, retry_after: '1s' });
 //   ... // point the client under test at the service URL
@@ -73,11 +73,13 @@ export class FaultlineControl {
   removeRule(name) { return this.#json('DELETE', `rules/${encodeURIComponent(name)}`); }
   clearRules() { return this.#json('DELETE', 'rules'); }
   reset() { return this.#json('POST', 'reset'); }
-  // The in-memory journal: attempts and server events (those carry `event`), in seq order.
-  async journal() {
-    return (await this.#request('GET', 'journal')).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  // The current round's journal (round: a number, or 'all' for all that memory holds): attempts and
+  // server events (those carry `event`), in seq order.
+  async journal(round) {
+    const path = round === undefined ? 'journal' : `journal?round=${round}`;
+    return (await this.#request('GET', path)).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
   }
-  async attempts() { return (await this.journal()).filter((r) => !('event' in r)); }
+  async attempts(round) { return (await this.journal(round)).filter((r) => !('event' in r)); }
   ledger() { return this.#json('GET', 'ledger'); }
   stats() { return this.#json('GET', 'stats'); }
 }
