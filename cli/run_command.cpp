@@ -1,8 +1,9 @@
 // `faultline run PATH... [--seed N] [--only NAME] [-j N] [--strict] [--report F:PATH] [--report-dir DIR]
-// [--progress|--quiet] [-- cmd args…]`: loads every scenario (folders are searched for *.toml, sorted) strictly — any
-// error is printed and nothing runs (exit 2) — then runs them, each with its own server, printing the
-// console report as each finishes (with a live progress line on stderr when it is a terminal:
-// progress_line.hpp); optionally writes reports (report_output.hpp). Exit codes:
+// [--progress|--quiet] [--summary|--failures-only] [-- cmd args…]`: loads every scenario (folders are
+// searched for *.toml, sorted) strictly — any error is printed and nothing runs (exit 2) — then runs
+// them, each with its own server, printing the console report as each finishes (with a live progress
+// line on stderr when it is a terminal: progress_line.hpp), and last the scenarios that did not pass
+// with their replay commands; optionally writes reports (report_output.hpp). Exit codes:
 // harness::exit_code (0 passed, 1 a check failed, 3 harness error, 4 insufficient evidence). On
 // SIGINT or SIGTERM (stop_signals.hpp) the running clients are stopped, no further scenario starts,
 // what ran is judged and reported, and the exit status is 128 + the signal (130, 143).
@@ -40,6 +41,8 @@ struct run_args {
     bool strict = false;
     bool progress = false;  // --progress: the progress line even when stderr is no terminal
     bool quiet = false;     // --quiet: no progress line
+    bool summary = false;        // --summary: a line a scenario
+    bool failures_only = false;  // --failures-only: only what did not pass
     report_targets reports;
 };
 
@@ -92,6 +95,8 @@ void run_run(const run_args& args) {
 
     reports::console_options console;
     console.color = ::isatty(STDOUT_FILENO) != 0;
+    console.header_only = args.summary;
+    console.show_passed = !args.failures_only;
     std::cout << "running " << scenarios.size() << " scenario(s), " << std::max<std::size_t>(1, args.jobs)
               << " at a time\n"
               << std::flush;
@@ -103,6 +108,7 @@ void run_run(const run_args& args) {
     }
     std::vector<harness::run_record> runs =
         harness::run_scenarios(scenarios, options, args.jobs, [&](std::size_t, const harness::run_record& run) {
+            if (args.failures_only && harness::outcome_of(run) == harness::verdict_outcome::pass) return;
             const auto print = [&] { std::cout << reports::console_report(run, console) << std::flush; };
             if (progress) {
                 progress->without_line(print);
@@ -118,7 +124,7 @@ void run_run(const run_args& args) {
         return harness::exit_code_of(run) == harness::exit_code::passed;
     });
     harness::exit_code code = harness::exit_code_of(runs);
-    std::cout << passed << " of " << runs.size() << " scenario(s) passed\n";
+    std::cout << passed << " of " << runs.size() << " scenario(s) passed\n" << reports::console_not_passed(runs, console);
 
     code = write_reports_for(args.reports, runs, code);
     if (interrupt.requested()) {
@@ -160,6 +166,11 @@ void add_run_command(CLI::App& app) {
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
     cmd->add_flag("--strict", args->strict,
                   "A fault rule that never fired fails the scenario (by default a warning); as `strict = true`");
+    auto* summary = cmd->add_flag("--summary", args->summary,
+                                  "One line a scenario (its outcome), then the list of those that did not pass");
+    cmd->add_flag("--failures-only", args->failures_only,
+                  "Print only the scenarios that did not pass, and in them only the checks that did not")
+        ->excludes(summary);
     auto* quiet = cmd->add_flag("--quiet", args->quiet, "No live progress line on stderr");
     cmd->add_flag("--progress", args->progress,
                   "A live progress line on stderr even when it is not a terminal or NO_COLOR is set "

@@ -53,6 +53,64 @@ TEST(report_option, a_journal_for_several_scenarios_needs_the_placeholder_and_no
     EXPECT_EQ(r.out.find("running"), std::string::npos) << r.out;
 }
 
+// Three scenarios, one passing, one failing its check, one whose client cannot start: --summary prints a
+// line each, --failures-only the two that did not pass; both close with those two and their replays.
+struct mixed_suite {
+    fs::path dir = temp_file("mixed-suite");
+    fs::path failing = dir / "failing.toml";
+    fs::path no_client = dir / "no-client.toml";
+
+    mixed_suite() {
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        // The bad preset without its expect_failure: it charges twice and fails.
+        std::string bad = read(std::string{FAULTLINE_SUITES_DIR} + "/lost-response-keys.bad.toml");
+        const std::string name = "name = \"lost-response-keys.bad\"";
+        bad.replace(bad.find(name), name.size(), "name = \"failing\"");
+        bad.erase(bad.find("expect_failure = true"));
+        std::ofstream{failing} << bad;
+        std::ofstream{no_client} << "name = \"no-client\"\nseed = 3\n[client]\ndriver = \"command\"\n"
+                                    "command = [\"/nonexistent/faultline-client\", \"{url}\"]\n"
+                                    "[[expect]]\ncheck = \"no_double_effects\"\n";
+    }
+    ~mixed_suite() { fs::remove_all(dir); }
+
+    child::result run(const std::string& option) const {
+        child proc{{FAULTLINE_BINARY, "run", suite, failing.string(), no_client.string(), option, "--quiet"}};
+        return proc.finish();
+    }
+
+    std::string closing() const {
+        return "not passed:\n  FAIL failing  faultline run " + failing.string() + " --seed 101\n  FAIL no-client  faultline run " +
+               no_client.string() + " --seed 3\n";
+    }
+};
+
+TEST(run_output, summary_prints_a_line_a_scenario_and_closes_with_what_did_not_pass) {
+    const mixed_suite s;
+    const auto r = s.run("--summary");
+    EXPECT_EQ(r.code, 3) << r.err;  // the harness error of the client that could not start
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 3 + 1 + 3) << r.out;  // running, 3 scenarios, totals, list
+    EXPECT_NE(r.out.find("\nPASS lost-response-keys.good  seed "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nFAIL failing  seed 101"), std::string::npos) << r.out;
+    EXPECT_TRUE(r.out.ends_with("1 of 3 scenario(s) passed\n" + s.closing())) << r.out;
+}
+
+TEST(run_output, failures_only_leaves_out_what_passed_and_names_a_client_that_could_not_start) {
+    const mixed_suite s;
+    const auto r = s.run("--failures-only");
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("✔"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("✘ no_double_effects"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  command: not started: cannot start \"/nonexistent/faultline-client\""), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("exit status"), std::string::npos) << r.out;
+    EXPECT_TRUE(r.out.ends_with(s.closing())) << r.out;
+    // The two options are one choice.
+    child both{{FAULTLINE_BINARY, "run", suite, "--summary", "--failures-only"}};
+    EXPECT_EQ(both.finish().code, 2);
+}
+
 TEST(list_command, names_every_report_format_with_its_summary) {
     child proc{{FAULTLINE_BINARY, "list", "reports"}};
     const auto r = proc.finish();

@@ -88,6 +88,7 @@ std::string console_report(const harness::run_record& run, const console_options
                       "  seed " + std::to_string(run.seed) + "  " + detail::seconds(run.duration) + "s  " +
                       std::to_string(counts.operations) + " operations, " + std::to_string(counts.attempts) +
                       " attempts, " + std::to_string(counts.effects) + " effects\n";
+    if (options.header_only) return out;
     if (run.interrupted) out += "  " + paint(yellow, detail::interruption_text(run)) + "\n";
     for (const harness::verdict& v : run.verdicts) {
         if (v.passed && !options.show_passed) continue;
@@ -109,8 +110,7 @@ std::string console_report(const harness::run_record& run, const console_options
         const harness::command_result& c = *run.command;
         const std::string killed_when = run.interrupted ? "on " + harness::signal_name(run.interrupted->signal)
                                                         : std::string{"at the time limit"};
-        out += "  command: exit status " + std::to_string(c.exit_status) +
-               (c.killed ? " (killed " + killed_when + ")" : "") + "\n";
+        out += "  command: " + detail::printable(detail::command_status_text(c, killed_when)) + "\n";
         if (!c.processes.empty()) out += "    " + processes_line(c.processes, killed_when) + "\n";
         for (const auto& [name, text] : {std::pair{"stdout", &c.stdout_text}, std::pair{"stderr", &c.stderr_text}}) {
             const std::string tail = tail_lines(*text, 5);
@@ -129,6 +129,20 @@ std::string console_report(const harness::run_record& run, const console_options
     if (!run.harness_error.empty()) out += "  " + paint(red, "harness error: ") + detail::printable(run.harness_error) + "\n";
     if (options.show_replay) out += "  replay: " + detail::printable(replay_command(run)) + "\n";
     return out;
+}
+
+std::string console_not_passed(std::span<const harness::run_record> runs, const console_options& options) {
+    std::string out;
+    for (const harness::run_record& run : runs) {
+        const harness::verdict_outcome outcome = harness::outcome_of(run);
+        if (outcome == harness::verdict_outcome::pass) continue;
+        const auto [colour, word] = mark(outcome, "PASS", "FAIL", "INSUFFICIENT EVIDENCE");
+        out += "  " + (options.color ? std::string(colour) + std::string(word) + std::string(reset) : std::string(word)) +
+               " " + detail::printable(run.scenario);
+        if (options.show_replay) out += "  " + detail::printable(replay_command(run));
+        out += "\n";
+    }
+    return out.empty() ? out : "not passed:\n" + out;
 }
 
 namespace {

@@ -193,6 +193,12 @@ boost::json::object to_json(const harness::run_record& run) {
         boost::json::object cmd;
         cmd["exit_status"] = run.command->exit_status;
         cmd["killed"] = run.command->killed;
+        // null when every process started
+        if (run.command->start_error.empty()) {
+            cmd["start_error"] = nullptr;
+        } else {
+            cmd["start_error"] = run.command->start_error;
+        }
         cmd["stdout"] = detail::valid_utf8(run.command->stdout_text);
         cmd["stderr"] = detail::valid_utf8(run.command->stderr_text);
         cmd["processes"] = processes_json(run.command->processes);

@@ -99,9 +99,7 @@ std::string junit_report(std::span<const harness::run_record> runs) {
         if (run.command) {
             const harness::command_result& c = *run.command;
             suites += "    <system-out>" +
-                      xml_escape("exit status " + std::to_string(c.exit_status) +
-                                     (c.killed ? " (killed at the time limit)" : "") + "\n" + c.stdout_text,
-                                 false) +
+                      xml_escape(detail::command_status_text(c, "at the time limit") + "\n" + c.stdout_text, false) +
                       "</system-out>\n";
             suites += "    <system-err>" + xml_escape(c.stderr_text, false) + "</system-err>\n";
         }

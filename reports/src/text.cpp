@@ -170,6 +170,14 @@ std::string interruption_text(const harness::run_record& run) {
            (cancelled == 1 ? "" : "s") + " cancelled";
 }
 
+std::string command_status_text(const harness::command_result& c, std::string_view killed_when) {
+    if (!c.start_error.empty() && c.processes.empty()) return "not started: " + c.start_error;
+    std::string out = "exit status " + std::to_string(c.exit_status);
+    if (c.killed) out += " (killed " + std::string{killed_when} + ")";
+    if (!c.start_error.empty()) out += "; then not started: " + c.start_error;
+    return out;
+}
+
 run_counts count(const harness::run_record& run) {
     run_counts c;
     c.operations = harness::count_operations(run.journal);

@@ -37,6 +37,10 @@ std::string never_fired_text(const harness::rule_firing& f, bool strict);
 std::string server_event_counts(const harness::run_record& run);
 // "interrupted by SIGINT after 3.2 s: stopped 2 client processes"; "" when the run was not interrupted.
 std::string interruption_text(const harness::run_record& run);
+// How the client command ended: "exit status 1 (killed at the time limit)", or, when a process
+// could not be started, "not started: cannot start …" (none ran) or "exit status 0; then not
+// started: …" (some ran). `killed_when`: "at the time limit", "on SIGINT".
+std::string command_status_text(const harness::command_result& c, std::string_view killed_when);
 
 struct run_counts {
     std::size_t operations = 0;

@@ -77,7 +77,8 @@ harness::run_record failing_run() {
                    attempt(3, "h2", 10, 404), attempt(4, "h2", 11, 404)};
     run.command = harness::command_result{1, "line 1\nline 2 <ok> & \"done\"\n", std::string("bad byte \xff and bell \x07\n"), true,
                                           {harness::process_record{0, 4242, 1'000'000, 2'400'000'000, 143, 15, true},
-                                           harness::process_record{1, 4243, 2'000'000, 300'000'000, 1, std::nullopt, false}}};
+                                           harness::process_record{1, 4243, 2'000'000, 300'000'000, 1, std::nullopt, false}},
+                                          ""};
     run.declared.deadline = std::chrono::seconds{1};
     run.declared.max_attempts = 3;
     run.declared.backoff = harness::declared_backoff{std::chrono::milliseconds{100}, std::chrono::seconds{2}, 2.0,
@@ -136,6 +137,23 @@ TEST(console_report, shows_the_interruption_the_rule_firings_warnings_and_server
                                "(--strict makes this fatal)\n"));
     EXPECT_THAT(out, HasSubstr("\n  server events: 1 reset, 2 idle_timeout\n"));
     EXPECT_THAT(console_report(passing_run()), HasSubstr("\n  rule `lose-first` (lost_response) fired 1 time\n"));
+}
+
+// A client that could not be started has no exit status to report: the console, JUnit and JSON say why.
+TEST(console_report, a_command_that_could_not_start_says_so_instead_of_an_exit_status) {
+    harness::run_record run = passing_run();
+    run.command = harness::command_result{};
+    run.command->start_error = R"(cannot start "/no/client": No such file or directory)";
+    const std::string out = console_report(run);
+    EXPECT_THAT(out, HasSubstr("\n  command: not started: cannot start \"/no/client\": No such file or directory\n"));
+    EXPECT_THAT(out, ::testing::Not(HasSubstr("exit status")));
+    const std::vector runs{run};
+    EXPECT_THAT(junit_report(runs), HasSubstr("<system-out>not started: cannot start"));
+    EXPECT_THAT(json_report(runs), HasSubstr(R"("start_error": "cannot start \"/no/client\": No such file or directory")"));
+    // One that failed after others ran keeps their status and says what did not start.
+    run.command->exit_status = 1;
+    run.command->processes.push_back(harness::process_record{0, 42, 0, 10, 1, std::nullopt, false});
+    EXPECT_THAT(console_report(run), HasSubstr("\n  command: exit status 1; then not started: cannot start"));
 }
 
 TEST(console_report, colour_and_failed_only) {

@@ -357,6 +357,7 @@ driver_result command_driver::run(const driver_context& ctx) {
 
     std::vector<child> running;
     std::vector<process_record> processes;  // in the order they were reaped
+    std::string start_error;  // the first process that could not be started
     bounded_text out_all;
     bounded_text err_all;
     bool stopping = false;
@@ -411,6 +412,7 @@ driver_result command_driver::run(const driver_context& ctx) {
             const std::int64_t started_ns = since(ctx.run_start, ctx.clk.now());
             auto spawned = spawn_one(is_control(op) ? options_.control_argv : argv_, values, per_operation);
             if (auto* message = std::get_if<std::string>(&spawned)) {
+                start_error = *message;
                 result.error = "command driver: " + *message;
                 stop_now(now);
                 break;
@@ -488,6 +490,7 @@ driver_result command_driver::run(const driver_context& ctx) {
     cr.stderr_text = std::move(err_all).finish();
     cr.killed = std::any_of(processes.begin(), processes.end(), [](const process_record& p) { return p.killed; });
     cr.processes = std::move(processes);
+    cr.start_error = std::move(start_error);
     result.command = std::move(cr);
     return result;
 }

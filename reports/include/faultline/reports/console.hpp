@@ -4,6 +4,7 @@
 // the same seed (`faultline run FILE --seed N`). A pure function of the run record.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,9 +16,14 @@ struct console_options {
     bool color = false;        // ANSI colours for ✔/✘ and PASS/FAIL (for a terminal)
     bool show_passed = true;   // list passed checks too, not only failed ones
     bool show_replay = true;   // the replay line (off for `faultline check`: a journal alone replays nothing)
+    bool header_only = false;  // the scenario's one line, nothing under it (`faultline run --summary`)
 };
 
 std::string console_report(const harness::run_record& run, const console_options& options = {});
+
+// What closes a run of many scenarios: each that did not pass, with its outcome and the command that
+// replays it ("  FAIL name  faultline run FILE --seed N"), under a heading; "" when every one passed.
+std::string console_not_passed(std::span<const harness::run_record> runs, const console_options& options = {});
 
 // A verdict's evidence as the console prints it: one item per paragraph, each line prefixed with
 // `indent`, safe for a terminal. For other tools that print verdicts (the `score` scorecard).

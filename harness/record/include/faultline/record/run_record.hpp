@@ -64,6 +64,9 @@ struct command_result {
     std::string stderr_text;
     bool killed = false;  // some process was killed at the scenario's time limit
     std::vector<process_record> processes;  // every process started, in operation order
+    // Why a process could not be started ("cannot start \"X\": No such file or directory"); "" when
+    // every one started. exit_status says nothing of a process that never ran.
+    std::string start_error;
 };
 
 // The jitter a client declares, named as in faultline's retry library (retry/backoff.hpp).
