@@ -244,7 +244,11 @@ asio::awaitable<http_result> http_client_state::run(http_request request, reques
         if (key) request.headers.erase(idempotency_key_header);
     }
     const std::string method{http::to_string(request.method)};
-    execution_env env{&clock_, &random_, options.safety.value_or(safety_of(method, has_key)), options.deadline, key};
+    request_safety safety = options.safety.value_or(safety_of(method, has_key));
+    // A key of the caller's own format rides in the copied headers: the request is as safe to repeat
+    // as an idempotent one, and retry_state must neither add a key nor, finding none, call it unsafe.
+    if (safety == request_safety::idempotency_key && !key) safety = request_safety::idempotent;
+    execution_env env{&clock_, &random_, safety, options.deadline, key};
 
     http::response<http::string_body> response;
     bool have_response = false;

@@ -41,10 +41,15 @@ retry_state::retry_state(const retry_policy& policy, clock& clk, random_source& 
       deadline_{combine_deadline(deadline, policy.overall_timeout, clk)},
       key_{key},
       backoff_{policy.backoff} {
-    if (!key_ && safety_ == request_safety::unsafe && policy_.keys.auto_add) key_ = idempotency_key::generate(random_);
+    const bool needs_key = safety_ != request_safety::idempotent;
+    if (!key_ && needs_key && policy_.keys.auto_add) key_ = idempotency_key::generate(random_);
+    // The safety a key gives holds only with the key on the wire: declared keyed but sent without
+    // one, the request is what it is without it (a server cannot deduplicate its retries).
     if (key_) {
         header_ = key_header_value{*key_, policy_.keys.format};
         if (safety_ == request_safety::unsafe) safety_ = request_safety::idempotency_key;
+    } else if (safety_ == request_safety::idempotency_key) {
+        safety_ = request_safety::unsafe;
     }
 }
 

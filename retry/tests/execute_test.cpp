@@ -233,6 +233,26 @@ TEST_F(ExecuteTest, KeyedPostIsRetriedWithAStableKey) {
     EXPECT_EQ(op.seen[2].key, key);
 }
 
+// Keyed safety is what the key on the wire makes: declared without one, a key is generated (auto_add)...
+TEST_F(ExecuteTest, KeyedSafetyWithoutAKeyGetsAGeneratedOne) {
+    scripted_op op{clock, {attempt_outcome::transport(outcome_kind::reset_after_write), attempt_outcome::http(201)}};
+    const auto r = execute(retry_policy{}, op, env(request_safety::idempotency_key));
+    EXPECT_EQ(r.final_decision, decision::success);
+    ASSERT_EQ(op.seen.size(), 2U);
+    EXPECT_TRUE(is_uuid_v4(op.seen[0].key.substr(1, 36))) << op.seen[0].key;
+    EXPECT_EQ(op.seen[1].key, op.seen[0].key);
+}
+
+// ...and with auto_add off none is sent, so the request is unsafe and an ambiguous failure not retried.
+TEST_F(ExecuteTest, KeyedSafetyWithNoKeySentIsUnsafe) {
+    scripted_op op{clock, {attempt_outcome::transport(outcome_kind::reset_after_write), attempt_outcome::http(201)}};
+    const auto policy = retry_policy{}.with_keys(idempotency_options{}.with_auto_add(false));
+    const auto r = execute(policy, op, env(request_safety::idempotency_key));
+    EXPECT_EQ(r.final_decision, decision::not_retryable);
+    EXPECT_EQ(r.attempts, 1U);
+    EXPECT_TRUE(op.seen[0].key.empty());
+}
+
 TEST_F(ExecuteTest, IdempotentRequestsGetNoKey) {
     scripted_op op{clock, {attempt_outcome::http(200)}};
     execute(retry_policy{}, op, env(request_safety::idempotent));

@@ -135,20 +135,25 @@ TEST(http_client, headers_and_body_are_sent_on_every_attempt_and_stay_stable) {
     }
 }
 
+// A key of the caller's own format (not a UUID) is sent as given, and no other is added, with or
+// without auto_add.
 TEST(http_client, a_caller_supplied_key_is_kept_on_every_attempt) {
-    asio::io_context io;
-    http_test_server server{io};
-    server.script({server_step::reset(), server_step::respond(200)});
-    http_client client{io.get_executor(), "127.0.0.1", server.port(),
-                       quick_policy(3).with_keys(idempotency_options{}.with_auto_add(false))};
-    auto request = make_request(http::verb::post, "/payments", "x");
-    request.headers.set("Idempotency-Key", "order-17");
-    const auto result = run_one(io, client, request);
-    ASSERT_TRUE(result.has_value());
-    EXPECT_EQ(result->final_decision, decision::success);
-    ASSERT_EQ(server.requests().size(), 2u);
-    EXPECT_EQ(server.requests()[0].headers.at("idempotency-key"), "order-17");
-    EXPECT_EQ(server.requests()[1].headers.at("idempotency-key"), "order-17");
+    for (const bool auto_add : {false, true}) {
+        asio::io_context io;
+        http_test_server server{io};
+        server.script({server_step::reset(), server_step::respond(200)});
+        http_client client{io.get_executor(), "127.0.0.1", server.port(),
+                           quick_policy(3).with_keys(idempotency_options{}.with_auto_add(auto_add))};
+        auto request = make_request(http::verb::post, "/payments", "x");
+        request.headers.set("Idempotency-Key", "order-17");
+        const auto result = run_one(io, client, request);
+        ASSERT_TRUE(result.has_value());
+        EXPECT_EQ(result->final_decision, decision::success) << auto_add;
+        ASSERT_EQ(server.requests().size(), 2u) << auto_add;
+        for (const auto& seen : server.requests()) {
+            EXPECT_EQ(seen.headers.at("idempotency-key"), "order-17") << auto_add;
+        }
+    }
 }
 
 TEST(http_client, post_without_a_key_is_not_retried_after_reset_after_write_but_put_is) {

@@ -24,7 +24,8 @@
 //   pointless retries never consume it. A refusal ends the operation with budget_exhausted.
 // - The breaker (optional) is asked before every attempt and told every attempt's result.
 // - A non-idempotent request without a key gets a key when policy.keys.auto_add is on, and is then
-//   treated as keyed (safe to repeat); the same key is used on every attempt.
+//   treated as keyed (safe to repeat); the same key is used on every attempt. Safety
+//   `idempotency_key` without a key (none given, none generated) is `unsafe`: no key is sent.
 #pragma once
 
 #include <cstdint>
