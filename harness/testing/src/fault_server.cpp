@@ -82,6 +82,8 @@ void fault_server::add_rule(faults::rule rule) {
     if (!result.ok) throw std::invalid_argument("fault_server::add_rule: " + result.error);
 }
 
+void fault_server::add_rule(const fault_rule& rule) { add_rule(rule.build(limits_of(options_.model))); }
+
 bool fault_server::remove_rule(std::string_view name) { return context_->engine.remove(name); }
 void fault_server::clear_rules() { context_->engine.clear(); }
 std::vector<faults::rule> fault_server::rules() const { return context_->engine.rules(); }

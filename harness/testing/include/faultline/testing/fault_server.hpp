@@ -1,6 +1,7 @@
 // faultline::testing — using faultline from a C++ GoogleTest suite. `fault_server` is the fault
 // server of `faultline serve` run in-process on 127.0.0.1 (an ephemeral port): point the client under
-// test at url(), add or remove fault rules (TOML text, as in a rules file, or built `faults::rule`s),
+// test at url(), add or remove fault rules (typed, fault_rule.hpp; TOML text, as in a rules file; or
+// built `faults::rule`s),
 // then read what the server saw — the journal (one record per attempt), the ledger (committed
 // effects) — or take the whole `run_record` and hold it to faultline's checks with the matchers of
 // matchers.hpp. `fault_server_test` is a fixture giving each test a fresh server.
@@ -21,6 +22,7 @@
 #include "faultline/server/ledger.hpp"
 #include "faultline/server/model_config.hpp"
 #include "faultline/server/server_context.hpp"
+#include "faultline/testing/fault_rule.hpp"
 
 namespace faultline::harness {
 class server;
@@ -58,6 +60,9 @@ public:
     // One rule built in C++ (or taken from a parsed scenario). Throws std::invalid_argument when the
     // engine refuses it (a duplicate name).
     void add_rule(faults::rule rule);
+    // One rule written with the builder (fault_rule.hpp), checked against this server's limits.
+    // Throws std::invalid_argument with the loader's messages, or when the engine refuses it.
+    void add_rule(const fault_rule& rule);
     bool remove_rule(std::string_view name);  // false when no rule has that name
     void clear_rules();
     std::vector<faults::rule> rules() const;
