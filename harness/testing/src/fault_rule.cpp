@@ -3,6 +3,7 @@
 #include "errors.hpp"
 
 #include "faultline/config/duration.hpp"
+#include "faultline/faults/rules_toml.hpp"
 
 #include <boost/json/array.hpp>
 
@@ -104,6 +105,8 @@ fault_rule& fault_rule::with(std::string_view key, boost::json::value value) {
 fault_rule& fault_rule::with(std::string_view key, std::chrono::nanoseconds value) {
     return with(key, duration_value(value));
 }
+
+faults::rule fault_rule::build() const { return build(faults::rule_limits{}); }
 
 faults::rule fault_rule::build(const faults::rule_limits& limits) const {
     faults::rules_result parsed = faults::parse_rule_json(table_, 1, limits);

@@ -8,7 +8,6 @@
 #pragma once
 
 #include "faultline/faults/rule.hpp"
-#include "faultline/faults/rules_toml.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -18,6 +17,10 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+
+namespace faultline::faults {
+struct rule_limits;
+}
 
 namespace faultline::testing {
 
@@ -50,8 +53,10 @@ public:
 
     // The rule as the control API takes it (POST /__faultline/rules), keys as in a [[fault]] table.
     const boost::json::object& json() const { return table_; }
-    // Throws std::invalid_argument with the loader's messages when the rule does not load.
-    faults::rule build(const faults::rule_limits& limits = {}) const;
+    // Throws std::invalid_argument with the loader's messages when the rule does not load; `limits`:
+    // the longest waits a server allows (fault_server passes its own).
+    faults::rule build() const;
+    faults::rule build(const faults::rule_limits& limits) const;
 
 private:
     boost::json::object& table(std::string_view key);
