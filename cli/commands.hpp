@@ -24,5 +24,6 @@ void add_check_command(CLI::App& app);
 void add_list_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_new_command(CLI::App& app);
 
 }  // namespace faultline::cli

@@ -1,6 +1,7 @@
-// `faultline list faults|checks|drivers|reports|toxics`: what each registry holds, one per line with
-// what it does — the names a scenario's `kind = "..."`, `check = "..."` and `[client] driver = "..."`,
-// `--report FORMAT:PATH`, and a `proxy --mode tcp` toxics file's `kind = "..."`, accept.
+// `faultline list [faults|checks|drivers|reports|toxics]`: what each registry holds (every one when none
+// is named), one per line with what it does — the names a scenario's `kind = "..."`, `check = "..."`
+// and `[client] driver = "..."`, `--report FORMAT:PATH`, and a `proxy --mode tcp` toxics file's
+// `kind = "..."`, accept.
 #include "commands.hpp"
 
 #include "faultline/checks/check.hpp"
@@ -23,11 +24,11 @@ namespace {
 
 using row = std::pair<std::string_view, std::string_view>;  // name, summary
 
-void print_rows(const std::vector<row>& rows) {
+void print_rows(const std::vector<row>& rows, std::string_view indent = "") {
     std::size_t width = 0;
     for (const auto& [name, summary] : rows) width = std::max(width, name.size());
     for (const auto& [name, summary] : rows) {
-        std::cout << name << std::string(width - name.size() + 2, ' ') << summary << '\n';
+        std::cout << indent << name << std::string(width - name.size() + 2, ' ') << summary << '\n';
     }
 }
 
@@ -49,15 +50,29 @@ std::vector<row> check_rows() {
 void add_list_command(CLI::App& app) {
     auto what = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("list", "List the fault kinds, checks, client drivers, report formats or TCP toxics faultline knows");
-    cmd->add_option("what", *what, "faults, checks, drivers, reports or toxics")
-        ->required()
+    cmd->add_option("what", *what, "faults, checks, drivers, reports or toxics (default: all of them)")
         ->check(CLI::IsMember({"faults", "checks", "drivers", "reports", "toxics"}));
     cmd->callback([what] {
-        if (*what == "faults") print_rows(rows_of(faults::kind_registry::instance()));
-        if (*what == "checks") print_rows(check_rows());
-        if (*what == "drivers") print_rows(rows_of(harness::driver_registry::instance()));
-        if (*what == "reports") print_rows(rows_of(reports::report_registry::instance()));
-        if (*what == "toxics") print_rows(rows_of(tcp::toxic_registry::instance()));
+        const std::pair<std::string_view, std::vector<row>> lists[] = {
+            {"faults", rows_of(faults::kind_registry::instance())},
+            {"checks", check_rows()},
+            {"drivers", rows_of(harness::driver_registry::instance())},
+            {"reports", rows_of(reports::report_registry::instance())},
+            {"toxics", rows_of(tcp::toxic_registry::instance())},
+        };
+        if (!what->empty()) {
+            for (const auto& [name, rows] : lists) {
+                if (name == *what) print_rows(rows);
+            }
+            return;
+        }
+        // Everything, each list under its name, so a first look shows what there is to ask for.
+        bool first = true;
+        for (const auto& [name, rows] : lists) {
+            std::cout << (first ? "" : "\n") << name << " (faultline list " << name << "):\n";
+            print_rows(rows, "  ");
+            first = false;
+        }
     });
 }
 

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "progress_line.hpp"
 #include "report_output.hpp"
+#include "shipped_files.hpp"
 #include "stop_signals.hpp"
 
 #include <unistd.h>
@@ -39,18 +40,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The installed catalogue (PREFIX/share/faultline/suites/conformance, beside PREFIX/bin/faultline)
-// when this binary is an installed one, else the source tree's it was built from.
-std::string default_catalogue() {
-    std::error_code ec;
-    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const auto installed = exe.parent_path().parent_path() / "share/faultline/suites/conformance";
-        if (std::filesystem::is_directory(installed, ec)) return installed.string();
-    }
-    return FAULTLINE_CONFORMANCE_DIR;
-}
-
 struct score_args {
     std::vector<std::string> command;  // after `--`
     std::string deadline;
@@ -63,7 +52,7 @@ struct score_args {
     bool strict = false;          // --strict
     std::vector<std::string> with;  // --with FILE|DIR: probes added to the catalogue
     bool verbose = false;         // --verbose: passing rows with their evidence
-    std::string catalogue = default_catalogue();
+    std::string catalogue = (find_shipped_files().suites / "conformance").string();
     std::vector<std::string> only;
     std::optional<std::uint64_t> seed;
     // Probes mostly wait (on backoff, Retry-After, timeouts), so four at a time fit 2 cores.
@@ -172,13 +161,6 @@ std::string output_path_problem(const std::string& path) {
     return ::access(folder.c_str(), W_OK) == 0 ? "" : "its folder " + folder.string() + " is not writable";
 }
 
-// This binary, so the timing probes can start it as their control.
-std::string this_executable() {
-    std::error_code ec;
-    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string{} : exe.string();
-}
-
 // The control process: measure, never judge; it always exits 0 (its timing is what counts).
 void run_control(const score_args& args) {
     score::control_options o;
@@ -249,7 +231,7 @@ void run_score(const score_args& args) {
         progress.emplace(std::cerr, tally, steady_clock_source::instance());
     }
     score::probe_run_options probe_options;
-    probe_options.control_executable = this_executable();
+    probe_options.control_executable = this_executable().string();
     probe_options.timing_rounds = args.timing_rounds;
     std::vector<harness::run_record> runs =
         score::run_probes(probes, args.command, declared, options, args.jobs, probe_options);

@@ -73,8 +73,7 @@ void run_serve(const serve_args& args) {
             std::chrono::duration_cast<std::chrono::nanoseconds>(time.now() - server.run_start()).count(),
             time.wall_now(), "", seed));
     if (const auto ec = server.start()) {
-        std::cerr << "faultline serve: cannot listen on " << options.address << ':' << options.port << ": "
-                  << ec.message() << '\n';
+        std::cerr << "faultline serve: cannot open the " << server.unopened_listener() << ": " << ec.message() << '\n';
         fail(exit_harness_error);
     }
     startup_files announced{args.startup, "serve"};
@@ -116,8 +115,9 @@ void add_serve_command(CLI::App& app) {
     auto args = std::make_shared<serve_args>();
     CLI::App* cmd = app.add_subcommand(
         "serve", "Run the fault-injecting server on 127.0.0.1 for any client; stop with SIGINT or SIGTERM");
-    cmd->add_option("--rules", args->rules, "TOML file with [[fault]] rules and an optional [server] table")
-        ->required();
+    cmd->add_option("--rules", args->rules,
+                    "TOML file with [[fault]] rules and an optional [server] table (default: no rules; add them "
+                    "through the control API)");
     auto* port = cmd->add_option("--port", args->port, "Port to listen on (default: [server] port, else ephemeral)");
     cmd->add_option("--listen", args->listen,
                     "ADDRESS[:PORT] to listen on (default 127.0.0.1; another address needs --allow-non-loopback)")

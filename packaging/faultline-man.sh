@@ -8,6 +8,7 @@ output=$(realpath -m "$2")
 # Run by name from PATH, so the help's "Usage:" lines say `faultline`, not the build path.
 PATH="$(cd "$(dirname "$1")" && pwd):$PATH"
 faultline=faultline
+source=$(cd "$(dirname "$0")/.." && pwd)
 include=$(mktemp)
 trap 'rm -f "$include"' EXIT
 
@@ -23,7 +24,10 @@ commands=$("$faultline" --help | awk 'tolower($0) ~ /^subcommands:/{on=1; next} 
         echo ".fi"
     done
     echo "[SEE ALSO]"
-    echo "docs/scenarios.md, docs/checks.md, docs/control-api.md and docs/guides/ in the faultline sources."
+    echo "/usr/share/doc/faultline/docs/: scenarios.md, checks.md, control-api.md and guides/."
 } >"$include"
 help2man --no-info --no-discard-stderr --section 1 --source "faultline" --include "$include" \
          --output "$output" "$faultline"
+# The help of an uninstalled binary names the source tree's suites and docs; the page is for the
+# installed program (the Debian package's layout, under /usr).
+sed -i -e "s#$source/suites#/usr/share/faultline/suites#g" -e "s#$source/docs#/usr/share/doc/faultline/docs#g" "$output"

@@ -312,10 +312,33 @@ TEST(serve_command, bad_rules_file_exits_2_with_every_error_positioned) {
     fs::remove(rules);
 }
 
-TEST(serve_command, missing_rules_option_is_a_usage_error) {
-    child proc{{FAULTLINE_BINARY, "serve"}};
+// Without --rules it serves the service with no faults, as the help's `serve --no-control-token`
+// example does; rules come later through the control API.
+TEST(serve_command, serves_without_a_rules_file) {
+    child proc{{FAULTLINE_BINARY, "serve", "--no-control-token"}};
     ASSERT_TRUE(proc.started());
-    EXPECT_EQ(proc.wait(), 2);
+    const serve_banner banner = read_banner(proc);
+    ASSERT_NE(banner.port, 0);
+    EXPECT_EQ(control_status(banner.control_port, "rules", ""), 200);
+    proc.signal(SIGTERM);
+    EXPECT_EQ(proc.wait(), 0);
+}
+
+// A busy control port is named as the control API's, not as the service port.
+TEST(serve_command, a_busy_control_port_is_named_as_the_control_apis) {
+    child first{{FAULTLINE_BINARY, "serve", "--no-control-token"}};
+    ASSERT_TRUE(first.started());
+    const serve_banner taken = read_banner(first);
+    ASSERT_NE(taken.control_port, 0);
+    child second{{FAULTLINE_BINARY, "serve", "--control-port", std::to_string(taken.control_port)}};
+    ASSERT_TRUE(second.started());
+    const auto r = second.finish();
+    EXPECT_EQ(r.code, 3);
+    EXPECT_NE(r.err.find("cannot open the control API 127.0.0.1:" + std::to_string(taken.control_port) + ": "),
+              std::string::npos)
+        << r.err;
+    first.signal(SIGTERM);
+    EXPECT_EQ(first.wait(), 0);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct server::core {
     const std::shared_ptr<http_core> http;
     std::mutex lifecycle;
     bool started = false;
+    std::string unopened_listener;
 };
 
 server::server(server_context& context, server_options options, faultline::clock& time)
@@ -44,12 +45,21 @@ error_code server::start() {
     service.allow_non_loopback = c.options.allow_non_loopback;
     service.max_connections = c.http->context.limits.max_connections;
     service.descriptor_reserve = server_detail::descriptor_reserve;
-    if (const error_code ec = c.http->open_service_port(service)) return ec;
+    const auto named = [](std::string_view listener, const port_options& port) {
+        return std::string{listener} + ' ' + url_host(port.address) + ':' + std::to_string(port.port);
+    };
+    if (const error_code ec = c.http->open_service_port(service)) {
+        c.unopened_listener = named("service", service);
+        return ec;
+    }
     if (c.options.control_port) {
         port_options control = service;
         control.address = c.options.control_address;
         control.port = *c.options.control_port;
-        if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
+        if (const error_code ec = c.http->open_control_port(control, c.control_token)) {
+            c.unopened_listener = named("control API", control);
+            return ec;
+        }
     }
     c.started = true;
     c.http->start();
@@ -66,6 +76,7 @@ std::optional<std::uint16_t> server::control_port() const {
     if (!core_->http->control_port) return std::nullopt;
     return core_->http->listen.port(*core_->http->control_port);
 }
+const std::string& server::unopened_listener() const { return core_->unopened_listener; }
 const std::string& server::control_token() const { return core_->control_token; }
 std::size_t server::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
 std::string server::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }

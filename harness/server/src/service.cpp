@@ -1,5 +1,7 @@
 #include "faultline/server/service.hpp"
 
+#include "faultline/core/edit_distance.hpp"
+
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -48,20 +50,6 @@ service_response json_response(int status, const boost::json::object& body, effe
     return service_response{status, {{"Content-Type", std::string{json_type}}}, boost::json::serialize(body), effect};
 }
 
-// Characters to change to turn one path segment into another (Levenshtein, two rows).
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        current[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        }
-        std::swap(previous, current);
-    }
-    return previous[b.size()];
-}
-
 // How far a request path is from an endpoint's pattern, in segments: a capture takes any segment
 // for free, a literal costs the share of its characters that differ (a typo costs little, another
 // word up to a whole segment), an extra segment or a missing literal costs a whole one, a missing
@@ -78,7 +66,7 @@ double path_distance(const std::vector<std::string_view>& segments, std::string_
         if (is_capture(part)) return segment.empty() ? whole_segment : 0.0;
         const auto longer = std::max(segment.size(), part.size());
         if (longer == 0) return 0.0;
-        return whole_segment * static_cast<double>(edit_distance(segment, part)) / static_cast<double>(longer);
+        return whole_segment * static_cast<double>(core::edit_distance(segment, part)) / static_cast<double>(longer);
     };
     // A missing capture (an id left out) is half as far as a missing word.
     const auto missing = [&](std::string_view part) { return is_capture(part) ? whole_segment / 2 : whole_segment; };

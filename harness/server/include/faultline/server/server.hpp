@@ -59,6 +59,9 @@ public:
     // Binds, listens and starts the worker threads. Errors: the address is not loopback (and
     // non-loopback was not allowed), or bind/listen failed. Call once.
     boost::system::error_code start();
+    // After a start() that failed: the listener it could not open, as "service 127.0.0.1:8080" or
+    // "control API 127.0.0.1:8081", so the message names the port that is busy. "" otherwise.
+    const std::string& unopened_listener() const;
 
     // Stops accepting, lets attempts in progress finish within `drain_timeout` (hangs end at once,
     // idle keep-alive connections are closed), closes what is left, joins the workers and flushes
