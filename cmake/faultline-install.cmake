@@ -60,11 +60,15 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/faultlineConfigVersion.cm
 install(FILES ${PROJECT_BINARY_DIR}/faultlineConfig.cmake ${PROJECT_BINARY_DIR}/faultlineConfigVersion.cmake
         DESTINATION ${FAULTLINE_INSTALL_CMAKEDIR} COMPONENT development)
 
-if(PROJECT_IS_TOP_LEVEL)
+if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
   install(TARGETS faultline RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/faultline.bash RENAME faultline
           DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
-  install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+  install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${PROJECT_SOURCE_DIR}/LICENSE
+                ${PROJECT_SOURCE_DIR}/packaging/copyright
+          DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+  # The help points here (cli/shipped_files.hpp), so an installed faultline's docs are on the machine.
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT runtime)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/suites/ DESTINATION ${CMAKE_INSTALL_DATADIR}/faultline/suites
           COMPONENT runtime FILES_MATCHING PATTERN "*.toml")
 
@@ -98,6 +102,7 @@ if(PROJECT_IS_TOP_LEVEL)
   set(CPACK_PACKAGE_CONTACT "faultline maintainers <faultline@localhost>")
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "chaos / fault-injection harness for HTTP retry behaviour")
   set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+  set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
   set(CPACK_GENERATOR DEB)
   set(CPACK_DEB_COMPONENT_INSTALL ON)
   set(CPACK_COMPONENTS_ALL runtime)

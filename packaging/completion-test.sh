@@ -19,5 +19,10 @@ expect "faultline --v" "$(complete_words faultline --v)" --version
 expect "faultline serve --ru" "$(complete_words faultline serve --ru)" --rules
 expect "faultline run --rep" "$(complete_words faultline run --rep)" --report-dir
 expect "faultline list ch" "$(complete_words faultline list ch)" checks
+expect "faultline proxy --mode t" "$(complete_words faultline proxy --mode t)" tcp
+expect "faultline simulate --model c" "$(complete_words faultline simulate --model c)" capacity
+expect "faultline score --jitter d" "$(complete_words faultline score --jitter d)" decorrelated
+expect "faultline run --report j" "$(complete_words faultline run --report j)" junit:
+expect "faultline run --report h" "$(complete_words faultline run --report h)" html:
 [[ -z "$(complete_words faultline run x.toml -- cur)" ]] || { echo "completed after --" >&2; exit 1; }
 echo "completion: ok"

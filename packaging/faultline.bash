@@ -10,6 +10,21 @@ _faultline_options_of() {
     printf '%s' "${!cache_var}"
 }
 
+# The values an option takes: the TYPE:{a,b} list its help shows (CLI11 prints a member check so),
+# else the words faultline documents for it (its report formats, score's jitter forms, simulate's
+# strategies).
+_faultline_values_of() {
+    local command=$1 option=$2 listed
+    listed=$(faultline $command --help 2>/dev/null |
+        sed -nE "s/^ *(-[A-Za-z],)?$option [A-Z]+:\{([^}]*)\}.*/\2/p" | head -n1)
+    if [[ -n "$listed" ]]; then printf '%s' "${listed//,/ }"; return; fi
+    case "$option" in
+        --report) faultline list reports 2>/dev/null | awk '{printf "%s: ", $1}' ;;
+        --jitter) printf '%s' "none full equal decorrelated proportional: above: below: additive:" ;;
+        --strategy) printf '%s' "all none exponential equal full decorrelated" ;;
+    esac
+}
+
 _faultline_commands() {
     if [[ -z "${_faultline_command_list:-}" ]]; then
         _faultline_command_list=$(faultline --help 2>/dev/null |
@@ -29,10 +44,17 @@ _faultline() {
         return 0
     fi
     case "$prev" in
-        --report) COMPREPLY=($(compgen -W "console: json: junit: markdown: html: journal:" -- "$cur")); compopt -o nospace; return 0 ;;
         --report-dir|--catalogue) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
-        --rules|--expect|--journal|--scorecard-json) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-        --seed|--port|--control-port|--control-token|--threads|-j|--jobs|--only|--deadline|--max-attempts|--jitter|--backoff|--backoff-multiplier|--timeout) return 0 ;;
+        --rules|--expect|--journal|--scorecard-json|--config|--toxics|--ready-file|--env-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --seed|--port|--control-port|--control-token|--threads|-j|--jobs|--only|--deadline|--max-attempts|--backoff|--backoff-multiplier|--timeout) return 0 ;;
+        --*)
+            local values
+            values=$(_faultline_values_of "$command" "$prev")
+            if [[ -n "$values" ]]; then
+                COMPREPLY=($(compgen -W "$values" -- "$cur"))
+                if [[ "${COMPREPLY[0]:-}" == *: ]]; then compopt -o nospace 2>/dev/null || true; fi
+                return 0
+            fi ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$(_faultline_options_of "$command")" -- "$cur"))
