@@ -34,6 +34,15 @@ install(TARGETS ${faultline_exported_targets} EXPORT faultlineTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# A stripped install (`cmake --install --strip`, cpack) drops the static libraries' debug info, as
+# Debian's dh_strip does: it is most of their size (47 MB of faultline-dev with it).
+install(CODE "
+  if(CMAKE_INSTALL_DO_STRIP)
+    file(GLOB faultline_archives \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libfaultline_*.a\")
+    foreach(archive IN LISTS faultline_archives)
+      execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug \"\${archive}\" COMMAND_ERROR_IS_FATAL ANY)
+    endforeach()
+  endif()" COMPONENT development)
 
 # Each module's public headers (include/faultline/<module>/) merge into one include/faultline/.
 foreach(module_dir IN ITEMS core retry faults reports harness/config harness/record harness/checks
@@ -94,9 +103,14 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
     add_test(NAME bash_completion COMMAND ${PROJECT_SOURCE_DIR}/packaging/completion-test.sh $<TARGET_FILE_DIR:faultline>)
   endif()
 
-  # `cpack` (from the build folder) makes faultline_<version>_<arch>.deb: the runtime component only —
-  # the program, its completion, man page and suites. Its library dependencies come from
-  # dpkg-shlibdeps. scripts/deb-check.sh installs it into a scratch root and runs it.
+  # `cpack` (from the build folder) makes two packages. faultline_<version>_<arch>.deb, the runtime
+  # component: the program, its completion, man page, docs and suites; its library dependencies come
+  # from dpkg-shlibdeps. faultline-dev_<version>_<arch>.deb, the development component: headers,
+  # static libraries and the CMake package, so find_package(faultline) works after apt-get install;
+  # it depends on the -dev packages its headers and config include. scripts/deb-check.sh unpacks both
+  # into a scratch root, runs the program and builds examples/cpp-consumer against the dev package.
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/faultline-dev
+          COMPONENT development)
   set(CPACK_PACKAGE_NAME faultline)
   set(CPACK_PACKAGE_VENDOR "faultline")
   set(CPACK_PACKAGE_CONTACT "faultline maintainers <faultline@localhost>")
@@ -105,12 +119,23 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
   set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
   set(CPACK_GENERATOR DEB)
   set(CPACK_DEB_COMPONENT_INSTALL ON)
-  set(CPACK_COMPONENTS_ALL runtime)
+  set(CPACK_COMPONENTS_ALL runtime development)
   set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME faultline)
   set(CPACK_DEBIAN_RUNTIME_FILE_NAME DEB-DEFAULT)
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+  set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION devel)
+  set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME faultline-dev)
+  set(CPACK_DEBIAN_DEVELOPMENT_FILE_NAME DEB-DEFAULT)
+  set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
+  set(CPACK_COMPONENT_DEVELOPMENT_DESCRIPTION
+      "faultline's C++ libraries: headers, static libraries and the CMake package (find_package(faultline))")
+  set(faultline_dev_depends "libboost1.81-dev, libboost-json1.81-dev, libtomlplusplus-dev")
+  if(FAULTLINE_HAS_TESTING)
+    string(APPEND faultline_dev_depends ", libgtest-dev, libgmock-dev")
+  endif()
+  set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS "${faultline_dev_depends}")
+  set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_RECOMMENDS "faultline (= ${PROJECT_VERSION})")
   set(CPACK_STRIP_FILES ON)  # the debug info stays in the build tree
-  set(CPACK_DEBIAN_PACKAGE_SECTION devel)
   set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/packages)
   include(CPack)
 endif()

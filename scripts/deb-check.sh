@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the .deb with cpack and proves it works without touching this machine's packages: apt
-# resolves its dependencies (a simulated install), the package is unpacked into a scratch root,
-# and the unpacked program runs — --version, help, its man page and completion, a shipped suite.
+# Builds the two .debs with cpack and proves they work without touching this machine's packages: apt
+# resolves their dependencies (a simulated install), both are unpacked into a scratch root, the
+# unpacked program runs — --version, help, its man page and completion, a shipped suite — and
+# examples/cpp-consumer builds and passes its tests with find_package(faultline) from the unpacked
+# faultline-dev alone.
 #   scripts/deb-check.sh [BUILD_DIR]      (default build/default, already built)
 set -euo pipefail
 build=${1:-build/default}
@@ -12,17 +14,23 @@ trap 'rm -rf "$scratch"' EXIT
 
 (cd "$build" && cpack -G DEB >"$scratch/cpack.log") || { cat "$scratch/cpack.log" >&2; exit 1; }
 deb=$(ls -t "$build"/packages/faultline_*.deb | head -n1)
-echo "package: $deb ($(du -h "$deb" | cut -f1))"
-dpkg-deb --field "$deb" Package Version Architecture Depends
+dev_deb=$(ls -t "$build"/packages/faultline-dev_*.deb | head -n1)
+for package in "$deb" "$dev_deb"; do
+    echo "package: $package ($(du -h "$package" | cut -f1))"
+    dpkg-deb --field "$package" Package Version Architecture Depends
+done
+[[ "$(dpkg-deb --field "$dev_deb" Version)" == "$(dpkg-deb --field "$deb" Version)" ]] ||
+    { echo "the two packages' versions differ" >&2; exit 1; }
 
-# Would it install here? apt resolves Depends against the configured Debian archive (no changes made).
+# Would they install here? apt resolves Depends against the configured Debian archive (no changes made).
 if [[ $(id -u) == 0 ]]; then
-    apt-get install --simulate --no-install-recommends "$(realpath "$deb")" >"$scratch/apt.log" ||
-        { cat "$scratch/apt.log" >&2; echo "deb-check: apt cannot install $deb" >&2; exit 1; }
+    apt-get install --simulate --no-install-recommends "$(realpath "$deb")" "$(realpath "$dev_deb")" >"$scratch/apt.log" ||
+        { cat "$scratch/apt.log" >&2; echo "deb-check: apt cannot install $deb and $dev_deb" >&2; exit 1; }
     grep -E "^Inst " "$scratch/apt.log" || true
 fi
 
 dpkg-deb -x "$deb" "$scratch/root"
+dpkg-deb -x "$dev_deb" "$scratch/root"
 bin=$scratch/root/usr/bin/faultline
 version=$("$bin" --version)
 echo "unpacked: $version"
@@ -42,4 +50,15 @@ bash -c "source '$scratch/root/usr/share/bash-completion/completions/faultline' 
 "$bin" validate "$scratch/root/usr/share/faultline/suites" >/dev/null
 "$bin" run "$scratch/root/usr/share/faultline/suites/status-4xx.good.toml" >"$scratch/run.txt" ||
     { cat "$scratch/run.txt" >&2; echo "the packaged faultline failed a good suite" >&2; exit 1; }
-echo "deb-check: ok ($deb installs, unpacks and runs)"
+grep -q "^License: Apache-2.0" "$scratch/root/usr/share/doc/faultline-dev/copyright" ||
+    { echo "faultline-dev has no copyright file" >&2; exit 1; }
+
+# A C++ project built against the unpacked dev package only (no build tree, no source tree).
+cmake -S "$(dirname "$0")/../examples/cpp-consumer" -B "$scratch/consumer" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_PREFIX_PATH="$scratch/root/usr" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$scratch/consumer.log" 2>&1 &&
+    cmake --build "$scratch/consumer" -j2 >>"$scratch/consumer.log" 2>&1 &&
+    ctest --test-dir "$scratch/consumer" --output-on-failure >>"$scratch/consumer.log" 2>&1 ||
+    { cat "$scratch/consumer.log" >&2; echo "examples/cpp-consumer does not build against faultline-dev" >&2; exit 1; }
+grep -qE "^faultline_DIR:PATH=$scratch/root/usr/lib/(.*/)?cmake/faultline$" "$scratch/consumer/CMakeCache.txt" ||
+    { echo "the consumer found another faultline than the unpacked package's" >&2; exit 1; }
+echo "deb-check: ok ($deb and $dev_deb install, unpack and run; cpp-consumer builds against faultline-dev)"
