@@ -97,6 +97,26 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
     message(STATUS "help2man not found: no man page (scripts/install-deps.sh installs it)")
   endif()
 
+  # faultline-scenario(5), the scenario and rules formats offline: a NAME section (for whatis)
+  # and docs/scenarios.md through pandoc (links become plain text; no date: the page is reproducible).
+  find_program(FAULTLINE_PANDOC pandoc)
+  if(FAULTLINE_PANDOC AND FAULTLINE_GZIP)
+    add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/faultline-scenario.5.gz
+      COMMAND ${FAULTLINE_PANDOC} ${PROJECT_SOURCE_DIR}/packaging/faultline-scenario-name.md
+              ${PROJECT_SOURCE_DIR}/docs/scenarios.md --standalone --to man
+              --metadata title=faultline-scenario --metadata section=5
+              --metadata "header=faultline scenario files" --metadata "footer=faultline ${PROJECT_VERSION}"
+              --output ${PROJECT_BINARY_DIR}/faultline-scenario.5
+      COMMAND ${FAULTLINE_GZIP} -9nf ${PROJECT_BINARY_DIR}/faultline-scenario.5
+      DEPENDS ${PROJECT_SOURCE_DIR}/docs/scenarios.md ${PROJECT_SOURCE_DIR}/packaging/faultline-scenario-name.md
+      COMMENT "Generating faultline-scenario.5.gz from docs/scenarios.md")
+    add_custom_target(faultline_scenario_man ALL DEPENDS ${PROJECT_BINARY_DIR}/faultline-scenario.5.gz)
+    install(FILES ${PROJECT_BINARY_DIR}/faultline-scenario.5.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man5
+            COMPONENT runtime)
+  else()
+    message(STATUS "pandoc not found: no faultline-scenario(5) (scripts/install-deps.sh installs it)")
+  endif()
+
   if(FAULTLINE_BUILD_TESTS)
     add_test(NAME cli_version COMMAND faultline --version)
     set_tests_properties(cli_version PROPERTIES PASS_REGULAR_EXPRESSION "^faultline ${PROJECT_VERSION}\n$")

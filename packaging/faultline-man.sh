@@ -24,6 +24,8 @@ commands=$("$faultline" --help | awk 'tolower($0) ~ /^subcommands:/{on=1; next} 
         echo ".fi"
     done
     echo "[SEE ALSO]"
+    echo "faultline-scenario(5): the scenario and rules files (toxics files: docs/proxy.md)."
+    echo ".br"
     echo "/usr/share/doc/faultline/docs/: scenarios.md, checks.md, control-api.md and guides/."
 } >"$include"
 help2man --no-info --no-discard-stderr --section 1 --source "faultline" --include "$include" \

@@ -38,6 +38,8 @@ echo "unpacked: $version"
 "$bin" run --help | grep -q "Examples:" || { echo "run --help has no examples" >&2; exit 1; }
 man -l "$scratch/root/usr/share/man/man1/faultline.1.gz" 2>/dev/null | grep -q "faultline serve" ||
     { echo "the gzipped man page is missing or does not document serve" >&2; exit 1; }
+man -l "$scratch/root/usr/share/man/man5/faultline-scenario.5.gz" 2>/dev/null | grep -q "Fault rules" ||
+    { echo "faultline-scenario(5) is missing or does not document the fault rules" >&2; exit 1; }
 help=$("$bin" --help)
 grep -q "faultline run $scratch/root/usr/share/faultline/suites" <<<"$help" ||
     { echo "the installed help does not point at the installed suites" >&2; exit 1; }
