@@ -25,5 +25,6 @@ void add_list_command(CLI::App& app);
 void add_score_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_new_command(CLI::App& app);
+void add_schema_command(CLI::App& app);
 
 }  // namespace faultline::cli

@@ -50,6 +50,10 @@ Examples:
   faultline new                                   writes scenario.toml here
   faultline new payments.toml && faultline run payments.toml
   faultline new - | less)"},
+    {"schema", R"(
+Examples:
+  faultline schema scenario > faultline-scenario.schema.json
+  then start a scenario file with `#:schema ./faultline-scenario.schema.json` (Taplo, Even Better TOML))"},
     {"list", R"(
 Examples:
   faultline list                                  every list below, each under its name
@@ -92,6 +96,7 @@ int main(int argc, char** argv) {
     faultline::cli::add_score_command(app);
     faultline::cli::add_simulate_command(app);
     faultline::cli::add_new_command(app);
+    faultline::cli::add_schema_command(app);
     // `run` and `score` keep the examples their own files give; the others get theirs from here.
     for (const auto& [name, text] : examples) app.get_subcommand(std::string{name})->footer(std::string{text.substr(1)});
     for (CLI::App* sub : app.get_subcommands({})) sub->footer(sub->get_footer() + "\n" + std::string{exit_codes});

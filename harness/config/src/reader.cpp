@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "faultline/config/duration.hpp"
+#include "faultline/config/schema.hpp"
 
 namespace faultline::config {
 
@@ -28,6 +29,21 @@ std::string join(const Range& items) {
         out += item;
     }
     return out;
+}
+
+// What an accessor tells the schema recorder (schema.hpp) about its key.
+key_spec spec_of(key_spec::shape type) {
+    key_spec spec;
+    spec.type = type;
+    return spec;
+}
+
+key_spec ranged(key_spec::shape type, double min, double max, bool exclusive_minimum = false) {
+    key_spec spec = spec_of(type);
+    spec.minimum = min;
+    spec.maximum = max;
+    spec.exclusive_minimum = exclusive_minimum;
+    return spec;
 }
 
 bool contains(const std::vector<std::string>& items, std::string_view key) {
@@ -87,10 +103,12 @@ void table_reader::fail_at(const toml::node& value, std::string_view path, std::
 void table_reader::fail_table(std::string_view message) { add(table_.source(), prefix() + std::string{message}); }
 
 void table_reader::allow(std::string_view key) {
+    schema_recorder::note(table_, key, {});
     if (!contains(allowed_, key)) allowed_.emplace_back(key);
 }
 
 bool table_reader::has(std::string_view key) {
+    schema_recorder::note(table_, key, {});
     allow(key);
     return table_.contains(key);
 }
@@ -100,7 +118,9 @@ void table_reader::reject(std::string_view key, std::string_view message) {
     if (table_.contains(key)) fail(key, message);
 }
 
-const toml::node* table_reader::lookup(std::string_view key, need n) {
+const toml::node* table_reader::lookup(std::string_view key, need n, key_spec spec) {
+    spec.required = n == need::required;
+    schema_recorder::note(table_, key, spec);
     allow(key);
     const toml::node* node = table_.get(key);
     if (node == nullptr && n == need::required) {
@@ -115,14 +135,15 @@ std::nullopt_t table_reader::wrong_type(std::string_view key, const toml::node& 
 }
 
 std::optional<bool> table_reader::boolean(std::string_view key, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, spec_of(key_spec::shape::boolean));
     if (node == nullptr) return std::nullopt;
     if (const auto* b = node->as_boolean()) return b->get();
     return wrong_type(key, *node, "true or false");
 }
 
 std::optional<std::int64_t> table_reader::integer(std::string_view key, std::int64_t min, std::int64_t max, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n,
+                                    ranged(key_spec::shape::integer, static_cast<double>(min), static_cast<double>(max)));
     if (node == nullptr) return std::nullopt;
     const auto* value = node->as_integer();
     if (value == nullptr) return wrong_type(key, *node, "an integer");
@@ -148,7 +169,7 @@ std::optional<double> as_number(const toml::node& node) {
 }  // namespace
 
 std::optional<double> table_reader::number(std::string_view key, double min, double max, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, ranged(key_spec::shape::number, min, max));
     if (node == nullptr) return std::nullopt;
     const std::optional<double> v = as_number(*node);
     if (!v) return wrong_type(key, *node, "a number");
@@ -162,7 +183,7 @@ std::optional<double> table_reader::number(std::string_view key, double min, dou
 }
 
 std::optional<double> table_reader::number_above(std::string_view key, double min, double max, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, ranged(key_spec::shape::number, min, max, true));
     if (node == nullptr) return std::nullopt;
     const std::optional<double> v = as_number(*node);
     if (!v) return wrong_type(key, *node, "a number");
@@ -176,7 +197,7 @@ std::optional<double> table_reader::number_above(std::string_view key, double mi
 }
 
 std::optional<std::string> table_reader::string(std::string_view key, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, spec_of(key_spec::shape::string));
     if (node == nullptr) return std::nullopt;
     if (const auto* s = node->as_string()) return s->get();
     return wrong_type(key, *node, "a string");
@@ -184,7 +205,9 @@ std::optional<std::string> table_reader::string(std::string_view key, need n) {
 
 template <class Names>
 std::optional<std::string> table_reader::choice_of(std::string_view key, const Names& allowed, need n) {
-    const toml::node* node = lookup(key, n);
+    key_spec spec = spec_of(key_spec::shape::choice);
+    for (const auto& name : allowed) spec.choices.emplace_back(name);
+    const toml::node* node = lookup(key, n, std::move(spec));
     if (node == nullptr) return std::nullopt;
     const auto* s = node->as_string();
     if (s == nullptr) return wrong_type(key, *node, "a string");
@@ -218,7 +241,7 @@ std::string duration_range(std::chrono::nanoseconds min, std::chrono::nanosecond
 
 std::optional<std::chrono::nanoseconds> table_reader::duration(std::string_view key, std::chrono::nanoseconds min,
                                                                std::chrono::nanoseconds max, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, spec_of(key_spec::shape::duration));
     if (node == nullptr) return std::nullopt;
     const auto* s = node->as_string();
     if (s == nullptr) return wrong_type(key, *node, "a duration such as \"250ms\"");
@@ -237,6 +260,7 @@ std::optional<std::chrono::nanoseconds> table_reader::duration(std::string_view 
 std::optional<std::optional<std::chrono::nanoseconds>> table_reader::duration_or_none(std::string_view key,
                                                                                        std::chrono::nanoseconds min,
                                                                                        std::chrono::nanoseconds max) {
+    schema_recorder::note(table_, key, spec_of(key_spec::shape::duration_or_none));
     const toml::node* node = table_.get(key);
     if (node != nullptr && node->value<std::string_view>() == "none") {
         allow(key);
@@ -248,7 +272,7 @@ std::optional<std::optional<std::chrono::nanoseconds>> table_reader::duration_or
 }
 
 const toml::table* table_reader::table(std::string_view key, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, spec_of(key_spec::shape::table));
     if (node == nullptr) return nullptr;
     const auto* t = node->as_table();
     if (t == nullptr) wrong_type(key, *node, "a table");
@@ -256,7 +280,7 @@ const toml::table* table_reader::table(std::string_view key, need n) {
 }
 
 const toml::array* table_reader::array_of_tables(std::string_view key, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, spec_of(key_spec::shape::array_of_tables));
     if (node == nullptr) return nullptr;
     const auto* a = node->as_array();
     // toml++ does not count an empty array as an array of tables; `key = []` declares none.
@@ -268,7 +292,7 @@ const toml::array* table_reader::array_of_tables(std::string_view key, need n) {
 }
 
 const toml::array* table_reader::array(std::string_view key, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, spec_of(key_spec::shape::array));
     if (node == nullptr) return nullptr;
     const auto* a = node->as_array();
     if (a == nullptr) wrong_type(key, *node, "an array");
@@ -276,7 +300,7 @@ const toml::array* table_reader::array(std::string_view key, need n) {
 }
 
 std::optional<std::vector<std::string>> table_reader::strings(std::string_view key, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, spec_of(key_spec::shape::strings));
     if (node == nullptr) return std::nullopt;
     const auto* array = node->as_array();
     if (array == nullptr) return wrong_type(key, *node, "an array of strings");
@@ -293,6 +317,9 @@ std::optional<std::vector<std::string>> table_reader::strings(std::string_view k
 }
 
 std::optional<std::vector<std::string>> table_reader::string_or_strings(std::string_view key, need n) {
+    key_spec spec = spec_of(key_spec::shape::string_or_strings);
+    spec.required = n == need::required;
+    schema_recorder::note(table_, key, spec);
     const toml::node* node = table_.get(key);
     if (node != nullptr && node->is_string()) {
         allow(key);
@@ -307,7 +334,8 @@ std::optional<std::vector<std::string>> table_reader::string_or_strings(std::str
 
 std::optional<std::vector<std::int64_t>> table_reader::integers(std::string_view key, std::int64_t min,
                                                                 std::int64_t max, need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n,
+                                    ranged(key_spec::shape::integers, static_cast<double>(min), static_cast<double>(max)));
     if (node == nullptr) return std::nullopt;
     const auto* array = node->as_array();
     if (array == nullptr) return wrong_type(key, *node, "an array of integers");
@@ -327,7 +355,7 @@ std::optional<std::vector<std::int64_t>> table_reader::integers(std::string_view
 
 std::optional<std::vector<std::pair<std::string, std::string>>> table_reader::string_table(std::string_view key,
                                                                                            need n) {
-    const toml::node* node = lookup(key, n);
+    const toml::node* node = lookup(key, n, spec_of(key_spec::shape::string_table));
     if (node == nullptr) return std::nullopt;
     const auto* table = node->as_table();
     if (table == nullptr) return wrong_type(key, *node, "a table of strings such as { \"X-A\" = \"1\" }");

@@ -31,6 +31,8 @@ namespace faultline::config {
 // How a message names a TOML value's type: "a string", "an integer", "an array", …
 std::string_view type_name(const toml::node& node);
 
+struct key_spec;  // schema.hpp: what an accessor asked of a key, for the generated JSON Schema
+
 // Whether a key must be present.
 enum class need { optional, required };
 
@@ -109,7 +111,7 @@ public:
     config_errors& errors() const { return errors_; }
 
 private:
-    const toml::node* lookup(std::string_view key, need n);
+    const toml::node* lookup(std::string_view key, need n, key_spec spec);
     template <class Names>
     std::optional<std::string> choice_of(std::string_view key, const Names& allowed, need n);
     std::nullopt_t wrong_type(std::string_view key, const toml::node& node, std::string_view expected);
