@@ -66,11 +66,11 @@ void svg_chart::y_axis(double x, const linear_scale& scale, double step, std::st
     if (!unit.empty()) text(2, scale.range_max - 10, unit, "start");
 }
 
-void svg_chart::time_axis(double y, const linear_scale& scale_ns) {
+void svg_chart::time_axis(double y, const linear_scale& scale_ns, int tick_count) {
     const double span_ns = scale_ns.domain_max - scale_ns.domain_min;
     const bool in_seconds = span_ns >= 2e9;
     const double unit_ns = in_seconds ? 1e9 : 1e6;
-    const double step = nice_step(span_ns / unit_ns, 8);
+    const double step = nice_step(span_ns / unit_ns, tick_count);
     body_ += "<line class=\"frame\" x1=\"" + px(scale_ns.range_min) + "\" x2=\"" + px(scale_ns.range_max) +
              "\" y1=\"" + px(y) + "\" y2=\"" + px(y) + "\"/>";
     int ticks = 0;

@@ -41,8 +41,9 @@ public:
     // A vertical axis at x over the scale's pixel range, a tick and label every `step` units
     // (`unit`, when given, written above it).
     void y_axis(double x, const linear_scale& scale, double step, std::string_view unit);
-    // A horizontal time axis in seconds or milliseconds (by the span) along y.
-    void time_axis(double y, const linear_scale& scale_ns);
+    // A horizontal time axis in seconds or milliseconds (by the span) along y, with about
+    // `tick_count` steps.
+    void time_axis(double y, const linear_scale& scale_ns, int tick_count = 8);
 
     std::string str() const;
 
