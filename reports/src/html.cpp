@@ -140,16 +140,18 @@ std::vector<std::size_t> failures_first(std::size_t count, Outcome outcome_at) {
 }
 
 // Each scenario's id on the page, so CI can link `report.html#herd-no-jitter`: the name in lower
-// case, every run of other characters one '-'. A repeated name gets "-2", "-3"… in the runs' order
-// (the suite's, not the outcome's), so a link stays put when a scenario starts to fail.
+// case, keeping letters, digits, '.', '_' and '-' (a suite's names stay as they are), every run of
+// other characters one '-'. A repeated name gets "-2", "-3"… in the runs' order (the suite's, not
+// the outcome's), so a link stays put when a scenario starts to fail.
 std::vector<std::string> scenario_anchors(std::span<const run_record> runs) {
     std::set<std::string> taken{"faultline-status"};  // the page's own id
     std::vector<std::string> anchors;
     for (const run_record& run : runs) {
         std::string slug;
         for (const char c : run.scenario) {
-            const bool digit = c >= '0' && c <= '9', lower = c >= 'a' && c <= 'z', upper = c >= 'A' && c <= 'Z';
-            if (digit || lower || upper) {
+            const bool upper = c >= 'A' && c <= 'Z';
+            const bool kept = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+            if (kept || upper) {
                 slug += upper ? static_cast<char>(c - 'A' + 'a') : c;
             } else if (!slug.empty() && slug.back() != '-') {
                 slug += '-';
@@ -241,7 +243,7 @@ std::vector<rule_windows> fault_windows(const run_record& run, const run_view& v
 }
 
 std::string load_chart(const run_record& run, const run_view& view, bool thumbnail) {
-    const double width = thumbnail ? 240 : 900;
+    const double width = thumbnail ? 200 : 900;
     const double height = thumbnail ? 80 : 220;
     const double left = thumbnail ? 30 : 50, right = thumbnail ? 12 : 10, top = thumbnail ? 20 : 24,
                  bottom = thumbnail ? 20 : 30;
@@ -299,7 +301,11 @@ std::string load_chart(const run_record& run, const run_view& view, bool thumbna
         }
     }
     chart.y_axis(left, y, step, "attempts");
-    chart.time_axis(height - bottom, x, thumbnail ? 2 : 8);
+    if (thumbnail) {
+        chart.time_span_axis(height - bottom, x);
+    } else {
+        chart.time_axis(height - bottom, x);
+    }
     return chart.str();
 }
 
@@ -678,7 +684,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1b1b1b;max-width:100
 h1{font-size:22px}h2{font-size:18px;margin-top:40px;border-top:1px solid #ccc;padding-top:16px}
 h3{font-size:15px;margin:18px 0 4px}
 table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n{text-align:right;font-variant-numeric:tabular-nums}table.index td:nth-child(2){min-width:13em}
 .badge{display:inline-block;padding:1px 7px;border-radius:9px;font-weight:600;font-size:12px;white-space:nowrap}
 .badge.pass{background:#d6f0d8;color:#1b5e20}.badge.fail{background:#fbd5d5;color:#a11}.badge.insufficient{background:#fdf0c4;color:#7a5a00}
 .badge.expected{background:#e6e9f8;color:#283593;border:1px dashed #5c6bc0;padding:0 6px}
@@ -686,7 +692,7 @@ pre{background:#f6f6f6;padding:6px 8px;margin:4px 0;white-space:pre-wrap;font-si
 .note{color:#555;font-size:12.5px;margin:2px 0 6px}.warn{color:#8a5a00}
 .legend span{display:inline-block;margin-right:14px;font-size:12.5px}
 .legend i{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:-1px}
-svg.chart{display:block;margin:4px 0;max-width:100%;height:auto}svg.chart[data-chart=gaps]{display:inline-block;margin-right:8px}
+svg.chart{display:block;margin:4px 0;max-width:100%;height:auto}svg.chart[data-chart=load-thumbnail]{max-width:none}svg.chart[data-chart=gaps]{display:inline-block;margin-right:8px}
 svg .axis{font-size:10.5px;fill:#555}svg .panel-title{font-size:12px;fill:#222}svg .lane-label{font-size:10px;fill:#444}
 svg .frame{stroke:#888}svg .grid{stroke:#888}
 .first,i.first{fill:#5b8fd4;background:#5b8fd4}.retry,i.retry{fill:#e8862a;background:#e8862a}

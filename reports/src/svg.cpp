@@ -66,11 +66,11 @@ void svg_chart::y_axis(double x, const linear_scale& scale, double step, std::st
     if (!unit.empty()) text(2, scale.range_max - 10, unit, "start");
 }
 
-void svg_chart::time_axis(double y, const linear_scale& scale_ns, int tick_count) {
+void svg_chart::time_axis(double y, const linear_scale& scale_ns) {
     const double span_ns = scale_ns.domain_max - scale_ns.domain_min;
     const bool in_seconds = span_ns >= 2e9;
     const double unit_ns = in_seconds ? 1e9 : 1e6;
-    const double step = nice_step(span_ns / unit_ns, tick_count);
+    const double step = nice_step(span_ns / unit_ns, 8);
     body_ += "<line class=\"frame\" x1=\"" + px(scale_ns.range_min) + "\" x2=\"" + px(scale_ns.range_max) +
              "\" y1=\"" + px(y) + "\" y2=\"" + px(y) + "\"/>";
     int ticks = 0;
@@ -82,6 +82,21 @@ void svg_chart::time_axis(double y, const linear_scale& scale_ns, int tick_count
         const bool at_edge = x > scale_ns.range_max - 20;
         text(x, y + 16, tick_label(v) + (in_seconds ? " s" : " ms"), at_edge ? "end" : "middle");
     }
+}
+
+void svg_chart::time_span_axis(double y, const linear_scale& scale_ns) {
+    const double span_ns = scale_ns.domain_max - scale_ns.domain_min;
+    body_ += "<line class=\"frame\" x1=\"" + px(scale_ns.range_min) + "\" x2=\"" + px(scale_ns.range_max) +
+             "\" y1=\"" + px(y) + "\" y2=\"" + px(y) + "\"/>";
+    char end[32];
+    // Two or three significant digits: "4.7 ms", "47 ms", "1.2 s".
+    if (span_ns >= 1e9) {
+        std::snprintf(end, sizeof end, "%.2g s", span_ns / 1e9);
+    } else {
+        std::snprintf(end, sizeof end, span_ns >= 1e7 ? "%.0f ms" : "%.2g ms", span_ns / 1e6);
+    }
+    text(scale_ns.range_min, y + 14, "0", "middle");
+    text(scale_ns.range_max, y + 14, end, "end");
 }
 
 std::string svg_chart::str() const { return open_ + body_ + "</svg>"; }

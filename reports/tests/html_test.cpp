@@ -289,9 +289,9 @@ TEST(html_report, scenarios_are_anchored_by_name_unique_when_names_repeat) {
     using enum harness::verdict_outcome;
     const std::string page = render({run_named("herd-no-jitter", pass), run_named("Herd: no jitter!", pass),
                                      run_named("herd-no-jitter-2", pass), run_named("", pass),
-                                     run_named("faultline-status", pass)});
+                                     run_named("faultline-status", pass), run_named("Lost_Response.bad", pass)});
     const std::vector<std::string> ids{"herd-no-jitter", "herd-no-jitter-2", "herd-no-jitter-2-2", "scenario",
-                                       "faultline-status-2"};
+                                       "faultline-status-2", "lost_response.bad"};
     EXPECT_EQ(section_ids(page), ids);
     EXPECT_EQ(index_links(page), ids);
     EXPECT_EQ(occurrences(page, "id=\"faultline-status\""), 1u);  // the page's own element keeps its id
@@ -418,12 +418,20 @@ std::vector<std::string> axis_labels(const std::string& chart_markup) {
 }
 
 // The index's thumbnail of known_run (200 ms, at most 2 attempts in a bucket) has a count axis
-// labelled 0 and 2 attempts and a time axis in ms.
+// labelled 0 and 2 attempts and a time axis from 0 to 200 ms.
 TEST(html_report, thumbnails_have_labelled_count_and_time_axes) {
     const std::string thumbnail = chart(render({known_run()}), "load-thumbnail");
-    EXPECT_EQ(axis_labels(thumbnail), (std::vector<std::string>{"0", "2", "attempts", "0 ms", "100 ms", "200 ms"}));
+    EXPECT_EQ(axis_labels(thumbnail), (std::vector<std::string>{"0", "2", "attempts", "0", "200 ms"}));
     EXPECT_EQ(occurrences(thumbnail, "<line class=\"frame\""), 2u);
-    EXPECT_THAT(thumbnail, HasSubstr("viewBox=\"0 0 240 80\""));
+    EXPECT_THAT(thumbnail, HasSubstr("viewBox=\"0 0 200 80\""));
+    // The end of the time axis is the run's span, in s from 1 s on, two significant digits below 10 ms.
+    harness::run_record long_run = known_run();
+    long_run.duration = std::chrono::milliseconds{3'240};
+    EXPECT_EQ(axis_labels(chart(render({long_run}), "load-thumbnail")).back(), "3.2 s");
+    harness::run_record short_run = known_run();
+    short_run.journal = {attempt(1, "a", 1, 0, 200)};  // ends at 1 ms
+    short_run.duration = std::chrono::microseconds{4'700};
+    EXPECT_EQ(axis_labels(chart(render({short_run}), "load-thumbnail")).back(), "4.7 ms");
 }
 
 TEST(html_report, is_self_contained) {
