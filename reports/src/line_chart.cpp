@@ -47,7 +47,8 @@ std::string shaded_span_svg(const shaded_span& span, const detail::linear_scale&
     return "<rect class=\"shaded-span\" data-from=\"" + tick_label(span.from) + "\" data-to=\"" + tick_label(span.to) +
            "\" x=\"" + px(from) + "\" y=\"" + px(top) + "\" width=\"" + px(to - from) + "\" height=\"" + px(plot_h) +
            "\"" + std::string(fill) + "/>\n" + "<rect x=\"" + px(legend_x) + "\" y=\"" + px(ly - 10) +
-           "\" width=\"20\" height=\"10\"" + std::string(fill) + "/>\n" + text(legend_x + 26, ly, span.name);
+           "\" width=\"20\" height=\"10\"" + std::string(fill) + "/>\n" + text(legend_x + 26, ly, span.name) +
+           text(legend_x + 26, ly + 14, span.note, " font-size=\"11\" fill=\"#555\"");
 }
 
 }  // namespace

@@ -186,8 +186,8 @@ void write_capacity_svg(std::ostream& out, const capacity_config& config, const 
     load.series = {offered, goodput, retries};
     queue.series = {longest};
     if (has_outage(config)) {
-        load.shaded = queue.shaded = reports::shaded_span{seconds(config.outage_start), seconds(config.outage_end),
-                                                         "outage (" + outage_kind(config) + ")"};
+        load.shaded = queue.shaded =
+            reports::shaded_span{seconds(config.outage_start), seconds(config.outage_end), "outage", outage_kind(config)};
     }
     out << reports::line_charts_svg({load, queue});
 }

@@ -16,11 +16,13 @@ struct chart_series {
     std::vector<std::pair<double, double>> points;
 };
 
-// A span of x shaded behind the series (a storm's outage), named in the legend.
+// A span of x shaded behind the series (a storm's outage), named in the legend with a note on the
+// line below ("outage" / "capacity x 0.10"), as the legend column is narrow.
 struct shaded_span {
     double from = 0;
     double to = 0;
     std::string name;
+    std::string note;
 };
 
 struct line_chart {
