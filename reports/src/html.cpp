@@ -76,22 +76,19 @@ std::string record_title(const journal_record& r) {
     return h(detail::printable(out));
 }
 
-std::string outcome_word(harness::verdict_outcome outcome) {
-    switch (outcome) {
-        case harness::verdict_outcome::pass: return "pass";
-        case harness::verdict_outcome::insufficient_evidence: return "insufficient evidence";
-        case harness::verdict_outcome::fail: break;
-    }
-    return "fail";
-}
+// How an outcome is shown: the badge's word and its CSS class.
+struct outcome_badge {
+    std::string word;
+    std::string css;
+};
 
-std::string outcome_css(harness::verdict_outcome outcome) {
+outcome_badge badge_of(harness::verdict_outcome outcome) {
     switch (outcome) {
-        case harness::verdict_outcome::pass: return "pass";
-        case harness::verdict_outcome::insufficient_evidence: return "insufficient";
+        case harness::verdict_outcome::pass: return {"pass", "pass"};
+        case harness::verdict_outcome::insufficient_evidence: return {"insufficient evidence", "insufficient"};
         case harness::verdict_outcome::fail: break;
     }
-    return "fail";
+    return {"fail", "fail"};
 }
 
 // A run the harness could not complete counts as failed.
@@ -110,12 +107,12 @@ bool passed_by_expected_failure(const run_record& run) {
 
 std::string run_status(const run_record& run) {
     if (!run.harness_error.empty()) return "error";
-    return (passed_by_expected_failure(run) ? std::string("failed as expected") : outcome_word(run_outcome(run))) +
+    return (passed_by_expected_failure(run) ? std::string("failed as expected") : badge_of(run_outcome(run)).word) +
            (run.interrupted ? " (interrupted)" : "");
 }
 
 std::string status_css(const run_record& run) {
-    return passed_by_expected_failure(run) ? "expected" : outcome_css(run_outcome(run));
+    return passed_by_expected_failure(run) ? "expected" : badge_of(run_outcome(run)).css;
 }
 
 // Failures, then what could not be judged, then passes.
@@ -764,11 +761,10 @@ std::string verdict_table(const run_record& run, const run_view& view) {
     std::string out = "<table class=\"verdicts\"><tr><th>check</th><th>outcome</th><th>summary and evidence</th></tr>";
     for (const std::size_t i : failures_first(run.verdicts.size(), [&](std::size_t k) { return run.verdicts[k].outcome(); })) {
         const harness::verdict& v = run.verdicts[i];
-        const std::string css = failed_as_expected(v) ? "expected" : outcome_css(v.outcome());
+        const outcome_badge badge = failed_as_expected(v) ? outcome_badge{"failed as expected", "expected"} : badge_of(v.outcome());
         out += "<tr data-check=\"" + attr(v.check) + "\"><td>" + h(detail::printable(v.check)) +
-               "</td><td><span class=\"badge " + css + "\">" +
-               (failed_as_expected(v) ? std::string("failed as expected") : outcome_word(v.outcome())) +
-               "</span></td><td>" + h(detail::printable(v.summary));
+               "</td><td><span class=\"badge " + badge.css + "\">" + badge.word + "</span></td><td>" +
+               h(detail::printable(v.summary));
         const bool failed = !v.passed || failed_as_expected(v);
         if (const std::string evidence = failed ? console_evidence(v, "") : ""; !evidence.empty()) {
             out += "<pre>" + h(evidence) + "</pre>";

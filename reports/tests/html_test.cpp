@@ -263,26 +263,24 @@ harness::run_record run_named(std::string name, harness::verdict_outcome outcome
     return run;
 }
 
+// What follows each `prefix` in `text` up to `end`, in order: an attribute's values, an element's texts.
+std::vector<std::string> values_after(const std::string& text, std::string_view prefix, char end = '"') {
+    std::vector<std::string> values;
+    for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+        const std::size_t from = at + prefix.size();
+        values.push_back(text.substr(from, text.find(end, from) - from));
+    }
+    return values;
+}
+
 // The ids of the scenario sections, in page order.
 std::vector<std::string> section_ids(const std::string& page) {
-    std::vector<std::string> ids;
-    const std::string open = "<section class=\"scenario\" id=\"";
-    for (std::size_t at = page.find(open); at != std::string::npos; at = page.find(open, at + 1)) {
-        const std::size_t from = at + open.size();
-        ids.push_back(page.substr(from, page.find('"', from) - from));
-    }
-    return ids;
+    return values_after(page, "<section class=\"scenario\" id=\"");
 }
 
 // The targets of the index's links, in page order.
 std::vector<std::string> index_links(const std::string& page) {
-    std::vector<std::string> links;
-    const std::string index = page.substr(0, page.find("</table>"));
-    for (std::size_t at = index.find("<a href=\"#"); at != std::string::npos; at = index.find("<a href=\"#", at + 1)) {
-        const std::size_t from = at + 10;
-        links.push_back(index.substr(from, index.find('"', from) - from));
-    }
-    return links;
+    return values_after(page.substr(0, page.find("</table>")), "<a href=\"#");
 }
 
 TEST(html_report, scenarios_are_anchored_by_name_unique_when_names_repeat) {
@@ -325,11 +323,7 @@ TEST(html_report, failed_checks_come_first_in_the_verdict_table) {
     run.verdicts = {harness::verdict{"max_attempts", true, false, "ok", {}, 0}, run.verdicts[0], unjudged,
                     harness::verdict{"deadline", false, false, "late", {}, 0}, run.verdicts[1]};
     const std::string page = render({run});
-    std::vector<std::string> rows;
-    for (std::size_t at = page.find("<tr data-check=\""); at != std::string::npos; at = page.find("<tr data-check=\"", at + 1)) {
-        rows.push_back(page.substr(at + 16, page.find('"', at + 16) - at - 16));
-    }
-    EXPECT_EQ(rows, (std::vector<std::string>{"no_double_effects", "deadline", "jittered", "max_attempts", "retry_budget"}));
+    EXPECT_EQ(values_after(page, "<tr data-check=\""), (std::vector<std::string>{"no_double_effects", "deadline", "jittered", "max_attempts", "retry_budget"}));
 }
 
 // The bad client of a `expect_failure` scenario: no_double_effects failed as declared, so it passed.
@@ -368,13 +362,7 @@ TEST(html_report, an_expected_failure_has_its_own_badge_apart_from_passes_and_fa
 
 // The lanes (operations) of a chart, in order.
 std::vector<std::string> lanes_of(const std::string& chart_markup) {
-    std::vector<std::string> lanes;
-    const std::string open = "<g class=\"lane\" data-operation=\"";
-    for (std::size_t at = chart_markup.find(open); at != std::string::npos; at = chart_markup.find(open, at + 1)) {
-        const std::size_t from = at + open.size();
-        lanes.push_back(chart_markup.substr(from, chart_markup.find('"', from) - from));
-    }
-    return lanes;
+    return values_after(chart_markup, "<g class=\"lane\" data-operation=\"");
 }
 
 TEST(html_report, a_failed_checks_evidence_offers_a_timeline_of_only_the_operations_it_names) {
@@ -408,13 +396,7 @@ TEST(html_report, the_evidence_timeline_follows_names_and_attempts_and_counts_ea
 
 // The text of each axis label of a chart, in order.
 std::vector<std::string> axis_labels(const std::string& chart_markup) {
-    std::vector<std::string> labels;
-    for (std::size_t at = chart_markup.find("class=\"axis\">"); at != std::string::npos;
-         at = chart_markup.find("class=\"axis\">", at + 1)) {
-        const std::size_t from = at + 13;
-        labels.push_back(chart_markup.substr(from, chart_markup.find('<', from) - from));
-    }
-    return labels;
+    return values_after(chart_markup, "class=\"axis\">", '<');
 }
 
 // The index's thumbnail of known_run (200 ms, at most 2 attempts in a bucket) has a count axis
