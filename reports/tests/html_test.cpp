@@ -383,8 +383,9 @@ TEST(html_report, a_failed_checks_evidence_offers_a_timeline_of_only_the_operati
 TEST(html_report, the_evidence_timeline_follows_names_and_attempts_and_counts_each_operation_once) {
     harness::run_record run = known_run();
     run.journal.push_back(attempt(5, "c", 1, 60, 200));
+    // a only through its attempts (seqs 1 and 2, twice), c by name.
     run.verdicts[0].evidence = {harness::evidence_item{"c", {}, "named"}, harness::evidence_item{"", {1, 2}, "window"},
-                                harness::evidence_item{"a", {2}, "again"}, harness::evidence_item{"gone", {}, "not held"}};
+                                harness::evidence_item{"", {2}, "again"}, harness::evidence_item{"gone", {}, "not held"}};
     harness::verdict window_only{"jittered", false, false, "lock-step", {harness::evidence_item{"", {}, "0–10 ms"}}, 1};
     run.verdicts.push_back(window_only);
     const std::string page = render({run});
