@@ -1,16 +1,20 @@
 // The "html" report: one self-contained page (inline CSS and SVG, a few lines of plain JS, nothing
 // fetched) that shows the shape of the retry traffic. An index of scenarios (verdict, key figures, a
-// load thumbnail), then per scenario: the verdict table with the console's evidence text, load over
-// time (first attempts and retries stacked, buckets where faults fired shaded), a swimlane timeline
-// of operations (offending attempts and double effects highlighted, the journal record on hover),
-// each process of a command client from spawn to exit, gap histograms per retry index (with the
-// declared backoff envelope when the client declared one), and the replayed token bucket where a retry_budget check has one. Large runs are down-sampled in
-// the ways the page states, so 10,000 operations stay well under 2 MB. A pure function of the runs.
+// load thumbnail with its axes), failures first, each linking to its section by an id made from its
+// name; then per scenario: the verdict table with the console's evidence text and a folded timeline
+// of the operations that evidence names, load over time (first attempts and retries stacked, buckets
+// where faults fired shaded), a swimlane timeline of operations (offending attempts and double
+// effects highlighted, the journal record on hover), each process of a command client from spawn to
+// exit, gap histograms per retry index (with the declared backoff envelope when the client declared
+// one), and the replayed token bucket where a retry_budget check has one. Large runs are
+// down-sampled in the ways the page states, so 10,000 operations stay well under 2 MB. A pure
+// function of the runs.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,28 +76,92 @@ std::string record_title(const journal_record& r) {
     return h(detail::printable(out));
 }
 
-std::string outcome_word(harness::verdict_outcome outcome) {
+// How an outcome is shown: the badge's word and its CSS class.
+struct outcome_badge {
+    std::string word;
+    std::string css;
+};
+
+outcome_badge badge_of(harness::verdict_outcome outcome) {
     switch (outcome) {
-        case harness::verdict_outcome::pass: return "pass";
-        case harness::verdict_outcome::insufficient_evidence: return "insufficient evidence";
+        case harness::verdict_outcome::pass: return {"pass", "pass"};
+        case harness::verdict_outcome::insufficient_evidence: return {"insufficient evidence", "insufficient"};
         case harness::verdict_outcome::fail: break;
     }
-    return "fail";
+    return {"fail", "fail"};
+}
+
+// A run the harness could not complete counts as failed.
+harness::verdict_outcome run_outcome(const run_record& run) {
+    return run.harness_error.empty() ? harness::outcome_of(run) : harness::verdict_outcome::fail;
+}
+
+// An `expect_failure` check that failed: the client showed the bug the scenario was written to show.
+bool failed_as_expected(const harness::verdict& v) { return v.expected_to_fail && v.passed; }
+
+// A scenario that passed because a check failed as declared, which the page keeps apart from a pass.
+bool passed_by_expected_failure(const run_record& run) {
+    return run_outcome(run) == harness::verdict_outcome::pass &&
+           std::any_of(run.verdicts.begin(), run.verdicts.end(), failed_as_expected);
 }
 
 std::string run_status(const run_record& run) {
     if (!run.harness_error.empty()) return "error";
-    return outcome_word(harness::outcome_of(run)) + (run.interrupted ? " (interrupted)" : "");
+    return (passed_by_expected_failure(run) ? std::string("failed as expected") : badge_of(run_outcome(run)).word) +
+           (run.interrupted ? " (interrupted)" : "");
 }
 
 std::string status_css(const run_record& run) {
-    if (!run.harness_error.empty()) return "fail";
-    switch (harness::outcome_of(run)) {
-        case harness::verdict_outcome::pass: return "pass";
-        case harness::verdict_outcome::insufficient_evidence: return "insufficient";
-        case harness::verdict_outcome::fail: break;
+    return passed_by_expected_failure(run) ? "expected" : badge_of(run_outcome(run)).css;
+}
+
+// Failures, then what could not be judged, then passes.
+int failures_first_rank(harness::verdict_outcome outcome) {
+    switch (outcome) {
+        case harness::verdict_outcome::fail: return 0;
+        case harness::verdict_outcome::insufficient_evidence: return 1;
+        case harness::verdict_outcome::pass: break;
     }
-    return "fail";
+    return 2;
+}
+
+// Positions 0..count-1 with failures first, keeping the given order within each outcome.
+template <class Outcome>
+std::vector<std::size_t> failures_first(std::size_t count, Outcome outcome_at) {
+    std::vector<std::size_t> order(count);
+    for (std::size_t i = 0; i < count; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return failures_first_rank(outcome_at(a)) < failures_first_rank(outcome_at(b));
+    });
+    return order;
+}
+
+// Each scenario's id on the page, so CI can link `report.html#herd-no-jitter`: the name in lower
+// case, keeping letters, digits, '.', '_' and '-' (a suite's names stay as they are), every run of
+// other characters one '-'. A repeated name gets "-2", "-3"… in the runs' order (the suite's, not
+// the outcome's), so a link stays put when a scenario starts to fail.
+std::vector<std::string> scenario_anchors(std::span<const run_record> runs) {
+    std::set<std::string> taken{"faultline-status"};  // the page's own id
+    std::vector<std::string> anchors;
+    for (const run_record& run : runs) {
+        std::string slug;
+        for (const char c : run.scenario) {
+            const bool upper = c >= 'A' && c <= 'Z';
+            const bool kept = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+            if (kept || upper) {
+                slug += upper ? static_cast<char>(c - 'A' + 'a') : c;
+            } else if (!slug.empty() && slug.back() != '-') {
+                slug += '-';
+            }
+        }
+        if (!slug.empty() && slug.back() == '-') slug.pop_back();
+        if (slug.empty()) slug = "scenario";
+        std::string anchor = slug;
+        for (int n = 2; taken.contains(anchor); ++n) anchor = slug + "-" + std::to_string(n);
+        taken.insert(anchor);
+        anchors.push_back(std::move(anchor));
+    }
+    return anchors;
 }
 
 // What every chart of one run reads: the operations, where the run ends, and the attempts named by
@@ -172,14 +240,15 @@ std::vector<rule_windows> fault_windows(const run_record& run, const run_view& v
 }
 
 std::string load_chart(const run_record& run, const run_view& view, bool thumbnail) {
-    const double width = thumbnail ? 160 : 900;
-    const double height = thumbnail ? 36 : 220;
-    const double left = thumbnail ? 1 : 50, right = thumbnail ? 1 : 10, top = thumbnail ? 2 : 24,
-                 bottom = thumbnail ? 1 : 30;
+    const double width = thumbnail ? 200 : 900;
+    const double height = thumbnail ? 80 : 220;
+    const double left = thumbnail ? 30 : 50, right = thumbnail ? 12 : 10, top = thumbnail ? 20 : 24,
+                 bottom = thumbnail ? 20 : 30;
     const std::vector<load_bucket> buckets = bucket_load(run, view);
     std::size_t peak = 1;
     for (const load_bucket& b : buckets) peak = std::max(peak, b.first + b.retries);
-    const double step = detail::nice_step(static_cast<double>(peak), 4);
+    // A thumbnail's count axis is labelled at 0 and at its peak only.
+    const double step = thumbnail ? static_cast<double>(peak) : detail::nice_step(static_cast<double>(peak), 4);
     const double y_max = std::ceil(static_cast<double>(peak) / step) * step;
     const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
     const linear_scale y{0, y_max, height - bottom, top};
@@ -228,8 +297,10 @@ std::string load_chart(const run_record& run, const run_view& view, bool thumbna
             base = top_value;
         }
     }
-    if (!thumbnail) {
-        chart.y_axis(left, y, step, "attempts");
+    chart.y_axis(left, y, step, "attempts");
+    if (thumbnail) {
+        chart.time_span_axis(height - bottom, x);
+    } else {
         chart.time_axis(height - bottom, x);
     }
     return chart.str();
@@ -285,12 +356,32 @@ lane_selection select_lanes(const run_view& view) {
     });
 }
 
-std::string timeline_chart(const run_view& view, const lane_selection& lanes) {
+// The operations a verdict's evidence names, by identity or through the attempts it lists: the
+// lanes of a timeline of their own, in arrival order (the first max_timeline_lanes of them).
+lane_selection evidence_lanes(const harness::verdict& v, const run_view& view) {
+    std::set<std::string_view> named;
+    std::set<std::uint64_t> seqs;
+    for (const harness::evidence_item& item : v.evidence) {
+        if (!item.operation.empty()) named.insert(item.operation);
+        seqs.insert(item.seqs.begin(), item.seqs.end());
+    }
+    lane_selection s;
+    for (std::size_t i = 0; i < view.operations.size(); ++i) {
+        const harness::operation_attempts op = view.operations[i];
+        if (!named.contains(op.operation.view()) && !touches(op, seqs)) continue;
+        if (++s.notable <= max_timeline_lanes) s.lanes.push_back(i);
+    }
+    s.notable_shown = s.lanes.size();
+    return s;
+}
+
+// `kind`: "timeline" for the run's, "evidence-timeline" for the operations one check names.
+std::string timeline_chart(const run_view& view, const lane_selection& lanes, std::string_view kind) {
     const double lane_height = lanes.lanes.size() > 50 ? 7 : 16;
     const double left = 110, right = 10, top = 8, bottom = 30, width = 900;
     const double height = top + bottom + lane_height * static_cast<double>(lanes.lanes.size());
     const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
-    svg_chart chart("timeline", "operations as swimlanes, one mark per attempt", width, height);
+    svg_chart chart(kind, "operations as swimlanes, one mark per attempt", width, height);
     for (std::size_t lane = 0; lane < lanes.lanes.size(); ++lane) {
         const harness::operation_attempts& op = view.operations[lanes.lanes[lane]];
         const double y0 = top + lane_height * static_cast<double>(lane);
@@ -590,14 +681,15 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1b1b1b;max-width:100
 h1{font-size:22px}h2{font-size:18px;margin-top:40px;border-top:1px solid #ccc;padding-top:16px}
 h3{font-size:15px;margin:18px 0 4px}
 table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;vertical-align:top}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n{text-align:right;font-variant-numeric:tabular-nums}table.index td:nth-child(2){min-width:13em}
 .badge{display:inline-block;padding:1px 7px;border-radius:9px;font-weight:600;font-size:12px;white-space:nowrap}
 .badge.pass{background:#d6f0d8;color:#1b5e20}.badge.fail{background:#fbd5d5;color:#a11}.badge.insufficient{background:#fdf0c4;color:#7a5a00}
+.badge.expected{background:#e6e9f8;color:#283593;border:1px dashed #5c6bc0;padding:0 6px}
 pre{background:#f6f6f6;padding:6px 8px;margin:4px 0;white-space:pre-wrap;font-size:12px}
 .note{color:#555;font-size:12.5px;margin:2px 0 6px}.warn{color:#8a5a00}
 .legend span{display:inline-block;margin-right:14px;font-size:12.5px}
 .legend i{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:-1px}
-svg.chart{display:block;margin:4px 0;max-width:100%;height:auto}svg.chart[data-chart=gaps]{display:inline-block;margin-right:8px}
+svg.chart{display:block;margin:4px 0;max-width:100%;height:auto}svg.chart[data-chart=load-thumbnail]{max-width:none}svg.chart[data-chart=gaps]{display:inline-block;margin-right:8px}
 svg .axis{font-size:10.5px;fill:#555}svg .panel-title{font-size:12px;fill:#222}svg .lane-label{font-size:10px;fill:#444}
 svg .frame{stroke:#888}svg .grid{stroke:#888}
 .first,i.first{fill:#5b8fd4;background:#5b8fd4}.retry,i.retry{fill:#e8862a;background:#e8862a}
@@ -617,10 +709,12 @@ svg .frame{stroke:#888}svg .grid{stroke:#888}
 #faultline-status{display:none}
 )";
 
-// Reports whether every chart has a size, for the headless-browser check (`--dump-dom` shows it).
+// Reports whether every chart has a size, for the headless-browser check (`--dump-dom` shows it); a
+// chart in a folded <details> has none until opened.
 constexpr std::string_view script = R"(<script>
 addEventListener('load',function(){var c=document.querySelectorAll('svg.chart'),e=0;
-for(var i=0;i<c.length;i++){var r=c[i].getBoundingClientRect();if(!(r.width>0&&r.height>0))e++;}
+for(var i=0;i<c.length;i++){if(c[i].closest('details:not([open])'))continue;
+var r=c[i].getBoundingClientRect();if(!(r.width>0&&r.height>0))e++;}
 document.getElementById('faultline-status').textContent=(e?'empty-charts ':'charts-ok ')+c.length+' '+e;});
 </script>)";
 
@@ -641,28 +735,53 @@ std::string load_legend(const run_record& run, const run_view& view) {
     return legend(items);
 }
 
-std::string verdict_table(const run_record& run) {
+std::string timeline_legend() {
+    return legend({{"ok", "2xx/3xx"}, {"client-error", "4xx"}, {"server-error", "5xx"},
+                   {"no-response", "no response (reset, closed, hung…)"}, {"faulted", "fault injected"},
+                   {"offending", "named by a check's evidence"}, {"commit", "effect committed"},
+                   {"lane-double", "double effect"}});
+}
+
+// A folded timeline of only the operations the verdict's evidence names, on the run's time axis;
+// "" when the evidence names none that the journal holds.
+std::string evidence_timeline(const harness::verdict& v, const run_view& view) {
+    const lane_selection lanes = evidence_lanes(v, view);
+    if (lanes.lanes.empty()) return "";
+    const std::string shown = std::to_string(lanes.lanes.size());
+    std::string out = "<details class=\"evidence-timeline\" data-check=\"" + attr(v.check) + "\" data-operations=\"" +
+                      std::to_string(lanes.notable) + "\"><summary>show only these operations (" +
+                      std::to_string(lanes.notable) + ")</summary>";
+    if (lanes.notable > lanes.lanes.size()) {
+        out += "<p class=\"note\">The first " + shown + " in arrival order.</p>";
+    }
+    return out + timeline_legend() + timeline_chart(view, lanes, "evidence-timeline") + "</details>";
+}
+
+std::string verdict_table(const run_record& run, const run_view& view) {
     std::string out = "<table class=\"verdicts\"><tr><th>check</th><th>outcome</th><th>summary and evidence</th></tr>";
-    for (const harness::verdict& v : run.verdicts) {
-        const std::string css = v.outcome() == harness::verdict_outcome::pass                    ? "pass"
-                                : v.outcome() == harness::verdict_outcome::insufficient_evidence ? "insufficient"
-                                                                                                 : "fail";
+    for (const std::size_t i : failures_first(run.verdicts.size(), [&](std::size_t k) { return run.verdicts[k].outcome(); })) {
+        const harness::verdict& v = run.verdicts[i];
+        const outcome_badge badge = failed_as_expected(v) ? outcome_badge{"failed as expected", "expected"} : badge_of(v.outcome());
         out += "<tr data-check=\"" + attr(v.check) + "\"><td>" + h(detail::printable(v.check)) +
-               "</td><td><span class=\"badge " + css + "\">" +
-               (v.expected_to_fail && v.passed ? std::string("failed as expected") : outcome_word(v.outcome())) +
-               "</span></td><td>" + h(detail::printable(v.summary));
-        if (!v.passed) {
-            if (const std::string evidence = console_evidence(v, ""); !evidence.empty()) out += "<pre>" + h(evidence) + "</pre>";
+               "</td><td><span class=\"badge " + badge.css + "\">" + badge.word + "</span></td><td>" +
+               h(detail::printable(v.summary));
+        const bool failed = !v.passed || failed_as_expected(v);
+        if (const std::string evidence = failed ? console_evidence(v, "") : ""; !evidence.empty()) {
+            out += "<pre>" + h(evidence) + "</pre>";
         }
         out += "</td></tr>";
+        // A row of its own, so the chart has the whole table's width.
+        if (const std::string timeline = failed ? evidence_timeline(v, view) : ""; !timeline.empty()) {
+            out += "<tr class=\"evidence-timeline\"><td colspan=\"3\">" + timeline + "</td></tr>";
+        }
     }
     return out + "</table>";
 }
 
-std::string scenario_section(const run_record& run, std::size_t index) {
+std::string scenario_section(const run_record& run, std::string_view anchor) {
     const run_view view = view_of(run);
     const detail::run_counts counts = detail::count(run);
-    std::string out = "<section class=\"scenario\" id=\"s" + std::to_string(index) + "\" data-status=\"" +
+    std::string out = "<section class=\"scenario\" id=\"" + attr(anchor) + "\" data-status=\"" +
                       status_css(run) + "\"><h2><span class=\"badge " + status_css(run) + "\">" + h(run_status(run)) +
                       "</span> " + h(detail::printable(run.scenario)) + "</h2>";
     if (!run.description.empty()) out += "<p>" + h(detail::printable(run.description)) + "</p>";
@@ -676,7 +795,7 @@ std::string scenario_section(const run_record& run, std::size_t index) {
         out += "<p class=\"warn\">warning: " + h(detail::printable(detail::never_fired_text(*f, run.strict))) + "</p>";
     }
     for (const harness::rule_firing& f : run.rule_firings) out += "<p class=\"note\">" + h(detail::printable(detail::firing_text(f))) + "</p>";
-    out += verdict_table(run);
+    out += verdict_table(run, view);
     if (run.journal.empty()) return out + "<p class=\"note\">The journal is empty: no attempt reached the server.</p></section>";
 
     out += "<h3>Load over time</h3><p class=\"note\">Attempts per " + ms(view.end_ns / static_cast<std::int64_t>(load_buckets)) +
@@ -688,10 +807,7 @@ std::string scenario_section(const run_record& run, std::size_t index) {
     const lane_selection lanes = select_lanes(view);
     out += "<h3>Timeline</h3><p class=\"note\">One lane per operation, one mark per attempt from request read to "
            "attempt end; hover a mark for its journal record. " + h(timeline_note(view, lanes)) + "</p>" +
-           legend({{"ok", "2xx/3xx"}, {"client-error", "4xx"}, {"server-error", "5xx"}, {"no-response", "no response (reset, closed, hung…)"},
-                   {"faulted", "fault injected"}, {"offending", "named by a check's evidence"}, {"commit", "effect committed"},
-                   {"lane-double", "double effect"}}) +
-           timeline_chart(view, lanes);
+           timeline_legend() + timeline_chart(view, lanes, "timeline");
 
     if (run.command && !run.command->processes.empty()) {
         const lane_selection selection = select_processes(run.command->processes);
@@ -727,24 +843,28 @@ std::string html_report(std::span<const run_record> runs) {
                       std::to_string(runs.size()) + " scenarios passed</h1>";
     out += "<table class=\"index\"><tr><th></th><th>scenario</th><th>operations</th><th>attempts</th><th>effects</th>"
            "<th>checks passed</th><th>failed checks</th><th>load over time</th></tr>";
-    for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::vector<std::string> anchors = scenario_anchors(runs);
+    const std::vector<std::size_t> order = failures_first(runs.size(), [&](std::size_t i) { return run_outcome(runs[i]); });
+    for (const std::size_t i : order) {
         const run_record& run = runs[i];
         const detail::run_counts c = detail::count(run);
         std::string failed;
         for (const harness::verdict& v : run.verdicts) {
-            if (!v.passed) failed += (failed.empty() ? "" : ", ") + detail::printable(v.check);
+            if (!v.passed || failed_as_expected(v)) {
+                failed += (failed.empty() ? "" : ", ") + detail::printable(v.check) + (v.passed ? " (as expected)" : "");
+            }
         }
         out += "<tr data-status=\"" + status_css(run) + "\"><td><span class=\"badge " + status_css(run) + "\">" +
-               h(run_status(run)) + "</span></td><td><a href=\"#s" + std::to_string(i) + "\">" +
+               h(run_status(run)) + "</span></td><td><a href=\"#" + attr(anchors[i]) + "\">" +
                h(detail::printable(run.scenario)) + "</a></td><td class=\"n\">" + std::to_string(c.operations) +
                "</td><td class=\"n\">" + std::to_string(c.attempts) + "</td><td class=\"n\">" + std::to_string(c.effects) +
                "</td><td class=\"n\">" + std::to_string(c.checks - c.checks_failed - c.checks_insufficient) + " of " +
                std::to_string(c.checks) + "</td><td>" + h(failed) + "</td><td>" +
                (run.journal.empty() ? std::string{} : load_chart(run, view_of(run), true)) + "</td></tr>";
     }
-    out += "</table><p class=\"note\">Thumbnails: attempts over each run's own time span, first attempts in blue, "
-           "retries in orange.</p>";
-    for (std::size_t i = 0; i < runs.size(); ++i) out += scenario_section(runs[i], i);
+    out += "</table><p class=\"note\">Thumbnails: attempts per bucket over each run's own time span, first attempts "
+           "in blue, retries in orange, shaded where fault rules fired.</p>";
+    for (const std::size_t i : order) out += scenario_section(runs[i], anchors[i]);
     return out + "<p id=\"faultline-status\">loading</p>" + std::string(script) + "</body></html>\n";
 }
 

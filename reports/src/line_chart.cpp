@@ -30,11 +30,32 @@ std::string text(double x, double y, std::string_view content, std::string_view 
            detail::xml_escape(content, false) + "</text>\n";
 }
 
+constexpr double top = 40;  // the plot's top edge
+
+// The baseline of the n-th legend entry: the series in order, then the shaded span.
+double legend_y(std::size_t n) { return top + 14 + 18 * static_cast<double>(n); }
+
+// The span clipped to the x axis, drawn before the series so the lines stay on top, and its legend
+// entry at (legend_x, ly).
+std::string shaded_span_svg(const shaded_span& span, const detail::linear_scale& sx, double plot_h, double legend_x,
+                            double ly) {
+    using detail::px;
+    const double from = sx(std::max(span.from, sx.domain_min));
+    const double to = sx(std::min(span.to, sx.domain_max));
+    if (to <= from) return "";
+    constexpr std::string_view fill = " fill=\"#d62728\" fill-opacity=\"0.12\"";
+    return "<rect class=\"shaded-span\" data-from=\"" + tick_label(span.from) + "\" data-to=\"" + tick_label(span.to) +
+           "\" x=\"" + px(from) + "\" y=\"" + px(top) + "\" width=\"" + px(to - from) + "\" height=\"" + px(plot_h) +
+           "\"" + std::string(fill) + "/>\n" + "<rect x=\"" + px(legend_x) + "\" y=\"" + px(ly - 10) +
+           "\" width=\"20\" height=\"10\"" + std::string(fill) + "/>\n" + text(legend_x + 26, ly, span.name) +
+           text(legend_x + 26, ly + 14, span.note, " font-size=\"11\" fill=\"#555\"");
+}
+
 }  // namespace
 
 std::string line_charts_svg(const std::vector<line_chart>& charts) {
     using detail::px;
-    constexpr double width = 720, height = 360, left = 70, right = 160 /* the legend */, top = 40, bottom = 50;
+    constexpr double width = 720, height = 360, left = 70, right = 160 /* the legend */, bottom = 50;
     const double plot_w = width - left - right;
     const double plot_h = height - top - bottom;
     std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + px(width) + "\" height=\"" +
@@ -59,6 +80,7 @@ std::string line_charts_svg(const std::vector<line_chart>& charts) {
         out += text(width / 2, 20, chart.title, " text-anchor=\"middle\" font-size=\"14\"");
         out += "<rect x=\"" + px(left) + "\" y=\"" + px(top) + "\" width=\"" + px(plot_w) + "\" height=\"" + px(plot_h) +
                "\" fill=\"none\" stroke=\"#999\"/>\n";
+        if (chart.shaded) out += shaded_span_svg(*chart.shaded, sx, plot_h, width - right + 12, legend_y(chart.series.size()));
         for (int tick = 0; tick <= x_steps; ++tick) {
             const double fx = x_step * tick;
             out += text(sx(fx), top + plot_h + 16, tick_label(fx), " text-anchor=\"middle\"");
@@ -77,7 +99,7 @@ std::string line_charts_svg(const std::vector<line_chart>& charts) {
             out += "<polyline fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"1.5\" points=\"";
             for (const auto& [x, y] : chart.series[s].points) out += px(sx(x)) + "," + px(sy(y)) + " ";
             out += "\"/>\n";
-            const double ly = top + 14 + 18 * static_cast<double>(s);
+            const double ly = legend_y(s);
             out += "<line x1=\"" + px(width - right + 12) + "\" x2=\"" + px(width - right + 32) + "\" y1=\"" +
                    px(ly - 4) + "\" y2=\"" + px(ly - 4) + "\" stroke=\"" + colour + "\" stroke-width=\"2\"/>\n";
             out += text(width - right + 38, ly, chart.series[s].name);

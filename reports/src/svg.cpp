@@ -84,6 +84,21 @@ void svg_chart::time_axis(double y, const linear_scale& scale_ns) {
     }
 }
 
+void svg_chart::time_span_axis(double y, const linear_scale& scale_ns) {
+    const double span_ns = scale_ns.domain_max - scale_ns.domain_min;
+    body_ += "<line class=\"frame\" x1=\"" + px(scale_ns.range_min) + "\" x2=\"" + px(scale_ns.range_max) +
+             "\" y1=\"" + px(y) + "\" y2=\"" + px(y) + "\"/>";
+    char end[32];
+    // Two or three significant digits: "4.7 ms", "47 ms", "1.2 s".
+    if (span_ns >= 1e9) {
+        std::snprintf(end, sizeof end, "%.2g s", span_ns / 1e9);
+    } else {
+        std::snprintf(end, sizeof end, span_ns >= 1e7 ? "%.0f ms" : "%.2g ms", span_ns / 1e6);
+    }
+    text(scale_ns.range_min, y + 14, "0", "middle");
+    text(scale_ns.range_max, y + 14, end, "end");
+}
+
 std::string svg_chart::str() const { return open_ + body_ + "</svg>"; }
 
 }  // namespace faultline::reports::detail

@@ -43,6 +43,8 @@ public:
     void y_axis(double x, const linear_scale& scale, double step, std::string_view unit);
     // A horizontal time axis in seconds or milliseconds (by the span) along y.
     void time_axis(double y, const linear_scale& scale_ns);
+    // A thumbnail's time axis along y: labelled only at 0 and at its end, with the span ("47 ms").
+    void time_span_axis(double y, const linear_scale& scale_ns);
 
     std::string str() const;
 

@@ -245,12 +245,176 @@ TEST(html_report, index_links_every_scenario_with_its_verdict_and_a_thumbnail) {
     passing.verdicts = {harness::verdict{"no_double_effects", true, false, "ok", {}, 0}};
     const std::string page = render({known_run(), passing});
     EXPECT_THAT(page, HasSubstr("<h1>faultline: 1 of 2 scenarios passed</h1>"));
-    EXPECT_THAT(page, HasSubstr("<a href=\"#s0\">double &lt;charge&gt;</a>"));
-    EXPECT_THAT(page, HasSubstr("<a href=\"#s1\">fine</a>"));
+    EXPECT_THAT(page, HasSubstr("<a href=\"#double-charge\">double &lt;charge&gt;</a>"));
+    EXPECT_THAT(page, HasSubstr("<a href=\"#fine\">fine</a>"));
     EXPECT_EQ(occurrences(page, "data-chart=\"load-thumbnail\""), 2u);
     EXPECT_EQ(occurrences(page, "<section class=\"scenario\""), 2u);
     // The failed check's evidence, as the console prints it.
     EXPECT_THAT(page, HasSubstr("<pre>· op b [#3 #4] 2 effects committed"));
+}
+
+// A run of known_run()'s journal named `name` whose one check came out as `outcome`.
+harness::run_record run_named(std::string name, harness::verdict_outcome outcome) {
+    harness::run_record run = known_run();
+    run.scenario = std::move(name);
+    harness::verdict v{"max_attempts", outcome == harness::verdict_outcome::pass, false, "summary", {}, 0};
+    v.insufficient_evidence = outcome == harness::verdict_outcome::insufficient_evidence;
+    run.verdicts = {v};
+    return run;
+}
+
+// What follows each `prefix` in `text` up to `end`, in order: an attribute's values, an element's texts.
+std::vector<std::string> values_after(const std::string& text, std::string_view prefix, char end = '"') {
+    std::vector<std::string> values;
+    for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+        const std::size_t from = at + prefix.size();
+        values.push_back(text.substr(from, text.find(end, from) - from));
+    }
+    return values;
+}
+
+// The ids of the scenario sections, in page order.
+std::vector<std::string> section_ids(const std::string& page) {
+    return values_after(page, "<section class=\"scenario\" id=\"");
+}
+
+// The targets of the index's links, in page order.
+std::vector<std::string> index_links(const std::string& page) {
+    return values_after(page.substr(0, page.find("</table>")), "<a href=\"#");
+}
+
+TEST(html_report, scenarios_are_anchored_by_name_unique_when_names_repeat) {
+    using enum harness::verdict_outcome;
+    const std::string page = render({run_named("herd-no-jitter", pass), run_named("Herd: no jitter!", pass),
+                                     run_named("herd-no-jitter-2", pass), run_named("", pass),
+                                     run_named("faultline-status", pass), run_named("Lost_Response.bad", pass)});
+    const std::vector<std::string> ids{"herd-no-jitter", "herd-no-jitter-2", "herd-no-jitter-2-2", "scenario",
+                                       "faultline-status-2", "lost_response.bad"};
+    EXPECT_EQ(section_ids(page), ids);
+    EXPECT_EQ(index_links(page), ids);
+    EXPECT_EQ(occurrences(page, "id=\"faultline-status\""), 1u);  // the page's own element keeps its id
+}
+
+// An anchor follows the scenario, not its place on the page: failing moves a section up, not its id.
+TEST(html_report, anchors_stay_put_when_outcomes_change) {
+    using enum harness::verdict_outcome;
+    const std::string all_pass = render({run_named("a", pass), run_named("a", pass), run_named("b", pass)});
+    const std::string second_fails = render({run_named("a", pass), run_named("a", fail), run_named("b", pass)});
+    EXPECT_EQ(section_ids(all_pass), (std::vector<std::string>{"a", "a-2", "b"}));
+    EXPECT_EQ(section_ids(second_fails), (std::vector<std::string>{"a-2", "a", "b"}));
+    EXPECT_THAT(second_fails, HasSubstr("<section class=\"scenario\" id=\"a-2\" data-status=\"fail\">"));
+}
+
+TEST(html_report, failed_scenarios_come_first_then_unjudged_then_passes_each_in_suite_order) {
+    using enum harness::verdict_outcome;
+    harness::run_record broken = run_named("broken", pass);
+    broken.harness_error = "cannot bind";
+    const std::string page = render({run_named("p1", pass), run_named("f1", fail), run_named("p2", pass),
+                                     run_named("i1", insufficient_evidence), broken, run_named("f2", fail)});
+    const std::vector<std::string> order{"f1", "broken", "f2", "i1", "p1", "p2"};
+    EXPECT_EQ(index_links(page), order);
+    EXPECT_EQ(section_ids(page), order);
+}
+
+TEST(html_report, failed_checks_come_first_in_the_verdict_table) {
+    harness::run_record run = known_run();
+    harness::verdict unjudged{"jittered", false, false, "too few retries", {}, 0};
+    unjudged.insufficient_evidence = true;
+    run.verdicts = {harness::verdict{"max_attempts", true, false, "ok", {}, 0}, run.verdicts[0], unjudged,
+                    harness::verdict{"deadline", false, false, "late", {}, 0}, run.verdicts[1]};
+    const std::string page = render({run});
+    EXPECT_EQ(values_after(page, "<tr data-check=\""), (std::vector<std::string>{"no_double_effects", "deadline", "jittered", "max_attempts", "retry_budget"}));
+}
+
+// The bad client of a `expect_failure` scenario: no_double_effects failed as declared, so it passed.
+harness::run_record failed_as_expected(std::string name) {
+    harness::run_record run = known_run();
+    run.scenario = std::move(name);
+    run.verdicts[0].passed = true;
+    run.verdicts[0].expected_to_fail = true;
+    run.verdicts[0].summary = "failed as expected: " + run.verdicts[0].summary;
+    return run;
+}
+
+TEST(html_report, an_expected_failure_has_its_own_badge_apart_from_passes_and_failures) {
+    using enum harness::verdict_outcome;
+    harness::run_record passed_unexpectedly = run_named("passed unexpectedly", fail);
+    passed_unexpectedly.verdicts[0].expected_to_fail = true;  // expected to fail, but passed: a failure
+    const std::string page = render({run_named("good", pass), failed_as_expected("bad client"), run_named("broken", fail),
+                                     passed_unexpectedly});
+    EXPECT_THAT(page, HasSubstr("<section class=\"scenario\" id=\"bad-client\" data-status=\"expected\"><h2><span "
+                                "class=\"badge expected\">failed as expected</span> bad client</h2>"));
+    EXPECT_THAT(page, HasSubstr("<section class=\"scenario\" id=\"good\" data-status=\"pass\"><h2><span "
+                                "class=\"badge pass\">pass</span>"));
+    EXPECT_THAT(page, HasSubstr("<section class=\"scenario\" id=\"broken\" data-status=\"fail\"><h2><span "
+                                "class=\"badge fail\">fail</span>"));
+    EXPECT_THAT(page, HasSubstr("<section class=\"scenario\" id=\"passed-unexpectedly\" data-status=\"fail\">"));
+    // The index row, and the check's own row with the evidence of the failure it expected.
+    EXPECT_THAT(page, HasSubstr("<tr data-status=\"expected\"><td><span class=\"badge expected\">failed as expected</span>"));
+    EXPECT_THAT(page, HasSubstr("<td>no_double_effects (as expected)</td>"));
+    EXPECT_THAT(page, HasSubstr("<tr data-check=\"no_double_effects\"><td>no_double_effects</td><td><span class=\"badge "
+                                "expected\">failed as expected</span></td><td>failed as expected: 1 operations with more "
+                                "than one effect<pre>· op b [#3 #4] 2 effects committed"));
+    // A scenario that passed with an expected failure is no failure: it is listed after the failures.
+    EXPECT_EQ(index_links(page), (std::vector<std::string>{"broken", "passed-unexpectedly", "good", "bad-client"}));
+    EXPECT_THAT(page, HasSubstr(".badge.expected{"));
+}
+
+// The lanes (operations) of a chart, in order.
+std::vector<std::string> lanes_of(const std::string& chart_markup) {
+    return values_after(chart_markup, "<g class=\"lane\" data-operation=\"");
+}
+
+TEST(html_report, a_failed_checks_evidence_offers_a_timeline_of_only_the_operations_it_names) {
+    const std::string page = render({known_run()});
+    // no_double_effects names operation b (seqs 3 and 4); the passing retry_budget offers nothing.
+    EXPECT_EQ(occurrences(page, "<details class=\"evidence-timeline\""), 1u);
+    EXPECT_THAT(page, HasSubstr("<tr class=\"evidence-timeline\"><td colspan=\"3\"><details class=\"evidence-timeline\" "
+                                "data-check=\"no_double_effects\" data-operations=\"1\"><summary>show only these "
+                                "operations (1)</summary>"));
+    const std::string filtered = chart(page, "evidence-timeline");
+    EXPECT_EQ(lanes_of(filtered), std::vector<std::string>{"b"});
+    EXPECT_THAT(filtered, HasSubstr("class=\"attempt ok offending\" data-seq=\"3\""));
+    EXPECT_EQ(lanes_of(chart(page, "timeline")), (std::vector<std::string>{"a", "b"}));  // the whole run's, unchanged
+}
+
+// Evidence names operations by identity or through the attempts of a run-wide item (a time window);
+// an operation the journal does not hold has no lane, and evidence naming none offers no view.
+TEST(html_report, the_evidence_timeline_follows_names_and_attempts_and_counts_each_operation_once) {
+    harness::run_record run = known_run();
+    run.journal.push_back(attempt(5, "c", 1, 60, 200));
+    // a only through its attempts (seqs 1 and 2, twice), c by name.
+    run.verdicts[0].evidence = {harness::evidence_item{"c", {}, "named"}, harness::evidence_item{"", {1, 2}, "window"},
+                                harness::evidence_item{"", {2}, "again"}, harness::evidence_item{"gone", {}, "not held"}};
+    harness::verdict window_only{"jittered", false, false, "lock-step", {harness::evidence_item{"", {}, "0–10 ms"}}, 1};
+    run.verdicts.push_back(window_only);
+    const std::string page = render({run});
+    EXPECT_THAT(page, HasSubstr("data-check=\"no_double_effects\" data-operations=\"2\"><summary>show only these "
+                                "operations (2)</summary>"));
+    EXPECT_EQ(lanes_of(chart(page, "evidence-timeline")), (std::vector<std::string>{"a", "c"}));
+    EXPECT_THAT(page, Not(HasSubstr("data-check=\"jittered\" data-operations")));
+}
+
+// The text of each axis label of a chart, in order.
+std::vector<std::string> axis_labels(const std::string& chart_markup) {
+    return values_after(chart_markup, "class=\"axis\">", '<');
+}
+
+// The index's thumbnail of known_run (200 ms, at most 2 attempts in a bucket) has a count axis
+// labelled 0 and 2 attempts and a time axis from 0 to 200 ms.
+TEST(html_report, thumbnails_have_labelled_count_and_time_axes) {
+    const std::string thumbnail = chart(render({known_run()}), "load-thumbnail");
+    EXPECT_EQ(axis_labels(thumbnail), (std::vector<std::string>{"0", "2", "attempts", "0", "200 ms"}));
+    EXPECT_EQ(occurrences(thumbnail, "<line class=\"frame\""), 2u);
+    EXPECT_THAT(thumbnail, HasSubstr("viewBox=\"0 0 200 80\""));
+    // The end of the time axis is the run's span, in s from 1 s on, two significant digits below 10 ms.
+    harness::run_record long_run = known_run();
+    long_run.duration = std::chrono::milliseconds{3'240};
+    EXPECT_EQ(axis_labels(chart(render({long_run}), "load-thumbnail")).back(), "3.2 s");
+    harness::run_record short_run = known_run();
+    short_run.journal = {attempt(1, "a", 1, 0, 200)};  // ends at 1 ms
+    short_run.duration = std::chrono::microseconds{4'700};
+    EXPECT_EQ(axis_labels(chart(render({short_run}), "load-thumbnail")).back(), "4.7 ms");
 }
 
 TEST(html_report, is_self_contained) {

@@ -37,5 +37,31 @@ TEST(line_charts_svg, stacks_charts_and_escapes_names) {
     EXPECT_THAT(svg, HasSubstr("\"s\"</text>"));
 }
 
+// x 0..10 in steps of 2 onto 70..560 px (49 px a unit), the plot 270 px high from y = 40.
+line_chart with_span(double from, double to) {
+    line_chart chart{"load", "time (s)", "attempts", {chart_series{"offered", {{0, 0}, {10, 1}}}}};
+    chart.shaded = shaded_span{from, to, "outage", "down"};
+    return chart;
+}
+
+TEST(line_charts_svg, shades_a_span_behind_the_series_with_a_legend_entry) {
+    const std::string svg = line_charts_svg({with_span(2, 4)});
+    const std::size_t shaded = svg.find("<rect class=\"shaded-span\" data-from=\"2\" data-to=\"4\" x=\"168\" y=\"40\" "
+                                        "width=\"98\" height=\"270\"");
+    ASSERT_NE(shaded, std::string::npos);
+    EXPECT_LT(shaded, svg.find("<polyline"));
+    // Its legend entry follows the one series': a swatch at 572 px, the name at 598 px on the second line.
+    EXPECT_THAT(svg, HasSubstr("<rect x=\"572\" y=\"62\" width=\"20\" height=\"10\""));
+    EXPECT_THAT(svg, HasSubstr("<text x=\"598\" y=\"72\">outage</text>\n<text x=\"598\" y=\"86\" font-size=\"11\" "
+                               "fill=\"#555\">down</text>"));
+}
+
+TEST(line_charts_svg, clips_the_shaded_span_to_the_axis) {
+    EXPECT_THAT(line_charts_svg({with_span(8, 30)}), HasSubstr("data-from=\"8\" data-to=\"30\" x=\"462\" y=\"40\" width=\"98\""));
+    const std::string outside = line_charts_svg({with_span(20, 30)});
+    EXPECT_EQ(occurrences(outside, "shaded-span"), 0u);
+    EXPECT_EQ(occurrences(outside, "outage"), 0u);
+}
+
 }  // namespace
 }  // namespace faultline::reports

@@ -26,6 +26,14 @@ std::string padded(std::string s, std::size_t width) {
     return s;
 }
 
+bool has_outage(const capacity_config& config) { return config.outage_end > config.outage_start; }
+
+// "down", or "capacity x 0.10" for a slowed backend.
+std::string outage_kind(const capacity_config& config) {
+    return config.outage_capacity_factor == 0 ? std::string{"down"}
+                                              : "capacity x " + fixed(config.outage_capacity_factor, 2);
+}
+
 boost::json::object summary_json(const summary& s) {
     return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min}, {"max", s.max}};
 }
@@ -99,11 +107,9 @@ void write_capacity_table(std::ostream& out, const std::string& scenario, const 
         << " operations every " << seconds(config.op_interval) << " s; backend " << config.capacity_per_sec
         << "/s, queue " << config.queue_limit << ", failure p " << config.failure_probability << "; seed "
         << config.seed << '\n';
-    if (config.outage_end > config.outage_start)
+    if (has_outage(config))
         out << "outage " << seconds(config.outage_start) << " s .. " << seconds(config.outage_end) << " s, "
-            << (config.outage_capacity_factor == 0 ? std::string{"down"}
-                                                   : "capacity x " + fixed(config.outage_capacity_factor, 2))
-            << '\n';
+            << outage_kind(config) << '\n';
     out << "layer  attempts      per call  budget\n";
     for (std::size_t i = 0; i < r.attempts.size(); ++i) {
         const budget_kind b = config.layers[i].budget;
@@ -114,7 +120,7 @@ void write_capacity_table(std::ostream& out, const std::string& scenario, const 
     out << "amplification at the backend " << fixed(r.amplification, 3) << "x; offered load per "
         << seconds(config.bin) << " s: normal " << fixed(r.normal_load_per_bin, 1) << ", peak "
         << fixed(r.peak_load_per_bin, 1) << '\n';
-    if (config.outage_end > config.outage_start) {
+    if (has_outage(config)) {
         if (r.recovery)
             out << "recovered " << fixed(seconds(*r.recovery), 2) << " s after the outage\n";
         else if (r.metastable)
@@ -179,6 +185,10 @@ void write_capacity_svg(std::ostream& out, const capacity_config& config, const 
     }
     load.series = {offered, goodput, retries};
     queue.series = {longest};
+    if (has_outage(config)) {
+        load.shaded = queue.shaded =
+            reports::shaded_span{seconds(config.outage_start), seconds(config.outage_end), "outage", outage_kind(config)};
+    }
     out << reports::line_charts_svg({load, queue});
 }
 

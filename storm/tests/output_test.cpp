@@ -68,5 +68,21 @@ TEST(capacity_output, csv_json_and_svg_follow_the_bins) {
     EXPECT_NE(table.str().find("amplification"), std::string::npos);
 }
 
+// metastable's slowdown, 10 s to 15 s at 10 % capacity, is shaded on both charts and named in their legends.
+TEST(capacity_output, svg_shades_the_outage_window) {
+    capacity_config c = find_capacity_scenario("metastable").value();
+    c.ops_per_client = 20;
+    std::ostringstream svg;
+    write_capacity_svg(svg, c, run_capacity(c));
+    EXPECT_EQ(count(svg.str(), "<rect class=\"shaded-span\" data-from=\"10\" data-to=\"15\""), 2u);
+    EXPECT_EQ(count(svg.str(), ">outage</text>"), 2u);
+    EXPECT_EQ(count(svg.str(), ">capacity x 0.10</text>"), 2u);
+
+    c.outage_end = c.outage_start;  // no outage
+    std::ostringstream none;
+    write_capacity_svg(none, c, run_capacity(c));
+    EXPECT_EQ(count(none.str(), "shaded-span"), 0u);
+}
+
 }  // namespace
 }  // namespace faultline::storm

@@ -119,8 +119,7 @@ private:
                         std::to_string(min_first_attempts_) + " first attempts)",
                     false};
         }
-        // A window ending at an early attempt starts before the run did: shown from the run's start.
-        const std::string where = format_ms(std::max<std::int64_t>(best_start, 0)) + "–" + format_ms(best_start + window_);
+        const std::string where = format_window(best_start, best_start + window_);
         if (best > max_peak_ratio_) {
             std::vector<std::pair<std::int64_t, std::uint64_t>> in_window;  // (t_request, seq)
             for (const auto& op : operations) {

@@ -106,7 +106,7 @@ private:
         for (const auto& [t, seq] : retries) {
             if (t >= w.start && t < end && item.seqs.size() < evidence_limit) item.seqs.push_back(seq);
         }
-        item.detail = std::string(label) + " " + format_ms(w.start) + "–" + format_ms(end) + ": " +
+        item.detail = std::string(label) + " " + format_window(w.start, end) + ": " +
                       std::to_string(w.retries) + " retries > " + format_number(ratio_) + " × " +
                       std::to_string(w.firsts) + " first attempts (± " + format_ms(tolerance_) + ") + " +
                       format_number(min_per_sec_) + "/s × " + format_ms(window_) + " = " + format_number(w.allowed) + " (seqs: the first " +

@@ -15,6 +15,10 @@ std::string format_ms(std::int64_t ns) {
 
 std::string format_ms(std::chrono::nanoseconds d) { return format_ms(d.count()); }
 
+std::string format_window(std::int64_t start_ns, std::int64_t end_ns) {
+    return format_ms(std::max<std::int64_t>(start_ns, 0)) + "–" + format_ms(end_ns);
+}
+
 std::string format_number(double value) {
     char buf[48];
     // Three significant digits say a ratio (7.56, 0.2); a large count is written whole, not 1.23e+04.

@@ -25,6 +25,9 @@ namespace faultline::harness::checks {
 // "12.3ms": times in evidence are ms since run start with 0.1 ms resolution.
 std::string format_ms(std::int64_t ns);
 std::string format_ms(std::chrono::nanoseconds d);
+// "0.0ms–257.8ms": a window of the run. A window that ends at an early attempt starts before the
+// run did; it is shown from the run's start, never at a negative time.
+std::string format_window(std::int64_t start_ns, std::int64_t end_ns);
 // A measured or configured value to three significant digits ("0.2", "3", "7.56"); from 1000 on,
 // whole ("1000000").
 std::string format_number(double value);
