@@ -73,6 +73,8 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
   install(TARGETS faultline RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/faultline.bash RENAME faultline
           DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/_faultline
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions COMPONENT runtime)
   install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${PROJECT_SOURCE_DIR}/LICENSE
                 ${PROJECT_SOURCE_DIR}/packaging/copyright
           DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
@@ -121,6 +123,10 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
     add_test(NAME cli_version COMMAND faultline --version)
     set_tests_properties(cli_version PROPERTIES PASS_REGULAR_EXPRESSION "^faultline ${PROJECT_VERSION}\n$")
     add_test(NAME bash_completion COMMAND ${PROJECT_SOURCE_DIR}/packaging/completion-test.sh $<TARGET_FILE_DIR:faultline>)
+    add_test(NAME zsh_completion
+             COMMAND ${PROJECT_SOURCE_DIR}/clients/run-or-skip.sh zsh zsh -c true --
+                     zsh ${PROJECT_SOURCE_DIR}/packaging/completion-test.zsh $<TARGET_FILE_DIR:faultline>)
+    set_tests_properties(zsh_completion PROPERTIES SKIP_RETURN_CODE 77)
   endif()
 
   # `cpack` (from the build folder) makes two packages. faultline_<version>_<arch>.deb, the runtime

@@ -1,13 +1,9 @@
-# bash completion for faultline. Subcommands and options are read from `faultline --help` and
-# `faultline <command> --help` (once per shell), so the completion never drifts from the program.
+# bash completion for faultline (zsh sources it too: _faultline). Subcommands, options and option
+# values are read from `faultline --help` and `faultline <command> --help` when completing, so the
+# completion never drifts from the program; written in the bash that zsh's bashcompinit also runs.
 
 _faultline_options_of() {
-    local command=$1 cache_var="_faultline_opts_${1//-/_}"
-    if [[ -z "${!cache_var:-}" ]]; then
-        printf -v "$cache_var" '%s' "$(faultline $command --help 2>/dev/null |
-            grep -oE '(^|[ ,])--?[A-Za-z][-A-Za-z]*' | tr -d ' ,' | sort -u | tr '\n' ' ')"
-    fi
-    printf '%s' "${!cache_var}"
+    faultline "$1" --help 2>/dev/null | grep -oE '(^|[ ,])--?[A-Za-z][-A-Za-z]*' | tr -d ' ,' | sort -u | tr '\n' ' '
 }
 
 # The values an option takes: the TYPE:{a,b} list its help shows (CLI11 prints a member check so),

@@ -48,6 +48,7 @@ grep -q "^License: Apache-2.0" "$scratch/root/usr/share/doc/faultline/copyright"
 [[ -f "$scratch/root/usr/share/doc/faultline/docs/scenarios.md" ]] || { echo "the docs are not installed" >&2; exit 1; }
 man -l "$scratch/root/usr/share/man/man1/faultline.1.gz" 2>/dev/null | grep -q "/usr/share/faultline/suites" ||
     { echo "the man page does not point at the installed suites" >&2; exit 1; }
+[[ -f "$scratch/root/usr/share/zsh/vendor-completions/_faultline" ]] || { echo "no zsh completion" >&2; exit 1; }
 bash -c "source '$scratch/root/usr/share/bash-completion/completions/faultline' && complete -p faultline" >/dev/null
 "$bin" validate "$scratch/root/usr/share/faultline/suites" >/dev/null
 "$bin" run "$scratch/root/usr/share/faultline/suites/status-4xx.good.toml" >"$scratch/run.txt" ||

@@ -17,6 +17,7 @@ test_packages=(googletest libgtest-dev libgmock-dev libbenchmark-dev
                python3-requests python3-urllib3 nodejs   # the docs/guides/ walk-throughs (ctest -R guide_)
                python3-pytest python3-venv python3-wheel   # clients/: the pytest plugin's tests, pip install into a venv offline
                python3-jsonschema   # `faultline schema` checked against the shipped files (cli/tests/schema_check.py)
+               zsh         # the zsh completion's test (packaging/completion-test.zsh)
                clang libclang-rt-14-dev   # libFuzzer (scripts/fuzz.sh, the `fuzz` preset)
                chromium)  # the HTML report opened headless (reports/tests/browser_check.sh)
 case "${1:-}" in
