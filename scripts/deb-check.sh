@@ -4,8 +4,16 @@
 # unpacked program runs — --version, help, its man page and completion, a shipped suite — and
 # examples/cpp-consumer builds and passes its tests with find_package(faultline) from the unpacked
 # faultline-dev alone.
-#   scripts/deb-check.sh [BUILD_DIR]      (default build/default, already built)
+# With --install (CI, on a machine that is thrown away) it then installs both with apt for real, as a
+# user would, builds examples/cpp-consumer against the system's faultline, runs every shipped suite
+# from /usr/share/faultline/suites, reads `man faultline-scenario`, and removes the packages again.
+#   scripts/deb-check.sh [--install] [BUILD_DIR]      (default build/default, already built)
 set -euo pipefail
+install=0
+if [[ "${1:-}" == "--install" ]]; then
+    install=1
+    shift
+fi
 build=${1:-build/default}
 [[ -x "$build/cli/faultline" ]] || { echo "deb-check: build $build first (cmake --build --preset default)" >&2; exit 2; }
 
@@ -65,3 +73,27 @@ cmake -S "$(dirname "$0")/../examples/cpp-consumer" -B "$scratch/consumer" -G Ni
 grep -qE "^faultline_DIR:PATH=$scratch/root/usr/lib/(.*/)?cmake/faultline$" "$scratch/consumer/CMakeCache.txt" ||
     { echo "the consumer found another faultline than the unpacked package's" >&2; exit 1; }
 echo "deb-check: ok ($deb and $dev_deb install, unpack and run; cpp-consumer builds against faultline-dev)"
+((install)) || exit 0
+
+# For real: apt installs both (and what they depend on), nothing else points at the build tree.
+[[ $(id -u) == 0 ]] || { echo "deb-check --install: run as root" >&2; exit 2; }
+if dpkg-query -W faultline faultline-dev >/dev/null 2>&1; then
+    echo "deb-check --install: faultline is already installed here; not replacing it" >&2
+    exit 2
+fi
+remove_packages() { apt-get remove -y faultline faultline-dev >/dev/null 2>&1 || true; }
+trap 'remove_packages; rm -rf "$scratch"' EXIT
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$(realpath "$deb")" "$(realpath "$dev_deb")" \
+    >"$scratch/apt-install.log" 2>&1 || { cat "$scratch/apt-install.log" >&2; echo "apt cannot install the packages" >&2; exit 1; }
+[[ "$(command -v faultline)" == /usr/bin/faultline ]] || { echo "faultline is not /usr/bin/faultline" >&2; exit 1; }
+cmake -S "$(dirname "$0")/../examples/cpp-consumer" -B "$scratch/installed-consumer" -G Ninja \
+      -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$scratch/installed-consumer.log" 2>&1 &&
+    cmake --build "$scratch/installed-consumer" -j2 >>"$scratch/installed-consumer.log" 2>&1 &&
+    ctest --test-dir "$scratch/installed-consumer" --output-on-failure >>"$scratch/installed-consumer.log" 2>&1 ||
+    { cat "$scratch/installed-consumer.log" >&2; echo "examples/cpp-consumer does not build against the installed faultline-dev" >&2; exit 1; }
+grep -qE "^faultline_DIR:PATH=/usr/lib/(.*/)?cmake/faultline$" "$scratch/installed-consumer/CMakeCache.txt" ||
+    { echo "the consumer did not find the installed faultline" >&2; exit 1; }
+(cd "$scratch" && faultline run /usr/share/faultline/suites -j2 --summary >"$scratch/suites.txt" 2>&1) ||
+    { cat "$scratch/suites.txt" >&2; echo "the installed faultline does not pass its shipped suites" >&2; exit 1; }
+man faultline-scenario 2>/dev/null | grep -q "Fault rules" || { echo "man faultline-scenario does not work" >&2; exit 1; }
+echo "deb-check --install: ok (apt installed both; cpp-consumer built against /usr; $(tail -n1 "$scratch/suites.txt" | tr -d '\n'); man faultline-scenario)"
