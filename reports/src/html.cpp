@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "faultline/checks/backoff_curve.hpp"
 #include "faultline/checks/token_bucket.hpp"
 #include "faultline/reports/console.hpp"
 #include "faultline/reports/writer.hpp"
@@ -516,20 +518,11 @@ std::string processes_note(const std::vector<harness::process_record>& processes
 
 // --- gap histograms ------------------------------------------------------------------------------
 
-// The declared policy's envelope for the gap before retry k (1-based), as the backoff check draws it.
-std::optional<std::pair<double, double>> envelope(const harness::declared_backoff& b, std::size_t k) {
-    const double base = static_cast<double>(b.base.count());
-    const double cap = static_cast<double>(b.cap.count());
-    const double t = std::min(cap, base * std::pow(b.multiplier, static_cast<double>(k - 1)));
-    switch (b.jitter) {
-        case harness::declared_jitter::none: return std::pair{t, t};
-        case harness::declared_jitter::full: return std::pair{0.0, t};
-        case harness::declared_jitter::equal: return std::pair{t / 2, t};
-        case harness::declared_jitter::decorrelated: return std::pair{base, cap};
-        case harness::declared_jitter::proportional:
-            return std::pair{t * (1 - b.jitter_fraction), t * (1 + b.jitter_fraction)};
-    }
-    return std::nullopt;
+// The declared curve's band for the gap before retry k (1-based): the backoff check's envelope, at
+// its widest for decorrelated jitter (whatever the previous gap was).
+std::pair<double, double> declared_band(const harness::declared_backoff& declared, std::size_t k) {
+    return harness::checks::backoff_envelope(harness::checks::backoff_curve::declared(declared), k,
+                                             std::numeric_limits<double>::infinity());
 }
 
 std::string gap_histograms(const run_record& run, const run_view& view, std::string& note) {
@@ -548,7 +541,7 @@ std::string gap_histograms(const run_record& run, const run_view& view, std::str
     for (std::size_t k = 0; k < panels; ++k) {
         for (const double g : gaps[k]) x_max = std::max(x_max, g);
         if (run.declared.backoff) {
-            if (const auto e = envelope(*run.declared.backoff, k + 1)) x_max = std::max(x_max, e->second);
+            x_max = std::max(x_max, declared_band(*run.declared.backoff, k + 1).second);
         }
     }
     x_max *= 1.05;
@@ -567,16 +560,14 @@ std::string gap_histograms(const run_record& run, const run_view& view, std::str
         chart.text(left, 14, "before retry " + std::to_string(k + 1) + " (attempt " + std::to_string(k + 2) + "): " +
                                  std::to_string(gaps[k].size()) + " gaps", "start", "panel-title");
         if (run.declared.backoff) {
-            if (const auto e = envelope(*run.declared.backoff, k + 1)) {
-                const double x0 = x(e->first);
-                const double x1 = std::max(x0 + 2, x(e->second));
-                chart.add("<rect class=\"envelope\" data-from-ns=\"" + number(e->first) + "\" data-to-ns=\"" +
-                          number(e->second) + "\" x=\"" + px(x0) + "\" y=\"" + px(top) + "\" width=\"" + px(x1 - x0) +
-                          "\" height=\"" + px(height - top - bottom) + "\"><title>declared " +
-                          std::string(harness::to_string(run.declared.backoff->jitter)) + " jitter: " +
-                          ms(static_cast<std::int64_t>(e->first)) + "–" + ms(static_cast<std::int64_t>(e->second)) +
-                          "</title></rect>");
-            }
+            const auto [from, to] = declared_band(*run.declared.backoff, k + 1);
+            const double x0 = x(from);
+            const double x1 = std::max(x0 + 2, x(to));
+            chart.add("<rect class=\"envelope\" data-from-ns=\"" + number(from) + "\" data-to-ns=\"" + number(to) +
+                      "\" x=\"" + px(x0) + "\" y=\"" + px(top) + "\" width=\"" + px(x1 - x0) + "\" height=\"" +
+                      px(height - top - bottom) + "\"><title>declared " +
+                      std::string(harness::to_string(run.declared.backoff->jitter)) + " jitter: " +
+                      ms(static_cast<std::int64_t>(from)) + "–" + ms(static_cast<std::int64_t>(to)) + "</title></rect>");
         }
         const double bin_ns = x_max / histogram_bins;
         for (std::size_t i = 0; i < bins.size(); ++i) {

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <limits>
 
+#include "faultline/checks/backoff_curve.hpp"
 #include "support.hpp"
 
 namespace faultline::harness::checks {
@@ -28,14 +29,7 @@ namespace faultline::harness::checks {
 namespace {
 
 struct policy {
-    double base = 0;  // ns
-    double cap = 0;   // ns (infinity: no cap)
-    std::string growth = "exponential";  // or "linear", "constant"
-    double multiplier = 2;
-    std::string jitter;
-    double fraction = 0.2;
-    std::string sides = "both";  // proportional: "both", "above" or "below" t
-    double jitter_max = 0;       // ns, additive
+    backoff_curve curve;
     double tolerance = 0;  // ns
     double max_share_at_cap = 0.1;
     std::size_t min_samples_at_cap = 20;
@@ -56,12 +50,7 @@ public:
             return v;
         }
         policy p = p_;
-        const declared_backoff& d = *run.declared.backoff;
-        p.base = static_cast<double>(d.base.count());
-        p.cap = static_cast<double>(d.cap.count());
-        p.multiplier = d.multiplier;
-        p.jitter = std::string(to_string(d.jitter));
-        p.fraction = d.jitter_fraction;
+        p.curve = backoff_curve::declared(*run.declared.backoff);
         verdict v = judge(p, operations);
         v.summary += " (the client's declared curve)";
         return v;
@@ -69,18 +58,19 @@ public:
 
 private:
     verdict judge(const policy& p, const operation_groups& operations) const {
+        const backoff_curve& curve = p.curve;
         verdict v;
         std::size_t checked = 0;
         std::size_t outside = 0;
         std::size_t could_reach_cap = 0;
         std::vector<std::uint64_t> at_cap_seqs;
         for (const auto& op : operations) {
-            double previous_gap = p.base;
+            double previous_gap = curve.base;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& prev = *op.attempts[k - 1];
                 const journal_record& next = *op.attempts[k];
                 const double gap = static_cast<double>(next.request_ns - prev.finished_ns);
-                const auto [lo, hi] = envelope(p, k, previous_gap);
+                const auto [lo, hi] = backoff_envelope(curve, k, previous_gap);
                 previous_gap = gap;
                 if (prev.retry_after_ms) continue;
                 ++checked;
@@ -91,20 +81,20 @@ private:
                                                       ms(lo) + ", " + ms(hi) + "] ± " + ms(p.tolerance) + "\n" +
                                                       describe_attempt(prev) + "\n" + describe_attempt(next)});
                 }
-                if (p.jitter != "none" && hi >= p.cap) {
+                if (curve.jitter != "none" && hi >= curve.cap) {
                     ++could_reach_cap;
-                    if (std::abs(gap - p.cap) <= p.tolerance) at_cap_seqs.push_back(next.seq);
+                    if (std::abs(gap - curve.cap) <= p.tolerance) at_cap_seqs.push_back(next.seq);
                 }
             }
         }
-        const std::string growth = p.growth == "exponential" ? "×" + format_number(p.multiplier) : p.growth;
-        std::string summary = std::to_string(checked) + " gaps checked against " + p.jitter + " jitter (base " +
-                              ms(p.base) + ", " + (std::isinf(p.cap) ? std::string("no cap") : "cap " + ms(p.cap)) +
+        const std::string growth = curve.growth == "exponential" ? "×" + format_number(curve.multiplier) : curve.growth;
+        std::string summary = std::to_string(checked) + " gaps checked against " + curve.jitter + " jitter (base " +
+                              ms(curve.base) + ", " + (std::isinf(curve.cap) ? std::string("no cap") : "cap " + ms(curve.cap)) +
                               ", " + growth + "): " + std::to_string(outside) + " outside the envelope";
         const double share = could_reach_cap == 0 ? 0
                                                   : static_cast<double>(at_cap_seqs.size()) /
                                                         static_cast<double>(could_reach_cap);
-        if (p.jitter == "none") {
+        if (curve.jitter == "none") {
             summary += "; spike at the cap not judged for jitter none";
         } else if (could_reach_cap < p.min_samples_at_cap) {
             summary += "; spike at the cap not judged (" + std::to_string(could_reach_cap) + " gaps could reach it, " +
@@ -117,7 +107,7 @@ private:
                 if (at_cap_seqs.size() > evidence_limit) at_cap_seqs.resize(evidence_limit);
                 add_evidence(v, evidence_item{"", at_cap_seqs,
                                               "spike at the cap: share " + format_number(share) + " of gaps within " +
-                                                  ms(p.tolerance) + " of " + ms(p.cap) + " > " +
+                                                  ms(p.tolerance) + " of " + ms(curve.cap) + " > " +
                                                   format_number(p.max_share_at_cap) +
                                                   " (seqs: retries that landed at the cap)"});
             }
@@ -134,23 +124,6 @@ private:
 
     static std::string ms(double ns) { return format_ms(static_cast<std::int64_t>(std::llround(ns))); }
 
-    static std::pair<double, double> envelope(const policy& p, std::size_t k, double previous_gap) {
-        // pow may overflow to +inf for a large k; min() with a finite cap keeps that finite.
-        const double grown = p.growth == "linear"     ? p.base * static_cast<double>(k)
-                             : p.growth == "constant" ? p.base
-                                                      : p.base * std::pow(p.multiplier, static_cast<double>(k - 1));
-        const double t = std::min(p.cap, grown);
-        if (p.jitter == "none") return {t, t};
-        if (p.jitter == "full") return {0, t};
-        if (p.jitter == "equal") return {t / 2, t};
-        if (p.jitter == "additive") return {t, t + p.jitter_max};
-        if (p.jitter == "proportional") {
-            return {p.sides == "above" ? t : t * (1 - p.fraction), p.sides == "below" ? t : t * (1 + p.fraction)};
-        }
-        const double hi = std::min(p.cap, 3 * std::max(previous_gap, p.base));
-        return {p.base, std::max(hi, p.base)};
-    }
-
     policy p_;
     bool has_curve_;
 };
@@ -161,18 +134,18 @@ std::unique_ptr<check> make_backoff(config::table_reader& p) {
     const auto cap = p.duration("cap", nanoseconds{0}, nanoseconds::max());
     if (cap && !base) p.fail("cap", "needs base");
     policy pol;
-    pol.base = static_cast<double>(base.value_or(nanoseconds{0}).count());
+    pol.curve.base = static_cast<double>(base.value_or(nanoseconds{0}).count());
     // Without a cap the curve grows without bound (Polly's default MaxDelay, got's backoffLimit).
-    pol.cap = cap ? static_cast<double>(cap->count()) : std::numeric_limits<double>::infinity();
-    pol.growth = p.choice("growth", {"exponential", "linear", "constant"}).value_or("exponential");
-    pol.multiplier = p.number("multiplier", 1, 1000).value_or(2);
-    pol.jitter =
+    pol.curve.cap = cap ? static_cast<double>(cap->count()) : std::numeric_limits<double>::infinity();
+    pol.curve.growth = p.choice("growth", {"exponential", "linear", "constant"}).value_or("exponential");
+    pol.curve.multiplier = p.number("multiplier", 1, 1000).value_or(2);
+    pol.curve.jitter =
         p.choice("jitter", {"none", "full", "equal", "decorrelated", "proportional", "additive"}).value_or("full");
-    pol.fraction = p.number("jitter_fraction", 0, 1).value_or(0.2);
-    pol.sides = p.choice("jitter_sides", {"both", "above", "below"}).value_or("both");
+    pol.curve.fraction = p.number("jitter_fraction", 0, 1).value_or(0.2);
+    pol.curve.sides = p.choice("jitter_sides", {"both", "above", "below"}).value_or("both");
     const auto jitter_max = p.duration("jitter_max");
-    pol.jitter_max = static_cast<double>(jitter_max.value_or(nanoseconds{0}).count());
-    if (pol.jitter == "additive" && !jitter_max) p.fail("jitter_max", "required for jitter \"additive\"");
+    pol.curve.jitter_max = static_cast<double>(jitter_max.value_or(nanoseconds{0}).count());
+    if (pol.curve.jitter == "additive" && !jitter_max) p.fail("jitter_max", "required for jitter \"additive\"");
     pol.tolerance = static_cast<double>(p.duration("tolerance").value_or(std::chrono::milliseconds{10}).count());
     pol.max_share_at_cap = p.number("max_share_at_cap", 0, 1).value_or(0.1);
     pol.min_samples_at_cap =
