@@ -243,7 +243,7 @@ void run_tcp_proxy(const proxy_args& args) {
     // The journal is opened before the proxy listens, its anchor on the proxy's clock; connections
     // are journaled from the proxy's thread as they end.
     std::unique_ptr<tcp::connection_journal> journal;
-    tcp::tcp_proxy proxy{*toxics.set, options, [&journal](const tcp::connection_record& record) {
+    tcp::tcp_proxy proxy{std::make_shared<const tcp::toxic_set>(std::move(*toxics.set)), options, [&journal](const tcp::connection_record& record) {
                              if (journal) journal->append(record);
                          }};
     if (!args.journal.empty()) {
@@ -265,7 +265,7 @@ void run_tcp_proxy(const proxy_args& args) {
     startup_files announced{args.startup, "proxy"};
     announced.publish(ready_proxy(args, listen, url, proxy.port(), options.seed));
     std::ostream& banner = announced.stdout_taken() ? std::cerr : std::cout;
-    banner << "faultline proxy on " << url << " -> tcp://" << args.upstream << " (" << toxics.set->toxics.size()
+    banner << "faultline proxy on " << url << " -> tcp://" << args.upstream << " (" << proxy.toxics()->toxics.size()
            << " toxics, seed " << options.seed << ")\n"
            << std::flush;
 

@@ -114,6 +114,9 @@ std::string proxy::control_url() const {
 const std::string& proxy::control_token() const { return core_->control_token; }
 faultline::time_point proxy::run_start() const { return core_->http->run_start; }
 std::size_t proxy::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
+control_api::options proxy::control_options() const {
+    return {{}, [core = core_] { return core->http->read_counters(); }, [core = core_] { return core->http->since_start_ns(); }};
+}
 proxy_counters proxy::counters() const {
     const core& c = *core_;
     return {c.http->connections.load(), c.http->refused.load(),  c.http->attempts.load(),

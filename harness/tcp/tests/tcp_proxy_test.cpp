@@ -146,9 +146,8 @@ public:
     test_proxy(std::string_view toxics_toml, std::uint16_t upstream_port, tcp_proxy_options options = {}) {
         auto parsed = parse_toxics(toxics_toml, "toxics.toml");
         if (!parsed.ok()) throw std::invalid_argument{"bad test toxics: " + parsed.errors.front().to_string()};
-        toxics_ = std::move(*parsed.set);
         options.upstream_port = upstream_port;
-        proxy_ = std::make_unique<tcp_proxy>(toxics_, options, [this](const connection_record& r) {
+        proxy_ = std::make_unique<tcp_proxy>(std::make_shared<const toxic_set>(std::move(*parsed.set)), options, [this](const connection_record& r) {
             const std::lock_guard lock{mutex_};
             records_.push_back(r);
         });
@@ -164,7 +163,6 @@ public:
     }
 
 private:
-    toxic_set toxics_;
     std::mutex mutex_;
     std::vector<connection_record> records_;
     std::unique_ptr<tcp_proxy> proxy_;
@@ -486,10 +484,9 @@ TEST(tcp_proxy, a_connection_past_max_connections_is_reset_on_accept) {
 }
 
 TEST(tcp_proxy, listening_off_loopback_must_be_allowed) {
-    toxic_set none;
     tcp_proxy_options options;
     options.address = "0.0.0.0";
-    tcp_proxy p{none, options};
+    tcp_proxy p{std::make_shared<const toxic_set>(), options};
     EXPECT_EQ(p.start(), asio::error::access_denied);
 }
 

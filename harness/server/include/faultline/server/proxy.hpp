@@ -30,6 +30,7 @@
 #pragma once
 
 #include "faultline/core/clock.hpp"
+#include "faultline/server/control_api.hpp"
 #include "faultline/server/server_context.hpp"
 #include "faultline/server/upstream.hpp"
 
@@ -103,6 +104,9 @@ public:
     proxy_counters counters() const;
     // Monotonic time the proxy counts journal times from (its construction).
     faultline::time_point run_start() const;
+    // What a control API of the proxy's context needs besides it: the proxy's counters for /stats and
+    // its clock for server events; no access rules (for a handler that checks them, proxy_set.hpp).
+    control_api::options control_options() const;
 
     struct core;
 
