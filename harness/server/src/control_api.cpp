@@ -179,6 +179,36 @@ control_response control_method_not_allowed(const control_request& req, std::str
     return res;
 }
 
+std::optional<toml::table> control_body_table(const control_request& req, std::string_view what,
+                                              std::string& problem) {
+    if (req.body().empty()) {
+        problem = "empty body: send " + std::string{what} + " as a JSON object or a TOML table";
+        return std::nullopt;
+    }
+    if (is_toml(req)) {
+        config::document doc = config::parse_document(req.body(), std::string{control_source});
+        if (!doc.table) {
+            problem = "bad TOML body: " + doc.errors.front().to_string();
+            return std::nullopt;
+        }
+        return std::move(*doc.table);
+    }
+    json::error_code ec;
+    const json::value body = json::parse(req.body(), ec);
+    if (ec) {
+        problem = "bad JSON body: " + ec.message();
+        return std::nullopt;
+    }
+    if (!body.is_object()) {
+        problem = "the body must be a JSON object (" + std::string{what} + ")";
+        return std::nullopt;
+    }
+    config_errors errors;
+    std::optional<toml::table> table = faults::json_as_toml(body.get_object(), errors);
+    if (!table) problem = "bad JSON body: " + errors.front().to_string();
+    return table;
+}
+
 std::optional<control_response> control_access::refuse(const control_request& req) const {
     const auto field = [&req](std::string_view name) -> std::optional<std::string_view> {
         const auto it = req.find(boost::beast::string_view{name.data(), name.size()});
@@ -291,29 +321,13 @@ control_api::response control_api::route(const request& req, std::string_view ta
             }
             position = static_cast<std::size_t>(*value);
         }
-        if (req.body().empty()) {
-            return control_error(req, http::status::bad_request,
-                                  "empty body: send one rule as a JSON object or a TOML table");
-        }
-        const std::size_t index = context_.engine.rules().size() + 1;
-        faults::rules_result parsed;
-        if (is_toml(req)) {
-            const config::document doc = config::parse_document(req.body(), std::string{control_source});
-            if (!doc.table) {
-                return control_error(req, http::status::bad_request,
-                                      "bad TOML body: " + doc.errors.front().to_string());
-            }
-            parsed = faults::parse_rule(*doc.table, std::string{control_source}, index,
-                                        {context_.limits.max_fault_wait});
-        } else {
-            json::error_code ec;
-            const json::value body = json::parse(req.body(), ec);
-            if (ec) return control_error(req, http::status::bad_request, "bad JSON body: " + ec.message());
-            if (!body.is_object()) {
-                return control_error(req, http::status::bad_request, "the body must be a JSON object (one rule)");
-            }
-            parsed = faults::parse_rule_json(body, index, {context_.limits.max_fault_wait});
-        }
+        std::string problem;
+        const std::optional<toml::table> table = control_body_table(req, "one rule", problem);
+        if (!table) return control_error(req, http::status::bad_request, std::move(problem));
+        // A TOML body's errors name their line and column in it; a JSON body's name only the key.
+        faults::rules_result parsed =
+            faults::parse_rule(*table, is_toml(req) ? std::string{control_source} : std::string{},
+                               context_.engine.rules().size() + 1, {context_.limits.max_fault_wait});
         if (!parsed.ok() || parsed.rules.size() != 1) {
             json::object out{{"error", "invalid rule"}, {"errors", error_list(parsed.errors)}};
             return json_response(req, http::status::bad_request, out);

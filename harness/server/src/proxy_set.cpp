@@ -57,12 +57,7 @@ proxy_mode http_named_proxy::mode() {
     return {"http", [](const proxy_definition& definition, config::table_reader& keys) -> std::shared_ptr<named_proxy> {
                 using std::chrono::milliseconds;
                 proxy_options options;
-                options.address = definition.listen.address;
-                options.port = definition.listen.port;
-                options.allow_non_loopback = definition.allow_non_loopback;
-                options.upstream_address = definition.upstream.address;
-                options.upstream_port = definition.upstream.port;
-                options.instance = definition.name;
+                set_endpoints(options, definition);
                 const auto timeout = [&keys](std::string_view key, milliseconds fallback) {
                     const auto value = keys.duration(key, milliseconds{1}, std::chrono::hours{1});
                     return value ? std::chrono::duration_cast<milliseconds>(*value) : fallback;
@@ -375,16 +370,11 @@ control_response proxy_set::handle(const control_request& req, std::string_view 
 // ---- the control API over the set ----
 
 control_response proxy_set::create_from_body(const control_request& req) {
-    json::error_code ec;
-    const json::value body = json::parse(req.body(), ec);
-    if (ec) return control_error(req, http::status::bad_request, "bad JSON body: " + ec.message());
-    if (!body.is_object()) {
-        return control_error(req, http::status::bad_request,
-                             "the body must be a JSON object with a [[proxy]] table's keys (name, upstream, …)");
-    }
-    config_errors errors;
-    const std::optional<toml::table> table = faults::json_as_toml(body.get_object(), errors);
-    const create_result created = table ? create(*table, "request body") : invalid(errors);
+    std::string problem;
+    const std::optional<toml::table> table =
+        control_body_table(req, "one proxy: a [[proxy]] table's keys, name, upstream, …", problem);
+    if (!table) return control_error(req, http::status::bad_request, std::move(problem));
+    const create_result created = create(*table, "request body");
     if (!created.ok()) {
         json::array messages;
         for (const std::string& m : created.errors) messages.emplace_back(m);

@@ -32,6 +32,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -72,6 +74,12 @@ control_response control_reply(const control_request& req, boost::beast::http::s
 control_response control_error(const control_request& req, boost::beast::http::status status, std::string message);
 // 405 naming the methods `allow` lists, with Allow.
 control_response control_method_not_allowed(const control_request& req, std::string_view allow);
+
+// A control request's body as one TOML table: a TOML document when the Content-Type says toml, else a
+// JSON object with the same keys (converted, so both go through one validation). nullopt, with a
+// 400's message in `problem`, when it is neither; `what` names what it should hold ("one toxic").
+std::optional<toml::table> control_body_table(const control_request& req, std::string_view what,
+                                              std::string& problem);
 
 // Who may use a control port (the access rules above): checked before any path is looked at.
 struct control_access {

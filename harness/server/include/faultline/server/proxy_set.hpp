@@ -73,6 +73,19 @@ struct proxy_definition {
     boost::json::object describe(std::uint16_t port, const std::string& url) const;
 };
 
+// What every mode's options take from a definition alike: where to listen (and whether beyond
+// loopback), the upstream, the name as the journal's instance. `Options`: proxy_options,
+// tcp::tcp_proxy_options.
+template <class Options>
+void set_endpoints(Options& options, const proxy_definition& definition) {
+    options.address = definition.listen.address;
+    options.port = definition.listen.port;
+    options.allow_non_loopback = definition.allow_non_loopback;
+    options.upstream_address = definition.upstream.address;
+    options.upstream_port = definition.upstream.port;
+    options.instance = definition.name;
+}
+
 // One running proxy of a set. Stopped by stop() (idempotent) or its destructor, from a thread that is
 // not its own.
 class named_proxy {
