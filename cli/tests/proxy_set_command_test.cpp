@@ -25,11 +25,6 @@ namespace {
 
 namespace json = boost::json;
 
-int status_of(std::uint16_t port, std::string_view target) {
-    const auto res = exchange(port, make_request("GET", target)).parsed();
-    return res ? static_cast<int>(res->result_int()) : 0;
-}
-
 // The port of "127.0.0.1:P".
 std::uint16_t port_of(const json::value& listen) {
     const std::string text{listen.as_string()};
@@ -58,24 +53,24 @@ TEST(proxy_set_command, proxies_created_at_runtime_take_rules_and_toxics_and_jou
     const std::uint16_t api_port = port_of(json::parse(api.body).at("listen"));
     const std::uint16_t raw_port = port_of(json::parse(raw.body).at("listen"));
     EXPECT_EQ(json::parse(raw.body).at("url").as_string(), "tcp://127.0.0.1:" + std::to_string(raw_port));
-    const int healthy = status_of(upstream.port(), "/kv/x");
+    const int healthy = status_of(upstream.port(), "GET", "/kv/x");
     ASSERT_NE(healthy, 0);
     ASSERT_NE(healthy, 503);
 
-    EXPECT_EQ(status_of(api_port, "/kv/1"), healthy);
+    EXPECT_EQ(status_of(api_port, "GET", "/kv/1"), healthy);
     EXPECT_EQ(control_call(control, "POST", "proxies/api/rules", token, R"({"name":"down","kind":"status","status":503})")
                   .status,
               201);
-    EXPECT_EQ(status_of(api_port, "/kv/2"), 503);
-    EXPECT_EQ(status_of(raw_port, "/kv/3"), healthy);  // the other proxy has no rule
+    EXPECT_EQ(status_of(api_port, "GET", "/kv/2"), 503);
+    EXPECT_EQ(status_of(raw_port, "GET", "/kv/3"), healthy);  // the other proxy has no rule
     EXPECT_EQ(control_call(control, "DELETE", "proxies/api/rules/down", token).status, 200);
-    EXPECT_EQ(status_of(api_port, "/kv/4"), healthy);
+    EXPECT_EQ(status_of(api_port, "GET", "/kv/4"), healthy);
 
     // The tcp proxy takes a toxic at runtime: the next connection is reset on accept.
     EXPECT_EQ(control_call(control, "POST", "proxies/raw/toxics", token, R"({"name":"cut","kind":"refused"})").status, 201);
     EXPECT_TRUE(exchange(raw_port, make_request("GET", "/kv/5")).was_reset());
     EXPECT_EQ(control_call(control, "DELETE", "proxies/raw/toxics/cut", token).status, 200);
-    EXPECT_EQ(status_of(raw_port, "/kv/6"), healthy);
+    EXPECT_EQ(status_of(raw_port, "GET", "/kv/6"), healthy);
 
     const control_reply journal = control_until(control, "proxies/api/journal", token, [](const control_reply& r) {
         return r.status == 200 && parse_journal_lines(r.body).attempts.size() >= 3;
@@ -120,8 +115,8 @@ TEST(proxy_set_command, a_config_files_proxies_are_listed_in_the_ready_file_and_
     ASSERT_EQ(proxies.size(), 2U);
     EXPECT_EQ(proxies.at(0).at("name").as_string(), "teapot");
     EXPECT_EQ(proxies.at(1).at("mode").as_string(), "tcp");
-    EXPECT_EQ(status_of(port_of(proxies.at(0).at("listen")), "/kv/a"), 418);
-    EXPECT_NE(status_of(port_of(proxies.at(1).at("listen")), "/kv/a"), 418);
+    EXPECT_EQ(status_of(port_of(proxies.at(0).at("listen")), "GET", "/kv/a"), 418);
+    EXPECT_NE(status_of(port_of(proxies.at(1).at("listen")), "GET", "/kv/a"), 418);
     proxy.signal(SIGTERM);
     EXPECT_EQ(proxy.finish().code, 0);
     fs::remove(config);

@@ -56,11 +56,6 @@ std::string definition(std::string_view name, std::uint16_t upstream, std::strin
            std::string{extra} + "}";
 }
 
-int status_of(std::uint16_t port, std::string_view target) {
-    const auto res = exchange(port, make_request("GET", target)).parsed();
-    return res ? static_cast<int>(res->result_int()) : 0;
-}
-
 std::string error_of(const control_reply& reply) {
     const json::value body = json::parse(reply.body);
     return std::string{body.at("error").as_string()};
@@ -79,9 +74,9 @@ TEST(proxy_set, a_proxy_created_at_runtime_forwards_is_listed_and_is_gone_once_d
     set_fixture f;
     const std::uint16_t port = f.create(definition("api", upstream.port()));
     ASSERT_NE(port, 0);
-    const int direct = status_of(upstream.port(), "/kv/a");
+    const int direct = status_of(upstream.port(), "GET", "/kv/a");
     ASSERT_NE(direct, 0);
-    EXPECT_EQ(status_of(port, "/kv/a"), direct);
+    EXPECT_EQ(status_of(port, "GET", "/kv/a"), direct);
 
     const std::string listen = "127.0.0.1:" + std::to_string(port);
     const std::string described = R"({"name":"api","mode":"http","listen":")" + listen + R"(","url":"http://)" +
@@ -149,7 +144,7 @@ TEST(proxy_set, bad_requests_get_a_message_and_their_own_status) {
     EXPECT_EQ(control_call(f.control(), "GET", "rules").status, 404);
     // None of it left a proxy behind, nor stopped the one there is.
     EXPECT_EQ(json::parse(control_call(f.control(), "GET", "proxies").body).at("proxies").as_array().size(), 1U);
-    EXPECT_EQ(status_of(port, "/kv/a"), status_of(upstream.port(), "/kv/a"));
+    EXPECT_EQ(status_of(port, "GET", "/kv/a"), status_of(upstream.port(), "GET", "/kv/a"));
 }
 
 TEST(proxy_set, the_control_port_keeps_serves_access_rules) {
@@ -175,22 +170,22 @@ TEST(proxy_set, toxiproxy_style_round_two_proxies_a_rule_added_and_removed_mid_t
     const std::uint16_t web = f.create(definition("web", upstream.port()));
     ASSERT_NE(api, 0);
     ASSERT_NE(web, 0);
-    const int healthy = status_of(upstream.port(), "/kv/x");
+    const int healthy = status_of(upstream.port(), "GET", "/kv/x");
     ASSERT_NE(healthy, 0);
     ASSERT_NE(healthy, 503);
-    EXPECT_EQ(status_of(api, "/kv/1"), healthy);
+    EXPECT_EQ(status_of(api, "GET", "/kv/1"), healthy);
 
     const control_reply added = control_call(f.control(), "POST", "proxies/api/rules", {},
                                              R"({"name":"down","kind":"status","status":503})");
     EXPECT_EQ(added.status, 201) << added.body;
     EXPECT_EQ(control_call(f.control(), "GET", "proxies/web/rules").body, R"({"rules":[]})");
-    EXPECT_EQ(status_of(api, "/kv/2"), 503);
-    EXPECT_EQ(status_of(api, "/kv/3"), 503);
-    EXPECT_EQ(status_of(web, "/kv/4"), healthy);  // the other proxy has no rule
+    EXPECT_EQ(status_of(api, "GET", "/kv/2"), 503);
+    EXPECT_EQ(status_of(api, "GET", "/kv/3"), 503);
+    EXPECT_EQ(status_of(web, "GET", "/kv/4"), healthy);  // the other proxy has no rule
 
     EXPECT_EQ(control_call(f.control(), "DELETE", "proxies/api/rules/down").status, 200);
     EXPECT_EQ(control_call(f.control(), "GET", "proxies/api/rules").body, R"({"rules":[]})");
-    EXPECT_EQ(status_of(api, "/kv/5"), healthy);
+    EXPECT_EQ(status_of(api, "GET", "/kv/5"), healthy);
 
     const control_reply journal = control_until(f.control(), "proxies/api/journal", {}, [](const control_reply& r) {
         return r.status == 200 && parse_journal_lines(r.body).attempts.size() >= 4;
@@ -236,8 +231,8 @@ TEST(proxy_set, a_config_files_proxy_tables_make_the_proxies_with_their_rules) {
     ASSERT_TRUE(made.ok()) << (made.errors.empty() ? "" : made.errors.front());
     ASSERT_TRUE(f.set().find("slow"));
     ASSERT_TRUE(f.set().find("plain"));
-    EXPECT_EQ(status_of(f.set().find("slow")->port(), "/kv/a"), 418);
-    EXPECT_NE(status_of(f.set().find("plain")->port(), "/kv/a"), 418);
+    EXPECT_EQ(status_of(f.set().find("slow")->port(), "GET", "/kv/a"), 418);
+    EXPECT_NE(status_of(f.set().find("plain")->port(), "GET", "/kv/a"), 418);
 
     const create_result bad = f.set().create_all("[[proxy]]\nname = \"x\"\nupstream = \"127.0.0.1:1\"\nmode = \"udp\"\n",
                                                  "bad.toml");

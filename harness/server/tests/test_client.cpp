@@ -204,6 +204,11 @@ void connection::close() {
     socket_.close(ignored);
 }
 
+int status_of(std::uint16_t port, std::string_view method, std::string_view target) {
+    const auto res = exchange(port, make_request(method, target)).parsed();
+    return res ? static_cast<int>(res->result_int()) : 0;
+}
+
 control_reply control_call(std::uint16_t port, std::string_view method, std::string_view path,
                            const std::string& token, std::string_view body) {
     header_pairs headers;

@@ -70,6 +70,10 @@ std::vector<raw_reply> exchange_staggered(std::uint16_t port, const std::vector<
                                           std::chrono::milliseconds spacing,
                                           std::chrono::milliseconds timeout = default_timeout);
 
+// The status of the reply to one request (`method` on `target`, its own connection), 0 when no
+// complete reply came.
+int status_of(std::uint16_t port, std::string_view method, std::string_view target);
+
 // One call of a control API: `method` on /__faultline/{path}, with a bearer token (none when empty)
 // and a JSON body (none when empty). `status` is 0 when no complete reply came.
 struct control_reply {
