@@ -312,11 +312,13 @@ void run_proxy(proxy_args& args) {
     ready_state ready;
     ready.pid = ::getpid();
     ready.seed = seed;
-    if (flags_proxy) {
-        ready.url = flags_proxy->url();
-        ready.port = flags_proxy->port();
-    }
     ready.proxies = set.describe();
+    // The flags' proxy comes first when there is one; with no proxy at start, "" and 0.
+    if (!ready.proxies->empty()) {
+        const auto first = set.find(ready.proxies->front().at("name").as_string());
+        ready.url = first->url();
+        ready.port = first->port();
+    }
     ready.control_url = set.control_url();
     ready.control_port = set.control_port();
     if (!set.control_token().empty()) ready.token = set.control_token();

@@ -41,6 +41,7 @@ TEST(proxy_set_command, proxies_created_at_runtime_take_rules_and_toxics_and_jou
     ASSERT_FALSE(text.empty());
     const json::object ready = json::parse(text).as_object();
     EXPECT_EQ(json::serialize(ready.at("proxies")), "[]");
+    EXPECT_EQ(ready.at("url").as_string(), "");
     const auto control = ready.at("control_port").to_number<std::uint16_t>();
     const std::string token{ready.at("token").as_string()};
     EXPECT_EQ(control_call(control, "GET", "proxies").status, 401);  // serve's access rules
@@ -115,6 +116,7 @@ TEST(proxy_set_command, a_config_files_proxies_are_listed_in_the_ready_file_and_
     ASSERT_EQ(proxies.size(), 2U);
     EXPECT_EQ(proxies.at(0).at("name").as_string(), "teapot");
     EXPECT_EQ(proxies.at(1).at("mode").as_string(), "tcp");
+    EXPECT_EQ(json::parse(text).at("url"), proxies.at(0).at("url"));
     EXPECT_EQ(status_of(port_of(proxies.at(0).at("listen")), "GET", "/kv/a"), 418);
     EXPECT_NE(status_of(port_of(proxies.at(1).at("listen")), "GET", "/kv/a"), 418);
     proxy.signal(SIGTERM);
