@@ -337,6 +337,7 @@ void run_proxy(proxy_args& args) {
         banner << "faultline proxy " << proxy.at("name").as_string().c_str() << " on "
                << proxy.at("url").as_string().c_str() << " -> " << proxy.at("upstream").as_string().c_str() << '\n';
     }
+    if (ready.proxies->empty()) banner << "faultline proxy: no proxy yet: POST " << set.control_url() << "proxies makes one\n";
     banner << control_banner(set.control_url(), set.control_token(), control.token) << '\n' << std::flush;
 
     signals.io().run();

@@ -50,6 +50,7 @@ std::string http_named_proxy::url() const { return proxy_.url(); }
 
 control_response http_named_proxy::control(const control_request& req, std::string_view target,
                                            std::string_view peer) {
+    proxy_.settle();
     return api_.answer(req, target, peer);
 }
 

@@ -111,6 +111,8 @@ struct proxy_mode {
 };
 
 // The `http` mode: proxy.hpp with its own server_context (its [[proxy.fault]] rules, its journal).
+// Its API answers once the proxy's workers have settled (proxy::settle), so a journal asked for right
+// after a reply holds that reply's attempt, as when the control port shared the proxy's thread.
 class http_named_proxy final : public named_proxy {
 public:
     // The context must hold the rules; options say where to listen and forward.
