@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -103,9 +104,10 @@ TEST(proxy_set_command, a_config_files_proxies_are_listed_in_the_ready_file_and_
     const std::string up = "127.0.0.1:" + std::to_string(upstream.port());
     const fs::path config = temp_file("proxy_set_config.toml");
     const fs::path ready_path = temp_file("proxy_set_config_ready.json");
+    const fs::path journal = temp_file("proxy_set_teapot.jsonl");
     fs::remove(ready_path);
-    std::ofstream{config} << "[[proxy]]\nname = \"teapot\"\nupstream = \"" << up
-                          << "\"\n[[proxy.fault]]\nname = \"brew\"\nkind = \"status\"\nstatus = 418\n"
+    std::ofstream{config} << "[[proxy]]\nname = \"teapot\"\nupstream = \"" << up << "\"\njournal = \""
+                          << journal.string() << "\"\n[[proxy.fault]]\nname = \"brew\"\nkind = \"status\"\nstatus = 418\n"
                              "[[proxy]]\nname = \"bytes\"\nmode = \"tcp\"\nupstream = \""
                           << up << "\"\n";
     child proxy{{FAULTLINE_BINARY, "proxy", "--config", config.string(), "--no-control-token", "--ready-file",
@@ -121,7 +123,15 @@ TEST(proxy_set_command, a_config_files_proxies_are_listed_in_the_ready_file_and_
     EXPECT_NE(status_of(port_of(proxies.at(1).at("listen")), "GET", "/kv/a"), 418);
     proxy.signal(SIGTERM);
     EXPECT_EQ(proxy.finish().code, 0);
+    // The teapot's own journal file, flushed at the stop: its one attempt, fired by its rule.
+    std::ifstream in{journal};
+    const std::string written{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+    const journal_lines lines = parse_journal_lines(written);
+    ASSERT_EQ(lines.attempts.size(), 1U) << written;
+    EXPECT_EQ(lines.attempts.front().at("rule").as_string(), "brew");
+    EXPECT_EQ(lines.attempts.front().at("instance").as_string(), "teapot");
     fs::remove(config);
+    fs::remove(journal);
 }
 
 TEST(proxy_set_command, a_bad_config_a_listen_beyond_loopback_and_a_proxy_flag_without_upstream_are_exit_2) {

@@ -375,6 +375,13 @@ control_response proxy_set::create_from_body(const control_request& req) {
     const std::optional<toml::table> table =
         control_body_table(req, "one proxy: a [[proxy]] table's keys, name, upstream, …", problem);
     if (!table) return control_error(req, http::status::bad_request, std::move(problem));
+    // A journal file is the operator's to name (--config): over the API it would let any holder of
+    // the token truncate a file of theirs choosing. A created proxy's journal is read with GET …/journal.
+    if (table->contains("journal")) {
+        return control_error(req, http::status::bad_request,
+                             "journal: a journal file is named in --config only; read a created proxy's journal "
+                             "with GET /__faultline/proxies/{name}/journal");
+    }
     const create_result created = create(*table, "request body");
     if (!created.ok()) {
         json::array messages;

@@ -118,6 +118,12 @@ TEST(proxy_set, bad_requests_get_a_message_and_their_own_status) {
     EXPECT_EQ(unknown_key.status, 400);
     EXPECT_NE(unknown_key.body.find("colour"), std::string::npos) << unknown_key.body;
 
+    const control_reply journal_file = control_call(f.control(), "POST", "proxies", {},
+                                                    definition("x", upstream.port(), R"(,"journal":"/tmp/x.jsonl")"));
+    EXPECT_EQ(journal_file.status, 400);
+    EXPECT_TRUE(error_of(journal_file).starts_with("journal: a journal file is named in --config only"))
+        << journal_file.body;
+
     const control_reply bad_name = control_call(f.control(), "POST", "proxies", {}, definition("a/b", upstream.port()));
     EXPECT_EQ(bad_name.status, 400) << bad_name.body;
 

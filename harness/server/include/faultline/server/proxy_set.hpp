@@ -24,7 +24,8 @@
 //   upstream = "127.0.0.1:9000"   # required; ADDRESS:PORT, a host name resolved at creation
 //   listen = "127.0.0.1:0"        # default: loopback, an ephemeral port
 //   mode = "http"                 # http (default) | tcp
-//   journal = "api.jsonl"         # stream its journal to this file too (default: memory only)
+//   journal = "api.jsonl"         # stream its journal to this file too (default: memory only);
+//                                 # a config file's only, refused over the API
 //   seed = 7                      # its decisions' seed (default: the set's)
 //   ...                           # the mode's own keys: http: [[proxy.fault]] tables, connect_timeout,
 //                                 # upstream_timeout; tcp: [[proxy.toxic]] tables, connect_timeout
