@@ -129,12 +129,16 @@ control_response tcp_named_proxy::toxics_route(const control_request& req, std::
     const std::shared_ptr<const toxic_set> current = proxy_.toxics();
     if (!rest.empty()) {
         if (method != http::verb::delete_) return control_method_not_allowed(req, "DELETE");
-        const std::string_view name = rest.substr(1);
+        const std::optional<std::string> name = harness::percent_decode(rest.substr(1));
+        if (!name) {
+            return control_error(req, http::status::bad_request,
+                                 "malformed percent-encoding in toxic name '" + std::string{rest.substr(1)} + "'");
+        }
         auto changed = std::make_shared<toxic_set>(*current);
-        const auto erased = std::erase_if(changed->toxics, [name](const configured_toxic& t) { return t.name == name; });
-        if (erased == 0) return control_error(req, http::status::not_found, "no toxic named '" + std::string{name} + "'");
+        const auto erased = std::erase_if(changed->toxics, [&name](const configured_toxic& t) { return t.name == *name; });
+        if (erased == 0) return control_error(req, http::status::not_found, "no toxic named '" + *name + "'");
         proxy_.replace_toxics(std::move(changed));
-        return control_reply(req, http::status::ok, json::serialize(json::object{{"removed", name}}));
+        return control_reply(req, http::status::ok, json::serialize(json::object{{"removed", *name}}));
     }
     if (method == http::verb::get) {
         json::array list;

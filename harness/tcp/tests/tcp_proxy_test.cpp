@@ -565,7 +565,7 @@ TEST(tcp_proxy, a_proxy_sets_tcp_proxy_takes_toxics_at_runtime_for_new_connectio
     asio::read(open, asio::buffer(echoed));
     EXPECT_EQ(echoed[0], 'y');
 
-    EXPECT_EQ(control_call(control, "DELETE", "proxies/redis/toxics/cut").status, 200);
+    EXPECT_EQ(control_call(control, "DELETE", "proxies/redis/toxics/c%75t").status, 200);  // names are percent-decoded
     EXPECT_EQ(control_call(control, "DELETE", "proxies/redis/toxics/cut").status, 404);
     EXPECT_EQ(control_call(control, "GET", "proxies/redis/toxics").body, R"({"toxics":[]})");
     EXPECT_EQ(talk(port, "three").received, "three");
