@@ -20,26 +20,6 @@ namespace {
 
 namespace json = boost::json;
 
-struct control_reply {
-    int status = 0;
-    std::string body;
-};
-
-control_reply control(std::uint16_t port, std::string_view method, std::string_view path, const std::string& token,
-                      std::string_view body = {}) {
-    header_pairs headers{{"Authorization", "Bearer " + token}};
-    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
-    const auto reply = exchange(port, make_request(method, "/__faultline/" + std::string{path}, body, headers));
-    const auto res = reply.parsed();
-    if (!res) return {};
-    return {static_cast<int>(res->result_int()), res->body()};
-}
-
-int status_of(std::uint16_t port, std::string_view target) {
-    const auto res = exchange(port, make_request("GET", target)).parsed();
-    return res ? static_cast<int>(res->result_int()) : 0;
-}
-
 TEST(proxy_control, a_rule_added_and_removed_at_runtime_changes_the_round_the_journal_shows) {
     const fs::path upstream_ready = temp_file("control_upstream_ready.json");
     const fs::path proxy_ready = temp_file("control_proxy_ready.json");
@@ -69,44 +49,40 @@ TEST(proxy_control, a_rule_added_and_removed_at_runtime_changes_the_round_the_jo
                   std::to_string(upstream_port) + R"("}])");
 
     // Serve's access rules: no token, 401.
-    EXPECT_EQ(control(control_port, "GET", "health", "").status, 401);
-    const int upstream_status = status_of(port, "/kv/a");
+    EXPECT_EQ(control_call(control_port, "GET", "health", "").status, 401);
+    const int upstream_status = status_of(port, "GET", "/kv/a");
     ASSERT_NE(upstream_status, 0);
     ASSERT_NE(upstream_status, 503);
 
-    const auto added = control(control_port, "POST", "rules", token,
+    const auto added = control_call(control_port, "POST", "rules", token,
                                R"({"name":"down","kind":"status","status":503,"match":{"path":"/kv/*"}})");
     EXPECT_EQ(added.status, 201) << added.body;
-    EXPECT_EQ(status_of(port, "/kv/b"), 503);
-    EXPECT_EQ(status_of(port, "/kv/c"), 503);
-    EXPECT_EQ(control(control_port, "DELETE", "rules/down", token).status, 200);
-    EXPECT_EQ(status_of(port, "/kv/d"), upstream_status);
-    EXPECT_EQ(control(control_port, "DELETE", "rules/down", token).status, 404);
+    EXPECT_EQ(status_of(port, "GET", "/kv/b"), 503);
+    EXPECT_EQ(status_of(port, "GET", "/kv/c"), 503);
+    EXPECT_EQ(control_call(control_port, "DELETE", "rules/down", token).status, 200);
+    EXPECT_EQ(status_of(port, "GET", "/kv/d"), upstream_status);
+    EXPECT_EQ(control_call(control_port, "DELETE", "rules/down", token).status, 404);
 
     // The round: four attempts, the rule fired on the two between its add and removal, whose
     // requests the upstream never saw (phase before); the two control actions journaled.
-    const auto journal = control(control_port, "GET", "journal", token);
+    // The last attempt is journaled when its reply's write ends: wait for it, bounded.
+    const auto journal = control_until(control_port, "journal", token, [](const control_reply& r) {
+        return r.status == 200 && parse_journal_lines(r.body).attempts.size() >= 4;
+    });
     ASSERT_EQ(journal.status, 200);
+    const journal_lines lines = parse_journal_lines(journal.body);
     std::vector<std::string> targets_fired;
-    std::vector<std::string> events;
-    std::size_t attempts = 0;
-    for (std::size_t at = 0; at < journal.body.size();) {
-        const auto end = journal.body.find('\n', at);
-        const json::object line = json::parse(journal.body.substr(at, end - at)).as_object();
-        at = end == std::string::npos ? journal.body.size() : end + 1;
-        if (const auto* event = line.if_contains("event")) {
-            events.emplace_back(event->as_string());
-            continue;
-        }
-        ++attempts;
+    for (const json::object& line : lines.attempts) {
         EXPECT_EQ(line.at("instance").as_string(), "edge");
         if (line.at("rule").as_string() == "down") targets_fired.emplace_back(line.at("target").as_string());
         EXPECT_EQ(line.contains("upstream_status"), line.at("rule").as_string().empty());
     }
+    const std::vector<std::string>& events = lines.events;
+    const std::size_t attempts = lines.attempts.size();
     EXPECT_EQ(attempts, 4U);
     EXPECT_EQ(targets_fired, (std::vector<std::string>{"/kv/b", "/kv/c"}));
     EXPECT_EQ(events, (std::vector<std::string>{"started", "rule_added", "rule_removed"}));
-    const auto stats = json::parse(control(control_port, "GET", "stats", token).body).as_object();
+    const auto stats = json::parse(control_call(control_port, "GET", "stats", token).body).as_object();
     EXPECT_EQ(stats.at("server").at("attempts").to_number<int>(), 4);
 
     proxy.signal(SIGTERM);

@@ -177,10 +177,10 @@ std::string rule_name_problem(std::string_view name) {
         const bool safe = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
                           c == '_' || c == ':' || c == '-';
         if (!safe) {
-            // The name is a path segment of DELETE /__faultline/rules/{name}: '?', '/', '#', '%' and
-            // spaces would make it impossible to address.
-            return "may hold only A-Z a-z 0-9 . _ : - (it is a path segment of the control API's "
-                   "DELETE /__faultline/rules/{name}), got \"" + std::string{name} + "\"";
+            // The name is a path segment of the control API (/__faultline/rules/{name},
+            // /__faultline/proxies/{name}): '?', '/', '#', '%' and spaces would make it impossible to address.
+            return "may hold only A-Z a-z 0-9 . _ : - (it is a path segment of the control API), got \"" +
+                   std::string{name} + "\"";
         }
     }
     return {};
@@ -419,6 +419,10 @@ std::optional<toml::array> json_array(const boost::json::array& array, const std
 }
 
 }  // namespace
+
+std::optional<toml::table> json_as_toml(const boost::json::object& object, config_errors& errors) {
+    return json_table(object, "", errors);
+}
 
 rules_result parse_rule_json(const boost::json::value& json, std::size_t index, const rule_limits& limits) {
     rules_result result;

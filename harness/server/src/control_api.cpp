@@ -114,33 +114,8 @@ using response = control_api::response;
 
 constexpr std::string_view control_source = "control-api";
 
-response make_response(const request& req, http::status status, std::string body,
-                       std::string_view content_type = "application/json") {
-    response res{status, req.version()};
-    res.set(http::field::server, "faultline");
-    res.set(http::field::content_type, content_type);
-    res.set(http::field::cache_control, "no-store");
-    res.body() = std::move(body);
-    res.keep_alive(req.keep_alive());
-    res.prepare_payload();
-    return res;
-}
-
 response json_response(const request& req, http::status status, const json::value& v) {
-    return make_response(req, status, json::serialize(v));
-}
-
-response error_response(const request& req, http::status status, std::string message) {
-    return json_response(req, status, json::object{{"error", std::move(message)}});
-}
-
-response method_not_allowed(const request& req, std::string_view allow) {
-    response res = error_response(
-        req, http::status::method_not_allowed,
-        "method " + std::string{req.method_string()} + " not allowed on " + std::string{req.target()} +
-            "; allowed: " + std::string{allow});
-    res.set(http::field::allow, allow);
-    return res;
+    return control_reply(req, status, json::serialize(v));
 }
 
 // `key=value` from a query string ("a=1&b=2"); nullopt when the key is absent.
@@ -179,9 +154,62 @@ json::array error_list(const config_errors& errors) {
 
 }  // namespace
 
-control_api::control_api(server_context& context, options opts) : context_{context}, options_{std::move(opts)} {}
+control_response control_reply(const control_request& req, http::status status, std::string body,
+                               std::string_view content_type) {
+    control_response res{status, req.version()};
+    res.set(http::field::server, "faultline");
+    res.set(http::field::content_type, content_type);
+    res.set(http::field::cache_control, "no-store");
+    res.body() = std::move(body);
+    res.keep_alive(req.keep_alive());
+    res.prepare_payload();
+    return res;
+}
 
-std::optional<control_api::response> control_api::refuse_access(const request& req) const {
+control_response control_error(const control_request& req, http::status status, std::string message) {
+    return control_reply(req, status, json::serialize(json::object{{"error", std::move(message)}}));
+}
+
+control_response control_method_not_allowed(const control_request& req, std::string_view allow) {
+    control_response res = control_error(
+        req, http::status::method_not_allowed,
+        "method " + std::string{req.method_string()} + " not allowed on " + std::string{req.target()} +
+            "; allowed: " + std::string{allow});
+    res.set(http::field::allow, allow);
+    return res;
+}
+
+std::optional<toml::table> control_body_table(const control_request& req, std::string_view what,
+                                              std::string& problem) {
+    if (req.body().empty()) {
+        problem = "empty body: send " + std::string{what} + " as a JSON object or a TOML table";
+        return std::nullopt;
+    }
+    if (is_toml(req)) {
+        config::document doc = config::parse_document(req.body(), std::string{control_source});
+        if (!doc.table) {
+            problem = "bad TOML body: " + doc.errors.front().to_string();
+            return std::nullopt;
+        }
+        return std::move(*doc.table);
+    }
+    json::error_code ec;
+    const json::value body = json::parse(req.body(), ec);
+    if (ec) {
+        problem = "bad JSON body: " + ec.message();
+        return std::nullopt;
+    }
+    if (!body.is_object()) {
+        problem = "the body must be a JSON object (" + std::string{what} + ")";
+        return std::nullopt;
+    }
+    config_errors errors;
+    std::optional<toml::table> table = faults::json_as_toml(body.get_object(), errors);
+    if (!table) problem = "bad JSON body: " + errors.front().to_string();
+    return table;
+}
+
+std::optional<control_response> control_access::refuse(const control_request& req) const {
     const auto field = [&req](std::string_view name) -> std::optional<std::string_view> {
         const auto it = req.find(boost::beast::string_view{name.data(), name.size()});
         if (it == req.end()) return std::nullopt;
@@ -189,17 +217,17 @@ std::optional<control_api::response> control_api::refuse_access(const request& r
     };
     // Before the token: a browser tricked into calling us (DNS rebinding names a foreign host; a
     // cross-site form or fetch carries a foreign Origin) is refused even where no token is set.
-    if (const auto host = field("Host"); host && !options_.any_host && !is_loopback_host(*host)) {
-        return error_response(req, http::status::forbidden,
+    if (const auto host = field("Host"); host && !any_host && !is_loopback_host(*host)) {
+        return control_error(req, http::status::forbidden,
                               "control API: Host '" + std::string{*host} +
                                   "' is not loopback (127.0.0.1, localhost, [::1]); refused against DNS rebinding");
     }
     if (const auto origin = field("Origin"); origin && !is_loopback_origin(*origin)) {
-        return error_response(req, http::status::forbidden,
+        return control_error(req, http::status::forbidden,
                               "control API: Origin '" + std::string{*origin} +
                                   "' is not a loopback http(s) origin; cross-site requests are refused");
     }
-    if (options_.token.empty()) return std::nullopt;
+    if (token.empty()) return std::nullopt;
     std::optional<std::string_view> presented = field("Faultline-Control-Token");
     if (const auto auth = field("Authorization")) {
         constexpr std::string_view bearer = "Bearer ";
@@ -208,17 +236,19 @@ std::optional<control_api::response> control_api::refuse_access(const request& r
         }
     }
     if (!presented) {
-        response res = error_response(req, http::status::unauthorized,
+        response res = control_error(req, http::status::unauthorized,
                                       "control API: a token is required (Authorization: Bearer TOKEN, printed at start "
                                       "and in the ready file)");
         res.set(http::field::www_authenticate, "Bearer realm=\"faultline\"");
         return res;
     }
-    if (!constant_time_equal(*presented, options_.token)) {
-        return error_response(req, http::status::forbidden, "control API: wrong token");
+    if (!constant_time_equal(*presented, token)) {
+        return control_error(req, http::status::forbidden, "control API: wrong token");
     }
     return std::nullopt;
 }
+
+control_api::control_api(server_context& context, options opts) : context_{context}, options_{std::move(opts)} {}
 
 void control_api::journal_event(server_event_kind kind, std::string_view peer, std::string rule,
                                 std::string detail) const {
@@ -237,17 +267,20 @@ server_event control_api::control_event(server_event_kind kind, std::string_view
 }
 
 control_api::response control_api::handle(const request& req, std::string_view peer) const {
+    if (auto refused = options_.access.refuse(req)) return std::move(*refused);
+    return answer(req, {req.target().data(), req.target().size()}, peer);
+}
+
+control_api::response control_api::answer(const request& req, std::string_view target, std::string_view peer) const {
     try {
-        if (auto refused = refuse_access(req)) return std::move(*refused);
-        return route(req, peer);
+        return route(req, target, peer);
     } catch (const std::exception& e) {
-        return error_response(req, http::status::internal_server_error, std::string{"control API failure: "} + e.what());
+        return control_error(req, http::status::internal_server_error, std::string{"control API failure: "} + e.what());
     }
 }
 
-control_api::response control_api::route(const request& req, std::string_view peer) const {
-    const std::string_view target{req.target().data(), req.target().size()};
-    if (!is_control_target(target)) return error_response(req, http::status::not_found, "not a control API path");
+control_api::response control_api::route(const request& req, std::string_view target, std::string_view peer) const {
+    if (!is_control_target(target)) return control_error(req, http::status::not_found, "not a control API path");
     std::string_view path = target.substr(control_prefix.size());
     std::string_view query;
     if (const auto q = path.find('?'); q != std::string_view::npos) {
@@ -257,7 +290,7 @@ control_api::response control_api::route(const request& req, std::string_view pe
     const http::verb method = req.method();
 
     if (path == "health") {
-        if (method != http::verb::get) return method_not_allowed(req, "GET");
+        if (method != http::verb::get) return control_method_not_allowed(req, "GET");
         return json_response(req, http::status::ok,
                              json::object{{"status", context_.records.failed() ? "failing" : "ok"},
                                           {"seed", context_.seed()},
@@ -276,41 +309,25 @@ control_api::response control_api::route(const request& req, std::string_view pe
             journal_event(server_event_kind::rules_cleared, peer, "", std::move(names));
             return json_response(req, http::status::ok, json::object{{"removed", "all"}});
         }
-        if (method != http::verb::post) return method_not_allowed(req, "GET, POST, DELETE");
+        if (method != http::verb::post) return control_method_not_allowed(req, "GET, POST, DELETE");
 
         std::optional<std::size_t> position;
         if (const auto p = query_value(query, "position")) {
             const std::optional<std::uint64_t> value = non_negative_integer(*p);
             if (!value) {
-                return error_response(req, http::status::bad_request,
+                return control_error(req, http::status::bad_request,
                                       "query parameter 'position' must be a non-negative integer, got '" +
                                           std::string{*p} + "'");
             }
             position = static_cast<std::size_t>(*value);
         }
-        if (req.body().empty()) {
-            return error_response(req, http::status::bad_request,
-                                  "empty body: send one rule as a JSON object or a TOML table");
-        }
-        const std::size_t index = context_.engine.rules().size() + 1;
-        faults::rules_result parsed;
-        if (is_toml(req)) {
-            const config::document doc = config::parse_document(req.body(), std::string{control_source});
-            if (!doc.table) {
-                return error_response(req, http::status::bad_request,
-                                      "bad TOML body: " + doc.errors.front().to_string());
-            }
-            parsed = faults::parse_rule(*doc.table, std::string{control_source}, index,
-                                        {context_.limits.max_fault_wait});
-        } else {
-            json::error_code ec;
-            const json::value body = json::parse(req.body(), ec);
-            if (ec) return error_response(req, http::status::bad_request, "bad JSON body: " + ec.message());
-            if (!body.is_object()) {
-                return error_response(req, http::status::bad_request, "the body must be a JSON object (one rule)");
-            }
-            parsed = faults::parse_rule_json(body, index, {context_.limits.max_fault_wait});
-        }
+        std::string problem;
+        const std::optional<toml::table> table = control_body_table(req, "one rule", problem);
+        if (!table) return control_error(req, http::status::bad_request, std::move(problem));
+        // A TOML body's errors name their line and column in it; a JSON body's name only the key.
+        faults::rules_result parsed =
+            faults::parse_rule(*table, is_toml(req) ? std::string{control_source} : std::string{},
+                               context_.engine.rules().size() + 1, {context_.limits.max_fault_wait});
         if (!parsed.ok() || parsed.rules.size() != 1) {
             json::object out{{"error", "invalid rule"}, {"errors", error_list(parsed.errors)}};
             return json_response(req, http::status::bad_request, out);
@@ -318,34 +335,34 @@ control_api::response control_api::route(const request& req, std::string_view pe
         std::string name = parsed.rules.front().name;
         std::string written = json::serialize(parsed.rules.front().source);
         const auto added = context_.engine.add(std::move(parsed.rules.front()), position);
-        if (!added.ok) return error_response(req, http::status::conflict, added.error);
+        if (!added.ok) return control_error(req, http::status::conflict, added.error);
         journal_event(server_event_kind::rule_added, peer, name, std::move(written));
         return json_response(req, http::status::created, json::object{{"added", name}});
     }
 
     if (path.starts_with("rules/")) {
         const std::string_view encoded = path.substr(6);
-        if (method != http::verb::delete_) return method_not_allowed(req, "DELETE");
-        if (encoded.empty()) return error_response(req, http::status::bad_request, "missing rule name after rules/");
+        if (method != http::verb::delete_) return control_method_not_allowed(req, "DELETE");
+        if (encoded.empty()) return control_error(req, http::status::bad_request, "missing rule name after rules/");
         const std::optional<std::string> name = percent_decode(encoded);
         if (!name) {
-            return error_response(req, http::status::bad_request,
+            return control_error(req, http::status::bad_request,
                                   "malformed percent-encoding in rule name '" + std::string{encoded} + "'");
         }
         if (!context_.engine.remove(*name)) {
-            return error_response(req, http::status::not_found, "no rule named '" + *name + "'");
+            return control_error(req, http::status::not_found, "no rule named '" + *name + "'");
         }
         journal_event(server_event_kind::rule_removed, peer, *name, "");
         return json_response(req, http::status::ok, json::object{{"removed", *name}});
     }
 
     if (path == "reset") {
-        if (method != http::verb::post) return method_not_allowed(req, "POST");
+        if (method != http::verb::post) return control_method_not_allowed(req, "POST");
         // The reset event is the new round's first: the journal numbers both at once.
         const std::optional<round_number> round =
             context_.start_round(control_event(server_event_kind::reset, peer, "", ""));
         if (!round) {
-            return error_response(req, http::status::conflict,
+            return control_error(req, http::status::conflict,
                                   "the journal has begun " + std::to_string(max_round) +
                                       " rounds, the most it numbers: restart faultline serve to reset again");
         }
@@ -353,7 +370,7 @@ control_api::response control_api::route(const request& req, std::string_view pe
     }
 
     if (path == "journal") {
-        if (method != http::verb::get) return method_not_allowed(req, "GET");
+        if (method != http::verb::get) return control_method_not_allowed(req, "GET");
         // The current round by default; memory holds no other round's attempts (a reset forgets them).
         const round_number current = context_.records.round();
         std::optional<round_number> round = current;
@@ -362,31 +379,31 @@ control_api::response control_api::route(const request& req, std::string_view pe
             if (*asked == "all") {
                 round = std::nullopt;
             } else if (!number || *number == 0) {
-                return error_response(req, http::status::bad_request,
+                return control_error(req, http::status::bad_request,
                                       "query parameter 'round' must be a round number (1, 2, …) or 'all', got '" +
                                           std::string{*asked} + "'");
             } else if (*number > current) {
-                return error_response(req, http::status::not_found,
+                return control_error(req, http::status::not_found,
                                       "no round " + std::to_string(*number) + " yet: the current round is " +
                                           std::to_string(current));
             } else if (*number < current) {
-                return error_response(req, http::status::not_found,
+                return control_error(req, http::status::not_found,
                                       "round " + std::to_string(*number) +
                                           " is no longer in memory: a reset forgets the attempts of the rounds "
                                           "before it (the journal file, --journal, keeps every round); the current "
                                           "round is " + std::to_string(current));
             }
         }
-        return make_response(req, http::status::ok, context_.records.to_jsonl(round), "application/x-ndjson");
+        return control_reply(req, http::status::ok, context_.records.to_jsonl(round), "application/x-ndjson");
     }
 
     if (path == "ledger") {
-        if (method != http::verb::get) return method_not_allowed(req, "GET");
+        if (method != http::verb::get) return control_method_not_allowed(req, "GET");
         return json_response(req, http::status::ok, context_.effects.to_json());
     }
 
     if (path == "stats") {
-        if (method != http::verb::get) return method_not_allowed(req, "GET");
+        if (method != http::verb::get) return control_method_not_allowed(req, "GET");
         json::object out{{"faults", context_.engine.counters_json()}};
         out["journal"] = json::object{{"round", context_.records.round()},
                                       {"appended", context_.records.appended()},
@@ -414,7 +431,7 @@ control_api::response control_api::route(const request& req, std::string_view pe
         return json_response(req, http::status::ok, out);
     }
 
-    return error_response(req, http::status::not_found,
+    return control_error(req, http::status::not_found,
                           "unknown control path '" + std::string{target} +
                               "'; known: health, rules, rules/{name}, reset, journal, ledger, stats");
 }

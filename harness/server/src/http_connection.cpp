@@ -87,7 +87,7 @@ http_connection::http_connection(std::shared_ptr<http_core> core, listener_socke
       accepted_ns_{accepted_ns},
       control_only_{control_only},
       closed_at_start_{closed_at_start},
-      stamps_replies_{core_->behind->stamps_replies()} {}
+      stamps_replies_{core_->behind && core_->behind->stamps_replies()} {}
 
 http_connection::~http_connection() {
     // Every attempt ends in exactly one journal record, even one cut off by a forced stop.
@@ -264,7 +264,7 @@ bool http_connection::evict_if_idle_since(std::int64_t since, std::size_t cap) {
 http_connection::steady::duration http_connection::watch_period() const {
     const server_limits& limits = core_->context.limits;
     auto period = std::min({limits.header_timeout, limits.idle_timeout, limits.write_timeout});
-    if (const auto backend_period = core_->behind->watch_period()) period = std::min(period, *backend_period);
+    if (const auto backend_period = core_->behind ? core_->behind->watch_period() : std::nullopt) period = std::min(period, *backend_period);
     return std::chrono::duration_cast<steady::duration>(period);
 }
 
@@ -343,7 +343,7 @@ void http_connection::reject(http::status status, std::string message) {
 
 void http_connection::serve_control() {
     ++core_->control_requests;
-    response_t res = core_->control->handle(request_, peer());
+    response_t res = core_->control(request_, peer());
     if (!is_control_target(to_std(request_.target()))) {
         res = {http::status::not_found, request_.version()};
         res.set(http::field::content_type, "application/json");

@@ -70,9 +70,17 @@ error_code http_core::open_service_port(port_options options) {
 
 error_code http_core::open_control_port(port_options options, std::string token) {
     control_token = std::move(token);
-    control.emplace(context, control_api::options{control_token, !is_loopback_address(options.address),
-                                                  [this] { return read_counters(); },
-                                                  [this] { return since_start_ns(); }});
+    // Shared by the handler's copies; it refers to this core, which outlives its connections.
+    auto api = std::make_shared<const control_api>(
+        context, control_api::options{{control_token, !is_loopback_address(options.address)},
+                                      [this] { return read_counters(); },
+                                      [this] { return since_start_ns(); }});
+    return open_control_port(std::move(options),
+                             [api](const control_request& req, std::string_view peer) { return api->handle(req, peer); });
+}
+
+error_code http_core::open_control_port(port_options options, control_handler handler) {
+    control = std::move(handler);
     // Its own room, apart from the service's: a full service side never locks the control API out.
     options.max_connections = max_control_connections;
     options.descriptors_per_connection = 0;

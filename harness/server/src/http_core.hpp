@@ -50,9 +50,12 @@ public:
     // Opens the service port (connections get the backend; max_connections from the context's
     // limits, at `descriptors_per_connection`, with `reserve` kept back) and, with a token, the
     // control port (loopback unless `options.address` says otherwise: then any Host, with the
-    // token). Before the listener starts.
+    // token), served by the context's control_api. Before the listener starts.
     boost::system::error_code open_service_port(port_options options);
     boost::system::error_code open_control_port(port_options options, std::string token);
+    // The control port served by `handler` instead (a proxy set's API over its proxies'); the
+    // handler checks access itself.
+    boost::system::error_code open_control_port(port_options options, control_handler handler);
 
     // Starts the listener, then follows the engine's listener-level rules on the service port. Once.
     void start();
@@ -70,8 +73,9 @@ public:
     // Each worker's connections, the upstream pool included, live on its io_context: the backend is
     // destroyed first, while the contexts its sockets name still exist.
     listener listen;
+    // Null for a server with only a control port (a proxy set's): no connection asks it for a channel.
     const std::unique_ptr<backend> behind;
-    std::optional<control_api> control;  // with a control port
+    control_handler control;  // with a control port
     std::string control_token;
     limit_event_gate limit_events{limit_events_per_second};
     std::size_t service_port = 0;                // the listener's index of each port

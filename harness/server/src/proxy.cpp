@@ -6,8 +6,10 @@
 #include "upstream_backend.hpp"
 
 #include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
 
 #include <algorithm>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -114,6 +116,30 @@ std::string proxy::control_url() const {
 const std::string& proxy::control_token() const { return core_->control_token; }
 faultline::time_point proxy::run_start() const { return core_->http->run_start; }
 std::size_t proxy::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
+void proxy::settle(std::chrono::milliseconds bound) const {
+    listener& listen = core_->http->listen;
+    if (listen.stopping()) return;
+    // Shared with the handlers, which may run after a wait that timed out.
+    struct pending {
+        std::mutex mutex;
+        std::condition_variable done;
+        std::size_t left;
+    };
+    const auto waiting = std::make_shared<pending>();
+    waiting->left = listen.workers();
+    for (std::size_t worker = 0; worker < listen.workers(); ++worker) {
+        boost::asio::post(listen.context(worker), [waiting] {
+            const std::lock_guard lock{waiting->mutex};
+            if (--waiting->left == 0) waiting->done.notify_one();
+        });
+    }
+    std::unique_lock lock{waiting->mutex};
+    waiting->done.wait_for(lock, bound, [&waiting] { return waiting->left == 0; });
+}
+
+control_api::options proxy::control_options() const {
+    return {{}, [core = core_] { return core->http->read_counters(); }, [core = core_] { return core->http->since_start_ns(); }};
+}
 proxy_counters proxy::counters() const {
     const core& c = *core_;
     return {c.http->connections.load(), c.http->refused.load(),  c.http->attempts.load(),

@@ -63,12 +63,6 @@ server_options with_token(std::string token) {
     return options;
 }
 
-int status_of(std::uint16_t port, std::string_view method, std::string_view target) {
-    const auto reply = exchange(port, make_request(method, target));
-    const auto res = reply.parsed();
-    return res ? static_cast<int>(res->result_int()) : 0;
-}
-
 TEST(control_api, recognises_its_prefix) {
     EXPECT_TRUE(is_control_target("/__faultline/health"));
     EXPECT_FALSE(is_control_target("/__faultlinehealth"));

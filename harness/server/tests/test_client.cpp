@@ -7,7 +7,9 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/json/parse.hpp>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 
@@ -200,6 +202,46 @@ void connection::close() {
     error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     socket_.close(ignored);
+}
+
+int status_of(std::uint16_t port, std::string_view method, std::string_view target) {
+    const auto res = exchange(port, make_request(method, target)).parsed();
+    return res ? static_cast<int>(res->result_int()) : 0;
+}
+
+control_reply control_call(std::uint16_t port, std::string_view method, std::string_view path,
+                           const std::string& token, std::string_view body) {
+    header_pairs headers;
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
+    const auto res = exchange(port, make_request(method, "/__faultline/" + std::string{path}, body, headers)).parsed();
+    if (!res) return {};
+    return {static_cast<int>(res->result_int()), res->body()};
+}
+
+control_reply control_until(std::uint16_t port, std::string_view path, const std::string& token,
+                            const std::function<bool(const control_reply&)>& done, std::chrono::milliseconds within) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    control_reply reply = control_call(port, "GET", path, token);
+    while (!done(reply) && std::chrono::steady_clock::now() < deadline) reply = control_call(port, "GET", path, token);
+    return reply;
+}
+
+journal_lines parse_journal_lines(std::string_view body) {
+    journal_lines out;
+    for (std::size_t at = 0; at < body.size();) {
+        const auto end = std::min(body.find('\n', at), body.size());
+        const std::string_view line = body.substr(at, end - at);
+        at = end + 1;
+        if (line.empty()) continue;
+        boost::json::object record = boost::json::parse(line).as_object();
+        if (const auto* event = record.if_contains("event")) {
+            out.events.emplace_back(event->as_string());
+        } else {
+            out.attempts.push_back(std::move(record));
+        }
+    }
+    return out;
 }
 
 }  // namespace faultline::harness::testing

@@ -8,11 +8,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http/message.hpp>
+#include <boost/json/object.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +69,32 @@ std::vector<raw_reply> exchange_concurrently(std::uint16_t port, const std::vect
 std::vector<raw_reply> exchange_staggered(std::uint16_t port, const std::vector<std::string>& requests,
                                           std::chrono::milliseconds spacing,
                                           std::chrono::milliseconds timeout = default_timeout);
+
+// The status of the reply to one request (`method` on `target`, its own connection), 0 when no
+// complete reply came.
+int status_of(std::uint16_t port, std::string_view method, std::string_view target);
+
+// One call of a control API: `method` on /__faultline/{path}, with a bearer token (none when empty)
+// and a JSON body (none when empty). `status` is 0 when no complete reply came.
+struct control_reply {
+    int status = 0;
+    std::string body;
+};
+control_reply control_call(std::uint16_t port, std::string_view method, std::string_view path,
+                           const std::string& token = {}, std::string_view body = {});
+// GET /__faultline/{path} again and again until `done` holds for the reply or `within` passes; the
+// last reply. For what a server journals after its reply went out (an attempt is journaled when its
+// write ends, so a journal read right after the reply may not hold it yet): a bounded wait on a
+// condition, not a sleep.
+control_reply control_until(std::uint16_t port, std::string_view path, const std::string& token,
+                            const std::function<bool(const control_reply&)>& done,
+                            std::chrono::milliseconds within = default_timeout);
+// A journal download (JSON Lines): its attempts (lines without "event") and its server events' names.
+struct journal_lines {
+    std::vector<boost::json::object> attempts;
+    std::vector<std::string> events;
+};
+journal_lines parse_journal_lines(std::string_view body);
 
 // One kept-alive connection for several requests in turn.
 class connection {

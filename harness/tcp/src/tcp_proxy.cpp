@@ -42,15 +42,21 @@ constexpr std::chrono::milliseconds stop_drain{1000};
 }  // namespace
 
 struct tcp_proxy::core {
-    core(const toxic_set& t, tcp_proxy_options o, record_sink s, faultline::clock& c)
-        : toxics{t}, options{std::move(o)}, sink{std::move(s)}, time{c}, started_at{c.now()} {}
+    core(std::shared_ptr<const toxic_set> t, tcp_proxy_options o, record_sink s, faultline::clock& c)
+        : toxics{std::move(t)}, options{std::move(o)}, sink{std::move(s)}, time{c}, started_at{c.now()} {}
 
     std::int64_t since_start_ns() const {
         return std::chrono::duration_cast<nanoseconds>(time.now() - started_at).count();
     }
     void finished(const connection_record& record);
 
-    const toxic_set& toxics;
+    std::shared_ptr<const toxic_set> current_toxics() const {
+        const std::lock_guard lock{toxics_mutex};
+        return toxics;
+    }
+
+    mutable std::mutex toxics_mutex;
+    std::shared_ptr<const toxic_set> toxics;  // replaced whole, never changed in place
     const tcp_proxy_options options;
     const record_sink sink;
     faultline::clock& time;
@@ -126,7 +132,8 @@ private:
 
     void begin() {
         const nanoseconds since_start{record_.t_accept};
-        for (const configured_toxic& t : core_.toxics.toxics) {
+        toxics_ = core_.current_toxics();
+        for (const configured_toxic& t : toxics_->toxics) {
             if (!toxic_applies(t, core_.options.seed, record_.conn, since_start)) continue;
             record_.toxics.push_back(t.name);
             active_toxic active{&t, faults::decision_random{toxic_stream_key(core_.options.seed, t.name, record_.conn)}};
@@ -427,6 +434,8 @@ private:
     }
 
     tcp_proxy::core& core_;
+    // The list as it was at accept: the active toxics point into it.
+    std::shared_ptr<const toxic_set> toxics_;
     tcp::socket client_;
     tcp::socket upstream_;
     asio::steady_timer connect_timer_;
@@ -452,8 +461,16 @@ void tcp_proxy::core::finished(const connection_record& record) {
     if (sink) sink(record);
 }
 
-tcp_proxy::tcp_proxy(const toxic_set& toxics, tcp_proxy_options options, record_sink sink, faultline::clock& time)
-    : core_{std::make_shared<core>(toxics, std::move(options), std::move(sink), time)} {}
+tcp_proxy::tcp_proxy(std::shared_ptr<const toxic_set> toxics, tcp_proxy_options options, record_sink sink,
+                     faultline::clock& time)
+    : core_{std::make_shared<core>(std::move(toxics), std::move(options), std::move(sink), time)} {}
+
+void tcp_proxy::replace_toxics(std::shared_ptr<const toxic_set> toxics) {
+    const std::lock_guard lock{core_->toxics_mutex};
+    core_->toxics = std::move(toxics);
+}
+
+std::shared_ptr<const toxic_set> tcp_proxy::toxics() const { return core_->current_toxics(); }
 
 tcp_proxy::~tcp_proxy() { stop(); }
 

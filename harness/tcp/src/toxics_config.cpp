@@ -12,8 +12,6 @@ std::string_view to_string(stream_direction d) { return d == stream_direction::u
 
 std::string_view to_string(link_end e) { return e == link_end::reset ? "reset" : "close"; }
 
-namespace {
-
 using config::need;
 
 // The keys the engine reads from every [[toxic]] table; a kind's factory reads the rest.
@@ -50,39 +48,54 @@ std::optional<configured_toxic> parse_toxic(const toml::table& table, const std:
     return out;
 }
 
+toxics_result parse_toxic_array(const toml::node& node, const std::string& file) {
+    toxics_result result;
+    const toml::array* tables = node.as_array();
+    if (tables == nullptr) {
+        result.errors.push_back({config::position_of(node, file), "toxic: expected an array of tables ([[toxic]])"});
+        return result;
+    }
+    toxic_set set;
+    std::map<std::string, source_position, std::less<>> seen;
+    std::size_t index = 0;
+    for (const toml::node& item : *tables) {
+        ++index;
+        const auto* table = item.as_table();
+        if (table == nullptr) {
+            result.errors.push_back({config::position_of(item, file),
+                                     "toxic[" + std::to_string(index - 1) + "]: expected a table ([[toxic]])"});
+            continue;
+        }
+        auto parsed = parse_toxic(*table, file, index, result.errors);
+        if (!parsed) continue;
+        const source_position where = config::position_of(*table, file);
+        if (const auto it = seen.find(parsed->name); it != seen.end()) {
+            result.errors.push_back({where, "[[toxic]]: duplicate name \"" + parsed->name + "\" (first at " +
+                                                it->second.file + ":" + std::to_string(it->second.line) + ":" +
+                                                std::to_string(it->second.column) + ")"});
+            continue;
+        }
+        seen.emplace(parsed->name, where);
+        set.toxics.push_back(std::move(*parsed));
+    }
+    if (result.errors.empty()) result.set = std::move(set);
+    return result;
+}
+
+namespace {
+
 // A toxics file holds only [[toxic]] tables.
 toxics_result parse_toxics_table(const toml::table& document, const std::string& file) {
     toxics_result result;
     config::table_reader top{document, file, "toxics file", result.errors};
     const toml::array* tables = top.array_of_tables("toxic");
     top.finish();
-
-    toxic_set set;
-    std::map<std::string, source_position, std::less<>> seen;
-    std::size_t index = 0;
-    if (tables != nullptr) {
-        for (const toml::node& item : *tables) {
-            ++index;
-            const auto* table = item.as_table();
-            if (table == nullptr) {
-                top.fail_at(item, "toxic[" + std::to_string(index - 1) + "]", "expected a table ([[toxic]])");
-                continue;
-            }
-            auto parsed = parse_toxic(*table, file, index, result.errors);
-            if (!parsed) continue;
-            const source_position where = config::position_of(*table, file);
-            if (const auto it = seen.find(parsed->name); it != seen.end()) {
-                result.errors.push_back({where, "[[toxic]]: duplicate name \"" + parsed->name + "\" (first at " +
-                                                    it->second.file + ":" + std::to_string(it->second.line) + ":" +
-                                                    std::to_string(it->second.column) + ")"});
-                continue;
-            }
-            seen.emplace(parsed->name, where);
-            set.toxics.push_back(std::move(*parsed));
-        }
+    if (!result.errors.empty()) return result;
+    if (tables == nullptr) {
+        result.set = toxic_set{};
+        return result;
     }
-    if (result.errors.empty()) result.set = std::move(set);
-    return result;
+    return parse_toxic_array(*tables, file);
 }
 
 toxics_result from_document(config::document document, const std::string& file) {

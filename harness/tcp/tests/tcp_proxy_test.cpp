@@ -2,7 +2,10 @@
 // it, an Asio client in front of that, every wait bounded by io_context::run_for. Each toxic is judged
 // by what the client sees (bytes, read sizes, EOF or ECONNRESET, lower bounds on time: never upper
 // ones) and by the connection's journal record.
+#include "faultline/tcp/tcp_named_proxy.hpp"
 #include "faultline/tcp/tcp_proxy.hpp"
+
+#include "test_client.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,7 +18,9 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -146,9 +151,8 @@ public:
     test_proxy(std::string_view toxics_toml, std::uint16_t upstream_port, tcp_proxy_options options = {}) {
         auto parsed = parse_toxics(toxics_toml, "toxics.toml");
         if (!parsed.ok()) throw std::invalid_argument{"bad test toxics: " + parsed.errors.front().to_string()};
-        toxics_ = std::move(*parsed.set);
         options.upstream_port = upstream_port;
-        proxy_ = std::make_unique<tcp_proxy>(toxics_, options, [this](const connection_record& r) {
+        proxy_ = std::make_unique<tcp_proxy>(std::make_shared<const toxic_set>(std::move(*parsed.set)), options, [this](const connection_record& r) {
             const std::lock_guard lock{mutex_};
             records_.push_back(r);
         });
@@ -164,7 +168,6 @@ public:
     }
 
 private:
-    toxic_set toxics_;
     std::mutex mutex_;
     std::vector<connection_record> records_;
     std::unique_ptr<tcp_proxy> proxy_;
@@ -486,10 +489,9 @@ TEST(tcp_proxy, a_connection_past_max_connections_is_reset_on_accept) {
 }
 
 TEST(tcp_proxy, listening_off_loopback_must_be_allowed) {
-    toxic_set none;
     tcp_proxy_options options;
     options.address = "0.0.0.0";
-    tcp_proxy p{none, options};
+    tcp_proxy p{std::make_shared<const toxic_set>(), options};
     EXPECT_EQ(p.start(), asio::error::access_denied);
 }
 
@@ -518,6 +520,76 @@ TEST(tcp_proxy, the_upstream_may_be_a_host_name) {
     const auto c = talk(p.port(), "ping");
     EXPECT_EQ(c.received, "ping");
     EXPECT_EQ(only(p.records()).outcome, connection_outcome::closed);
+}
+
+// A proxy set's tcp mode (tcp_named_proxy.hpp), Toxiproxy's workflow through the control API: a
+// toxic added to a running proxy acts on the connections accepted after it, an open connection keeps
+// what it was accepted with, the toxic removed is gone for the next one, and the round's journal of
+// connections says which connection met it.
+TEST(tcp_proxy, a_proxy_sets_tcp_proxy_takes_toxics_at_runtime_for_new_connections) {
+    using harness::testing::control_call;
+    using harness::testing::control_reply;
+    echo_upstream upstream;
+    harness::proxy_set_options options;
+    options.control_token = std::string{};
+    options.seed = 5;
+    harness::proxy_set set{options, {tcp_named_proxy::mode()}};
+    ASSERT_FALSE(set.start());
+    const std::uint16_t control = set.control_port();
+    const control_reply created =
+        control_call(control, "POST", "proxies", {},
+                     R"({"name":"redis","mode":"tcp","upstream":"127.0.0.1:)" + std::to_string(upstream.port()) + R"("})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    const std::uint16_t port = set.find("redis")->port();
+    EXPECT_EQ(talk(port, "one").received, "one");
+
+    // Accepted (and echoing) before the toxic exists.
+    asio::io_context io;
+    tcp::socket open{io};
+    open.connect({loopback, port});
+    std::array<char, 1> echoed{};
+    asio::write(open, asio::buffer("x", 1));
+    asio::read(open, asio::buffer(echoed));
+
+    const control_reply added = control_call(control, "POST", "proxies/redis/toxics", {}, R"({"name":"cut","kind":"refused"})");
+    EXPECT_EQ(added.status, 201) << added.body;
+    EXPECT_NE(control_call(control, "GET", "proxies/redis/toxics").body.find(R"("name":"cut","kind":"refused")"),
+              std::string::npos);
+    EXPECT_EQ(control_call(control, "POST", "proxies/redis/toxics", {}, R"({"name":"cut","kind":"refused"})").status, 409);
+    EXPECT_EQ(control_call(control, "POST", "proxies/redis/toxics", {}, R"({"kind":"teleport"})").status, 400);
+    const auto refused = talk(port, "two");
+    EXPECT_EQ(refused.end, asio::error::connection_reset) << refused.end.message();
+    EXPECT_TRUE(refused.received.empty());
+    // The open connection goes on with the (no) toxics it was accepted with.
+    asio::write(open, asio::buffer("y", 1));
+    asio::read(open, asio::buffer(echoed));
+    EXPECT_EQ(echoed[0], 'y');
+
+    EXPECT_EQ(control_call(control, "DELETE", "proxies/redis/toxics/c%75t").status, 200);  // names are percent-decoded
+    EXPECT_EQ(control_call(control, "DELETE", "proxies/redis/toxics/cut").status, 404);
+    EXPECT_EQ(control_call(control, "GET", "proxies/redis/toxics").body, R"({"toxics":[]})");
+    EXPECT_EQ(talk(port, "three").received, "three");
+    open.shutdown(tcp::socket::shutdown_send);
+    error_code ec;
+    asio::read(open, asio::buffer(echoed), ec);
+    EXPECT_EQ(ec, asio::error::eof);
+
+    // A connection is journaled when it ends, after its last byte: wait for the four, bounded.
+    const control_reply journal = harness::testing::control_until(
+        control, "proxies/redis/journal", {},
+        [](const control_reply& r) { return std::count(r.body.begin(), r.body.end(), '\n') >= 4; });
+    const auto lines = harness::testing::parse_journal_lines(journal.body).attempts;
+    ASSERT_EQ(lines.size(), 4U) << journal.body;
+    std::map<std::uint64_t, std::string> outcomes;
+    for (const boost::json::object& line : lines) {
+        std::string outcome{line.at("outcome").as_string()};
+        if (const auto* by = line.if_contains("ended_by")) outcome += " by " + std::string{by->as_string()};
+        outcomes[line.at("conn").to_number<std::uint64_t>()] = outcome;
+    }
+    EXPECT_EQ(outcomes, (std::map<std::uint64_t, std::string>{
+                            {1, "closed"}, {2, "closed"}, {3, "refused by cut"}, {4, "closed"}}));
+    EXPECT_EQ(control_call(control, "POST", "proxies/redis/reset").body, R"({"reset":true,"round":2})");
+    EXPECT_EQ(control_call(control, "GET", "proxies/redis/journal").body, "");
 }
 
 }  // namespace

@@ -34,8 +34,9 @@ struct rule_limits {
     std::chrono::nanoseconds max_fault_wait = std::chrono::hours{1};
 };
 
-// A rule name is a path segment of DELETE /__faultline/rules/{name} and a part of every decision key:
-// 1..128 characters from A-Z a-z 0-9 . _ : -. Returns why not, or "" when it is valid.
+// A rule name is a path segment of DELETE /__faultline/rules/{name} and a part of every decision key
+// (a proxy's name, of /__faultline/proxies/{name}): 1..128 characters from A-Z a-z 0-9 . _ : -.
+// Returns why not, or "" when it is valid.
 std::string rule_name_problem(std::string_view name);
 
 struct rules_result {
@@ -53,6 +54,9 @@ rules_result parse_rules(const toml::node& fault_array, const std::string& file,
 // A whole rules file (`faultline serve --rules`): only [[fault]] tables at the top level. Reading the
 // file is config::load_document's job.
 rules_result parse_rules_text(std::string_view toml_text, const std::string& file, const rule_limits& limits = {});
+// A JSON object as a TOML table, so what is posted as JSON goes through the same validation as a
+// file's table (a null, or an integer beyond int64, is an error naming its key path).
+std::optional<toml::table> json_as_toml(const boost::json::object& object, config_errors& errors);
 // A rule posted to the control API as JSON, with the same keys as a [[fault]] table.
 rules_result parse_rule_json(const boost::json::value& json, std::size_t index = 1, const rule_limits& limits = {});
 // A built rule's waits against `limits` (for rules built by hand or loaded before the limits were

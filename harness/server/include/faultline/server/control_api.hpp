@@ -32,6 +32,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -58,29 +60,62 @@ std::string make_control_token();
 // `%XX` sequences decoded; nullopt for a malformed one ("%4", "%zz").
 std::optional<std::string> percent_decode(std::string_view text);
 
+using control_request = boost::beast::http::request<boost::beast::http::string_body>;
+using control_response = boost::beast::http::response<boost::beast::http::string_body>;
+
+// What answers a control port's requests (http_core serves it): one server's control_api, or a proxy
+// set's (proxy_set.hpp). `peer` ("address:port") is who asked.
+using control_handler = std::function<control_response(const control_request&, std::string_view peer)>;
+
+// A control reply: JSON (or `content_type`) with the request's HTTP version and keep-alive, never cached.
+control_response control_reply(const control_request& req, boost::beast::http::status status, std::string body,
+                               std::string_view content_type = "application/json");
+// {"error": message}.
+control_response control_error(const control_request& req, boost::beast::http::status status, std::string message);
+// 405 naming the methods `allow` lists, with Allow.
+control_response control_method_not_allowed(const control_request& req, std::string_view allow);
+
+// A control request's body as one TOML table: a TOML document when the Content-Type says toml, else a
+// JSON object with the same keys (converted, so both go through one validation). nullopt, with a
+// 400's message in `problem`, when it is neither; `what` names what it should hold ("one toxic").
+std::optional<toml::table> control_body_table(const control_request& req, std::string_view what,
+                                              std::string& problem);
+
+// Who may use a control port (the access rules above): checked before any path is looked at.
+struct control_access {
+    std::string token;      // required bearer token; "" = none
+    bool any_host = false;  // the port listens beyond loopback: Host is not checked
+
+    // The refusal (403 / 401), or nullopt when `req` may go on.
+    std::optional<control_response> refuse(const control_request& req) const;
+};
+
 // Answers control requests for one server_context. Holds references only; thread-safe because the
 // context's parts are.
 class control_api {
 public:
-    using request = boost::beast::http::request<boost::beast::http::string_body>;
-    using response = boost::beast::http::response<boost::beast::http::string_body>;
+    using request = control_request;
+    using response = control_response;
 
     struct options {
-        std::string token;                             // required bearer token; "" = none
-        bool any_host = false;                         // the port listens beyond loopback: Host is not checked
+        control_access access;                         // who may ask (handle() checks it)
         std::function<server_counters()> counters;     // the server's own counters for /stats (optional)
         std::function<std::int64_t()> elapsed_ns;      // the journal's clock for server events (optional: 0)
     };
 
     control_api(server_context& context, options opts);
 
-    // Never throws (an unexpected failure is a 500 naming it); the response carries the request's HTTP
-    // version and keep-alive. `peer` ("address:port") is who asked, for the server events.
+    // Access first, then answer(). Never throws (an unexpected failure is a 500 naming it); the
+    // response carries the request's HTTP version and keep-alive. `peer` ("address:port") is who
+    // asked, for the server events.
     response handle(const request& req, std::string_view peer = {}) const;
+    // Answers `req` as if its target were `target` (a path under control_prefix, with its query),
+    // without checking access: for a handler that checked it and owns the path above this API's
+    // (a proxy set's /__faultline/proxies/{name}/…). Never throws.
+    response answer(const request& req, std::string_view target, std::string_view peer = {}) const;
 
 private:
-    response route(const request& req, std::string_view peer) const;
-    std::optional<response> refuse_access(const request& req) const;
+    response route(const request& req, std::string_view target, std::string_view peer) const;
     void journal_event(server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
     server_event control_event(server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
 

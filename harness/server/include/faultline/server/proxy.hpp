@@ -30,6 +30,7 @@
 #pragma once
 
 #include "faultline/core/clock.hpp"
+#include "faultline/server/control_api.hpp"
 #include "faultline/server/server_context.hpp"
 #include "faultline/server/upstream.hpp"
 
@@ -103,6 +104,14 @@ public:
     proxy_counters counters() const;
     // Monotonic time the proxy counts journal times from (its construction).
     faultline::time_point run_start() const;
+    // Waits (at most `bound`) until each worker has run what it had queued when called: a reply's
+    // write that ended journals its attempt in a handler of its own, so a journal read after settle()
+    // holds the attempt whose reply the caller has received. For a control port on another thread
+    // than the proxy's (proxy_set.hpp); serve's shares its workers' threads. Returns at once when stopping.
+    void settle(std::chrono::milliseconds bound = std::chrono::seconds{1}) const;
+    // What a control API of the proxy's context needs besides it: the proxy's counters for /stats and
+    // its clock for server events; no access rules (for a handler that checks them, proxy_set.hpp).
+    control_api::options control_options() const;
 
     struct core;
 

@@ -11,8 +11,13 @@
 // under latency L a direction still moves up to 4 x 64 KiB per L (Toxiproxy's queue is deeper: its
 // latency costs no throughput).
 //
+// The toxics can be replaced while the proxy runs (replace_toxics: the control API of a proxy set).
+// A connection takes the list as it is at its accept and keeps it to its end: a new list acts on
+// the connections accepted after the replacement, and open ones go on as they were accepted (a
+// removed latency keeps delaying a connection that had it; a removed reset_peer still ends one).
+//
 // Threads: one worker thread runs the proxy's io_context, so sessions need no locks. The record sink
-// is called on that thread.
+// is called on that thread. replace_toxics() and toxics() may be called from any thread.
 #pragma once
 
 #include "faultline/core/clock.hpp"
@@ -57,14 +62,14 @@ struct tcp_proxy_counters {
 // Receives each connection's record when it ends (on the proxy's thread).
 using record_sink = std::function<void(const connection_record&)>;
 
-// The running proxy. The toxics and the clock must outlive it. start() once; stop() is idempotent and
-// also run by the destructor.
+// The running proxy. The clock must outlive it. start() once; stop() is idempotent and also run by the
+// destructor.
 class tcp_proxy {
 public:
     // Chunks are read into a buffer of this size, one per direction and connection.
     static constexpr std::size_t read_buffer_size = 64 * 1024;
 
-    tcp_proxy(const toxic_set& toxics, tcp_proxy_options options, record_sink sink = {},
+    tcp_proxy(std::shared_ptr<const toxic_set> toxics, tcp_proxy_options options, record_sink sink = {},
               faultline::clock& time = steady_clock_source::instance());
     ~tcp_proxy();
     tcp_proxy(const tcp_proxy&) = delete;
@@ -75,6 +80,10 @@ public:
     boost::system::error_code start();
     // Stops accepting, ends every open connection (journaled `stopped`), joins the worker.
     void stop();
+
+    // The toxics connections accepted from now on get (see above). Not null.
+    void replace_toxics(std::shared_ptr<const toxic_set> toxics);
+    std::shared_ptr<const toxic_set> toxics() const;
 
     std::uint16_t port() const;
     // Open connections at most (options.max_connections).

@@ -23,6 +23,8 @@
 #include "faultline/core/config_error.hpp"
 #include "faultline/tcp/toxic.hpp"
 
+#include <toml++/toml.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -56,6 +58,13 @@ struct toxics_result {
 };
 
 toxics_result parse_toxics(std::string_view text, const std::string& file);
+// One [[toxic]] table (a toxic posted to a proxy set's control API); `index` (1-based) makes the
+// default name. nullopt when it recorded errors.
+std::optional<configured_toxic> parse_toxic(const toml::table& table, const std::string& file, std::size_t index,
+                                            config_errors& errors);
+// The value of a `toxic` key, an array of [[toxic]] tables (a toxics file's, a [[proxy]] table's):
+// each parsed, names unique.
+toxics_result parse_toxic_array(const toml::node& node, const std::string& file);
 // A file that cannot be read or parsed is one error.
 toxics_result load_toxics(const std::string& path);
 
