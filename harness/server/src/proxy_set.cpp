@@ -6,6 +6,7 @@
 
 #include "faultline/config/document.hpp"
 #include "faultline/faults/rules_toml.hpp"
+#include "faultline/server/model_config.hpp"
 
 #include <boost/asio/error.hpp>
 #include <boost/json/array.hpp>
@@ -65,10 +66,17 @@ proxy_mode http_named_proxy::mode() {
                 };
                 options.connect_timeout = timeout("connect_timeout", options.connect_timeout);
                 options.upstream_timeout = timeout("upstream_timeout", options.upstream_timeout);
+                // [server] as in a rules file: the routes that say what commits (without them no attempt
+                // commits, and no_double_effects has nothing to judge), the limits, the journal's size.
+                model_config model;
+                if (const toml::table* server = keys.table("server")) {
+                    if (auto parsed = parse_model_config(*server, keys.file(), keys.errors())) model = std::move(*parsed);
+                }
                 std::vector<faults::rule> rules;
                 if (const toml::node* faults = keys.source().get("fault")) {
                     keys.allow("fault");
-                    faults::rules_result parsed = faults::parse_rules(*faults, keys.file());
+                    faults::rules_result parsed =
+                        faults::parse_rules(*faults, keys.file(), {model.limits.max_fault_wait});
                     keys.errors().insert(keys.errors().end(), parsed.errors.begin(), parsed.errors.end());
                     rules = std::move(parsed.rules);
                 }
@@ -76,7 +84,8 @@ proxy_mode http_named_proxy::mode() {
                 journal_options journal;
                 journal.path = definition.journal;
                 try {
-                    auto context = std::make_unique<server_context>(model_config{}, std::move(rules), definition.seed,
+                    journal.max_records = model.journal_max_records;
+                    auto context = std::make_unique<server_context>(model, std::move(rules), definition.seed,
                                                                     std::move(journal));
                     return std::make_shared<http_named_proxy>(std::move(context), std::move(options));
                 } catch (const std::system_error& e) {

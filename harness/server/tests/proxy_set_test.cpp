@@ -226,6 +226,49 @@ TEST(proxy_set, toxiproxy_style_round_two_proxies_a_rule_added_and_removed_mid_t
     EXPECT_EQ(web_health.at("round").to_number<int>(), 1);
 }
 
+// A created proxy takes a [server] table as a rules file's: its routes say what commits, so a reply
+// lost after the upstream committed, and the client's retry, are two committed effects of one
+// operation — what no_double_effects judges. With no route for it (service "empty"), nothing commits.
+TEST(proxy_set, a_created_proxys_server_routes_say_what_commits) {
+    test_server upstream{""};
+    set_fixture f;
+    const std::string lose_first =
+        R"(,"fault":[{"name":"lost","kind":"lost_response","then":"reset","match":{"method":"POST"},"when":{"attempts":[1]}}])";
+    const std::string routes =
+        R"(,"server":{"service":"empty","identity_header":"X-Request-Id",)"
+        R"("endpoint":[{"method":"POST","path":"/payments","effect":"non_idempotent"}]})";
+    const std::uint16_t routed = f.create(definition("routed", upstream.port(), routes + lose_first));
+    const std::uint16_t plain = f.create(definition("plain", upstream.port(), R"(,"server":{"service":"empty"})" + lose_first));
+    ASSERT_NE(routed, 0);
+    ASSERT_NE(plain, 0);
+    for (const std::uint16_t port : {routed, plain}) {
+        const header_pairs id{{"X-Request-Id", "op-1"}};
+        EXPECT_FALSE(exchange(port, make_request("POST", "/payments", R"({"amount":1})", id)).parsed());  // lost
+        const auto retried = exchange(port, make_request("POST", "/payments", R"({"amount":1})", id));
+        ASSERT_TRUE(retried.parsed()) << retried.bytes;
+        EXPECT_EQ(retried.parsed()->result_int() / 100, 2);
+    }
+    const auto effects = [&](std::string_view proxy) {
+        const control_reply journal = control_until(f.control(), "proxies/" + std::string{proxy} + "/journal", {},
+                                                    [](const control_reply& r) {
+                                                        return r.status == 200 &&
+                                                               parse_journal_lines(r.body).attempts.size() >= 2;
+                                                    });
+        std::vector<std::string> out;
+        for (const json::object& attempt : parse_journal_lines(journal.body).attempts) {
+            out.emplace_back(attempt.at("effect").as_string());
+        }
+        return out;
+    };
+    EXPECT_EQ(effects("routed"), (std::vector<std::string>{"committed", "committed"}));
+    EXPECT_EQ(effects("plain"), (std::vector<std::string>{"none", "none"}));
+
+    const control_reply bad = control_call(f.control(), "POST", "proxies", {},
+                                           definition("bad", upstream.port(), R"(,"server":{"service":"everything"})"));
+    EXPECT_EQ(bad.status, 400);
+    EXPECT_NE(bad.body.find("service"), std::string::npos) << bad.body;
+}
+
 TEST(proxy_set, a_config_files_proxy_tables_make_the_proxies_with_their_rules) {
     test_server upstream{""};
     set_fixture f;
