@@ -113,3 +113,34 @@ class FaultlineControl:
 
     def stats(self):
         return self._json("GET", "stats")
+
+    # `faultline proxy`: named proxies created, listed and deleted at runtime (docs/proxy.md). Each
+    # proxy's own API (rules or toxics, reset, journal, stats) is a FaultlineControl too: proxy(name).
+
+    def proxies(self):
+        """[{name, mode, listen, url, upstream}, ...] in creation order."""
+        return self._json("GET", "proxies")["proxies"]
+
+    def create_proxy(self, name, upstream, **keys):
+        """A proxy from a [[proxy]] table's keys (mode="tcp", listen="127.0.0.1:0", fault=[...],
+        server={...}, ...); returns its description, with the "url" to point the client at."""
+        return self._json("POST", "proxies", {"name": name, "upstream": upstream, **keys})
+
+    def delete_proxy(self, name):
+        return self._json("DELETE", "proxies/" + urllib.request.quote(name, safe=""))
+
+    def proxy(self, name):
+        """The control API of one named proxy."""
+        return FaultlineControl(self.base + "proxies/" + urllib.request.quote(name, safe="") + "/", self.token,
+                                self.timeout)
+
+    def toxics(self):
+        """A tcp proxy's toxics."""
+        return self._json("GET", "toxics")["toxics"]
+
+    def add_toxic(self, toxic):
+        """A tcp proxy's toxic: a dict with a [[toxic]] table's keys; new connections meet it."""
+        return self._json("POST", "toxics", toxic)
+
+    def remove_toxic(self, name):
+        return self._json("DELETE", "toxics/" + urllib.request.quote(name, safe=""))
