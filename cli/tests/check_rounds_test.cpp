@@ -59,13 +59,6 @@ struct files {
     }
 };
 
-std::string read(const fs::path& p) {
-    std::ifstream in{p, std::ios::binary};
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 TEST(check_rounds, the_same_request_in_two_rounds_is_two_operations_each_within_max_attempts) {
     for (const bool round_fields : {true, false}) {
         const files f{pytest_journal(round_fields)};
@@ -76,7 +69,7 @@ TEST(check_rounds, the_same_request_in_two_rounds_is_two_operations_each_within_
         EXPECT_EQ(r.out.find(" round 1"), std::string::npos) << r.out;  // the anchor's round: nothing to judge
         EXPECT_NE(r.out.find("seed 7"), std::string::npos) << r.out;
         // One test suite a round, which CI tools list by name.
-        const std::string junit = read(f.dir / "junit.xml");
+        const std::string junit = read_file(f.dir / "junit.xml");
         EXPECT_NE(junit.find(R"(<testsuite name=")" + f.journal.string() + " round 2\""), std::string::npos) << junit;
         EXPECT_NE(junit.find(R"(<testsuite name=")" + f.journal.string() + " round 3\""), std::string::npos) << junit;
     }
@@ -130,7 +123,7 @@ TEST(check_rounds, each_rounds_journal_report_reads_back_as_that_round) {
             if (entry.path().filename().string().ends_with("_round_" + round + ".jsonl")) written = entry.path();
         }
         ASSERT_FALSE(written.empty()) << "no journal report for round " << round;
-        const std::string text = read(written);
+        const std::string text = read_file(written);
         ASSERT_NE(text.find(R"({"event":"reset")"), std::string::npos) << written << '\n' << text;
         child again{{FAULTLINE_BINARY, "check", written.string(), "--expect", f.expect.string(), "--round", round}};
         const auto back = again.finish();

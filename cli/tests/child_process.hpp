@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,21 @@ inline std::string wait_for_file(const fs::path& path, std::chrono::milliseconds
     }
     ::close(watch);
     return contents;
+}
+
+// `faultline ARGS...` run to its end: exit code, stdout, stderr.
+inline child::result run_faultline(std::vector<std::string> args) {
+    args.insert(args.begin(), FAULTLINE_BINARY);
+    child proc{std::move(args)};
+    return proc.finish();
+}
+
+// A file's whole contents ("" when it cannot be read).
+inline std::string read_file(const fs::path& path) {
+    std::ifstream in{path, std::ios::binary};
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
 }
 
 // A path in the temp directory unique to this test process.

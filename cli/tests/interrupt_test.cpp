@@ -32,13 +32,6 @@ constexpr auto patience = 20s;
 
 void write_file(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream all;
-    all << in.rdbuf();
-    return all.str();
-}
-
 // The pids written into `path`, one a line, once there are `count` of them.
 std::vector<pid_t> wait_for_pids(const fs::path& path, std::size_t count) {
     const auto deadline = std::chrono::steady_clock::now() + patience;

@@ -16,28 +16,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-child::result run(std::vector<std::string> args) {
-    args.insert(args.begin(), FAULTLINE_BINARY);
-    child proc{std::move(args)};
-    EXPECT_TRUE(proc.started());
-    return proc.finish();
-}
-
-std::string read(const fs::path& path) {
-    std::ifstream in{path};
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 TEST(new_command, the_starter_validates_and_passes_as_written) {
     const fs::path path = temp_file("starter.toml");
     fs::remove(path);
-    const auto wrote = run({"new", path.string()});
+    const auto wrote = run_faultline({"new", path.string()});
     ASSERT_EQ(wrote.code, 0) << wrote.err;
     EXPECT_THAT(wrote.out, HasSubstr("run it with `faultline run " + path.string() + "`"));
-    EXPECT_EQ(run({"validate", path.string()}).code, 0);
-    const auto ran = run({"run", path.string()});
+    EXPECT_EQ(run_faultline({"validate", path.string()}).code, 0);
+    const auto ran = run_faultline({"run", path.string()});
     EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
     EXPECT_THAT(ran.out, HasSubstr("no_double_effects"));
     fs::remove(path);
@@ -45,12 +31,12 @@ TEST(new_command, the_starter_validates_and_passes_as_written) {
 
 TEST(new_command, its_checks_fail_a_naive_client) {
     const fs::path path = temp_file("starter-naive.toml");
-    std::string text = run({"new", "-"}).out;
+    std::string text = run_faultline({"new", "-"}).out;
     const std::string good = "preset = \"good\"";
     ASSERT_NE(text.find(good), std::string::npos);
     text.replace(text.find(good), good.size(), "preset = \"naive\"");
     std::ofstream{path} << text;
-    const auto ran = run({"run", path.string()});
+    const auto ran = run_faultline({"run", path.string()});
     EXPECT_EQ(ran.code, 1) << ran.out << ran.err;
     EXPECT_THAT(ran.out, HasSubstr("no_double_effects"));
     fs::remove(path);
@@ -59,12 +45,12 @@ TEST(new_command, its_checks_fail_a_naive_client) {
 TEST(new_command, an_existing_file_is_kept_unless_forced) {
     const fs::path path = temp_file("starter-kept.toml");
     std::ofstream{path} << "mine\n";
-    const auto refused = run({"new", path.string()});
+    const auto refused = run_faultline({"new", path.string()});
     EXPECT_EQ(refused.code, 2);
     EXPECT_THAT(refused.err, HasSubstr(path.string() + " exists; choose another path or add --force"));
-    EXPECT_EQ(read(path), "mine\n");
-    EXPECT_EQ(run({"new", path.string(), "--force"}).code, 0);
-    EXPECT_THAT(read(path), HasSubstr("[[expect]]"));
+    EXPECT_EQ(read_file(path), "mine\n");
+    EXPECT_EQ(run_faultline({"new", path.string(), "--force"}).code, 0);
+    EXPECT_THAT(read_file(path), HasSubstr("[[expect]]"));
     fs::remove(path);
 }
 

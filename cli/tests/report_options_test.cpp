@@ -14,13 +14,6 @@ namespace {
 
 const std::string suite = std::string{FAULTLINE_SUITES_DIR} + "/lost-response-keys.good.toml";
 
-std::string read(const fs::path& p) {
-    std::ifstream in{p, std::ios::binary};
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 TEST(report_option, writes_the_same_files_as_report_dir) {
     const fs::path dir = temp_file("reports");
     fs::remove_all(dir);
@@ -29,10 +22,10 @@ TEST(report_option, writes_the_same_files_as_report_dir) {
                 "--report", "journal:" + (dir / "{scenario}.jsonl").string()}};
     const auto r = proc.finish();
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(read(dir / "one.json"), read(dir / "all/lost-response-keys.good.json"));
-    EXPECT_EQ(read(dir / "lost-response-keys.good.jsonl"), read(dir / "all/lost-response-keys.good.journal.jsonl"));
-    EXPECT_NE(read(dir / "deep/junit.xml").find("<testsuite name=\"lost-response-keys.good\""), std::string::npos);
-    EXPECT_FALSE(read(dir / "one.json").empty());
+    EXPECT_EQ(read_file(dir / "one.json"), read_file(dir / "all/lost-response-keys.good.json"));
+    EXPECT_EQ(read_file(dir / "lost-response-keys.good.jsonl"), read_file(dir / "all/lost-response-keys.good.journal.jsonl"));
+    EXPECT_NE(read_file(dir / "deep/junit.xml").find("<testsuite name=\"lost-response-keys.good\""), std::string::npos);
+    EXPECT_FALSE(read_file(dir / "one.json").empty());
     fs::remove_all(dir);
 }
 
@@ -64,7 +57,7 @@ struct mixed_suite {
         fs::remove_all(dir);
         fs::create_directories(dir);
         // The bad preset without its expect_failure: it charges twice and fails.
-        std::string bad = read(std::string{FAULTLINE_SUITES_DIR} + "/lost-response-keys.bad.toml");
+        std::string bad = read_file(std::string{FAULTLINE_SUITES_DIR} + "/lost-response-keys.bad.toml");
         const std::string name = "name = \"lost-response-keys.bad\"";
         bad.replace(bad.find(name), name.size(), "name = \"failing\"");
         bad.erase(bad.find("expect_failure = true"));
@@ -149,7 +142,7 @@ TEST(check_command, writes_reports_like_run) {
                  suite, "--report", "junit:" + (dir / "check.xml").string()}};
     const auto r = check.finish();
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_NE(read(dir / "check.xml").find("failures=\"0\""), std::string::npos);
+    EXPECT_NE(read_file(dir / "check.xml").find("failures=\"0\""), std::string::npos);
     fs::remove_all(dir);
 }
 
@@ -160,7 +153,7 @@ TEST(check_command, judges_a_journal_with_a_torn_last_line_and_rejects_one_corru
     fs::remove_all(dir);
     child run{{FAULTLINE_BINARY, "run", suite, "--report-dir", dir.string()}};
     ASSERT_EQ(run.finish().code, 0);
-    const std::string journal = read(dir / "lost-response-keys.good.journal.jsonl");
+    const std::string journal = read_file(dir / "lost-response-keys.good.journal.jsonl");
     const std::string first_line = journal.substr(0, journal.find('\n') + 1);
     const std::string torn = first_line.substr(0, 40);
     std::ofstream{dir / "torn.jsonl", std::ios::binary} << journal << torn;
@@ -191,7 +184,7 @@ TEST(check_command, refuses_a_journal_with_a_copied_line_and_a_journal_named_twi
     child run{{FAULTLINE_BINARY, "run", suite, "--report-dir", dir.string()}};
     ASSERT_EQ(run.finish().code, 0);
     const fs::path good = dir / "lost-response-keys.good.journal.jsonl";
-    const std::string journal = read(good);
+    const std::string journal = read_file(good);
     const std::string last_line = journal.substr(journal.rfind('\n', journal.size() - 2) + 1);
     std::ofstream{dir / "copied.jsonl", std::ios::binary} << journal << last_line;
 

@@ -230,13 +230,6 @@ TEST(score_command, a_constant_delay_never_passes_the_jitter_row) {
     EXPECT_THAT(row(r.out, "backoff spaced and growing"), ::testing::Not(HasSubstr("PASS"))) << r.out;
 }
 
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream all;
-    all << in.rdbuf();
-    return all.str();
-}
-
 // Ctrl-C on `score` while a probe's client runs: the stderr line promises "judging and reporting
 // what ran", so the --report files hold that probe, marked interrupted.
 TEST(score_command, an_interrupted_score_writes_the_reports_of_what_ran) {

@@ -12,13 +12,6 @@
 namespace faultline::harness::testing {
 namespace {
 
-std::string read(const fs::path& p) {
-    std::ifstream in{p, std::ios::binary};
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 // The output without the timing line (its figures differ between runs).
 std::string numbers_of(const std::string& out) {
     std::istringstream in{out};
@@ -40,9 +33,9 @@ TEST(simulate_command, an_occ_sweep_prints_its_table_and_writes_csv_json_svg) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("decorrelated"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("75 trials"), std::string::npos) << r.out;  // 3 x 5 x 5
-    EXPECT_NE(read(dir / "occ.csv").find("30,exponential,"), std::string::npos);
-    EXPECT_NE(read(dir / "occ.json").find("\"seed\":9"), std::string::npos);
-    EXPECT_EQ(read(dir / "occ.svg").rfind("<svg", 0), 0u);
+    EXPECT_NE(read_file(dir / "occ.csv").find("30,exponential,"), std::string::npos);
+    EXPECT_NE(read_file(dir / "occ.json").find("\"seed\":9"), std::string::npos);
+    EXPECT_EQ(read_file(dir / "occ.svg").rfind("<svg", 0), 0u);
 
     child again{{FAULTLINE_BINARY, "simulate", "--clients", "10..30:10", "--trials", "5", "--seed", "9",
                  "--threads", "1"}};
@@ -107,7 +100,7 @@ TEST(simulate_command, options_override_the_file) {
     ASSERT_EQ(options.code, 0) << options.err;
     EXPECT_NE(file.out.find("6 trials"), std::string::npos) << file.out;
     EXPECT_EQ(numbers_of(file.out), numbers_of(options.out));
-    EXPECT_NE(read(dir / "o.csv").find("20,full,"), std::string::npos);
+    EXPECT_NE(read_file(dir / "o.csv").find("20,full,"), std::string::npos);
     fs::remove_all(dir);
 }
 
