@@ -36,6 +36,7 @@ boost::json::value declared_json(const harness::declared_client& d) {
     boost::json::object o;
     o["deadline_ns"] = ns_or_null(d.deadline);
     o["max_attempts"] = value_or_null(d.max_attempts);
+    o["attempt_timeout_ns"] = ns_or_null(d.attempt_timeout);
     if (d.backoff) {
         boost::json::object b;
         b["base_ns"] = d.backoff->base.count();

@@ -11,8 +11,8 @@ using ::testing::HasSubstr;
 
 TEST(check_registry, lists_exactly_the_registered_checks) {
     EXPECT_THAT(check_names(),
-                ElementsAre("amplification", "backoff", "deadline", "desynchronized", "idempotency_keys", "jittered",
-                            "latency", "max_attempts", "no_double_effects", "no_retry_on_status", "retry_after",
+                ElementsAre("amplification", "attempt_timeout", "backoff", "deadline", "desynchronized",
+                            "idempotency_keys", "jittered", "latency", "max_attempts", "no_double_effects", "no_retry_on_status", "retry_after",
                             "retry_budget", "spacing", "success_rate"));
 }
 
@@ -28,7 +28,7 @@ TEST(check_registry, unknown_check_lists_the_names) {
     EXPECT_EQ(errors[0].where.line, 1u);
     EXPECT_EQ(errors[0].where.column, 9u);
     EXPECT_THAT(errors[0].message, HasSubstr("[[expect]]: check: unknown value \"max_atempts\"; allowed: "));
-    EXPECT_THAT(errors[0].message, HasSubstr("amplification, backoff,"));
+    EXPECT_THAT(errors[0].message, HasSubstr("amplification, attempt_timeout, backoff,"));
 }
 
 TEST(check_registry, missing_check_key_is_an_error) {

@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 // The smallest valid [[expect]] table of each check.
 const std::map<std::string, std::string, std::less<>>& minimal_tables() {
     static const std::map<std::string, std::string, std::less<>> tables{
-        {"amplification", ""},      {"backoff", ""},       {"deadline", ""},
+        {"amplification", ""},      {"attempt_timeout", ""}, {"backoff", ""},  {"deadline", ""},
         {"desynchronized", ""},     {"idempotency_keys", ""}, {"jittered", ""},
         {"latency", "p99 = \"1s\""}, {"max_attempts", ""},  {"no_double_effects", ""},
         {"no_retry_on_status", ""}, {"retry_after", ""},   {"retry_budget", ""},
@@ -83,6 +83,8 @@ const std::map<std::string, plain_gets_outcome, std::less<>>& plain_gets_outcome
     static const std::map<std::string, plain_gets_outcome, std::less<>> outcomes{
         // 3 first attempts: no window holds min_first_attempts (10) of them.
         {"amplification", {insufficient_evidence, "no window judged"}},
+        // No timeout in the table and none declared (with one: no attempt was hung).
+        {"attempt_timeout", {insufficient_evidence, "no attempt timeout to judge against"}},
         // No curve in the table and none declared (with one: no gap before a retry).
         {"backoff", {insufficient_evidence, "no backoff curve to judge against"}},
         {"deadline", {insufficient_evidence, "no operation had a deadline"}},

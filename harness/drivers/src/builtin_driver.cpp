@@ -607,6 +607,9 @@ declared_client builtin_driver::declared() const {
     declared_client out;
     out.max_attempts = std::max<std::uint32_t>(1, config_.policy.policy.max_attempts);
     out.backoff = declared_backoff_of(config_.policy.policy.backoff);
+    if (const auto& timeout = config_.policy.policy.per_attempt_timeout) {
+        out.attempt_timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(*timeout);
+    }
     return out;
 }
 

@@ -48,6 +48,7 @@ using config::table_reader;
 void read_declared(table_reader& r, declared_client& d) {
     if (const auto v = r.duration("deadline", 1ms, 24h)) d.deadline = *v;
     if (const auto v = r.integer("max_attempts", 1, 1'000'000)) d.max_attempts = static_cast<std::uint32_t>(*v);
+    if (const auto v = r.duration("attempt_timeout", 1ms, 24h)) d.attempt_timeout = *v;
     if (const toml::table* t = r.table("backoff")) {
         table_reader sub = r.child(*t, "[client.backoff]");
         retry::backoff_policy curve;

@@ -7,7 +7,7 @@ namespace faultline::score {
 
 namespace {
 
-constexpr std::array<property_info, 10> catalogue{{
+constexpr std::array<property_info, 11> catalogue{{
     // First: when a client reset the server or changed its rules, the rows below judged a doctored run.
     {"evidence_intact", "evidence intact: no control-API tampering", applicability::always, "evidence_intact"},
     {"single_execution", "no second execution of a committed non-idempotent request", applicability::always},
@@ -24,6 +24,7 @@ constexpr std::array<property_info, 10> catalogue{{
     {"backoff", "backoff spaced and growing (and as declared)", applicability::probe_retried},
     {"attempt_limit", "attempts within the declared limit", applicability::max_attempts_declared},
     {"deadline", "deadline kept", applicability::deadline_declared},
+    {"attempt_timeout", "unanswered attempt given up at its timeout", applicability::attempt_timeout_declared},
 }};
 
 }  // namespace

@@ -41,6 +41,8 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
             return builtin || declared.deadline ? "" : "no deadline declared (--deadline)";
         case applicability::max_attempts_declared:
             return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
+        case applicability::attempt_timeout_declared:
+            return builtin || declared.attempt_timeout ? "" : "no per-attempt timeout declared (--attempt-timeout)";
     }
     return "";
 }

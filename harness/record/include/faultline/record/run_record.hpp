@@ -90,8 +90,9 @@ struct declared_client {
     std::optional<std::chrono::nanoseconds> deadline;  // overall deadline of each process, from its start
     std::optional<std::uint32_t> max_attempts;          // per operation, the first attempt included
     std::optional<declared_backoff> backoff;
+    std::optional<std::chrono::nanoseconds> attempt_timeout;  // each attempt's own, apart from the deadline
 
-    bool empty() const { return !deadline && !max_attempts && !backoff; }
+    bool empty() const { return !deadline && !max_attempts && !backoff && !attempt_timeout; }
 };
 
 // How often one of the scenario's fault rules fired during the run, from the fault engine's count

@@ -21,6 +21,7 @@ enum class applicability {
     keys_sent,          // the probe saw an idempotency key and a retry
     deadline_declared,  // the user declared the client's deadline (`--deadline`)
     max_attempts_declared,  // the user declared the client's attempt limit (`--max-attempts`)
+    attempt_timeout_declared,  // the user declared the client's per-attempt timeout (`--attempt-timeout`)
 };
 
 struct property_info {
