@@ -505,7 +505,7 @@ namespace {
 // Every key read_command reads (driver.hpp: other drivers' tables reject them by name).
 constexpr std::string_view command_keys[] = {"command",    "mode",         "operations", "concurrency",
                                              "kill_grace", "output_limit", "deadline",   "max_attempts",
-                                             "backoff"};
+                                             "attempt_timeout", "backoff"};
 
 std::unique_ptr<driver> make_command(config::table_reader& client, const client_overrides& overrides) {
     std::optional<command_config> config = parse_command_config(client, overrides);
