@@ -32,4 +32,7 @@ help2man --no-info --no-discard-stderr --section 1 --source "faultline" --includ
          --output "$output" "$faultline"
 # The help of an uninstalled binary names the source tree's suites and docs; the page is for the
 # installed program (the Debian package's layout, under /usr).
-sed -i -e "s#$source/suites#/usr/share/faultline/suites#g" -e "s#$source/docs#/usr/share/doc/faultline/docs#g" "$output"
+# help2man writes a path's "-" as "\-": match the path either way.
+source_pattern=$(printf '%s' "$source" | sed -e 's/[.]/[.]/g' -e 's/-/\\\\\\?-/g')
+sed -i -e "s#$source_pattern/suites#/usr/share/faultline/suites#g" \
+       -e "s#$source_pattern/docs#/usr/share/doc/faultline/docs#g" "$output"
