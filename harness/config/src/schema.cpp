@@ -257,7 +257,7 @@ public:
         boost::json::array required;
         for (const auto& [key, spec] : merged.keys) {
             properties[key] = merged.conflicting.contains(key) ? boost::json::object{} : value_schema(path, key, spec);
-            if (in_every_variant(path, merged.variants, key, true)) required.emplace_back(key);
+            if (required_in_every_variant(path, merged.variants, key)) required.emplace_back(key);
         }
         boost::json::object out{{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
         if (!required.empty()) out["required"] = std::move(required);
@@ -297,25 +297,21 @@ private:
         return rules;
     }
 
-    bool in_every_variant(const std::string& path, const std::vector<std::string>& variants, const std::string& key,
-                          bool must_be_required) const {
-        return std::ranges::all_of(variants, [&](const std::string& variant) {
-            const auto& keys = tables_.at({path, variant}).keys;
-            const auto it = std::ranges::find(keys, key, &std::pair<std::string, key_spec>::first);
-            return it != keys.end() && (!must_be_required || tables_.at({path, variant}).required(key));
-        });
+    bool required_in_every_variant(const std::string& path, const std::vector<std::string>& variants,
+                                   const std::string& key) const {
+        return std::ranges::all_of(variants,
+                                   [&](const std::string& variant) { return tables_.at({path, variant}).required(key); });
     }
 
-    static void bounds(boost::json::object& out, const key_spec& spec, std::string_view kind) {
-        const bool integer = kind == "integer";
-        if (spec.minimum && std::isfinite(*spec.minimum) &&
-            !(integer && *spec.minimum <= static_cast<double>(std::numeric_limits<std::int64_t>::min()))) {
-            out[spec.exclusive_minimum ? "exclusiveMinimum" : "minimum"] = *spec.minimum;
-        }
-        if (spec.maximum && std::isfinite(*spec.maximum) &&
-            !(integer && *spec.maximum >= static_cast<double>(std::numeric_limits<std::int64_t>::max()))) {
-            out["maximum"] = *spec.maximum;
-        }
+    // An accessor's range as JSON Schema bounds; infinities and the 64-bit integer limits (an
+    // integer accessor's "no bound") are left out.
+    static void bounds(boost::json::object& out, const key_spec& spec) {
+        const auto bounded = [](double v) {
+            return std::isfinite(v) && v > static_cast<double>(std::numeric_limits<std::int64_t>::min()) &&
+                   v < static_cast<double>(std::numeric_limits<std::int64_t>::max());
+        };
+        if (spec.minimum && bounded(*spec.minimum)) out[spec.exclusive_minimum ? "exclusiveMinimum" : "minimum"] = *spec.minimum;
+        if (spec.maximum && bounded(*spec.maximum)) out["maximum"] = *spec.maximum;
     }
 
     boost::json::object value_schema(const std::string& path, const std::string& key, const key_spec& spec) {
@@ -328,12 +324,12 @@ private:
             case shape::boolean: return {{"type", "boolean"}};
             case shape::integer: {
                 boost::json::object out{{"type", "integer"}};
-                bounds(out, spec, "integer");
+                bounds(out, spec);
                 return out;
             }
             case shape::number: {
                 boost::json::object out{{"type", "number"}};
-                bounds(out, spec, "number");
+                bounds(out, spec);
                 return out;
             }
             case shape::string: return {{"type", "string"}};
@@ -355,7 +351,7 @@ private:
                 return {{"anyOf", boost::json::array{boost::json::object{{"type", "string"}}, array_of({{"type", "string"}})}}};
             case shape::integers: {
                 boost::json::object item{{"type", "integer"}};
-                bounds(item, spec, "integer");
+                bounds(item, spec);
                 return array_of(std::move(item));
             }
             case shape::string_table:
