@@ -15,7 +15,7 @@ set(FAULTLINE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/faultline"
 # The real targets behind the faultline::<name> aliases; a registering library's whole-archive
 # interface target and its _impl archive are both exported, as faultline::<name> and <name>_impl.
 set(faultline_exported_targets
-  faultline_core faultline_asio faultline_retry faultline_retry_http faultline_config
+  faultline_core faultline_asio faultline_retry faultline_retry_http faultline_config faultline_tls
   faultline_faults faultline_faults_impl faultline_record faultline_checks faultline_checks_impl
   faultline_server faultline_tcp faultline_tcp_impl faultline_drivers faultline_drivers_impl faultline_runner faultline_reports
   faultline_reports_impl faultline_score
@@ -45,7 +45,7 @@ install(CODE "
   endif()" COMPONENT development)
 
 # Each module's public headers (include/faultline/<module>/) merge into one include/faultline/.
-foreach(module_dir IN ITEMS core retry faults reports harness/config harness/record harness/checks
+foreach(module_dir IN ITEMS core retry faults reports harness/config harness/tls harness/record harness/checks
                             harness/server harness/tcp harness/drivers harness/runner harness/score harness/testing)
   if(module_dir STREQUAL "harness/testing" AND NOT FAULTLINE_HAS_TESTING)
     continue()
@@ -155,7 +155,7 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
   set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
   set(CPACK_COMPONENT_DEVELOPMENT_DESCRIPTION
       "faultline's C++ libraries: headers, static libraries and the CMake package (find_package(faultline))")
-  set(faultline_dev_depends "libboost1.81-dev, libboost-json1.81-dev, libtomlplusplus-dev")
+  set(faultline_dev_depends "libboost1.81-dev, libboost-json1.81-dev, libtomlplusplus-dev, libssl-dev")
   if(FAULTLINE_HAS_TESTING)
     string(APPEND faultline_dev_depends ", libgtest-dev, libgmock-dev")
   endif()
