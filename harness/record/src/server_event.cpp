@@ -23,6 +23,7 @@ bool is_control_action(server_event_kind kind) {
         case server_event_kind::idle_timeout:
         case server_event_kind::write_timeout:
         case server_event_kind::idle_evicted:
+        case server_event_kind::tls_handshake_failed:
         case server_event_kind::listener_closed:
         case server_event_kind::listener_reopened:
         case server_event_kind::unmatched_route:

@@ -426,7 +426,8 @@ control_api::response control_api::route(const request& req, std::string_view ta
                                          {"idle_timeouts", c.idle_timeouts},
                                          {"write_timeouts", c.write_timeouts},
                                          {"idle_evicted", c.idle_evicted},
-                                         {"events_not_journaled", c.events_not_journaled}};
+                                         {"events_not_journaled", c.events_not_journaled},
+                                         {"tls_handshake_failures", c.tls_handshake_failures}};
         }
         return json_response(req, http::status::ok, out);
     }

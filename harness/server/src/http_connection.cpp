@@ -10,6 +10,7 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
@@ -78,10 +79,10 @@ std::pair<const std::string&, const std::string&> header_pair(const std::pair<st
 http_connection::http_connection(std::shared_ptr<http_core> core, listener_socket socket, std::uint64_t id,
                                  std::size_t worker, std::int64_t accepted_ns, bool control_only, bool closed_at_start)
     : core_{std::move(core)},
-      socket_{std::move(socket)},
-      timer_{socket_.get_executor()},
-      watchdog_{socket_.get_executor()},
-      channel_{control_only ? nullptr : core_->behind->open_channel(worker, socket_.get_executor())},
+      stream_{std::move(socket), core_->settings.tls.get()},
+      timer_{stream_.socket().get_executor()},
+      watchdog_{stream_.socket().get_executor()},
+      channel_{control_only ? nullptr : core_->behind->open_channel(worker, stream_.socket().get_executor())},
       id_{id},
       worker_{worker},
       accepted_ns_{accepted_ns},
@@ -97,18 +98,38 @@ http_connection::~http_connection() {
 
 void http_connection::start() {
     error_code ignored;
-    socket_.non_blocking(true, ignored);
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    stream_.socket().non_blocking(true, ignored);
+    asio::dispatch(stream_.socket().get_executor(), [self = shared_from_this()] {
         if (self->closed_at_start_) return self->do_graceful_close();
         const auto now = steady::now();
         self->set_read_deadline(read_phase::header, now);
         self->arm_watchdog(std::min(self->read_deadline_, now + self->watch_period()));
+        if (self->stream_.secure()) return self->do_handshake();
         self->do_read();
     });
 }
 
+// TLS: the handshake runs under the first request's header_timeout (a client that connects and never
+// says hello holds a connection as a slowloris does). One that fails is journaled with OpenSSL's
+// reason (a client that rejected the certificate, plain HTTP sent to the TLS port), not as an attempt.
+void http_connection::do_handshake() {
+    stream_.tls().async_handshake(asio::ssl::stream_base::server,
+                                  [self = shared_from_this()](error_code ec) { self->on_handshake(ec); });
+}
+
+void http_connection::on_handshake(error_code ec) {
+    if (state_ == state::closing) return;  // past its deadline, or stopped
+    if (ec) {
+        ++core_->tls_handshake_failures;
+        core_->journal_limit_event(server_event_kind::tls_handshake_failed, peer(), ec.message());
+        return close_now();
+    }
+    tls_established_ = true;
+    do_read();
+}
+
 void http_connection::on_listener_stop() {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    asio::dispatch(stream_.socket().get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
         if (self->state_ == state::idle) return self->close_now();
         if (self->state_ == state::held) return self->release_barrier_group();
@@ -118,7 +139,7 @@ void http_connection::on_listener_stop() {
 }
 
 void http_connection::force_close() {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    asio::dispatch(stream_.socket().get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
         // The rest of the group is not left waiting for this one; this one's wake finds it closed.
         if (self->state_ == state::held) self->release_barrier_group();
@@ -163,7 +184,7 @@ void http_connection::parse_buffered() {
         }
     }
     inline_requests_ = 0;
-    socket_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
+    stream_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
         self->buffer_.commit(n);
         // The next request has begun: from now on it has header_timeout to arrive in full.
         if (n > 0 && self->read_phase_ == read_phase::idle) {
@@ -180,7 +201,7 @@ void http_connection::parse_buffered() {
 // request refused at its head (a body over the limit) never gets here.
 void http_connection::send_continue() {
     continue_sent_ = true;
-    asio::async_write(socket_, asio::buffer(continue_reply), [self = shared_from_this()](error_code ec, std::size_t) {
+    stream_.async_write(asio::buffer(continue_reply), [self = shared_from_this()](error_code ec, std::size_t) {
         if (ec) return self->close_now();
         self->parse_buffered();
     });
@@ -244,7 +265,7 @@ std::optional<std::int64_t> http_connection::idle_since() const {
 
 bool http_connection::evict_if_idle_since(std::int64_t since, std::size_t cap) {
     if (!idle_since_ns_.compare_exchange_strong(since, evicting, std::memory_order_acq_rel)) return false;
-    asio::post(socket_.get_executor(), [self = shared_from_this(), cap] {
+    asio::post(stream_.socket().get_executor(), [self = shared_from_this(), cap] {
         if (self->state_ == state::closing) return;
         ++self->core_->idle_evicted;
         self->core_->journal_limit_event(server_event_kind::idle_evicted, self->peer(),
@@ -306,15 +327,17 @@ void http_connection::on_read_deadline_passed() {
         return do_graceful_close();
     }
     ++core_->header_timeouts;
+    const bool in_handshake = stream_.secure() && !tls_established_;
     core_->journal_limit_event(server_event_kind::header_timeout, peer(),
-                               "request not complete within " + config::format_duration(limits.header_timeout) +
-                                   " (" + std::to_string(buffer_.size() + bytes_in_) + " bytes received)");
+                               (in_handshake ? "TLS handshake not complete within " : "request not complete within ") +
+                                   config::format_duration(limits.header_timeout) + " (" +
+                                   std::to_string(buffer_.size() + bytes_in_) + " bytes received)");
     close_now();
 }
 
 std::string http_connection::peer() const {
     error_code ec;
-    const auto endpoint = socket_.remote_endpoint(ec);
+    const auto endpoint = stream_.socket().remote_endpoint(ec);
     if (ec) return {};
     const std::string address = endpoint.address().to_string();
     return (endpoint.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(endpoint.port());
@@ -447,7 +470,7 @@ void http_connection::hold_at_barrier() {
     });
     // The wake may run on whichever thread releases the group; the attempt goes on on its own. It
     // holds the connection until then, which the group's release (count, deadline or stop) bounds.
-    ticket.on_release([self = shared_from_this(), executor = socket_.get_executor()] {
+    ticket.on_release([self = shared_from_this(), executor = stream_.socket().get_executor()] {
         asio::post(executor, [self] { self->on_barrier_released(); });
     });
     if (stopping_) release_barrier_group();
@@ -527,9 +550,9 @@ void http_connection::send_response() {
     const head_and_body buffers{asio::buffer(reply_.head), asio::buffer(reply_.body)};
     error_code ec;
     std::size_t sent = 0;
-    if (write_now(socket_, buffers, ec, sent)) return on_write(ec, sent);
+    if (stream_.write_now(buffers, ec, sent)) return on_write(ec, sent);
     begin_waiting_write(asio::buffer_size(buffers) - sent);
-    asio::async_write(socket_, rest_of(buffers, sent), [self = shared_from_this(), sent](error_code ec2, std::size_t n) {
+    stream_.async_write(rest_of(buffers, sent), [self = shared_from_this(), sent](error_code ec2, std::size_t n) {
         self->write_deadline_.reset();
         self->on_write(ec2, sent + n);
     });
@@ -552,7 +575,7 @@ void http_connection::on_write(error_code ec, std::size_t bytes) {
     // scheduler so the stack stays bounded and other connections get their turn.
     if (++inline_requests_ < max_inline_requests) return do_read();
     inline_requests_ = 0;
-    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+    asio::post(stream_.socket().get_executor(), [self = shared_from_this()] { self->do_read(); });
 }
 
 // raw_[offset, offset + n), counted as bytes out; a client gone is the attempt's end.
@@ -560,7 +583,7 @@ template <class Next>
 void http_connection::write_raw(std::size_t offset, std::size_t n, Next next) {
     mark_response_started();
     begin_waiting_write(n);
-    asio::async_write(socket_, asio::buffer(raw_.data() + offset, n),
+    stream_.async_write(asio::buffer(raw_.data() + offset, n),
                       [self = shared_from_this(), next](error_code ec, std::size_t written) {
                           self->write_deadline_.reset();
                           self->wire_.bytes_out += written;
@@ -596,7 +619,7 @@ void http_connection::start_hang(faults::duration limit) {
 }
 
 void http_connection::watch_hang() {
-    socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
+    stream_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
         if (self->state_ != state::hanging) return;
         if (ec) return self->end_hang();
         self->watch_hang();  // the client may send more; keep ignoring it
@@ -616,8 +639,8 @@ void http_connection::end_hang() {
 void http_connection::reset_now() {
     state_ = state::closing;
     error_code ignored;
-    socket_.set_option(asio::socket_base::linger{true, 0}, ignored);
-    socket_.close(ignored);
+    stream_.socket().set_option(asio::socket_base::linger{true, 0}, ignored);
+    stream_.socket().close(ignored);
     timer_.cancel();
     watchdog_.cancel();
 }
@@ -625,7 +648,7 @@ void http_connection::reset_now() {
 void http_connection::close_now() {
     state_ = state::closing;
     error_code ignored;
-    socket_.close(ignored);
+    stream_.socket().close(ignored);
     timer_.cancel();
     watchdog_.cancel();
 }
@@ -634,8 +657,9 @@ void http_connection::close_now() {
 void http_connection::do_graceful_close() {
     state_ = state::closing;
     watchdog_.cancel();
+    if (tls_established_) return close_tls();
     error_code ignored;
-    socket_.shutdown(listener_socket::shutdown_send, ignored);
+    stream_.socket().shutdown(listener_socket::shutdown_send, ignored);
     if (stopping_) return close_now();
     timer_.expires_after(linger_limit);
     timer_.async_wait([self = shared_from_this()](error_code ec) {
@@ -644,8 +668,20 @@ void http_connection::do_graceful_close() {
     drain();
 }
 
+// TLS ends with close_notify, so the client can tell a complete exchange from a cut one (a close
+// without it is what a fault's close or reset leaves), waiting at most the linger limit for the
+// client's own.
+void http_connection::close_tls() {
+    if (stopping_) return close_now();
+    timer_.expires_after(linger_limit);
+    timer_.async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec) self->close_now();
+    });
+    stream_.tls().async_shutdown([self = shared_from_this()](error_code) { self->close_now(); });
+}
+
 void http_connection::drain() {
-    socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
+    stream_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](error_code ec, std::size_t) {
         if (ec) return self->close_now();
         self->drain();
     });

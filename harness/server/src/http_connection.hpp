@@ -8,6 +8,7 @@
 #pragma once
 
 #include "backend.hpp"
+#include "connection_stream.hpp"
 #include "http_core.hpp"
 
 #include "faultline/faults/engine.hpp"
@@ -67,7 +68,7 @@ public:
     std::uint64_t id() const { return id_; }
     std::size_t worker() const { return worker_; }
     http_core& core() { return *core_; }
-    const listener_socket& socket() const { return socket_; }
+    const listener_socket& socket() const { return stream_.socket(); }
     // The fetch the channel was asked for is done: the attempt goes on.
     void on_fetched();
 
@@ -84,6 +85,10 @@ private:
     enum class read_phase { header, idle };
     // What an attempt does once its reply is fetched.
     enum class after_fetch { reply, carry_out_plan };
+
+    // TLS, before the first request
+    void do_handshake();
+    void on_handshake(error_code ec);
 
     // reading a request
     void do_read();
@@ -151,11 +156,12 @@ private:
     void reset_now();
     void close_now();
     void do_graceful_close();
+    void close_tls();
     void drain();
     void finish_attempt(wire_outcome outcome);
 
     std::shared_ptr<http_core> core_;
-    listener_socket socket_;
+    connection_stream stream_;  // TCP, or TLS over it
     listener_timer timer_;     // fault waits, barrier deadlines, the linger after a close
     listener_timer watchdog_;  // read, write and fetch deadlines
     std::unique_ptr<backend_channel> channel_;
@@ -178,6 +184,7 @@ private:
     after_fetch after_fetch_ = after_fetch::reply;
     bool stopping_ = false;
     bool continue_sent_ = false;  // for the request being read
+    bool tls_established_ = false;  // the TLS handshake completed
 
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

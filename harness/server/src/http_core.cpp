@@ -56,7 +56,8 @@ server_counters http_core::read_counters() const {
             bad_requests.load(),    listen.open_connections(service_port),
             over_limit.load(),      header_timeouts.load(),
             idle_timeouts.load(),   write_timeouts.load(),
-            idle_evicted.load(),    events_not_journaled.load()};
+            idle_evicted.load(),    events_not_journaled.load(),
+            tls_handshake_failures.load()};
 }
 
 error_code http_core::open_service_port(port_options options) {

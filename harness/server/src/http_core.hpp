@@ -11,6 +11,7 @@
 #include "faultline/server/control_api.hpp"
 #include "faultline/server/listener.hpp"
 #include "faultline/server/server_context.hpp"
+#include "faultline/tls/contexts.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -37,6 +38,7 @@ struct http_settings {
     std::chrono::milliseconds drain_timeout{1000};
     std::size_t body_limit = 1024 * 1024;  // request bodies; larger get 413 and close
     std::string instance;                  // written into every record ("" = none)
+    tls::context_ptr tls;                  // every port speaks TLS with it (null: plain TCP)
 };
 
 // Thread-safe: the counters are atomics, the rest is set before start() and read after.
@@ -91,6 +93,7 @@ public:
     std::atomic<std::uint64_t> idle_timeouts{0};
     std::atomic<std::uint64_t> write_timeouts{0};
     std::atomic<std::uint64_t> idle_evicted{0};
+    std::atomic<std::uint64_t> tls_handshake_failures{0};
     std::atomic<std::uint64_t> events_not_journaled{0};
 
 private:

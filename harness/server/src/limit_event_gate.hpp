@@ -53,12 +53,13 @@ private:
             case server_event_kind::header_timeout: return 1;
             case server_event_kind::write_timeout: return 2;
             case server_event_kind::idle_evicted: return 3;
-            default: return 4;  // idle_timeout
+            case server_event_kind::tls_handshake_failed: return 4;
+            default: return 5;  // idle_timeout
         }
     }
 
     std::mutex mutex_;
-    std::array<window, 5> windows_{};
+    std::array<window, 6> windows_{};
     const std::uint32_t per_second_;
 };
 

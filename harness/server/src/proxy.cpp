@@ -48,7 +48,8 @@ struct proxy::core {
                                                 : make_control_token()},
           http{std::make_shared<http_core>(
               context, time,
-              server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, options.instance},
+              server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, options.instance,
+                                           options.tls ? tls::server_context(*options.tls) : nullptr},
               std::make_unique<upstream_backend>(context, upstream_of(options)))} {}
 
     upstream_backend& upstream() const { return static_cast<upstream_backend&>(*http->behind); }
@@ -102,7 +103,8 @@ void proxy::stop() {
 }
 
 std::uint16_t proxy::port() const { return core_->http->listen.port(core_->http->service_port); }
-std::string proxy::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }
+std::string proxy::scheme() const { return core_->options.tls ? "https://" : "http://"; }
+std::string proxy::url() const { return scheme() + url_host(core_->options.address) + ":" + std::to_string(port()); }
 std::optional<std::uint16_t> proxy::control_port() const {
     if (!core_->http->control_port) return std::nullopt;
     return core_->http->listen.port(*core_->http->control_port);
@@ -110,7 +112,7 @@ std::optional<std::uint16_t> proxy::control_port() const {
 std::string proxy::control_url() const {
     const auto control = control_port();
     if (!control) return {};
-    return "http://" + url_host(core_->options.control_address) + ":" + std::to_string(*control) +
+    return scheme() + url_host(core_->options.control_address) + ":" + std::to_string(*control) +
            std::string{control_prefix};
 }
 const std::string& proxy::control_token() const { return core_->control_token; }

@@ -19,7 +19,8 @@ struct server::core {
           control_token{options.control_token ? *options.control_token : make_control_token()},
           http{std::make_shared<http_core>(
               context, time,
-              server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, {}},
+              server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, {},
+                                           options.tls ? tls::server_context(*options.tls) : nullptr},
               std::make_unique<server_detail::service_backend>(context))} {}
 
     const server_options options;
@@ -79,12 +80,13 @@ std::optional<std::uint16_t> server::control_port() const {
 const std::string& server::unopened_listener() const { return core_->unopened_listener; }
 const std::string& server::control_token() const { return core_->control_token; }
 std::size_t server::max_connections() const { return core_->http->listen.max_connections(core_->http->service_port); }
-std::string server::url() const { return "http://" + url_host(core_->options.address) + ":" + std::to_string(port()); }
+std::string server::url() const { return scheme() + url_host(core_->options.address) + ":" + std::to_string(port()); }
 std::string server::control_url() const {
     const auto control = control_port();
     if (!control) return {};
-    return "http://" + url_host(core_->options.control_address) + ":" + std::to_string(*control) + std::string{control_prefix};
+    return scheme() + url_host(core_->options.control_address) + ":" + std::to_string(*control) + std::string{control_prefix};
 }
+std::string server::scheme() const { return core_->options.tls ? "https://" : "http://"; }
 server_counters server::counters() const { return core_->http->read_counters(); }
 faultline::time_point server::run_start() const { return core_->http->run_start; }
 

@@ -36,6 +36,9 @@ enum class server_event_kind {
     idle_timeout,        // a kept-alive connection idle too long; closed
     write_timeout,       // a response the client stopped reading, not taken in time; reset
     idle_evicted,        // a kept-alive idle connection closed to make room at max_connections
+    // A TLS port's handshake failed; `detail` is OpenSSL's reason ("tlsv1 alert unknown ca": the
+    // client rejected the certificate; "http request": plain HTTP sent to the TLS port).
+    tls_handshake_failed,
     // The service port's own schedule: a listener-level fault's window (`refuse` with how =
     // "closed_port" or "unanswered_syn") began, or ended. `rule` names the rule, `detail` says how,
     // and which connections that completed their handshake in a held listen queue were reset unread.
@@ -62,6 +65,7 @@ inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<serv
     {server_event_kind::idle_timeout, "idle_timeout"},
     {server_event_kind::write_timeout, "write_timeout"},
     {server_event_kind::idle_evicted, "idle_evicted"},
+    {server_event_kind::tls_handshake_failed, "tls_handshake_failed"},
     {server_event_kind::listener_closed, "listener_closed"},
     {server_event_kind::listener_reopened, "listener_reopened"},
     {server_event_kind::unmatched_route, "unmatched_route"},

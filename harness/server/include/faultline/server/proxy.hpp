@@ -33,6 +33,7 @@
 #include "faultline/server/control_api.hpp"
 #include "faultline/server/server_context.hpp"
 #include "faultline/server/upstream.hpp"
+#include "faultline/tls/certificates.hpp"
 
 #include <boost/system/error_code.hpp>
 
@@ -64,6 +65,9 @@ struct proxy_options {
     std::optional<std::uint16_t> control_port;
     std::string control_address = "127.0.0.1";
     std::optional<std::string> control_token;
+    // Clients reach the proxy (and its control port) over TLS with this key and certificate, as
+    // serve's (server_options::tls).
+    std::optional<tls::key_and_certificate> tls;
 };
 
 struct proxy_counters {
@@ -94,7 +98,7 @@ public:
     void stop();
 
     std::uint16_t port() const;
-    std::string url() const;  // "http://ADDRESS:PORT"
+    std::string url() const;  // "http://ADDRESS:PORT" ("https://" with TLS)
     std::optional<std::uint16_t> control_port() const;  // with a control port
     std::string control_url() const;                    // "http://ADDRESS:PORT/__faultline/", "" if none
     const std::string& control_token() const;           // what the control port requires ("" = nothing)
@@ -116,6 +120,8 @@ public:
     struct core;
 
 private:
+    std::string scheme() const;  // "http://" or "https://"
+
     std::shared_ptr<core> core_;
 };
 

@@ -70,7 +70,7 @@ public:
 
     std::uint16_t port() const;                         // valid after a successful start()
     std::optional<std::uint16_t> control_port() const;  // the separate control port, if any
-    std::string url() const;                            // "http://127.0.0.1:PORT"
+    std::string url() const;                            // "http://127.0.0.1:PORT" ("https://" with TLS)
     std::string control_url() const;                    // "http://127.0.0.1:CONTROL_PORT/__faultline/", "" if none
     const std::string& control_token() const;           // what the control listener requires ("" = nothing)
     // limits.max_connections, lowered at start() to fit the descriptor limit (itself raised to the
@@ -84,6 +84,8 @@ public:
     struct core;  // shared with connections; defined in server.cpp
 
 private:
+    std::string scheme() const;  // "http://" or "https://"
+
     std::shared_ptr<core> core_;
 };
 

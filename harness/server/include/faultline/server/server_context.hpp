@@ -86,6 +86,7 @@ struct server_counters {
     std::uint64_t write_timeouts = 0;     // reset: a response not taken within write_timeout
     std::uint64_t idle_evicted = 0;       // closed: kept alive and idle, to make room at the cap
     std::uint64_t events_not_journaled = 0;  // limit events counted here but rate-limited out of the journal
+    std::uint64_t tls_handshake_failures = 0;  // TLS ports: handshakes that failed (certificate rejected, not TLS)
 };
 
 }  // namespace faultline::harness

@@ -4,6 +4,8 @@
 // configuration parsers (serve_config.hpp) can fill them without depending on the server itself.
 #pragma once
 
+#include "faultline/tls/certificates.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -50,6 +52,10 @@ struct server_options {
     std::chrono::milliseconds drain_timeout{1000};
     // Binding to an address other than loopback must be asked for (all traffic stays local).
     bool allow_non_loopback = false;
+    // Every port (service and control) speaks TLS with this key and certificate: the user's, or one
+    // issued by the run's own authority (tls/certificates.hpp). A key that does not match its
+    // certificate makes the server's constructor throw std::runtime_error.
+    std::optional<tls::key_and_certificate> tls;
 };
 
 }  // namespace faultline::harness
