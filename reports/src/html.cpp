@@ -475,7 +475,8 @@ bool committed_by_several_instances(const std::vector<const journal_record*>& co
 // a double effect across instances reads as a line between two lanes.
 std::string instances_chart(const run_view& view, const run_record& run, const std::vector<std::string_view>& instances) {
     const std::size_t lanes = std::min(instances.size(), max_timeline_lanes);
-    const double lane_height = 26, left = 110, right = 10, top = 8, bottom = 30, width = 900;
+    // Lanes apart by a gap, so a line between two of them reads as going from one to the other.
+    const double lane_height = 44, lane_gap = 12, left = 110, right = 10, top = 8, bottom = 30, width = 900;
     const double height = top + bottom + lane_height * static_cast<double>(lanes);
     const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
     svg_chart chart("instances", "one lane per instance, one mark per attempt it journaled", width, height);
@@ -488,19 +489,18 @@ std::string instances_chart(const run_view& view, const run_record& run, const s
     }
     const auto mid = [&](std::size_t lane) { return top + lane_height * (static_cast<double>(lane) + 0.5); };
     for (std::size_t lane = 0; lane < lanes; ++lane) {
-        const double y0 = top + lane_height * static_cast<double>(lane);
+        const double y0 = top + lane_height * static_cast<double>(lane) + lane_gap / 2;
+        const double band = lane_height - lane_gap;
         std::string row = "<g class=\"instance-lane\" data-instance=\"" + attr(detail::printable(instances[lane])) +
                           "\" data-attempts=\"" + std::to_string(attempts[lane].size()) + "\"><text class=\"lane-label\" x=\"" +
-                          px(left - 6) + "\" y=\"" + px(y0 + lane_height - 8) + "\" text-anchor=\"end\">" +
+                          px(left - 6) + "\" y=\"" + px(y0 + band / 2 + 4) + "\" text-anchor=\"end\">" +
                           h(detail::printable(instances[lane])) + "</text>";
         for (const journal_record* r : attempts[lane]) {
             const double x0 = x(static_cast<double>(r->request_ns));
             const double x1 = std::max(x0 + 2, x(static_cast<double>(r->finished_ns)));
-            std::string css = "attempt " + std::string(attempt_class(*r));
-            if (view.offending.contains(r->seq)) css += " offending";
-            row += "<rect class=\"" + css + "\" data-seq=\"" + std::to_string(r->seq) + "\" x=\"" + px(x0) + "\" y=\"" +
-                   px(y0 + 3) + "\" width=\"" + px(x1 - x0) + "\" height=\"" + px(lane_height - 6) + "\"><title>" +
-                   record_title(*r) + "</title></rect>";
+            row += "<rect class=\"attempt " + std::string(attempt_class(*r)) + "\" data-seq=\"" + std::to_string(r->seq) +
+                   "\" x=\"" + px(x0) + "\" y=\"" + px(y0) + "\" width=\"" + px(x1 - x0) + "\" height=\"" + px(band) +
+                   "\"><title>" + record_title(*r) + "</title></rect>";
         }
         chart.add(row + "</g>");
     }
@@ -777,7 +777,7 @@ svg .frame{stroke:#888}svg .grid{stroke:#888}
 .tokens{fill:none;stroke:#2e6ad1;stroke-width:1.5}.budget-dry,i.budget-dry{fill:#f9e2e2;background:#f9e2e2}
 .proc.ok,i.proc-ok{fill:#7fb77e;background:#7fb77e}.proc.failed,i.proc-failed{fill:#d9534f;background:#d9534f}
 .proc.killed,i.proc-killed{fill:#6d4c41;background:#6d4c41}.proc-attempt{stroke:#111;stroke-width:1}
-.cross-instance{fill:none;stroke:#c2185b;stroke-width:1.5}i.cross-instance{background:#c2185b;height:3px;margin-bottom:3px}
+.cross-instance{fill:none;stroke:#111;stroke-width:1;stroke-opacity:.6}i.cross-instance{background:#111;height:2px;margin-bottom:3px}
 #faultline-status{display:none}
 )";
 
@@ -885,7 +885,7 @@ std::string scenario_section(const run_record& run, std::string_view anchor) {
                "), one mark per attempt it journaled; a line joins the commits of one operation made by different "
                "instances: a double effect across the fleet.</p>" +
                legend({{"ok", "2xx/3xx"}, {"client-error", "4xx"}, {"server-error", "5xx"},
-                       {"no-response", "no response (reset, closed, hung…)"}, {"offending", "named by a check's evidence"},
+                       {"no-response", "no response (reset, closed, hung…)"},
                        {"cross-instance", "one operation committed by several instances"}}) +
                instances_chart(view, run, instances);
     }
