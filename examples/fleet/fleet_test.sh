@@ -31,8 +31,9 @@ for v in json.load(open(sys.argv[1]))["scenarios"][0]["verdicts"]:
 
 run_fleet good 0
 run_fleet bad 1
-outcomes bad | grep -qx "no_double_effects fail" || { echo "FAIL: the bad client passed no_double_effects" >&2; exit 1; }
-outcomes bad | grep -qx "retry_budget fail" || { echo "FAIL: the bad client passed retry_budget" >&2; exit 1; }
+bad_outcomes=$(outcomes bad)  # whole, before grep -q: a pipe it closes early would fail under pipefail
+grep -qx "no_double_effects fail" <<<"$bad_outcomes" || { echo "FAIL: the bad client passed no_double_effects" >&2; exit 1; }
+grep -qx "retry_budget fail" <<<"$bad_outcomes" || { echo "FAIL: the bad client passed retry_budget" >&2; exit 1; }
 # The double charge across the fleet: one operation's commits made by two instances.
 if ! grep -q "committed effects by 2 instances (host-1, host-2)" "$work/bad/check.txt"; then
     echo "FAIL: no double charge made by two instances in the bad client's evidence" >&2
