@@ -20,7 +20,8 @@ test_packages=(googletest libgtest-dev libgmock-dev libbenchmark-dev
                python3-jsonschema   # `faultline schema` checked against the shipped files (cli/tests/schema_check.py)
                zsh         # the zsh completion's test (packaging/completion-test.zsh)
                clang libclang-rt-14-dev   # libFuzzer (scripts/fuzz.sh, the `fuzz` preset)
-               chromium)  # the HTML report opened headless (reports/tests/browser_check.sh)
+               chromium   # the HTML report opened headless (reports/tests/browser_check.sh)
+               python3-locust iproute2)   # the fleet test: Locust workers on network-namespace hosts (docs/fleet.md)
 case "${1:-}" in
     --build-only) packages=("${build_packages[@]}") ;;
     --bench) packages=("${build_packages[@]}" "${test_packages[@]}" wrk nginx-light) ;;

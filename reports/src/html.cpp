@@ -4,7 +4,9 @@
 // name; then per scenario: the verdict table with the console's evidence text and a folded timeline
 // of the operations that evidence names, load over time (first attempts and retries stacked, buckets
 // where faults fired shaded), a swimlane timeline of operations (offending attempts and double
-// effects highlighted, the journal record on hover), each process of a command client from spawn to
+// effects highlighted, the journal record on hover), for a merged history (a fleet of sidecars, relay
+// tiers) a lane per instance with the commits of one operation by different instances joined, each
+// process of a command client from spawn to
 // exit, gap histograms per retry index (with the declared backoff envelope when the client declared
 // one), and the replayed token bucket where a retry_budget check has one. Large runs are
 // down-sampled in the ways the page states, so 10,000 operations stay well under 2 MB. A pure
@@ -75,6 +77,7 @@ std::string record_title(const journal_record& r) {
     if (r.retry_after_ms) out += ", Retry-After " + std::to_string(*r.retry_after_ms) + " ms";
     if (!r.fault.empty()) out += "\nfault " + r.fault + " (rule " + r.rule + ")";
     out += "\neffect " + std::string(harness::to_string(r.effect)) + ", connection " + std::to_string(r.connection);
+    if (r.instance && !r.instance->empty()) out += "\ninstance " + *r.instance;
     return h(detail::printable(out));
 }
 
@@ -441,6 +444,83 @@ std::string timeline_note(const run_view& view, const lane_selection& lanes) {
     return out + ". The load chart above counts every attempt.";
 }
 
+// --- instances -----------------------------------------------------------------------------------
+
+// The instances a merged history holds, in name order; empty when it holds fewer than two (a single
+// server's journal has nothing to tell apart).
+std::vector<std::string_view> instances_of(const run_record& run) {
+    std::set<std::string_view> names;
+    for (const journal_record& r : run.journal) {
+        if (r.instance && !r.instance->empty()) names.insert(r.instance->view());
+    }
+    if (names.size() < 2) return {};
+    return {names.begin(), names.end()};
+}
+
+// The committed attempts of `op` that name their instance, in the order the server read them.
+std::vector<const journal_record*> commits_of(const harness::operation_attempts& op) {
+    std::vector<const journal_record*> commits;
+    for (const journal_record* r : op.attempts) {
+        if (r->effect == harness::effect_kind::committed && r->instance) commits.push_back(r);
+    }
+    return commits;
+}
+
+bool committed_by_several_instances(const std::vector<const journal_record*>& commits) {
+    return std::any_of(commits.begin(), commits.end(), [&](const journal_record* r) { return r->instance != commits.front()->instance; });
+}
+
+// One lane per instance (the first max_timeline_lanes by name), one mark per attempt it journaled,
+// on the run's time axis; a line joins the commits one operation got from different instances, so
+// a double effect across instances reads as a line between two lanes.
+std::string instances_chart(const run_view& view, const run_record& run, const std::vector<std::string_view>& instances) {
+    const std::size_t lanes = std::min(instances.size(), max_timeline_lanes);
+    // Lanes apart by a gap, so a line between two of them reads as going from one to the other.
+    const double lane_height = 44, lane_gap = 12, left = 110, right = 10, top = 8, bottom = 30, width = 900;
+    const double height = top + bottom + lane_height * static_cast<double>(lanes);
+    const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
+    svg_chart chart("instances", "one lane per instance, one mark per attempt it journaled", width, height);
+    std::map<std::string_view, std::size_t> lane_of;
+    for (std::size_t k = 0; k < lanes; ++k) lane_of.emplace(instances[k], k);
+    std::vector<std::vector<const journal_record*>> attempts(lanes);
+    for (const journal_record& r : run.journal) {
+        if (!r.instance) continue;
+        if (const auto lane = lane_of.find(r.instance->view()); lane != lane_of.end()) attempts[lane->second].push_back(&r);
+    }
+    const auto mid = [&](std::size_t lane) { return top + lane_height * (static_cast<double>(lane) + 0.5); };
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+        const double y0 = top + lane_height * static_cast<double>(lane) + lane_gap / 2;
+        const double band = lane_height - lane_gap;
+        std::string row = "<g class=\"instance-lane\" data-instance=\"" + attr(detail::printable(instances[lane])) +
+                          "\" data-attempts=\"" + std::to_string(attempts[lane].size()) + "\"><text class=\"lane-label\" x=\"" +
+                          px(left - 6) + "\" y=\"" + px(y0 + band / 2 + 4) + "\" text-anchor=\"end\">" +
+                          h(detail::printable(instances[lane])) + "</text>";
+        for (const journal_record* r : attempts[lane]) {
+            const double x0 = x(static_cast<double>(r->request_ns));
+            const double x1 = std::max(x0 + 2, x(static_cast<double>(r->finished_ns)));
+            row += "<rect class=\"attempt " + std::string(attempt_class(*r)) + "\" data-seq=\"" + std::to_string(r->seq) +
+                   "\" x=\"" + px(x0) + "\" y=\"" + px(y0) + "\" width=\"" + px(x1 - x0) + "\" height=\"" + px(band) +
+                   "\"><title>" + record_title(*r) + "</title></rect>";
+        }
+        chart.add(row + "</g>");
+    }
+    for (const harness::operation_attempts& op : view.operations) {
+        const std::vector<const journal_record*> commits = commits_of(op);
+        if (commits.size() < 2 || !committed_by_several_instances(commits)) continue;
+        std::string points;
+        for (const journal_record* r : commits) {
+            const auto lane = lane_of.find(r->instance->view());
+            if (lane == lane_of.end()) continue;
+            points += (points.empty() ? "" : " ") + px(x(static_cast<double>(r->finished_ns))) + "," + px(mid(lane->second));
+        }
+        chart.add("<polyline class=\"cross-instance\" data-operation=\"" + attr(detail::printable(op.operation)) +
+                  "\" points=\"" + points + "\"><title>operation " + h(detail::printable(op.operation)) + ": " +
+                  std::to_string(commits.size()) + " effects committed by different instances</title></polyline>");
+    }
+    chart.time_axis(height - bottom, x);
+    return chart.str();
+}
+
 // --- client processes ----------------------------------------------------------------------------
 
 bool ended_badly(const harness::process_record& p) { return p.exit_status != 0 || p.killed || p.signal; }
@@ -697,6 +777,7 @@ svg .frame{stroke:#888}svg .grid{stroke:#888}
 .tokens{fill:none;stroke:#2e6ad1;stroke-width:1.5}.budget-dry,i.budget-dry{fill:#f9e2e2;background:#f9e2e2}
 .proc.ok,i.proc-ok{fill:#7fb77e;background:#7fb77e}.proc.failed,i.proc-failed{fill:#d9534f;background:#d9534f}
 .proc.killed,i.proc-killed{fill:#6d4c41;background:#6d4c41}.proc-attempt{stroke:#111;stroke-width:1}
+.cross-instance{fill:none;stroke:#111;stroke-width:1;stroke-opacity:.6}i.cross-instance{background:#111;height:2px;margin-bottom:3px}
 #faultline-status{display:none}
 )";
 
@@ -794,6 +875,20 @@ std::string scenario_section(const run_record& run, std::string_view anchor) {
            "A retry storm is the orange stacked on top; synchronised retries show as spikes. Shaded behind: "
            "the buckets in which each fault rule fired on a recorded attempt (a refused connection is no attempt).</p>" +
            load_legend(run, view) + load_chart(run, view, false);
+
+    if (const std::vector<std::string_view> instances = instances_of(run); !instances.empty()) {
+        const std::string shown = instances.size() > max_timeline_lanes
+                                      ? ", the first " + std::to_string(max_timeline_lanes) + " by name shown"
+                                      : std::string{};
+        out += "<h3>Instances</h3><p class=\"note\">One lane per instance whose journal was merged into this history (" +
+               std::to_string(instances.size()) + shown +
+               "), one mark per attempt it journaled; a line joins the commits of one operation made by different "
+               "instances: a double effect across the fleet.</p>" +
+               legend({{"ok", "2xx/3xx"}, {"client-error", "4xx"}, {"server-error", "5xx"},
+                       {"no-response", "no response (reset, closed, hung…)"},
+                       {"cross-instance", "one operation committed by several instances"}}) +
+               instances_chart(view, run, instances);
+    }
 
     const lane_selection lanes = select_lanes(view);
     out += "<h3>Timeline</h3><p class=\"note\">One lane per operation, one mark per attempt from request read to "

@@ -140,6 +140,29 @@ TEST(html_report, timeline_has_a_lane_per_operation_and_marks_commits_doubles_an
 }
 
 // A command client run once: its one process spans both attempts, which are ticked on its bar.
+// Issue 31: a fleet's sidecar journals merged into one history. "b" was charged by host-1, its reply
+// lost, and charged again by host-2; "a" stayed on host-1.
+TEST(html_report, instances_chart_has_a_lane_per_instance_and_joins_commits_across_instances) {
+    harness::run_record run = known_run();
+    for (journal_record& r : run.journal) r.instance = r.seq == 4 ? "host-2" : "host-1";
+    const std::string page = render({run});
+    EXPECT_THAT(page, HasSubstr("<h3>Instances</h3>"));
+    const std::string lanes = chart(page, "instances");
+    ASSERT_FALSE(lanes.empty());
+    EXPECT_THAT(lanes, HasSubstr("data-instance=\"host-1\" data-attempts=\"3\""));
+    EXPECT_THAT(lanes, HasSubstr("data-instance=\"host-2\" data-attempts=\"1\""));
+    EXPECT_EQ(occurrences(lanes, "class=\"cross-instance\""), 1u);
+    EXPECT_THAT(lanes, HasSubstr("class=\"cross-instance\" data-operation=\"b\""));
+    EXPECT_THAT(lanes, HasSubstr("instance host-2"));  // the journal record on hover names it
+}
+
+TEST(html_report, no_instances_chart_for_one_instance) {
+    harness::run_record run = known_run();
+    for (journal_record& r : run.journal) r.instance = "edge";
+    EXPECT_THAT(render({run}), Not(HasSubstr("data-chart=\"instances\"")));
+    EXPECT_THAT(render({known_run()}), Not(HasSubstr("data-chart=\"instances\"")));
+}
+
 TEST(html_report, processes_chart_draws_each_client_process_with_its_exit) {
     harness::run_record run = known_run();
     run.command = harness::command_result{};

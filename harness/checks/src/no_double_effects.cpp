@@ -1,8 +1,12 @@
 // no_double_effects: at most one committed effect per operation identity. An operation whose reply
 // was lost after the commit is indeterminate (Jepsen's :info): the client cannot know the effect
 // happened, so it is counted in the summary but is not a failure by itself — only a second commit is.
-// A run without a committed effect is insufficient evidence.
+// A run without a committed effect is insufficient evidence. In a merged history (a fleet of
+// sidecars) the operation is one identity across instances, and a doubled operation whose commits
+// were made by different instances is counted and named as such.
 #include "support.hpp"
+
+#include <set>
 
 namespace faultline::harness::checks {
 
@@ -14,6 +18,7 @@ public:
         verdict v;
         std::size_t committed = 0;
         std::size_t doubled = 0;
+        std::size_t doubled_across_instances = 0;
         std::size_t indeterminate = 0;
         for (const auto& op : operations) {
             std::vector<const journal_record*> effects;
@@ -29,13 +34,27 @@ public:
             if (lost && last.outcome != wire_outcome::responded) ++indeterminate;
             if (effects.size() <= 1) continue;
             ++doubled;
-            std::string detail = std::to_string(effects.size()) + " committed effects:";
+            std::set<std::string_view> instances;
+            for (const journal_record* r : effects) {
+                if (r->instance && !r->instance->empty()) instances.insert(r->instance->view());
+            }
+            std::string detail = std::to_string(effects.size()) + " committed effects";
+            if (instances.size() > 1) {
+                ++doubled_across_instances;
+                std::string names;
+                for (const std::string_view name : instances) names += (names.empty() ? "" : ", ") + std::string{name};
+                detail += " by " + std::to_string(instances.size()) + " instances (" + names + ")";
+            }
+            detail += ":";
             for (const journal_record* r : effects) detail += "\n" + describe_attempt(*r);
             add_evidence(v, evidence_item{std::string(op.operation), seqs_of(effects), detail});
         }
         v.summary = std::to_string(operations.size()) + " operations, " + std::to_string(committed) +
-                    " committed effects, " + std::to_string(doubled) + " operations with more than one; " +
-                    std::to_string(indeterminate) + " indeterminate (reply lost after commit)";
+                    " committed effects, " + std::to_string(doubled) + " operations with more than one";
+        if (doubled_across_instances > 0) {
+            v.summary += " (" + std::to_string(doubled_across_instances) + " of them committed by several instances)";
+        }
+        v.summary += "; " + std::to_string(indeterminate) + " indeterminate (reply lost after commit)";
         // Without a committed effect no operation could have committed twice.
         if (committed == 0) {
             v.insufficient_evidence = true;

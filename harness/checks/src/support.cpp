@@ -32,8 +32,10 @@ std::string attempt_result(const journal_record& r) {
 }
 
 std::string describe_attempt(const journal_record& r) {
-    std::string out = "#" + std::to_string(r.seq) + " " + r.method + " " + r.target + " on conn " +
-                      std::to_string(r.connection);
+    std::string out = "#" + std::to_string(r.seq) + " " + r.method + " " + r.target;
+    // In a merged history (several sidecars, relay tiers) the instance says where the attempt went.
+    if (r.instance && !r.instance->empty()) out += " to " + *r.instance;
+    out += " on conn " + std::to_string(r.connection);
     // A resend on a kept-alive connection is invisible to a client's logs; the evidence says so.
     if (r.connection_request && *r.connection_request > 1) {
         out += " (request " + std::to_string(*r.connection_request) + ", kept alive)";

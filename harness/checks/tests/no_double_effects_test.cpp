@@ -46,6 +46,29 @@ TEST(no_double_effects, replays_pass_and_lost_replies_are_indeterminate) {
     EXPECT_TRUE(v.evidence.empty());
 }
 
+// Issue 31: a fleet's sidecars merged into one history. The operation is one identity across the
+// instances; its second charge, made by another instance, is named with both instances.
+TEST(no_double_effects, a_resend_to_another_instance_is_a_double_effect_naming_both_instances) {
+    test::journal_builder j;
+    j.op("a").lost(wire_outcome::reset).committed().fault("lost_response").wait(5).attempt(201).committed();
+    j.op("b").at(1).lost(wire_outcome::reset).committed().wait(5).attempt(201).committed();
+    run_record run = j.run();
+    run.journal[0].instance = "host-1";  // a: lost on host-1, resent to host-2
+    run.journal[1].instance = "host-2";
+    run.journal[2].instance = "host-2";  // b: both on host-2
+    run.journal[3].instance = "host-2";
+    const verdict v = test::run_check(R"(check = "no_double_effects")", run);
+    EXPECT_FALSE(v.passed);
+    EXPECT_THAT(v.summary, HasSubstr("2 operations with more than one (1 of them committed by several instances)"));
+    ASSERT_EQ(v.evidence.size(), 2u);
+    const auto& across = v.evidence[0].operation == "a" ? v.evidence[0] : v.evidence[1];
+    const auto& within = v.evidence[0].operation == "a" ? v.evidence[1] : v.evidence[0];
+    EXPECT_THAT(across.detail, HasSubstr("2 committed effects by 2 instances (host-1, host-2):"));
+    EXPECT_THAT(across.detail, HasSubstr(" POST /charge to host-1 on conn "));
+    EXPECT_THAT(across.detail, HasSubstr(" POST /charge to host-2 on conn "));
+    EXPECT_THAT(within.detail, HasSubstr("2 committed effects:"));
+}
+
 TEST(no_double_effects, takes_no_parameters) {
     const auto errors = test::parse_errors("check = \"no_double_effects\"\nmax = 1\n");
     ASSERT_EQ(errors.size(), 1u);

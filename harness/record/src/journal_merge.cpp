@@ -45,9 +45,21 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
         bool is_event;
         std::size_t index;
     };
+    // A fleet's history is every instance's records at once: each is moved once into `records` and
+    // once more into place, each journal's storage freed as soon as it was taken, and wire details
+    // (only `faultline run` keeps them) indexed only when a journal has them.
+    std::size_t total = 0;
+    bool any_wire = false;
+    for (const auto& j : journals) {
+        total += j.records.size();
+        any_wire = any_wire || (!j.wire.empty() && j.wire.size() == j.records.size());
+    }
     std::vector<entry> order;
+    order.reserve(total);
     std::vector<journal_record> records;
-    std::vector<std::optional<wire_detail>> wires;  // by record index
+    records.reserve(total);
+    std::vector<std::optional<wire_detail>> wires;  // by record index, when any_wire
+    if (any_wire) wires.reserve(total);
     std::vector<server_event> events;
     for (std::size_t i = 0; i < journals.size(); ++i) {
         named_journal& j = journals[i];
@@ -62,11 +74,13 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
         const bool has_wire = j.wire.size() == j.records.size();
         for (std::size_t k = 0; k < j.records.size(); ++k) {
             journal_record& r = j.records[k];
-            std::optional<wire_detail>& wire = wires.emplace_back();
-            if (has_wire) {
-                wire = j.wire[k];
-                wire->accepted_ns += offset;
-                if (wire->response_started_ns >= 0) wire->response_started_ns += offset;
+            if (any_wire) {
+                std::optional<wire_detail>& wire = wires.emplace_back();
+                if (has_wire) {
+                    wire = j.wire[k];
+                    wire->accepted_ns += offset;
+                    if (wire->response_started_ns >= 0) wire->response_started_ns += offset;
+                }
             }
             r.request_ns += offset;
             r.finished_ns += offset;
@@ -76,6 +90,8 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
             order.push_back({r.request_ns, i, r.seq, false, records.size()});
             records.push_back(std::move(r));
         }
+        std::vector<journal_record>{}.swap(j.records);
+        std::vector<wire_detail>{}.swap(j.wire);
         for (server_event& e : j.server_events) {
             e.at_ns += offset;
             if (e.kind == server_event_kind::started && e.peer.empty()) e.peer = j.name;
@@ -86,6 +102,7 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
     std::stable_sort(order.begin(), order.end(), [](const entry& a, const entry& b) {
         return std::tie(a.at_ns, a.journal, a.original_seq) < std::tie(b.at_ns, b.journal, b.original_seq);
     });
+    out.records.reserve(records.size());
     std::uint64_t seq = 0;
     for (const entry& e : order) {
         if (e.is_event) {
@@ -93,7 +110,8 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
             out.server_events.push_back(std::move(events[e.index]));
         } else {
             records[e.index].seq = ++seq;
-            out.records.push_back(records[e.index]);
+            out.records.push_back(std::move(records[e.index]));
+            if (!any_wire) continue;
             if (std::optional<wire_detail>& wire = wires[e.index]) {
                 wire->seq = seq;
                 out.wire.push_back(*wire);

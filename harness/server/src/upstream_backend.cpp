@@ -36,6 +36,14 @@ constexpr std::size_t read_chunk = 16 * 1024;
 // Interim replies taken before the final one; more is an upstream stuck in a loop (a broken reply).
 constexpr unsigned max_interim_replies = 16;
 
+// A service that honours idempotency keys answers a retry of a key it already executed with the
+// stored reply; Stripe's `Idempotent-Replayed: true` says so. Such a 2xx committed nothing new, so
+// with a keyed retry that went to another instance of the service it is no second commit.
+bool replayed_by_upstream(const http::response<http::string_body>& reply) {
+    const auto replayed = reply.find("Idempotent-Replayed");
+    return replayed != reply.end() && beast::iequals(replayed->value(), "true");
+}
+
 // RFC 9110 §7.6.1: connection-specific fields are not forwarded; framing is the proxy's own.
 bool is_hop_by_hop(http::field f) {
     switch (f) {
@@ -277,7 +285,8 @@ private:
     }
 
     // The upstream's reply as the attempt's: its status, fields less the hop-by-hop ones, body and
-    // interim replies; a commit when the route writes and the upstream said 2xx.
+    // interim replies; a commit when the route writes and the upstream said 2xx, unless it said the
+    // reply is a replay of a key it already executed (below).
     void take_reply(http::response<http::string_body>& reply) {
         http_connection& c = *owner_;
         wire_detail& wire = c.wire();
@@ -295,11 +304,14 @@ private:
         server_context& context = backend_.context_;
         const effect_semantics semantics = context.model.classify(record.method, record.target);
         const bool writes = semantics == effect_semantics::non_idempotent || semantics == effect_semantics::idempotent_write;
-        if (writes && held_.status >= 200 && held_.status < 300) {
-            held_.effect = effect_kind::committed;
-            context.effects.record({record.operation, record.attempt, record.seq, c.id(), forwarded_at_, record.method,
-                                    record.target, semantics, "upstream " + std::to_string(held_.status)});
+        if (!writes || held_.status < 200 || held_.status >= 300) return;
+        if (replayed_by_upstream(reply)) {
+            held_.effect = effect_kind::replayed;
+            return;
         }
+        held_.effect = effect_kind::committed;
+        context.effects.record({record.operation, record.attempt, record.seq, c.id(), forwarded_at_, record.method,
+                                record.target, semantics, "upstream " + std::to_string(held_.status)});
     }
 
     void fail(const char* why) {

@@ -385,6 +385,33 @@ TEST(proxy, an_upstream_103_is_relayed_as_an_interim_reply_before_the_final_one)
     EXPECT_EQ(p.wire()[0].upstream_status, 201);
 }
 
+// Issue 31: instances of one service that share their key store (docs/fleet.md) answer a keyed retry
+// that reached another instance with the stored reply, marked `Idempotent-Replayed: true`. That 2xx
+// is a replay, not a second commit; an unmarked 2xx (or one marked false) still commits.
+TEST(proxy, an_upstream_2xx_marked_idempotent_replayed_commits_nothing) {
+    scripted_upstream upstream{[](std::size_t index) {
+        const std::string marks[] = {"", "Idempotent-Replayed: true\r\n", "idempotent-replayed: TRUE\r\n",
+                                     "Idempotent-Replayed: false\r\n"};
+        return scripted_upstream::reply("HTTP/1.1 201 Created\r\n" + marks[index % 4] + "Content-Length: 2\r\n\r\nok");
+    }};
+    test_proxy p{"[[server.endpoint]]\nmethod = \"POST\"\npath = \"/pay\"\neffect = \"non_idempotent\"\n",
+                 upstream.port()};
+    connection client{p.port()};
+    ASSERT_TRUE(client.connected());
+    for (int i = 0; i < 4; ++i) {
+        const auto reply = client.round_trip(make_request("POST", "/pay", R"({"amount":5})", {{"Idempotency-Key", "k1"}}, true), 3s);
+        ASSERT_TRUE(reply.parsed());
+        EXPECT_EQ(reply.parsed()->result_int(), 201);
+    }
+    const auto journal = p.journal();
+    ASSERT_EQ(journal.size(), 4U);
+    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(journal[1].effect, effect_kind::replayed);
+    EXPECT_EQ(journal[2].effect, effect_kind::replayed);
+    EXPECT_EQ(journal[3].effect, effect_kind::committed);
+    EXPECT_EQ(p.context().effects.size(), 2U);
+}
+
 // Issue 27, item 2: the proxy forwards no Upgrade, so an upstream's 101 is a broken reply: 502,
 // journaled as bad_reply, never relayed.
 TEST(proxy, an_upstream_101_is_a_502_and_never_relayed) {
