@@ -20,6 +20,7 @@ An unmarked block runs, so a new example fails this test until it works as print
     doc-examples.py FAULTLINE_DIR SOURCE_DIR [--list] [PAGE.md ...]
 Exit 0: every block ran cleanly or is marked; 1: a block failed; 2: bad usage or a malformed marker.
 """
+import concurrent.futures
 import os
 import pathlib
 import re
@@ -36,6 +37,7 @@ SHELL_TAGS = {"sh", "bash", "shell", "console"}
 # lands in the source tree.
 CHECKOUT_DIRS = ("suites", "examples", "docs", "clients")
 BLOCK_TIMEOUT_S = 60
+PAGES_AT_ONCE = 2
 STOP_GRACE_S = 5  # SIGTERM to SIGKILL for what a page left running
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
@@ -162,7 +164,8 @@ def stop_group(shell):
 
 
 def run_page(page, blocks, faultline_dir, source, scratch):
-    """Runs a page's runnable blocks in one bash; returns the list of failure reports."""
+    """Runs a page's runnable blocks in one bash; returns what happened (lines) and the failure reports."""
+    started_page, report = time.monotonic(), [f"{page}: {len(blocks)} block(s)"]
     home = scratch / page.replace("/", "_")
     for name in CHECKOUT_DIRS:
         shutil.copytree(source / name, home / name, symlinks=True,
@@ -203,8 +206,7 @@ def run_page(page, blocks, faultline_dir, source, scratch):
         if chunk is None:
             unfinished_why = f"still running after {BLOCK_TIMEOUT_S} s"
         elif not chunk:
-            unfinished_why = (f"the shell exited (status {shell.wait()}): "
-                              + (logs / "driver.log").read_text().strip())
+            unfinished_why = f"the shell exited (status {shell.wait()}) {(logs / 'driver.log').read_text().strip()}"
         buffered += chunk or b""
         while b"\n" in buffered:
             line, buffered = buffered.split(b"\n", 1)
@@ -214,11 +216,11 @@ def run_page(page, blocks, faultline_dir, source, scratch):
                 started, deadline = time.monotonic(), time.monotonic() + BLOCK_TIMEOUT_S
             else:
                 finished.add(current)
-                print(f"  ran {blocks[current].where} in {time.monotonic() - started:.1f} s")
+                report.append(f"  ran {blocks[current].where} in {time.monotonic() - started:.1f} s")
     os.close(progress_read)
     left = stop_group(shell)
     if left:
-        print(f"  {page} left running, now stopped: " + "; ".join(left))
+        report.append(f"  {page} left running, now stopped: " + "; ".join(left))
 
     failures = []
     for n, block in enumerate(blocks):
@@ -241,7 +243,8 @@ def run_page(page, blocks, faultline_dir, source, scratch):
             later = len(blocks) - len(finished) - 1 if n not in finished else 0
             failures.append(f"{block.where}: {why}\n{commands}--- the block ({n}.sh):\n{block.script()}"
                             f"--- its output:\n{log}" + (f"--- {later} later block(s) did not run\n" if later else ""))
-    return failures
+    report.append(f"  {page} took {time.monotonic() - started_page:.1f} s")
+    return report, failures, len(finished)
 
 
 def main(argv):
@@ -251,7 +254,7 @@ def main(argv):
         return 2
     faultline_dir, source = pathlib.Path(args[0]).resolve(), pathlib.Path(args[1]).resolve()
     pages = args[2:] or ["README.md"] + sorted(str(p.relative_to(source)) for p in (source / "docs/guides").glob("*.md"))
-    runnable, ran, not_run = {}, 0, 0
+    runnable, not_run, ran = {}, 0, 0
     try:
         for page in pages:
             for block in blocks_of(source, page):
@@ -272,18 +275,22 @@ def main(argv):
     if not (faultline_dir / "faultline").is_file():
         print(f"doc-examples: no faultline in {faultline_dir}", file=sys.stderr)
         return 2
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="doc-examples-") as scratch:
-        for page, blocks in runnable.items():
-            print(f"{page}: {len(blocks)} block(s)")
-            started = time.monotonic()
-            failures += run_page(page, blocks, faultline_dir, source, pathlib.Path(scratch))
-            ran += len(blocks)
-            print(f"  {page} took {time.monotonic() - started:.1f} s")
+    failures, started = [], time.monotonic()
+    # Pages are independent sessions: two at a time, so the README's whole-suite run (half a minute)
+    # overlaps the guides' pages, which mostly wait out Retry-After.
+    with tempfile.TemporaryDirectory(prefix="doc-examples-") as scratch, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=PAGES_AT_ONCE) as pool:
+        runs = [pool.submit(run_page, page, blocks, faultline_dir, source, pathlib.Path(scratch))
+                for page, blocks in runnable.items()]
+        for run in runs:
+            report, page_failures, finished = run.result()
+            print("\n".join(report))
+            failures += page_failures
+            ran += finished
     for failure in failures:
         print(f"\nFAILED {failure}")
-    print(f"\ndoc-examples: {ran} block(s) run, {not_run} marked as run elsewhere or skipped, "
-          f"{len(failures)} failure(s)")
+    print(f"\ndoc-examples: {ran} block(s) ran to the end, {not_run} marked as run elsewhere or skipped, "
+          f"{len(failures)} failure(s), in {time.monotonic() - started:.1f} s")
     return 1 if failures else 0
 
 
