@@ -32,7 +32,7 @@ shipped = [
     + list((source / "examples/scenarios").glob("*.toml"))
     + list((source / "reports/tests/scenarios").glob("*.toml"))
     + [source / "examples/cpp-consumer/lost-response.toml", source / "bench/run_memory.toml"]),
-    (rules, [source / "docs/guides/examples/rules.toml"]
+    (rules, [source / "docs/guides/examples/rules.toml", source / "examples/rules.toml"]
     + [source / "fuzz/corpus/serve_config_fuzz" / f
        for f in ("delay-and-close.toml", "lost-first-payment.toml", "server-table.toml")]),
 ]
