@@ -163,6 +163,18 @@ def stop_group(shell):
     return left
 
 
+def failed_commands(path):
+    """The ERR trap's records: [status, file, line, command]; a command with a newline spans lines."""
+    records = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        fields = line.split("\t", 3)
+        if len(fields) == 4 and fields[0].isdigit():
+            records.append(fields)
+        elif records:
+            records[-1][3] += "\n" + line
+    return records
+
+
 def run_page(page, blocks, faultline_dir, source, scratch):
     """Runs a page's runnable blocks in one bash; returns what happened (lines) and the failure reports."""
     started_page, report = time.monotonic(), [f"{page}: {len(blocks)} block(s)"]
@@ -226,8 +238,7 @@ def run_page(page, blocks, faultline_dir, source, scratch):
     for n, block in enumerate(blocks):
         if n not in finished and n != current:
             continue  # an earlier block failed, and is reported
-        failed = [line.split("\t", 3) for line in
-                  ((logs / f"{n}.failures").read_text().splitlines() if (logs / f"{n}.failures").exists() else [])]
+        failed = failed_commands(logs / f"{n}.failures")
         if n not in finished:
             why = unfinished_why
         elif block.expected_exit is None:
