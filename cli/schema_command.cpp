@@ -1,4 +1,4 @@
-// `faultline schema scenario|rules|toxics`: the JSON Schema of a file format, generated from its own
+// `faultline schema scenario|rules|toxics|simulate`: the JSON Schema of a file format, generated from its own
 // parser (config/schema.hpp), for editors that validate and complete TOML against JSON Schemas
 // (Taplo, Even Better TOML: a `#:schema FILE` line at the top of the file).
 #include "commands.hpp"
@@ -6,6 +6,7 @@
 #include "faultline/config/schema.hpp"
 #include "faultline/runner/scenario.hpp"
 #include "faultline/server/serve_config.hpp"
+#include "faultline/storm/simulate_file.hpp"
 #include "faultline/tcp/toxics_config.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -32,8 +33,13 @@ boost::json::object schema_of(const std::string& format) {
             harness::parse_serve_config(text, "schema.toml");
         }, discriminators);
     }
-    return config::generate_schema("faultline toxics file (proxy --mode tcp --toxics)", [](std::string_view text) {
-        tcp::parse_toxics(text, "schema.toml");
+    if (format == "toxics") {
+        return config::generate_schema("faultline toxics file (proxy --mode tcp --toxics)", [](std::string_view text) {
+            tcp::parse_toxics(text, "schema.toml");
+        }, discriminators);
+    }
+    return config::generate_schema("faultline simulation file (simulate FILE)", [](std::string_view text) {
+        storm::parse_simulate_file(text, "schema.toml");
     }, discriminators);
 }
 
@@ -42,10 +48,10 @@ boost::json::object schema_of(const std::string& format) {
 void add_schema_command(CLI::App& app) {
     auto format = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand(
-        "schema", "Print the JSON Schema of scenario, rules or toxics files, generated from their parsers, for editors");
-    cmd->add_option("format", *format, "scenario, rules or toxics")
+        "schema", "Print the JSON Schema of scenario, rules, toxics or simulation files, generated from their parsers, for editors");
+    cmd->add_option("format", *format, "scenario, rules, toxics or simulate")
         ->required()
-        ->check(CLI::IsMember({"scenario", "rules", "toxics"}));
+        ->check(CLI::IsMember({"scenario", "rules", "toxics", "simulate"}));
     cmd->callback([format] { std::cout << boost::json::serialize(schema_of(*format)) << '\n'; });
 }
 

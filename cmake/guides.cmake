@@ -20,3 +20,12 @@ faultline_add_guide_test(python_requests_retry 0 - python3 ${guide_dir}/python_c
 faultline_add_guide_test(python_ignores_retry_after 1 retry_after python3 ${guide_dir}/python_client.py --ignore-retry-after)
 faultline_add_guide_test(node_fetch_retry 0 - node ${guide_dir}/node_client.mjs)
 faultline_add_guide_test(node_ignores_retry_after 1 retry_after node ${guide_dir}/node_client.mjs --ignore-retry-after)
+
+# Every shell example printed in README.md and docs/guides/ runs as printed (scripts/doc-examples.py),
+# or is marked with where it is checked instead. Skipped when a tool the examples use is missing. Alone,
+# as the herd suites are: the README replays the unjittered herd, which another test's load would spread.
+add_test(NAME docs_examples
+  COMMAND ${PROJECT_SOURCE_DIR}/clients/run-or-skip.sh "curl nodejs python3-requests"
+          sh -c "command -v curl && command -v node && python3 -c 'import requests'" --
+          python3 ${PROJECT_SOURCE_DIR}/scripts/doc-examples.py $<TARGET_FILE_DIR:faultline> ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs_examples PROPERTIES LABELS docs TIMEOUT 180 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

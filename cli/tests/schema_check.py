@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`faultline schema` against the files faultline ships: every scenario and rules file validates
+"""`faultline schema` against the files faultline ships: every scenario, rules and simulation file validates
 against the schema of its format, and files the strict reader refuses (an unknown key, a key of
 another fault kind, a wrong type, a bad duration) are refused by the schema too.
    schema_check.py FAULTLINE SOURCE_DIR"""
@@ -25,16 +25,17 @@ def problems(validator, text):
     return [e.message for e in validator.iter_errors(tomllib.loads(text))]
 
 
-scenario, rules, toxics = schema("scenario"), schema("rules"), schema("toxics")
+scenario, rules, toxics, simulate = schema("scenario"), schema("rules"), schema("toxics"), schema("simulate")
 shipped = [
     (scenario, [p for p in (source / "suites").glob("*.toml")]
     + list((source / "suites/conformance").glob("*.toml"))
     + list((source / "examples/scenarios").glob("*.toml"))
     + list((source / "reports/tests/scenarios").glob("*.toml"))
     + [source / "examples/cpp-consumer/lost-response.toml", source / "bench/run_memory.toml"]),
-    (rules, [source / "docs/guides/examples/rules.toml"]
+    (rules, [source / "docs/guides/examples/rules.toml", source / "examples/rules.toml"]
     + [source / "fuzz/corpus/serve_config_fuzz" / f
        for f in ("delay-and-close.toml", "lost-first-payment.toml", "server-table.toml")]),
+    (simulate, list((source / "examples/simulate").glob("*.toml"))),
 ]
 failed = 0
 checked = 0
@@ -66,6 +67,10 @@ refused = {
     "an unknown check": (scenario, '[[expect]]\ncheck = "no_doubles"\n'),
     "an unknown key in [fault.match]": (rules, '[[fault]]\nkind = "delay"\n[fault.match]\nmethdo = "POST"\n'),
     "an unknown toxic kind": (toxics, '[[toxic]]\nkind = "warp"\n'),
+    "a simulation without [simulate]": (simulate, 'name = "x"\n'),
+    "an unknown model": (simulate, '[simulate]\nmodel = "queue"\n'),
+    "an unknown key in [simulate.capacity]": (simulate, '[simulate]\nmodel = "capacity"\n[simulate.capacity]\nqueue = 5\n'),
+    "trials out of range": (simulate, '[simulate]\ntrials = 0\n'),
 }
 for what, (validator, text) in refused.items():
     checked += 1

@@ -7,6 +7,7 @@
 
 #include "faultline/config/document.hpp"
 #include "faultline/config/reader.hpp"
+#include "faultline/config/schema.hpp"
 #include "faultline/storm/client_list.hpp"
 
 namespace faultline::storm {
@@ -35,14 +36,21 @@ std::string scenario_list() {
 
 // clients = "10..190:10" (the --clients syntax), clients = [10, 50, 100], or one count: clients = 400.
 std::optional<std::vector<std::uint32_t>> read_clients(config::table_reader& r) {
+    constexpr auto most = std::numeric_limits<std::uint32_t>::max();
+    // The three forms at once for `faultline schema simulate`: the typed reads below see one each.
+    config::key_spec forms;
+    forms.type = config::key_spec::shape::integers_or_string;
+    forms.minimum = 1;
+    forms.maximum = most;
+    config::schema_recorder::note(r.source(), "clients", forms);
     const toml::node* node = r.source().get("clients");
     if (node != nullptr && node->is_integer()) {
-        const auto one = r.integer("clients", 1, std::numeric_limits<std::uint32_t>::max());
+        const auto one = r.integer("clients", 1, most);
         if (!one) return std::nullopt;
         return std::vector<std::uint32_t>{static_cast<std::uint32_t>(*one)};
     }
     if (node == nullptr || !node->is_string()) {
-        const auto list = r.integers("clients", 1, std::numeric_limits<std::uint32_t>::max());
+        const auto list = r.integers("clients", 1, most);
         if (!list) return std::nullopt;
         if (list->empty()) {
             r.fail("clients", "the client list is empty");

@@ -161,6 +161,7 @@ void put_sample(toml::table& table, const std::string& key, const key_spec& spec
         case shape::duration_or_none: table.insert_or_assign(key, "1s"); break;
         case shape::strings: table.insert_or_assign(key, toml::array{"x"}); break;
         case shape::integers: table.insert_or_assign(key, toml::array{static_cast<std::int64_t>(std::max(low, -1e15))}); break;
+        case shape::integers_or_string: table.insert_or_assign(key, static_cast<std::int64_t>(std::max(low, -1e15))); break;
         case shape::string_table: table.insert_or_assign(key, toml::table{}); break;
         case shape::array: table.insert_or_assign(key, toml::array{}); break;
         case shape::any:
@@ -353,6 +354,11 @@ private:
                 boost::json::object item{{"type", "integer"}};
                 bounds(item, spec);
                 return array_of(std::move(item));
+            }
+            case shape::integers_or_string: {
+                boost::json::object one{{"type", "integer"}};
+                bounds(one, spec);
+                return {{"anyOf", boost::json::array{one, array_of(one), boost::json::object{{"type", "string"}}}}};
             }
             case shape::string_table:
                 return {{"type", "object"}, {"additionalProperties", boost::json::object{{"type", "string"}}}};

@@ -1,5 +1,6 @@
-// The schema comes from a parser: a toy format with a discriminated [[shape]] array, a nested table
-// and a plain table read only when present — the generator finds every key by growing its probes.
+// The schema comes from a parser: a toy format with a discriminated [[shape]] array, a nested table,
+// a plain table read only when present and a key of several forms — the generator finds every key by
+// growing its probes.
 #include "faultline/config/document.hpp"
 #include "faultline/config/reader.hpp"
 #include "faultline/config/schema.hpp"
@@ -21,6 +22,21 @@ void parse_toy(std::string_view text) {
     table_reader top{*doc.table, "toy.toml", "", errors};
     top.string("name", need::required);
     top.duration_or_none("timeout", std::chrono::nanoseconds{0}, std::chrono::hours{1});
+    // `size`: one count, a list of counts or a range in its own syntax, declared at once; each read
+    // below sees only the form present.
+    key_spec size_forms;
+    size_forms.type = key_spec::shape::integers_or_string;
+    size_forms.minimum = 1;
+    size_forms.maximum = 9;
+    schema_recorder::note(*doc.table, "size", size_forms);
+    const toml::node* size = doc.table->get("size");
+    if (size != nullptr && size->is_string()) {
+        top.string("size");
+    } else if (size != nullptr && size->is_integer()) {
+        top.integer("size", 1, 9);
+    } else {
+        top.integers("size", 1, 9);
+    }
     if (const toml::table* limits = top.table("limits")) {
         table_reader r = top.child(*limits, "[limits]");
         r.integer("max", 1, 10);
@@ -77,12 +93,18 @@ TEST(schema, a_discriminated_array_says_which_keys_each_kind_takes) {
               R"("then":{"propertyNames":{"enum":["kind","scale","corners"]},"required":["kind"]}}])");
 }
 
+TEST(schema, a_key_of_several_forms_takes_each_of_them) {
+    EXPECT_EQ(boost::json::serialize(toy_schema().at("properties").at("size")),
+              R"({"anyOf":[{"type":"integer","minimum":1E0,"maximum":9E0},)"
+              R"({"type":"array","items":{"type":"integer","minimum":1E0,"maximum":9E0}},{"type":"string"}]})");
+}
+
 TEST(schema, nothing_is_recorded_outside_a_recorder) {
     parse_toy("name = \"x\"\n");  // no recorder: the readers note nothing, and nothing breaks
     schema_recorder recorder{{}};
     EXPECT_EQ(recorder.size(), 0U);
     parse_toy("name = \"x\"\n");
-    EXPECT_EQ(recorder.size(), 4U);  // name, timeout, limits, shape
+    EXPECT_EQ(recorder.size(), 5U);  // name, timeout, size, limits, shape
 }
 
 }  // namespace

@@ -39,6 +39,7 @@ struct key_spec {
         strings,
         string_or_strings,
         integers,
+        integers_or_string,  // one integer, a list of them, or a string in the key's own syntax ("10..190:10")
         string_table,
     };
     shape type = shape::any;
@@ -77,7 +78,8 @@ public:
     const recorded_tables& tables() const { return tables_; }
     std::size_t size() const;
 
-    // Called by table_reader for each key it is asked for; does nothing unless one is recording.
+    // Called by table_reader for each key it is asked for, and by a parser of a key of several forms
+    // before it reads the one present (the first spec of a key wins); does nothing unless one is recording.
     static void note(const toml::table& table, std::string_view key, const key_spec& spec);
 
 private:
