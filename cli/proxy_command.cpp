@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "server_setup.hpp"
 #include "startup_files.hpp"
+#include "tls_setup.hpp"
 
 #include "faultline/config/duration.hpp"
 #include "faultline/server/listener.hpp"
@@ -71,6 +72,7 @@ struct proxy_args {
     std::string control_listen;
     control_token_options token;
     startup_file_options startup;
+    tls_options tls;
     std::string config;
     // Options that describe the flags' proxy, to reject them without --upstream, and those that
     // belong to one mode only, to reject them in the other.
@@ -173,8 +175,10 @@ Options flags_options(const proxy_args& args, const harness::proxy_definition& d
 // The flags' http proxy: serve's rules file ([[fault]] rules, [server] with its routes).
 std::shared_ptr<harness::http_named_proxy> make_http_proxy(const proxy_args& args,
                                                            const harness::proxy_definition& definition,
-                                                           harness::serve_config config, std::uint64_t seed) {
+                                                           harness::serve_config config, std::uint64_t seed,
+                                                           const tls_choice& tls) {
     auto options = flags_options<harness::proxy_options>(args, definition);
+    options.tls = tls.identity;
     options.upstream_timeout = duration_option(args.upstream_timeout, "--upstream-timeout");
     harness::server_options server_settings;
     faults::engine_limits limits;
@@ -279,11 +283,18 @@ void run_proxy(proxy_args& args) {
     options.control_token = control.token.token;
     harness::proxy_set set{options, {tcp::tcp_named_proxy::mode()}};
 
+    const bool wants_tls = args.tls.generate || !args.tls.certificate_file.empty();
+    if (wants_tls && (!definition || args.mode != "http")) {
+        std::cerr << "faultline proxy: --tls and --tls-cert are for the flags' http proxy (--upstream, --mode http)\n";
+        fail(exit_bad_input);
+    }
+    const tls_choice tls = definition ? choose_tls(args.tls, definition->listen.address, "proxy") : tls_choice{};
+
     std::shared_ptr<harness::http_named_proxy> http_proxy;
     std::shared_ptr<tcp::tcp_named_proxy> tcp_proxy;
     if (definition) {
         if (args.mode == "http") {
-            http_proxy = make_http_proxy(args, *definition, std::move(rules), seed);
+            http_proxy = make_http_proxy(args, *definition, std::move(rules), seed, tls);
         } else {
             tcp_proxy = make_tcp_proxy(args, *definition, seed);
         }
@@ -322,11 +333,13 @@ void run_proxy(proxy_args& args) {
     ready.control_url = set.control_url();
     ready.control_port = set.control_port();
     if (!set.control_token().empty()) ready.token = set.control_token();
+    if (!tls.ca_file.empty()) ready.ca = tls.ca_file;
     announced.publish(ready);
     std::ostream& banner = announced.stdout_taken() ? std::cerr : std::cout;
     if (http_proxy) {
         banner << "faultline proxy on " << http_proxy->url() << " -> http://" << args.upstream << " (seed " << seed
                << ")\n";
+        if (tls.identity) banner << tls_banner(tls) << '\n';
     } else if (tcp_proxy) {
         banner << "faultline proxy on " << tcp_proxy->url() << " -> tcp://" << args.upstream << " ("
                << tcp_proxy->running().toxics()->toxics.size() << " toxics, seed " << seed << ")\n";
@@ -423,6 +436,7 @@ void add_proxy_command(CLI::App& app) {
         ->excludes(control_port);
     add_control_token_options(*cmd, args->token);
     add_startup_file_options(*cmd, args->startup);
+    add_tls_options(*cmd, args->tls);
     single(cmd->add_flag("--wait-upstream", args->wait_upstream,
                          "Wait for an unreachable upstream of the flags' proxy instead of exiting 3"));
     cmd->add_flag("--allow-non-loopback", args->allow_non_loopback,

@@ -4,11 +4,13 @@
 // token: random unless --control-token-file, the FAULTLINE_CONTROL_TOKEN environment variable or
 // --control-token sets it, or --no-control-token drops it; an empty one is refused, since it would
 // switch authentication off unasked), writes the ready / env files (startup_files.hpp), and runs
-// until SIGINT or SIGTERM, then stops cleanly and flushes the journal. The journal opens with a
+// until SIGINT or SIGTERM, then stops cleanly and flushes the journal. With --tls (or --tls-cert and
+// --tls-key) both ports speak TLS (tls_setup.hpp). The journal opens with a
 // wall-clock anchor (a `started` event), as the proxy's does, for merged journals.
 #include "commands.hpp"
 #include "server_setup.hpp"
 #include "startup_files.hpp"
+#include "tls_setup.hpp"
 
 #include <unistd.h>
 
@@ -34,6 +36,7 @@ struct serve_args {
     std::string journal;
     control_token_options token;
     startup_file_options startup;
+    tls_options tls;
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
@@ -60,6 +63,8 @@ void run_serve(const serve_args& args) {
     const chosen_token& token = control.token;
     if (token.token) options.control_token = *token.token;
     if (args.threads) options.threads = *args.threads;
+    const tls_choice tls = choose_tls(args.tls, options.address, "serve");
+    options.tls = tls.identity;
     const std::uint64_t seed = choose_seed(args.seed, config);
     const auto context = open_server_context(config, seed, args.journal, limits);
     termination_signals signals;
@@ -85,11 +90,13 @@ void run_serve(const serve_args& args) {
     ready.control_url = server.control_url();
     ready.control_port = server.control_port();
     if (!server.control_token().empty()) ready.token = server.control_token();
+    if (!tls.ca_file.empty()) ready.ca = tls.ca_file;
     announced.publish(ready);
     std::ostream& banner = announced.stdout_taken() ? std::cerr : std::cout;
     banner << "faultline serving on " << server.url() << " (seed " << seed << ")\n"
-           << control_banner(server.control_url(), server.control_token(), token) << '\n'
-           << std::flush;
+           << control_banner(server.control_url(), server.control_token(), token) << '\n';
+    if (tls.identity) banner << tls_banner(tls) << '\n';
+    banner << std::flush;
     if (server.max_connections() < context->limits.max_connections) {
         std::cerr << "faultline serve: max_connections lowered from " << context->limits.max_connections << " to "
                   << server.max_connections() << " to fit the descriptor limit (ulimit -n)\n";
@@ -132,6 +139,7 @@ void add_serve_command(CLI::App& app) {
                   "Allow --listen / --control-listen on an address other than loopback (0.0.0.0 in a container)");
     add_control_token_options(*cmd, args->token);
     add_startup_file_options(*cmd, args->startup);
+    add_tls_options(*cmd, args->tls);
     cmd->add_option("--seed", args->seed, "Seed of the fault decisions (default: [server] seed, else random)");
     cmd->add_option("--journal", args->journal, "Stream the journal to this file as JSON Lines");
     cmd->add_option("--threads", args->threads, "Worker threads (default: [server] threads, else 1)")

@@ -40,6 +40,7 @@ std::string ready_json(const ready_state& state) {
     out["control_url"] = state.control_url ? json::value(*state.control_url) : json::value(nullptr);
     out["control_port"] = state.control_port ? json::value(*state.control_port) : json::value(nullptr);
     out["token"] = state.token ? json::value(*state.token) : json::value(nullptr);
+    if (state.ca) out["ca"] = *state.ca;
     if (state.proxies) out["proxies"] = *state.proxies;
     return json::serialize(out) + "\n";
 }
@@ -93,6 +94,7 @@ std::string environment_lines(const ready_state& state) {
     std::string out = "export FAULTLINE_URL=" + shell_quoted(state.url) + "\n";
     if (state.control_url) out += "export FAULTLINE_CONTROL_URL=" + shell_quoted(*state.control_url) + "\n";
     if (state.token) out += "export FAULTLINE_CONTROL_TOKEN=" + shell_quoted(*state.token) + "\n";
+    if (state.ca) out += "export FAULTLINE_CA=" + shell_quoted(*state.ca) + "\n";
     out += "export FAULTLINE_PID=" + std::to_string(state.pid) + "\n";
     return out;
 }

@@ -38,13 +38,14 @@ struct ready_state {
     std::optional<std::string> control_url;  // nullopt: no control API
     std::optional<std::uint16_t> control_port;
     std::optional<std::string> token;        // nullopt: the control API takes none
+    std::optional<std::string> ca;           // TLS: the CA file clients are to trust (FAULTLINE_CA)
     std::optional<boost::json::array> proxies;  // `proxy` only: one object per named proxy
 };
 
 // The ready file's JSON object, one line.
 std::string ready_json(const ready_state& state);
 // `export FAULTLINE_URL='…'` lines (FAULTLINE_CONTROL_URL, FAULTLINE_CONTROL_TOKEN when there are a
-// control API and a token, FAULTLINE_PID), each value single-quoted for the shell.
+// control API and a token, FAULTLINE_CA with TLS, FAULTLINE_PID), each value single-quoted for the shell.
 std::string environment_lines(const ready_state& state);
 
 // Publishes a ready_state as the options ask, once, and removes the files it wrote when destroyed.

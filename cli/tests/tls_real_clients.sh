@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `faultline serve --tls` and `faultline proxy --tls` against real clients on 127.0.0.1: curl and
+# Python's urllib trusting the run's CA (FAULTLINE_CA) are served, and a lost reply after the commit
+# reaches them as a failed exchange with the effect committed in the journal; curl without the CA
+# refuses the certificate, which the journal records as a failed handshake ("unknown ca"), not as an
+# attempt. Bad TLS options exit 2 with a message.
+# Usage: tls_real_clients.sh FAULTLINE_BINARY
+set -euo pipefail
+faultline=$1
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat > "$work/rules.toml" <<'TOML'
+[[fault]]
+name = "lost-after-commit"
+kind = "lost_response"
+then = "reset"
+[fault.match]
+method = "POST"
+path = "/payments"
+TOML
+
+# Starts a server command in the background and sources its environment lines (bounded wait).
+start() {
+    local env_file=$1; shift
+    "$@" --env-file "$env_file" > "$work/out.$$" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do [[ -s $env_file ]] && break; sleep 0.1; done
+    [[ -s $env_file ]] || fail "no env file from: $* ($(cat "$work/out.$$"))"
+    # shellcheck disable=SC1090
+    source "$env_file"
+}
+
+start "$work/serve.env" "$faultline" serve --tls --rules "$work/rules.toml" --journal "$work/serve.jsonl" --no-control-token
+serve_pid=$FAULTLINE_PID
+[[ $FAULTLINE_URL == https://127.0.0.1:* ]] || fail "serve URL $FAULTLINE_URL"
+[[ -s $FAULTLINE_CA ]] || fail "no CA file at $FAULTLINE_CA"
+ca=$FAULTLINE_CA
+
+# Trusting the run's CA: served.
+[[ $(curl -sS --cacert "$ca" "$FAULTLINE_URL/hello") == ok ]] || fail "curl --cacert did not get ok"
+python3 - "$FAULTLINE_URL" "$ca" <<'PY' || fail "python urllib with the CA"
+import ssl, sys, urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+assert urllib.request.urlopen(sys.argv[1] + "/hello", context=ctx).read() == b"ok"
+PY
+# Not trusting it: curl refuses (60: certificate problem), and nothing reaches the service.
+set +e
+curl -sS "$FAULTLINE_URL/hello" 2>/dev/null; untrusted=$?
+# The reply lost after the commit: curl sees the connection reset (56) with no reply.
+curl -sS --cacert "$ca" -X POST -d '{"amount":5}' "$FAULTLINE_URL/payments" 2>/dev/null; lost=$?
+set -e
+[[ $untrusted == 60 ]] || fail "curl without the CA exited $untrusted, expected 60"
+[[ $lost == 56 || $lost == 35 ]] || fail "curl on a lost reply exited $lost, expected 56 (connection reset)"
+
+kill -TERM "$serve_pid"; wait "$serve_pid" || fail "serve did not exit 0"
+[[ ! -e $ca ]] || fail "the run's CA file was left behind"
+python3 - "$work/serve.jsonl" <<'PY' || fail "serve's journal"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+attempts = [l for l in lines if "op" in l]
+failed = [l for l in lines if l.get("event") == "tls_handshake_failed"]
+assert len(attempts) == 3, attempts                       # curl, python, the POST; not the untrusted curl
+assert len(failed) == 1 and "unknown ca" in failed[0]["detail"], failed
+post = [a for a in attempts if a["method"] == "POST"][0]
+assert post["effect"] == "committed" and post["fault"] == "lost_response" and post["outcome"] == "reset", post
+PY
+
+# The proxy in front of a plain serve: TLS to the client, the same journal.
+start "$work/upstream.env" "$faultline" serve --no-control-token
+upstream=${FAULTLINE_URL#http://}
+start "$work/proxy.env" "$faultline" proxy --tls --upstream "$upstream" --journal "$work/proxy.jsonl" --no-control-token
+[[ $FAULTLINE_URL == https://127.0.0.1:* ]] || fail "proxy URL $FAULTLINE_URL"
+[[ $(curl -sS --cacert "$FAULTLINE_CA" "$FAULTLINE_URL/hello") == ok ]] || fail "curl through the TLS proxy"
+kill -TERM "$FAULTLINE_PID"; wait "$FAULTLINE_PID" || fail "proxy did not exit 0"
+grep -q '"target":"/hello"' "$work/proxy.jsonl" || fail "the proxy journaled no attempt"
+
+# Bad options: exit 2 with a reason.
+set +e
+"$faultline" serve --tls-cert "$work/rules.toml" > /dev/null 2>&1; missing_key=$?
+msg=$("$faultline" serve --tls-cert "$work/rules.toml" --tls-key "$work/rules.toml" 2>&1); not_pem=$?
+set -e
+[[ $missing_key == 2 ]] || fail "--tls-cert without --tls-key exited $missing_key"
+[[ $not_pem == 2 && $msg == *"--tls-cert"* ]] || fail "a non-PEM certificate: exit $not_pem, '$msg'"
+echo "tls real clients: ok"
