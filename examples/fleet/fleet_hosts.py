@@ -9,6 +9,8 @@ import os
 import random
 
 import locust.runners
+from locust import HttpUser, constant
+from locust.exception import StopUser
 
 # Debian's python3-locust 2.12.1 carries an empty version string, which its master takes for a
 # pre-2.0 worker and refuses. -1 is the version Locust accepts from any worker (locust PR #1830).
@@ -37,6 +39,25 @@ class Spread:
     @staticmethod
     def url(first_host, attempt, path):
         return HOSTS[(first_host + attempt) % len(HOSTS)] + path
+
+
+class FleetUser(HttpUser):
+    """A Locust user that charges OPERATIONS_PER_USER orders, spread over HOSTS, then stops."""
+
+    abstract = True
+    host = HOSTS[0]
+    wait_time = constant(0.01)
+
+    def on_start(self):
+        self.spread = Spread()
+        self.operations = 0
+
+    def start_operation(self):
+        """The next operation's first host; StopUser once this user has charged its share."""
+        if self.operations >= OPERATIONS_PER_USER:
+            raise StopUser()
+        self.operations += 1
+        return self.spread.start_operation()
 
 
 def charge_body():

@@ -10,8 +10,7 @@ import random
 import time
 import uuid
 
-from locust import HttpUser, task, constant
-from locust.exception import StopUser
+from locust import task
 
 import fleet_hosts
 
@@ -39,20 +38,10 @@ class RetryBudget:
 budget = RetryBudget()  # one per worker process: Locust's users are greenlets of it
 
 
-class GoodClient(HttpUser):
-    host = fleet_hosts.HOSTS[0]
-    wait_time = constant(0.01)
-
-    def on_start(self):
-        self.spread = fleet_hosts.Spread()
-        self.operations = 0
-
+class GoodClient(fleet_hosts.FleetUser):
     @task
     def charge(self):
-        if self.operations >= fleet_hosts.OPERATIONS_PER_USER:
-            raise StopUser()
-        self.operations += 1
-        first_host = self.spread.start_operation()
+        first_host = self.start_operation()
         body = fleet_hosts.charge_body()
         headers = {"Idempotency-Key": str(uuid.uuid4())}
         budget.on_first_attempt()
