@@ -60,12 +60,18 @@ tls_reply tls_exchange(std::uint16_t port, const std::string& trusted_pem, const
             read_more();
         });
     };
+    // After a failed handshake: the server closes only once it has journaled the failure.
+    std::function<void()> await_close = [&] {
+        stream.next_layer().async_read_some(asio::buffer(*buffer), [&](boost::system::error_code ec, std::size_t) {
+            if (!ec) await_close();
+        });
+    };
     stream.next_layer().async_connect({asio::ip::make_address("127.0.0.1"), port}, [&](boost::system::error_code ec) {
         if (ec) return void(reply.handshake_error = ec);
         stream.async_handshake(ssl::stream_base::client, [&](boost::system::error_code hs) {
             if (hs) {
                 reply.handshake_error = hs;
-                return stream.next_layer().close();
+                return await_close();
             }
             asio::async_write(stream, asio::buffer(request), [&](boost::system::error_code wec, std::size_t) {
                 if (wec) return void(reply.read_error = wec);
