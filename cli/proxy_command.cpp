@@ -25,6 +25,7 @@
 #include "faultline/server/proxy.hpp"
 #include "faultline/server/proxy_config.hpp"
 #include "faultline/server/proxy_set.hpp"
+#include "faultline/tls/contexts.hpp"
 #include "faultline/tcp/connection_journal.hpp"
 #include "faultline/tcp/tcp_named_proxy.hpp"
 #include "faultline/tcp/tcp_proxy.hpp"
@@ -73,6 +74,8 @@ struct proxy_args {
     control_token_options token;
     startup_file_options startup;
     tls_options tls;
+    std::string upstream_ca;
+    bool upstream_insecure = false;
     std::string config;
     // Options that describe the flags' proxy, to reject them without --upstream, and those that
     // belong to one mode only, to reject them in the other.
@@ -147,6 +150,17 @@ void reject_options_of_other_mode(const std::vector<const CLI::Option*>& options
     }
 }
 
+// --upstream's scheme: https:// means TLS to the upstream, http:// (or none) plain HTTP.
+struct upstream_flag {
+    std::string host_port;
+    bool tls = false;
+};
+upstream_flag split_upstream(const std::string& text) {
+    if (text.rfind("https://", 0) == 0) return {text.substr(8), true};
+    if (text.rfind("http://", 0) == 0) return {text.substr(7), false};
+    return {text, false};
+}
+
 // The proxy the single-proxy flags describe: named by --instance or "default".
 harness::proxy_definition flags_definition(const proxy_args& args) {
     harness::proxy_definition definition;
@@ -154,8 +168,13 @@ harness::proxy_definition flags_definition(const proxy_args& args) {
     definition.mode = args.mode;
     const listen_option listen = parse_listen_option(args.listen, "--listen", "proxy", args.allow_non_loopback);
     definition.listen = {listen.address, listen.port.value_or(0)};
-    definition.upstream_text = args.upstream;
-    definition.upstream = host_port_option(args.upstream, "--upstream");
+    const upstream_flag upstream = split_upstream(args.upstream);
+    if (upstream.tls && args.mode != "http") {
+        std::cerr << "faultline proxy: --upstream https://… is for --mode http (tcp mode forwards bytes as they are)\n";
+        fail(exit_bad_input);
+    }
+    definition.upstream_text = upstream.host_port;
+    definition.upstream = host_port_option(upstream.host_port, "--upstream");
     definition.journal = args.journal;
     definition.allow_non_loopback = args.allow_non_loopback;
     return definition;
@@ -179,6 +198,18 @@ std::shared_ptr<harness::http_named_proxy> make_http_proxy(const proxy_args& arg
                                                            const tls_choice& tls) {
     auto options = flags_options<harness::proxy_options>(args, definition);
     options.tls = tls.identity;
+    if (split_upstream(args.upstream).tls) {
+        options.upstream_tls = tls::client_options{args.upstream_ca, !args.upstream_insecure};
+        try {
+            tls::client_context(*options.upstream_tls);  // an unreadable CA file is refused here
+        } catch (const std::runtime_error& e) {
+            std::cerr << "faultline proxy: --upstream-ca: " << e.what() << '\n';
+            fail(exit_bad_input);
+        }
+    } else if (!args.upstream_ca.empty() || args.upstream_insecure) {
+        std::cerr << "faultline proxy: --upstream-ca and --upstream-insecure need --upstream https://HOST:PORT\n";
+        fail(exit_bad_input);
+    }
     options.upstream_timeout = duration_option(args.upstream_timeout, "--upstream-timeout");
     harness::server_options server_settings;
     faults::engine_limits limits;
@@ -337,7 +368,9 @@ void run_proxy(proxy_args& args) {
     announced.publish(ready);
     std::ostream& banner = announced.stdout_taken() ? std::cerr : std::cout;
     if (http_proxy) {
-        banner << "faultline proxy on " << http_proxy->url() << " -> http://" << args.upstream << " (seed " << seed
+        const upstream_flag upstream = split_upstream(args.upstream);
+        banner << "faultline proxy on " << http_proxy->url() << " -> " << (upstream.tls ? "https://" : "http://")
+               << upstream.host_port << " (seed " << seed
                << ")\n";
         if (tls.identity) banner << tls_banner(tls) << '\n';
     } else if (tcp_proxy) {
@@ -398,8 +431,15 @@ void add_proxy_command(CLI::App& app) {
                            "ADDRESS:PORT the flags' proxy listens on (default 127.0.0.1:0, an ephemeral port; beyond "
                            "loopback only with --allow-non-loopback)"));
     cmd->add_option("--upstream", args->upstream,
-                    "ADDRESS:PORT of the service the flags' proxy forwards to (without it, no proxy is made from "
-                    "the flags)");
+                    "[https://]HOST:PORT of the service the flags' proxy forwards to (https://: over TLS, verified; "
+                    "without it, no proxy is made from the flags)");
+    args->http_only.push_back(single(cmd->add_option("--upstream-ca", args->upstream_ca,
+                                                     "http: the CA file that verifies an https:// upstream (default: "
+                                                     "the system's trust store)")
+                                         ->check(CLI::ExistingFile)));
+    args->http_only.push_back(single(cmd->add_flag("--upstream-insecure", args->upstream_insecure,
+                                                   "http: do not verify an https:// upstream's certificate (a test "
+                                                   "service with a self-signed one)")));
     cmd->add_option("--config", args->config,
                     "TOML file of [[proxy]] tables, one proxy each: name, upstream, listen (default 127.0.0.1:0), "
                     "mode (http|tcp), journal, seed, and the mode's own keys ([[proxy.fault]] rules and "

@@ -3,7 +3,7 @@
 # Python's urllib trusting the run's CA (FAULTLINE_CA) are served, and a lost reply after the commit
 # reaches them as a failed exchange with the effect committed in the journal; curl without the CA
 # refuses the certificate, which the journal records as a failed handshake ("unknown ca"), not as an
-# attempt. Bad TLS options exit 2 with a message.
+# attempt. The proxy also reaches a TLS upstream, verified. Bad TLS options exit 2 with a message.
 # Usage: tls_real_clients.sh FAULTLINE_BINARY
 set -euo pipefail
 faultline=$1
@@ -81,6 +81,15 @@ start "$work/proxy.env" "$faultline" proxy --tls --upstream "$upstream" --journa
 kill -TERM "$FAULTLINE_PID"; wait "$FAULTLINE_PID" || fail "proxy did not exit 0"
 grep -q '"target":"/hello"' "$work/proxy.jsonl" || fail "the proxy journaled no attempt"
 
+# The proxy in front of a TLS upstream (serve --tls), verified with the upstream's CA, by name.
+start "$work/tls-upstream.env" "$faultline" serve --tls --no-control-token
+tls_upstream_pid=$FAULTLINE_PID upstream_ca=$FAULTLINE_CA
+tls_upstream=https://localhost:${FAULTLINE_URL##*:}
+start "$work/proxy2.env" "$faultline" proxy --upstream "$tls_upstream" --upstream-ca "$upstream_ca" --no-control-token
+[[ $(curl -sS "$FAULTLINE_URL/hello") == ok ]] || fail "curl through the proxy to a TLS upstream"
+kill -TERM "$FAULTLINE_PID"; wait "$FAULTLINE_PID" || fail "proxy did not exit 0"
+kill -TERM "$tls_upstream_pid"; wait "$tls_upstream_pid" || fail "the TLS upstream did not exit 0"
+
 # Bad options: exit 2 with a reason.
 set +e
 "$faultline" serve --tls-cert "$work/rules.toml" > /dev/null 2>&1; missing_key=$?
@@ -88,4 +97,10 @@ msg=$("$faultline" serve --tls-cert "$work/rules.toml" --tls-key "$work/rules.to
 set -e
 [[ $missing_key == 2 ]] || fail "--tls-cert without --tls-key exited $missing_key"
 [[ $not_pem == 2 && $msg == *"--tls-cert"* ]] || fail "a non-PEM certificate: exit $not_pem, '$msg'"
+set +e
+msg=$("$faultline" proxy --upstream https://127.0.0.1:9 --upstream-ca "$work/rules.toml" 2>&1); bad_ca=$?
+"$faultline" proxy --upstream 127.0.0.1:9 --upstream-insecure > /dev/null 2>&1; insecure_plain=$?
+set -e
+[[ $bad_ca == 2 && $msg == *"--upstream-ca"* ]] || fail "a CA file that is not PEM: exit $bad_ca, '$msg'"
+[[ $insecure_plain == 2 ]] || fail "--upstream-insecure without https:// exited $insecure_plain"
 echo "tls real clients: ok"

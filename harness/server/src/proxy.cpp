@@ -35,6 +35,7 @@ server_detail::upstream_settings upstream_of(const proxy_options& options) {
     out.body_limit = options.upstream_body_limit;
     out.idle_per_worker = options.idle_upstream_per_thread;
     out.workers = std::max<std::size_t>(options.threads, 1);
+    out.tls = options.upstream_tls;
     return out;
 }
 

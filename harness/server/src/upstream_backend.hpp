@@ -12,7 +12,9 @@
 //     own), 103 and the others are handed on ahead of the reply, 101 (nothing asked to upgrade) is a
 //     broken reply (502, `bad_reply`);
 //   - resolves the upstream's name at start() (Docker and Kubernetes service names), and tries
-//     each address it resolved to in turn on each new connection.
+//     each address it resolved to in turn on each new connection;
+//   - speaks TLS to it when asked (SNI with its name, the chain and name verified unless
+//     verification is off), the TLS session pooled with its connection.
 // An attempt on a non-idempotent or idempotent-write route (the [server] routes) commits when the
 // upstream answers it with a 2xx: the record's effect and a ledger entry.
 #pragma once
@@ -21,6 +23,7 @@
 
 #include "faultline/server/listener.hpp"
 #include "faultline/server/server_context.hpp"
+#include "faultline/tls/contexts.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -30,10 +33,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace faultline::harness::server_detail {
+
+class connection_stream;
 
 struct upstream_settings {
     std::string host = "127.0.0.1";  // a name or an IP address
@@ -43,6 +50,7 @@ struct upstream_settings {
     std::size_t body_limit = 64 * 1024 * 1024;          // reply bodies; larger are a 502
     std::size_t idle_per_worker = 256;                  // kept-alive connections pooled per worker
     std::size_t workers = 1;
+    std::optional<tls::client_options> tls;             // TLS to the upstream (nullopt: plain TCP)
 };
 
 class upstream_backend final : public backend {
@@ -68,12 +76,13 @@ private:
     friend class upstream_channel;
 
     struct idle_connection {
-        listener_socket socket;
+        std::unique_ptr<connection_stream> stream;  // a TLS session stays with its socket
         boost::beast::flat_buffer buffer;  // kept, so a reused connection reads into memory it has
     };
 
     server_context& context_;
     const upstream_settings settings_;
+    const tls::context_ptr tls_;  // with settings_.tls
     std::vector<boost::asio::ip::tcp::endpoint> endpoints_;
     std::vector<std::vector<idle_connection>> pools_;  // one per worker
     std::atomic<std::uint64_t> forwarded_{0};

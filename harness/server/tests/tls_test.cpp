@@ -5,6 +5,7 @@
 #include "server_fixture.hpp"
 #include "test_client.hpp"
 
+#include "faultline/server/proxy.hpp"
 #include "faultline/tls/certificates.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -16,6 +17,10 @@
 #include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 namespace faultline::harness::testing {
 namespace {
@@ -160,6 +165,114 @@ TEST(tls, a_client_that_never_says_hello_is_closed_at_header_timeout_and_journal
     ASSERT_EQ(events.size(), 1U);
     EXPECT_EQ(events[0].kind, server_event_kind::header_timeout);
     EXPECT_EQ(events[0].detail.rfind("TLS handshake not complete within 200ms", 0), 0U) << events[0].detail;
+}
+
+
+// ---- the proxy's upstream over TLS ----
+
+// The run's CA as a file, as a user hands it to `proxy --upstream-ca`.
+struct ca_file {
+    explicit ca_file(const std::string& pem)
+        : path{std::filesystem::temp_directory_path() /
+               ("faultline-tls-test-ca-" + std::to_string(::getpid()) + "-" + std::to_string(next_id()) + ".pem")} {
+        std::ofstream{path} << pem;
+    }
+    ~ca_file() { std::filesystem::remove(path); }
+    static int next_id() {
+        static int id = 0;
+        return ++id;
+    }
+    std::filesystem::path path;
+};
+
+struct upstream_proxy {
+    upstream_proxy(std::uint16_t upstream_port, std::optional<tls::client_options> upstream_tls,
+                   std::string host = "localhost") {
+        context = std::make_unique<server_context>(model_config{}, std::vector<faults::rule>{}, 7);
+        proxy_options options;
+        options.upstream_address = std::move(host);
+        options.upstream_port = upstream_port;
+        options.upstream_tls = std::move(upstream_tls);
+        engine = std::make_unique<proxy>(*context, options);
+        if (const auto ec = engine->start()) throw std::runtime_error{"proxy did not start: " + ec.message()};
+    }
+    std::unique_ptr<server_context> context;
+    std::unique_ptr<proxy> engine;
+};
+
+TEST(tls, the_proxy_reaches_a_tls_upstream_verified_by_name_and_reuses_the_session) {
+    const run_authority authority;
+    test_server upstream{"", 7, tls_options(authority)};
+    const ca_file ca{authority.ca.certificate_pem()};
+    upstream_proxy p{upstream.port(), tls::client_options{ca.path.string(), true}};
+    connection client{p.engine->port()};
+    ASSERT_TRUE(client.connected());
+    for (int i = 0; i < 3; ++i) {
+        const auto reply = client.round_trip(make_request("GET", "/hello", {}, {}, true));
+        ASSERT_TRUE(reply.parsed()) << reply.bytes;
+        EXPECT_EQ(reply.parsed()->result_int(), 200);
+        EXPECT_EQ(reply.parsed()->body(), "ok");
+    }
+    // One TLS connection, pooled between the exchanges.
+    EXPECT_EQ(p.engine->counters().upstream_connects, 1U);
+    EXPECT_EQ(upstream.engine().counters().connections, 1U);
+}
+
+// An untrusted issuer, or a certificate for another name: refused at the handshake, before the
+// request is written.
+TEST(tls, an_upstream_certificate_the_proxy_does_not_trust_is_a_502_and_nothing_is_sent) {
+    const run_authority authority;
+    const auto now = std::chrono::system_clock::now();
+    server_options other_name;
+    other_name.tls = authority.ca.issue(tls::request_for({"service.example"}, now));
+    const auto stranger = tls::certificate_authority::generate("not the upstream's CA", now);
+    const ca_file trusted{authority.ca.certificate_pem()};
+    const ca_file untrusted{stranger.certificate_pem()};
+    struct case_t {
+        const char* name;
+        server_options served;
+        std::string ca;
+    };
+    for (const case_t& c : {case_t{"untrusted issuer", tls_options(authority), untrusted.path.string()},
+                            case_t{"another name", other_name, trusted.path.string()}}) {
+        SCOPED_TRACE(c.name);
+        test_server upstream{"", 7, c.served};
+        upstream_proxy p{upstream.port(), tls::client_options{c.ca, true}, "127.0.0.1"};
+        const auto reply = exchange(p.engine->port(), make_request("POST", "/payments", R"({"amount":5})"));
+        ASSERT_TRUE(reply.parsed()) << reply.bytes;
+        EXPECT_EQ(reply.parsed()->result_int(), 502);
+        p.engine->stop();
+        const auto wire = p.context->records.wire_snapshot();
+        ASSERT_EQ(wire.size(), 1U);
+        EXPECT_EQ(wire[0].upstream_error, "tls_handshake_failed");
+        EXPECT_EQ(upstream.context().model.charge_count(), 0U);
+        EXPECT_TRUE(upstream.journal().empty());
+    }
+}
+
+TEST(tls, without_verification_a_self_signed_upstream_is_reached) {
+    const run_authority authority;
+    test_server upstream{"", 7, tls_options(authority)};
+    upstream_proxy p{upstream.port(), tls::client_options{"", false}};
+    const auto reply = exchange(p.engine->port(), make_request("GET", "/hello"));
+    ASSERT_TRUE(reply.parsed()) << reply.bytes;
+    EXPECT_EQ(reply.parsed()->result_int(), 200);
+}
+
+// The commit is the upstream's: a reply it loses after committing is the attempt's outcome at the
+// proxy (502), never a second request.
+TEST(tls, a_tls_upstream_that_loses_the_reply_after_commit_is_not_sent_the_request_again) {
+    const run_authority authority;
+    test_server upstream{"[[fault]]\nname = \"lost\"\nkind = \"lost_response\"\nthen = \"reset\"\n"
+                         "[fault.match]\npath = \"/payments\"\n",
+                         7, tls_options(authority)};
+    const ca_file ca{authority.ca.certificate_pem()};
+    upstream_proxy p{upstream.port(), tls::client_options{ca.path.string(), true}};
+    const auto reply = exchange(p.engine->port(), make_request("POST", "/payments", R"({"amount":5})"));
+    ASSERT_TRUE(reply.parsed()) << reply.bytes;
+    EXPECT_EQ(reply.parsed()->result_int(), 502);
+    EXPECT_EQ(upstream.context().model.charge_count(), 1U);
+    EXPECT_EQ(upstream.journal().size(), 1U);
 }
 
 }  // namespace

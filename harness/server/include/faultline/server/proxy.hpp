@@ -34,6 +34,7 @@
 #include "faultline/server/server_context.hpp"
 #include "faultline/server/upstream.hpp"
 #include "faultline/tls/certificates.hpp"
+#include "faultline/tls/contexts.hpp"
 
 #include <boost/system/error_code.hpp>
 
@@ -68,6 +69,10 @@ struct proxy_options {
     // Clients reach the proxy (and its control port) over TLS with this key and certificate, as
     // serve's (server_options::tls).
     std::optional<tls::key_and_certificate> tls;
+    // The proxy reaches the upstream over TLS (SNI with upstream_address; verified against the CA
+    // file, or the system's trust store, unless `verify` is off). A CA file that cannot be read makes
+    // the constructor throw std::runtime_error.
+    std::optional<tls::client_options> upstream_tls;
 };
 
 struct proxy_counters {
