@@ -198,6 +198,7 @@ std::shared_ptr<harness::http_named_proxy> make_http_proxy(const proxy_args& arg
                                                            const tls_choice& tls) {
     auto options = flags_options<harness::proxy_options>(args, definition);
     options.tls = tls.identity;
+    if (tls.generated) options.tls_faults = tls.generated->bad();
     if (split_upstream(args.upstream).tls) {
         options.upstream_tls = tls::client_options{args.upstream_ca, !args.upstream_insecure};
         try {

@@ -65,6 +65,7 @@ void run_serve(const serve_args& args) {
     if (args.threads) options.threads = *args.threads;
     const tls_choice tls = choose_tls(args.tls, options.address, "serve");
     options.tls = tls.identity;
+    if (tls.generated) options.tls_faults = tls.generated->bad();
     const std::uint64_t seed = choose_seed(args.seed, config);
     const auto context = open_server_context(config, seed, args.journal, limits);
     termination_signals signals;

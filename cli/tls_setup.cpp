@@ -6,14 +6,8 @@
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
-#include <system_error>
 
 namespace faultline::cli {
 
@@ -22,12 +16,6 @@ namespace {
 [[noreturn]] void fail_usage(std::string_view command, const std::string& message) {
     std::cerr << "faultline " << command << ": " << message << '\n';
     throw CLI::RuntimeError(exit_bad_input);
-}
-
-std::string default_ca_path() {
-    const char* tmp = std::getenv("TMPDIR");
-    const std::filesystem::path dir = tmp && *tmp ? tmp : "/tmp";
-    return (dir / ("faultline-" + std::to_string(::getpid()) + "-ca.pem")).string();
 }
 
 bool is_wildcard(const std::string& address) { return address == "0.0.0.0" || address == "::"; }
@@ -55,17 +43,6 @@ void add_tls_options(CLI::App& cmd, tls_options& options) {
         ->needs(generate);
 }
 
-tls_choice::~tls_choice() {
-    if (!remove_ca_file_) return;
-    std::error_code ignored;
-    std::filesystem::remove(ca_file, ignored);
-}
-
-tls_choice::tls_choice(tls_choice&& other) noexcept
-    : identity{std::move(other.identity)}, ca_file{std::move(other.ca_file)}, remove_ca_file_{other.remove_ca_file_} {
-    other.remove_ca_file_ = false;
-}
-
 tls_choice choose_tls(const tls_options& options, const std::string& listen_address, std::string_view command) {
     tls_choice choice;
     try {
@@ -80,19 +57,13 @@ tls_choice choose_tls(const tls_options& options, const std::string& listen_addr
             return choice;
         }
         if (!options.generate) return choice;
-        const auto now = std::chrono::system_clock::now();
-        const auto authority = tls::certificate_authority::generate("faultline run CA " + std::to_string(::getpid()), now);
-        std::vector<std::string> names{"localhost", "127.0.0.1", "::1"};
+        std::vector<std::string> names = options.names;
         if (!is_wildcard(listen_address)) names.push_back(listen_address);
-        names.insert(names.end(), options.names.begin(), options.names.end());
-        std::sort(names.begin(), names.end());
-        names.erase(std::unique(names.begin(), names.end()), names.end());
-        choice.identity = authority.issue(tls::request_for(names, now));
-        choice.ca_file = options.ca_file.empty() ? default_ca_path() : options.ca_file;
-        std::ofstream out{choice.ca_file, std::ios::trunc};
-        out << authority.certificate_pem();
-        if (!out.flush()) throw std::runtime_error("cannot write the run's CA to " + choice.ca_file);
-        choice.remove_ca_file_ = options.ca_file.empty();
+        choice.generated.emplace("faultline run CA " + std::to_string(::getpid()), std::move(names),
+                                 options.ca_file.empty() ? tls::temporary_ca_path(std::string{command}) : options.ca_file,
+                                 !options.ca_file.empty());
+        choice.identity = choice.generated->identity();
+        choice.ca_file = choice.generated->ca_file();
     } catch (const std::runtime_error& e) {  // OpenSSL's and the files' failures; nothing here throws CLI's
         fail_usage(command, std::string{"TLS: "} + e.what());
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "faultline/tls/certificates.hpp"
+#include "faultline/tls/run_certificates.hpp"
 
 #include <CLI/App.hpp>
 
@@ -26,20 +27,10 @@ void add_tls_options(CLI::App& cmd, tls_options& options);
 
 // What a command serves, and the CA file it wrote (removed when this is destroyed, unless the user
 // named the path with --tls-ca-file).
-class tls_choice {
-public:
-    tls_choice() = default;
-    ~tls_choice();
-    tls_choice(tls_choice&&) noexcept;
-    tls_choice& operator=(tls_choice&&) = delete;
-    tls_choice(const tls_choice&) = delete;
-
+struct tls_choice {
     std::optional<tls::key_and_certificate> identity;  // nullopt: plain TCP
     std::string ca_file;  // the run's CA ("" with the user's own certificate)
-
-private:
-    friend tls_choice choose_tls(const tls_options&, const std::string&, std::string_view);
-    bool remove_ca_file_ = false;
+    std::optional<tls::run_certificates> generated;  // with --tls: owns the CA file
 };
 
 // `listen_address` goes on the run's certificate beside localhost, 127.0.0.1 and ::1 (unless it is a

@@ -15,7 +15,7 @@ set(FAULTLINE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/faultline"
 # The real targets behind the faultline::<name> aliases; a registering library's whole-archive
 # interface target and its _impl archive are both exported, as faultline::<name> and <name>_impl.
 set(faultline_exported_targets
-  faultline_core faultline_asio faultline_retry faultline_retry_http faultline_config faultline_tls
+  faultline_core faultline_asio faultline_asio_ssl faultline_retry faultline_retry_http faultline_config faultline_tls
   faultline_faults faultline_faults_impl faultline_record faultline_checks faultline_checks_impl
   faultline_server faultline_tcp faultline_tcp_impl faultline_drivers faultline_drivers_impl faultline_runner faultline_reports
   faultline_reports_impl faultline_score

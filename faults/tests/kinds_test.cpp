@@ -346,6 +346,29 @@ TEST(refuse_kind, listener_level_takes_time_triggers_only) {
               "in it never reach the server to be counted), got 2");
 }
 
+TEST(tls_kind, every_how_is_a_connection_verdict) {
+    const std::pair<const char*, connection_verdict> cases[] = {
+        {"abort_handshake", connection_verdict::tls_abort_handshake},
+        {"stall_handshake", connection_verdict::tls_stall_handshake},
+        {"expired_certificate", connection_verdict::tls_expired_certificate},
+        {"wrong_name", connection_verdict::tls_wrong_name},
+        {"untrusted_issuer", connection_verdict::tls_untrusted_issuer},
+    };
+    for (const auto& [how, verdict] : cases) {
+        const rule r = one_rule(std::string{"[[fault]]\nkind = \"tls\"\nhow = \""} + how + "\"\n");
+        EXPECT_EQ(r.level, fault_level::connection) << how;
+        EXPECT_EQ(r.fault->on_connection({}), verdict) << how;
+    }
+}
+
+TEST(tls_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"tls\"\n"),
+              "rules.toml:1:1: fault kind \"tls\": missing required key \"how\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"tls\"\nhow = \"expired\"\n"),
+              "rules.toml:3:7: fault kind \"tls\": how: unknown value \"expired\"; allowed: abort_handshake, "
+              "stall_handshake, expired_certificate, wrong_name, untrusted_issuer");
+}
+
 TEST(refuse_kind, bad_config) {
     EXPECT_EQ(one_error("[[fault]]\nkind = \"refuse\"\nmode = \"drop\"\n"),
               "rules.toml:3:1: fault kind \"refuse\": unknown key \"mode\"; allowed: how, kind, match, min_fired, "

@@ -102,7 +102,7 @@ TEST(http_client, headers_and_body_are_sent_on_every_attempt_and_stay_stable) {
     server.script({server_step::respond(503), server_step::respond(503), server_step::respond(201, "created")});
     manual_clock clk;
     http_client client{io.get_executor(), "127.0.0.1", server.port(), quick_policy(4).with_overall_timeout(10s),
-                       http_client_options{&clk, nullptr, 4, 1u << 20}};
+                       http_client_options{.clk = &clk, .max_idle_connections = 4, .body_limit = 1u << 20}};
     request_options options;
     // Time passes on the injected clock between attempts, so the deadline header must shrink.
     options.on_decision = [&](const decision_event& e) {
@@ -282,7 +282,7 @@ TEST(http_client, retry_after_as_an_http_date_uses_the_clock_wall_time) {
     server.script({server_step::respond(503, {}, {{"Retry-After", date}})});
     // 5 s is above max_retry_after: the client gives up at once rather than waiting less.
     http_client client{io.get_executor(), "127.0.0.1", server.port(), quick_policy(3).with_max_retry_after(3s),
-                       http_client_options{&clk, nullptr, 4, 1u << 20}};
+                       http_client_options{.clk = &clk, .max_idle_connections = 4, .body_limit = 1u << 20}};
     const auto result = run_one(io, client, make_request(http::verb::get, "/kv/a"));
     ASSERT_TRUE(result.has_value());
     EXPECT_EQ(result->final_decision, decision::retry_after_too_long);
@@ -299,7 +299,7 @@ TEST(http_client, retry_after_as_an_http_date_is_measured_from_the_response_date
     server.script({server_step::respond(
         503, {}, {{"Date", format_http_date(server_now)}, {"Retry-After", format_http_date(server_now + 5s)}})});
     http_client client{io.get_executor(), "127.0.0.1", server.port(), quick_policy(3).with_max_retry_after(3s),
-                       http_client_options{&clk, nullptr, 4, 1u << 20}};
+                       http_client_options{.clk = &clk, .max_idle_connections = 4, .body_limit = 1u << 20}};
     const auto result = run_one(io, client, make_request(http::verb::get, "/kv/a"));
     ASSERT_TRUE(result.has_value());
     EXPECT_EQ(result->final_decision, decision::retry_after_too_long);

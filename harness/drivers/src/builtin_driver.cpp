@@ -34,6 +34,7 @@
 #include "faultline/retry/classify.hpp"
 #include "faultline/retry/deadline.hpp"
 #include "faultline/retry/http_client.hpp"
+#include "faultline/tls/contexts.hpp"
 #include "faultline/retry/idempotency.hpp"
 
 namespace faultline::harness {
@@ -382,11 +383,14 @@ private:
         const std::uint32_t n = config_.load.clients;
         randoms_.reserve(n);
         clients_.reserve(n);
+        // With TLS every client trusts the run's CA alone, and verifies the name (127.0.0.1).
+        const tls::context_ptr tls = ctx_.ca_file.empty() ? nullptr : tls::client_context({ctx_.ca_file, true});
         for (std::uint32_t c = 0; c < n; ++c) {
             randoms_.push_back(std::make_unique<seeded_random>(mix64(ctx_.seed ^ client_stream, c)));
             retry::http_client_options options;
             options.clk = &ctx_.clk;
             options.random = randoms_.back().get();
+            options.tls = tls;
             clients_.push_back(std::make_unique<retry::http_client>(io_.get_executor(), ctx_.host, ctx_.port,
                                                                     client_policy, options));
         }

@@ -37,7 +37,7 @@ constexpr std::size_t read_chunk = 64 * 1024;
 constexpr std::uint32_t max_command_concurrency = 64;
 // The environment variables the driver sets; inherited values of them are dropped.
 constexpr std::string_view driver_variables[] = {"FAULTLINE_URL=", "FAULTLINE_OP=", "FAULTLINE_CLIENT=",
-                                                 "FAULTLINE_KEY="};
+                                                 "FAULTLINE_KEY=", "FAULTLINE_CA="};
 
 // --- reading the [client] table -------------------------------------------------------------
 
@@ -238,7 +238,12 @@ private:
     posix_spawnattr_t attr_{};
 };
 
-// Starts one process; returns the child or an error message. `values` has the url and the key set.
+bool names_ca(const std::vector<std::string>& argv) {
+    return std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a.find("{ca}") != std::string::npos; });
+}
+
+// Starts one process; returns the child or an error message. `values` has the url and the key set,
+// and the CA file when the server speaks TLS.
 std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_template,
                                            const placeholder_values& values, bool per_operation) {
     std::vector<std::string> args;
@@ -257,6 +262,7 @@ std::variant<child, std::string> spawn_one(const std::vector<std::string>& argv_
     }
     env_strings.push_back("FAULTLINE_URL=" + std::string(*values.url));
     env_strings.push_back("FAULTLINE_KEY=" + std::string(*values.key));
+    if (values.ca) env_strings.push_back("FAULTLINE_CA=" + std::string(*values.ca));
     if (per_operation) {
         env_strings.push_back("FAULTLINE_OP=" + std::to_string(values.op));
         env_strings.push_back("FAULTLINE_CLIENT=" + std::to_string(values.client));
@@ -339,6 +345,11 @@ command_driver::command_driver(std::vector<std::string> argv, command_options op
 driver_result command_driver::run(const driver_context& ctx) {
     stats_ = {};
     driver_result result;
+    if (ctx.ca_file.empty() && (names_ca(argv_) || names_ca(options_.control_argv))) {
+        result.error = "command driver: the command names {ca}, the run's CA file, but the server does not speak "
+                       "TLS (set `tls = true` in [server])";
+        return result;
+    }
     const bool per_operation = options_.mode == command_mode::per_operation;
     const std::uint64_t client_total = per_operation ? options_.operations : 1;
     const std::uint64_t control_total = per_operation && !options_.control_argv.empty() ? options_.control_processes : 0;
@@ -409,7 +420,8 @@ driver_result command_driver::run(const driver_context& ctx) {
         while (!stopping && next_op < total && (is_control(start_order[next_op]) || clients_running < lanes)) {
             const std::uint64_t op = start_order[next_op++];
             const retry::idempotency_key key = operation_key(ctx.seed, op);
-            const placeholder_values values{op, op % lanes, op / lanes, std::string_view{ctx.base_url}, key.view()};
+            placeholder_values values{op, op % lanes, op / lanes, std::string_view{ctx.base_url}, key.view()};
+            if (!ctx.ca_file.empty()) values.ca = ctx.ca_file;
             const std::int64_t started_ns = since(ctx.run_start, ctx.clk.now());
             auto spawned = spawn_one(is_control(op) ? options_.control_argv : argv_, values, per_operation);
             if (auto* message = std::get_if<std::string>(&spawned)) {

@@ -22,6 +22,7 @@
 #include "faultline/server/proxy.hpp"
 #include "faultline/server/relay.hpp"
 #include "faultline/server/server.hpp"
+#include "faultline/tls/run_certificates.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -70,8 +71,10 @@ journal_options run_journal(const run_options& options) {
 
 // Starts the [[relay]] tiers from the service outwards, so each knows the port of the one after it.
 // Returned client side first; empty with harness_error set when one failed to start.
+// The first tier, which the client calls, serves `client_tls` when set.
 std::vector<running_relay> start_relays(const scenario& s, const run_options& options, std::uint16_t service_port,
                                         const identity_config& client_identity, const std::string& identity_header,
+                                        const tls::run_certificates* client_tls,
                                         faultline::clock& clk, run_record& record) {
     std::vector<running_relay> tiers(s.relays.size());
     std::uint16_t next_port = service_port;
@@ -100,6 +103,10 @@ std::vector<running_relay> start_relays(const scenario& s, const run_options& op
         tier.context->next_tier = tier.forwarder.get();
         server_options listen;
         listen.threads = std::max<std::size_t>(1, options.server_threads);
+        if (i == 0 && client_tls != nullptr) {
+            listen.tls = client_tls->identity();
+            listen.tls_faults = client_tls->bad();
+        }
         tier.listener = std::make_unique<server>(*tier.context, listen, clk);
         if (const boost::system::error_code ec = tier.listener->start()) {
             record.harness_error = "relay tier \"" + tier.name + "\" failed to start: " + ec.message();
@@ -129,19 +136,29 @@ named_journal tier_journal(std::string name, server_context& context, faultline:
 }
 
 // What the client (or the first relay) calls as the service: the built-in service model, or with
-// `[proxy]` the proxy in front of the scenario's real service. Both work on the same context.
+// `[proxy]` the proxy in front of the scenario's real service. Both work on the same context. It
+// serves `tls` when set (the client calls it directly).
 class service_front {
 public:
-    service_front(const scenario& s, server_context& context, const run_options& options, faultline::clock& clk) {
+    service_front(const scenario& s, server_context& context, const run_options& options,
+                  const tls::run_certificates* tls, faultline::clock& clk) {
         const std::size_t threads = std::max<std::size_t>(1, options.server_threads);
         if (s.proxy) {
             proxy_options forward = s.proxy->options();
             forward.threads = threads;
+            if (tls != nullptr) {
+                forward.tls = tls->identity();
+                forward.tls_faults = tls->bad();
+            }
             proxy_.emplace(context, std::move(forward), clk);
             upstream_ = *s.proxy;
         } else {
             server_options listen;
             listen.threads = threads;
+            if (tls != nullptr) {
+                listen.tls = tls->identity();
+                listen.tls_faults = tls->bad();
+            }
             server_.emplace(context, listen, clk);
         }
     }
@@ -212,14 +229,23 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     server_context context(model, s.faults, record.seed, journal_bound, {}, ledger_keeps::count);
     const attempts_watch watch(options.progress, context.records);
 
-    service_front fault_server(s, context, options, clk);
+    // [server] tls: a CA of the run's own, its file handed to the client; whichever tier the client
+    // calls serves the certificate it issued.
+    std::optional<tls::run_certificates> certificates;
+    if (s.tls) {
+        static std::atomic<std::uint64_t> runs_with_tls{0};
+        certificates.emplace("faultline run CA", std::vector<std::string>{},
+                             tls::temporary_ca_path("run" + std::to_string(runs_with_tls.fetch_add(1))), false);
+    }
+    const tls::run_certificates* client_tls = certificates ? &*certificates : nullptr;
+    service_front fault_server(s, context, options, s.relays.empty() ? client_tls : nullptr, clk);
     if (std::string error = fault_server.start(); !error.empty()) {
         record.harness_error = std::move(error);
         return;
     }
 
     std::vector<running_relay> relays =
-        start_relays(s, options, fault_server.port(), client_identity, identity_header, clk, record);
+        start_relays(s, options, fault_server.port(), client_identity, identity_header, client_tls, clk, record);
     if (!record.harness_error.empty()) return;
     // The client calls the first tier: the first relay, else the service itself.
     const std::uint16_t entry_port = relays.empty() ? fault_server.port() : relays.front().listener->port();
@@ -229,6 +255,7 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     driver_context ctx{"127.0.0.1", entry_port,               entry_url, record.seed,
                        clk,         fault_server.run_start(), s.time_limit};
     ctx.interrupt = options.interrupt;
+    if (certificates) ctx.ca_file = certificates->ca_file();
     driver_result result = s.client->run(ctx);
     // Client side first: a tier stops once nothing calls it any more.
     for (running_relay& tier : relays) tier.listener->stop();

@@ -51,7 +51,7 @@ public:
         out.seed = read_seed();
         out.time_limit = read_time_limit();
         out.strict = top_.boolean("strict").value_or(false);
-        read_server(out.server);
+        read_server(out.server, out.tls);
         server_limits_ = out.server.limits;
         out.faults = read_faults();
         out.client = read_client();
@@ -91,10 +91,13 @@ private:
         return top_.duration("time_limit", std::chrono::nanoseconds{1}).value_or(default_time_limit);
     }
 
-    void read_server(model_config& out) {
+    void read_server(model_config& out, bool& tls) {
         const toml::table* table = top_.table("server");
         if (table == nullptr) return;
-        if (std::optional<model_config> parsed = parse_model_config(*table, file_, errors_)) {
+        // The listener's own key; the service model's are parse_model_config's.
+        config::table_reader listener = top_.child(*table, "[server]");
+        tls = listener.boolean("tls").value_or(false);
+        if (std::optional<model_config> parsed = parse_model_config(*table, file_, errors_, {"tls"})) {
             out = std::move(*parsed);
         }
     }

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -614,6 +615,49 @@ TEST(runner, a_command_client_that_returns_within_its_declared_deadline_passes) 
     EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
     EXPECT_THAT(run.verdicts[0].summary, HasSubstr("0 of 1 processes exited after the declared deadline"));
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
+// [server] tls: the builtin client trusts the run's own CA (and nothing else would get an answer:
+// the port speaks only TLS); every attempt is journaled as over plain TCP.
+TEST(runner, with_tls_the_builtin_client_trusts_the_runs_ca) {
+    std::string text = tiny;
+    text.replace(text.find("[[fault]]"), 9, "[server]\ntls = true\n\n[[fault]]");
+    const scenario s = load(text);
+    ASSERT_TRUE(s.tls);
+    const run_record run = run_scenario(s);
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_THAT(run.journal, SizeIs(12));
+    EXPECT_EQ(std::count_if(run.journal.begin(), run.journal.end(), [](const journal_record& r) { return r.status == 503; }),
+              6);
+    for (const verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
+}
+
+// A command client gets the CA as {ca} and FAULTLINE_CA; the file is the run's and goes with it.
+TEST(runner, with_tls_a_command_client_gets_the_ca_file_which_the_run_removes) {
+    if (!have_curl()) GTEST_SKIP() << "needs curl";
+    std::string text = late_command;
+    text.replace(text.find("[[fault]]"), 9, "[server]\ntls = true\n\n[[fault]]");
+    text.replace(text.find("curl -s"), 7, "echo $FAULTLINE_CA; test {ca} = $FAULTLINE_CA && curl -s --cacert {ca}");
+    text.replace(text.find("sleep 0.4; exit 1"), 17, "exit 0");
+    const run_record run = run_scenario(load(text));
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_TRUE(run.command.has_value());
+    ASSERT_THAT(run.command->processes, SizeIs(1));
+    const process_record& p = run.command->processes.front();
+    EXPECT_EQ(p.exit_status, 0) << run.command->stderr_text;
+    ASSERT_THAT(run.journal, SizeIs(1));
+    EXPECT_EQ(run.journal.front().status, 503);
+    const std::string ca_file = run.command->stdout_text.substr(0, run.command->stdout_text.find('\n'));
+    EXPECT_THAT(ca_file, HasSubstr("-ca.pem"));
+    EXPECT_FALSE(std::filesystem::exists(ca_file)) << ca_file;
+}
+
+TEST(runner, a_command_that_names_the_ca_without_tls_is_a_harness_error) {
+    std::string text = late_command;
+    text.replace(text.find("curl -s"), 7, "curl -s --cacert {ca}");
+    const run_record run = run_scenario(load(text));
+    EXPECT_THAT(run.harness_error, HasSubstr("names {ca}, the run's CA file, but the server does not speak TLS"));
+    EXPECT_EQ(exit_code_of(run), exit_code::harness_error);
 }
 
 // client -> relay-a -> relay-b -> a service that always answers 503, every layer making 2 attempts:

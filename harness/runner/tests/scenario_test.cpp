@@ -110,6 +110,17 @@ TEST(scenario_loader, wrong_types_are_positioned) {
     EXPECT_EQ(r.errors[2].to_string(), "s.toml:3:10: server: expected a table, got an integer");
 }
 
+TEST(scenario_loader, server_tls_is_a_boolean_beside_the_service_keys) {
+    const std::string expect = "[[expect]]\ncheck = \"success_rate\"\n";
+    const scenario_result on = parse_scenario("[server]\ntls = true\nidempotency = \"keys\"\n" + expect, "s.toml");
+    ASSERT_TRUE(on.ok()) << error_text(on);
+    EXPECT_TRUE(on.value->tls);
+    EXPECT_FALSE(parse_scenario("[server]\nidempotency = \"keys\"\n" + expect, "s.toml").value->tls);
+    const scenario_result bad = parse_scenario("[server]\ntls = \"yes\"\n" + expect, "s.toml");
+    ASSERT_THAT(bad.errors, SizeIs(1));
+    EXPECT_EQ(bad.errors[0].to_string(), "s.toml:2:7: [server]: tls: expected true or false, got a string");
+}
+
 TEST(scenario_loader, server_max_fault_wait_bounds_the_rules_at_their_keys) {
     const std::string rules = "[[fault]]\nkind = \"delay\"\nwait = \"90m\"\n[[expect]]\ncheck = \"success_rate\"\n";
     EXPECT_TRUE(parse_scenario("[server]\nmax_fault_wait = \"2h\"\n" + rules, "s.toml").ok());

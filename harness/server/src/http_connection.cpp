@@ -32,6 +32,15 @@ namespace http = beast::http;
 
 namespace {
 
+std::string_view certificate_fault_name(faults::connection_verdict verdict) {
+    switch (verdict) {
+        case faults::connection_verdict::tls_expired_certificate: return "expired_certificate";
+        case faults::connection_verdict::tls_wrong_name: return "wrong_name";
+        case faults::connection_verdict::tls_untrusted_issuer: return "untrusted_issuer";
+        default: return "certificate";
+    }
+}
+
 // How long a closing connection waits for the client's FIN after ours, so that unread client bytes
 // do not turn our FIN into an RST. Bounds every close.
 constexpr std::chrono::seconds linger_limit{2};
@@ -77,9 +86,10 @@ std::pair<const std::string&, const std::string&> header_pair(const std::pair<st
 }  // namespace
 
 http_connection::http_connection(std::shared_ptr<http_core> core, listener_socket socket, std::uint64_t id,
-                                 std::size_t worker, std::int64_t accepted_ns, bool control_only, bool closed_at_start)
+                                 std::size_t worker, std::int64_t accepted_ns, bool control_only, bool closed_at_start,
+                                 tls_fault fault)
     : core_{std::move(core)},
-      stream_{std::move(socket), core_->settings.tls.get()},
+      stream_{std::move(socket), fault.context != nullptr ? fault.context : core_->settings.tls.served.get()},
       timer_{stream_.socket().get_executor()},
       watchdog_{stream_.socket().get_executor()},
       channel_{control_only ? nullptr : core_->behind->open_channel(worker, stream_.socket().get_executor())},
@@ -88,7 +98,8 @@ http_connection::http_connection(std::shared_ptr<http_core> core, listener_socke
       accepted_ns_{accepted_ns},
       control_only_{control_only},
       closed_at_start_{closed_at_start},
-      stamps_replies_{core_->behind && core_->behind->stamps_replies()} {}
+      stamps_replies_{core_->behind && core_->behind->stamps_replies()},
+      tls_fault_{std::move(fault)} {}
 
 http_connection::~http_connection() {
     // Every attempt ends in exactly one journal record, even one cut off by a forced stop.
@@ -104,9 +115,49 @@ void http_connection::start() {
         const auto now = steady::now();
         self->set_read_deadline(read_phase::header, now);
         self->arm_watchdog(std::min(self->read_deadline_, now + self->watch_period()));
+        if (self->tls_fault_.verdict == faults::connection_verdict::tls_abort_handshake ||
+            self->tls_fault_.verdict == faults::connection_verdict::tls_stall_handshake) {
+            return self->read_hello();
+        }
         if (self->stream_.secure()) return self->do_handshake();
         self->do_read();
     });
+}
+
+void http_connection::read_hello() {
+    buffer_.clear();
+    stream_.socket().async_read_some(buffer_.prepare(4096), [self = shared_from_this()](error_code ec, std::size_t) {
+        if (self->state_ == state::closing) return;
+        if (ec) return self->close_now();  // the client left first
+        const bool abort = self->tls_fault_.verdict == faults::connection_verdict::tls_abort_handshake;
+        server_event event;
+        event.kind = server_event_kind::tls_handshake_failed;
+        event.at_ns = self->core_->since_start_ns();
+        event.rule = self->tls_fault_.rule;
+        event.peer = self->peer();
+        event.detail = abort ? "abort_handshake: reset after the client's hello"
+                             : "stall_handshake: the client's hello is not answered (closed at header_timeout)";
+        self->core_->context.records.append_event(std::move(event));
+        if (abort) return self->reset_now();
+        self->read_hello();  // swallow whatever else it sends; the header deadline ends the stall
+    });
+}
+
+// The client refused the certificate it had to refuse: the rule's evidence, never rate-limited.
+void http_connection::journal_certificate_refused(const std::string& how) {
+    server_event event;
+    event.kind = server_event_kind::tls_handshake_failed;
+    event.at_ns = core_->since_start_ns();
+    event.rule = tls_fault_.rule;
+    event.peer = peer();
+    event.detail = std::string{certificate_fault_name(tls_fault_.verdict)} + " refused: " + how;
+    core_->context.records.append_event(std::move(event));
+}
+
+bool http_connection::presents_bad_certificate() const {
+    using v = faults::connection_verdict;
+    return tls_fault_.verdict == v::tls_expired_certificate || tls_fault_.verdict == v::tls_wrong_name ||
+           tls_fault_.verdict == v::tls_untrusted_issuer;
 }
 
 // TLS: the handshake runs under the first request's header_timeout (a client that connects and never
@@ -121,6 +172,10 @@ void http_connection::on_handshake(error_code ec) {
     if (state_ == state::closing) return;  // past its deadline, or stopped
     if (ec) {
         ++core_->tls_handshake_failures;
+        if (presents_bad_certificate()) {
+            journal_certificate_refused(ec.message());
+            return close_now();
+        }
         core_->journal_limit_event(server_event_kind::tls_handshake_failed, peer(), ec.message());
         return close_now();
     }
@@ -215,6 +270,11 @@ void http_connection::on_eof() {
 }
 
 void http_connection::on_read(error_code ec) {
+    // Clients that check the certificate after the handshake (curl's name check, GnuTLS) refuse a bad
+    // one by closing before their first request.
+    if (ec && requests_read_ == 0 && presents_bad_certificate()) [[unlikely]] {
+        journal_certificate_refused("the connection ended after the handshake with no request (" + ec.message() + ")");
+    }
     if (ec == http::error::end_of_stream) return do_graceful_close();
     if (ec == asio::error::operation_aborted) return close_now();
     if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
@@ -422,6 +482,12 @@ void http_connection::begin_attempt(std::size_t bytes_in) {
     };
     decision_ = ctx.engine.on_attempt(attempt);
     if (!decision_.has_fault()) {
+        // A request over a certificate the client had to refuse: the client accepted it. Journaled
+        // as the tls rule's when the attempt has no fault of its own.
+        if (presents_bad_certificate()) [[unlikely]] {
+            record_.rule = tls_fault_.rule;
+            record_.fault = "tls";
+        }
         if (channel_->fetches_first(nullptr)) return fetch_then(after_fetch::reply);
         set_reply(run_service());
         return send_response();

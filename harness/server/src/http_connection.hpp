@@ -47,7 +47,7 @@ using request_t = boost::beast::http::request<boost::beast::http::string_body>;
 class http_connection final : public listened_connection, public std::enable_shared_from_this<http_connection> {
 public:
     http_connection(std::shared_ptr<http_core> core, listener_socket socket, std::uint64_t id, std::size_t worker,
-                    std::int64_t accepted_ns, bool control_only, bool closed_at_start);
+                    std::int64_t accepted_ns, bool control_only, bool closed_at_start, tls_fault fault = {});
     ~http_connection() override;
 
     http_connection(const http_connection&) = delete;
@@ -89,6 +89,11 @@ private:
     // TLS, before the first request
     void do_handshake();
     void on_handshake(error_code ec);
+    // The `tls` fault's abort and stall: the client's hello is read (raw TCP), then the connection
+    // is reset, or left unanswered until header_timeout.
+    void read_hello();
+    bool presents_bad_certificate() const;
+    void journal_certificate_refused(const std::string& how);
 
     // reading a request
     void do_read();
@@ -185,6 +190,7 @@ private:
     bool stopping_ = false;
     bool continue_sent_ = false;  // for the request being read
     bool tls_established_ = false;  // the TLS handshake completed
+    const tls_fault tls_fault_;     // what the `tls` fault does to this connection (accept: nothing)
 
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

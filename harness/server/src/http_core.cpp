@@ -174,14 +174,61 @@ void http_core::switch_service_port(const faults::listener_decision& decision) {
     context.records.append_event(std::move(event));
 }
 
+listener_tls make_listener_tls(const std::optional<tls::key_and_certificate>& served,
+                               const std::optional<tls::bad_certificates>& bad) {
+    listener_tls out;
+    if (!served) return out;
+    out.served = tls::server_context(*served);
+    if (bad) {
+        out.expired = tls::server_context(bad->expired);
+        out.wrong_name = tls::server_context(bad->wrong_name);
+        out.untrusted_issuer = tls::server_context(bad->untrusted_issuer);
+    }
+    return out;
+}
+
+bool is_tls_fault(faults::connection_verdict verdict) {
+    using v = faults::connection_verdict;
+    return verdict == v::tls_abort_handshake || verdict == v::tls_stall_handshake ||
+           verdict == v::tls_expired_certificate || verdict == v::tls_wrong_name || verdict == v::tls_untrusted_issuer;
+}
+
+tls_fault http_core::tls_fault_for(faults::connection_decision decision, const listener_socket& socket) {
+    using v = faults::connection_verdict;
+    tls_fault fault{decision.verdict, std::move(decision.rule), settings.tls.served.get()};
+    const auto not_applied = [&](std::string why) {
+        server_event event;
+        event.kind = server_event_kind::fault_not_applied;
+        event.at_ns = since_start_ns();
+        event.rule = fault.rule;
+        event.detail = std::move(why);
+        event.peer = peer_of(socket);
+        context.records.append_event(std::move(event));
+        return tls_fault{};
+    };
+    if (fault.context == nullptr) return not_applied("a tls fault on a plain TCP listener: served as usual");
+    if (decision.verdict == v::tls_expired_certificate) fault.context = settings.tls.expired.get();
+    if (decision.verdict == v::tls_wrong_name) fault.context = settings.tls.wrong_name.get();
+    if (decision.verdict == v::tls_untrusted_issuer) fault.context = settings.tls.untrusted_issuer.get();
+    if (fault.context == nullptr) {
+        return not_applied("a certificate fault on a listener serving the user's own certificate (no authority to "
+                           "issue a bad one): served the real certificate");
+    }
+    return fault;
+}
+
 std::shared_ptr<listened_connection> http_core::accept(accepted_connection accepted, bool control_only) {
     error_code ignored;
     const std::int64_t accepted_ns = since_start_ns();
     ++connections;
     accepted.socket.set_option(tcp::no_delay{true}, ignored);
     bool closed_at_start = false;
+    tls_fault fault;
     if (!control_only) {
-        const auto verdict = context.engine.on_connection({accepted.id, std::chrono::nanoseconds{accepted_ns}}).verdict;
+        faults::connection_decision decision =
+            context.engine.on_connection({accepted.id, std::chrono::nanoseconds{accepted_ns}});
+        const auto verdict = decision.verdict;
+        if (is_tls_fault(verdict)) fault = tls_fault_for(std::move(decision), accepted.socket);
         if (verdict == faults::connection_verdict::reset) {
             ++refused;
             accepted.socket.set_option(asio::socket_base::linger{true, 0}, ignored);
@@ -195,7 +242,8 @@ std::shared_ptr<listened_connection> http_core::accept(accepted_connection accep
     }
     // Connections keep the core alive through this shared_ptr; the server object owns the other one.
     return std::make_shared<http_connection>(shared_from_this(), std::move(accepted.socket), accepted.id,
-                                             accepted.worker, accepted_ns, control_only, closed_at_start);
+                                             accepted.worker, accepted_ns, control_only, closed_at_start,
+                                             std::move(fault));
 }
 
 // Closed at once by the listener, before it costs a connection: the client sees EOF or a reset.

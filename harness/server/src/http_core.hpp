@@ -32,13 +32,34 @@ inline constexpr std::size_t max_control_connections = 64;
 // connections, stdio.
 inline constexpr std::size_t descriptor_reserve = max_control_connections + 64;
 
+// A listener's TLS contexts: the one it serves, and those the `tls` fault kind presents instead
+// (null where there is no such certificate: a plain listener, or the user's own certificate, whose
+// authority cannot issue the bad ones).
+struct listener_tls {
+    tls::context_ptr served;
+    tls::context_ptr expired;
+    tls::context_ptr wrong_name;
+    tls::context_ptr untrusted_issuer;
+};
+listener_tls make_listener_tls(const std::optional<tls::key_and_certificate>& served,
+                               const std::optional<tls::bad_certificates>& bad);
+
+// What the `tls` fault kind does to one accepted connection (verdict accept: nothing): the rule, and
+// the context its handshake runs with (a bad certificate's, or the served one).
+struct tls_fault {
+    faults::connection_verdict verdict = faults::connection_verdict::accept;
+    std::string rule;
+    boost::asio::ssl::context* context = nullptr;
+};
+bool is_tls_fault(faults::connection_verdict verdict);
+
 // How one HTTP server runs, whatever its backend.
 struct http_settings {
     std::size_t threads = 1;
     std::chrono::milliseconds drain_timeout{1000};
     std::size_t body_limit = 1024 * 1024;  // request bodies; larger get 413 and close
     std::string instance;                  // written into every record ("" = none)
-    tls::context_ptr tls;                  // every port speaks TLS with it (null: plain TCP)
+    listener_tls tls;                      // every port speaks TLS with tls.served (null: plain TCP)
 };
 
 // Thread-safe: the counters are atomics, the rest is set before start() and read after.
@@ -98,6 +119,9 @@ public:
 
 private:
     std::shared_ptr<listened_connection> accept(accepted_connection accepted, bool control_only);
+    // The `tls` rule that fired for a new connection, as the connection carries it out; a rule that
+    // cannot act here is journaled (fault_not_applied) and comes back as no fault.
+    tls_fault tls_fault_for(faults::connection_decision decision, const listener_socket& socket);
     void refuse(const listener_socket& socket, std::size_t cap, bool control_only);
     // On worker 0, the ports' accepting thread (or in start(), before the listener runs): asks the
     // engine what the service port is to do now (fault_engine::on_listener), switches it when that

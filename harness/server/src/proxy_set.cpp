@@ -142,7 +142,7 @@ struct proxy_set::state {
         for (proxy_mode& m : extra) modes.push_back(std::move(m));
         // No backend: the core serves only its control port.
         control = std::make_shared<server_detail::http_core>(
-            control_context, steady_clock_source::instance(), server_detail::http_settings{1, options.drain_timeout, 1024 * 1024, {}, nullptr},
+            control_context, steady_clock_source::instance(), server_detail::http_settings{1, options.drain_timeout, 1024 * 1024, {}, {}},
             nullptr);
     }
 

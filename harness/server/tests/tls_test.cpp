@@ -47,15 +47,18 @@ struct tls_reply {
 };
 
 // One request over TLS, read until the server ends the stream, bounded by `timeout`. The client
-// verifies the chain against `trusted_pem` and the name 127.0.0.1.
+// verifies the chain against `trusted_pem` and the name 127.0.0.1 (with no `trusted_pem` it accepts
+// any certificate, as `curl -k` does).
 tls_reply tls_exchange(std::uint16_t port, const std::string& trusted_pem, const std::string& request,
                        std::chrono::milliseconds timeout = 5s) {
     asio::io_context io;
     ssl::context context{ssl::context::tls_client};
-    context.add_certificate_authority(asio::buffer(trusted_pem));
-    context.set_verify_mode(ssl::verify_peer);
     ssl::stream<asio::ip::tcp::socket> stream{io, context};
-    stream.set_verify_callback(ssl::host_name_verification{"127.0.0.1"});
+    if (!trusted_pem.empty()) {
+        context.add_certificate_authority(asio::buffer(trusted_pem));
+        stream.set_verify_mode(ssl::verify_peer);
+        stream.set_verify_callback(ssl::host_name_verification{"127.0.0.1"});
+    }
     tls_reply reply;
     auto buffer = std::make_shared<std::array<char, 4096>>();
     std::function<void()> read_more = [&] {
@@ -142,6 +145,124 @@ TEST(tls, a_client_that_rejects_the_certificate_is_journaled_as_a_failed_handsha
     EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
     EXPECT_NE(events[0].detail.find("unknown ca"), std::string::npos) << events[0].detail;
     EXPECT_EQ(s.engine().counters().tls_handshake_failures, 1U);
+}
+
+server_options with_certificate_faults(const run_authority& authority) {
+    server_options options = tls_options(authority);
+    options.tls_faults =
+        tls::issue_bad_certificates(authority.ca, {"localhost", "127.0.0.1"}, std::chrono::system_clock::now());
+    return options;
+}
+
+std::string tls_rule(const std::string& how) {
+    return "[[fault]]\nname = \"bad-tls\"\nkind = \"tls\"\nhow = \"" + how + "\"\n";
+}
+
+// The `tls` fault kind: a certificate the client must refuse. A verifying client refuses each one,
+// and the refusal is journaled under the rule with OpenSSL's reason; nothing reaches the service.
+TEST(tls, a_verifying_client_refuses_every_bad_certificate_and_the_refusal_names_the_rule) {
+    const run_authority authority;
+    const std::pair<const char*, const char*> cases[] = {
+        {"expired_certificate", "certificate expired"},
+        {"wrong_name", "alert"},  // Asio's name check fails the verification: OpenSSL alerts "internal error"
+        {"untrusted_issuer", "unknown ca"},
+    };
+    for (const auto& [how, alert] : cases) {
+        SCOPED_TRACE(how);
+        test_server s{tls_rule(how), 7, with_certificate_faults(authority)};
+        const auto reply = tls_exchange(s.port(), authority.ca.certificate_pem(), make_request("GET", "/hello"));
+        ASSERT_TRUE(reply.handshake_error);
+        EXPECT_NE(reply.handshake_error.message().find("certificate verify failed"), std::string::npos)
+            << reply.handshake_error.message();
+        EXPECT_TRUE(s.journal().empty());
+        const auto events = s.context().records.events();
+        ASSERT_EQ(events.size(), 1U);
+        EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
+        EXPECT_EQ(events[0].rule, "bad-tls");
+        EXPECT_EQ(events[0].detail.rfind(std::string{how} + " refused: ", 0), 0U) << events[0].detail;
+        EXPECT_NE(events[0].detail.find(alert), std::string::npos) << events[0].detail;
+    }
+}
+
+// A client that accepts any certificate sends its request over the bad one: the attempt is journaled
+// as the tls rule's, the evidence rejects_bad_certificates fails on.
+TEST(tls, a_client_that_accepts_a_bad_certificate_sends_its_request_journaled_under_the_rule) {
+    const run_authority authority;
+    test_server s{tls_rule("expired_certificate"), 7, with_certificate_faults(authority)};
+    const auto reply = tls_exchange(s.port(), "", make_request("GET", "/hello"));
+    ASSERT_FALSE(reply.handshake_error) << reply.handshake_error.message();
+    const auto res = parse_response(reply.bytes);
+    ASSERT_TRUE(res) << reply.bytes;
+    EXPECT_EQ(res->result_int(), 200);
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 1U);
+    EXPECT_EQ(journal[0].fault, "tls");
+    EXPECT_EQ(journal[0].rule, "bad-tls");
+}
+
+// Some clients check the certificate only after the handshake (curl's name check, GnuTLS) and refuse
+// it by closing before their first request: that is a refusal too.
+TEST(tls, a_client_that_closes_after_the_handshake_without_a_request_refused_the_certificate) {
+    const run_authority authority;
+    test_server s{tls_rule("wrong_name"), 7, with_certificate_faults(authority)};
+    {
+        asio::io_context io;
+        ssl::context context{ssl::context::tls_client};
+        ssl::stream<asio::ip::tcp::socket> stream{io, context};
+        stream.next_layer().connect({asio::ip::make_address("127.0.0.1"), s.port()});
+        stream.handshake(ssl::stream_base::client);
+        // Its FIN, then read until the server closes, which it does after journaling.
+        stream.next_layer().shutdown(asio::ip::tcp::socket::shutdown_send);
+        boost::system::error_code ec;
+        std::array<char, 256> sink{};
+        while (!ec) stream.next_layer().read_some(asio::buffer(sink), ec);
+    }
+    EXPECT_TRUE(s.journal().empty());
+    const auto events = s.context().records.events();
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
+    EXPECT_EQ(events[0].rule, "bad-tls");
+    EXPECT_EQ(events[0].detail.rfind("wrong_name refused: the connection ended after the handshake with no request", 0), 0U)
+        << events[0].detail;
+}
+
+// abort_handshake: the hello is read, then RST; stall_handshake: never answered. No request byte
+// left the client either way, and the journal says what the server did.
+TEST(tls, an_aborted_or_stalled_handshake_fails_before_any_request_and_is_journaled) {
+    const run_authority authority;
+    for (const std::string how : {"abort_handshake", "stall_handshake"}) {
+        SCOPED_TRACE(how);
+        test_server s{"[server]\nheader_timeout = \"300ms\"\n" + tls_rule(how), 7, tls_options(authority)};
+        const auto reply = tls_exchange(s.port(), authority.ca.certificate_pem(), make_request("GET", "/hello"), 3s);
+        EXPECT_TRUE(reply.handshake_error);
+        EXPECT_TRUE(s.journal().empty());
+        const auto events = s.context().records.events();
+        ASSERT_GE(events.size(), 1U);
+        EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
+        EXPECT_EQ(events[0].rule, "bad-tls");
+        EXPECT_EQ(events[0].detail.rfind(how + ": ", 0), 0U) << events[0].detail;
+        if (how == "abort_handshake") {
+            EXPECT_EQ(reply.handshake_error, asio::error::connection_reset) << reply.handshake_error.message();
+        } else {
+            // Closed at header_timeout, never answered.
+            ASSERT_EQ(events.size(), 2U);
+            EXPECT_EQ(events[1].kind, server_event_kind::header_timeout);
+        }
+    }
+}
+
+// A tls rule on a plain listener cannot act: the connection is served, and the journal says why.
+TEST(tls, a_tls_rule_on_a_plain_listener_is_journaled_as_not_applied) {
+    test_server s{tls_rule("abort_handshake")};
+    const auto reply = exchange(s.port(), make_request("GET", "/hello"));
+    const auto res = reply.parsed();
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->result_int(), 200);
+    const auto events = s.context().records.events();
+    ASSERT_GE(events.size(), 1U);  // then unmatched_route: the default service has no GET /hello
+    EXPECT_EQ(events[0].kind, server_event_kind::fault_not_applied);
+    EXPECT_EQ(events[0].rule, "bad-tls");
+    EXPECT_NE(events[0].detail.find("plain TCP listener"), std::string::npos) << events[0].detail;
 }
 
 TEST(tls, plain_http_on_the_tls_port_is_a_failed_handshake_with_the_reason) {

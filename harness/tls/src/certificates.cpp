@@ -162,4 +162,14 @@ key_and_certificate certificate_authority::issue(const certificate_request& requ
     return {to_pem(key.get()), to_pem(certificate.get())};
 }
 
+bad_certificates issue_bad_certificates(const certificate_authority& run_ca, const std::vector<std::string>& names,
+                                        std::chrono::system_clock::time_point now) {
+    using std::chrono::hours;
+    certificate_request expired = request_for(names, now - hours{48});
+    expired.not_after = now - hours{1};
+    const certificate_authority stranger = certificate_authority::generate("faultline untrusted CA", now);
+    return {run_ca.issue(expired), run_ca.issue(request_for({"wrong-name.faultline.invalid"}, now)),
+            stranger.issue(request_for(names, now))};
+}
+
 }  // namespace faultline::tls

@@ -80,6 +80,14 @@ enum class connection_verdict {
     accept,  // serve it
     reset,   // RST at once (refuse window, reset before reading the request)
     close,   // FIN at once
+    // TLS listeners only (the `tls` kind): the handshake itself fails, so no request byte is sent.
+    tls_abort_handshake,      // the client's hello is read, then RST
+    tls_stall_handshake,      // the client's hello is read and never answered (header_timeout ends it)
+    // The handshake offers a certificate the client must refuse; a request that arrives anyway was
+    // sent by a client that accepted it.
+    tls_expired_certificate,  // the run's CA issued it, and it expired an hour ago
+    tls_wrong_name,           // the run's CA issued it, for another name
+    tls_untrusted_issuer,     // valid, but issued by an authority no client was given
 };
 
 // What the service port's listener does, instead of accepting, for the time window of a

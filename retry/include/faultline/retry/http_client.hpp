@@ -7,10 +7,14 @@
 //   Faultline-Attempt: <n>          1-based attempt number
 //   Faultline-Deadline-Ms: <ms>     remaining overall deadline, >= 1 (only when there is a deadline)
 //   Idempotency-Key: <key>          the operation's key (see idempotency.hpp), the same on every attempt
-// The request body is re-sent byte for byte on every attempt.
+// The request body is re-sent byte for byte on every attempt. With a TLS context in the options every
+// connection is TLS (SNI and, when the context verifies, the certificate's name checked against the
+// server name), and its handshake is part of the attempt: it counts as connecting.
 //
 // How transport errors become outcomes (the retry classification depends on it):
 //   connect fails (refused, unreachable, timed out)      connection_refused (never reached the server)
+//   TLS handshake reset, closed or timed out             connection_refused (no request byte was sent)
+//   TLS refuses the handshake (certificate not verified) local_error: it would fail the same again
 //   write fails before any request byte went out         reset_before_write
 //   write fails after some bytes                         reset_after_write (timeout_after_write if the
 //                                                        per-attempt timeout fired)
@@ -60,6 +64,10 @@
 #include "faultline/retry/execute.hpp"
 #include "faultline/retry/outcome.hpp"
 #include "faultline/retry/policy.hpp"
+
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
 
 namespace faultline::retry {
 
@@ -111,6 +119,9 @@ struct http_client_options {
     random_source* random = nullptr;       // null: a per-client mt19937_64 seeded from default_random()
     std::size_t max_idle_connections = 4;  // idle keep-alive connections kept for reuse
     std::uint64_t body_limit = 8u << 20;   // the largest response body accepted (bytes)
+    // TLS on every connection with this context (its trust and verify mode), null: plain TCP.
+    std::shared_ptr<asio::ssl::context> tls{};
+    std::string tls_server_name{};  // SNI and the name verified; "" means the host
 };
 
 class http_client_state;

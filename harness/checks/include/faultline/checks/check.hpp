@@ -41,6 +41,10 @@ public:
         (void)control;
         return evaluate(run, operations);
     }
+    // Whether a pass needs no operation: a check whose evidence is the server's events (a refused
+    // handshake sends no request) says itself when it has none. Every other pass over a run without
+    // operations is turned into insufficient evidence.
+    virtual bool judges_without_operations() const { return false; }
 };
 
 // One `[[expect]]` entry, parsed and validated. Copies share the immutable check.

@@ -2,9 +2,10 @@
 // process group of its own (so the whole tree it forks can be signalled), stdin from /dev/null,
 // stdout and stderr on pipes that are read concurrently with poll(2), so a chatty client can never
 // block on a full pipe. The environment gets FAULTLINE_URL (the server's base URL), FAULTLINE_KEY
-// (the process's idempotency key: operation_key(seed, op), a UUIDv4 stable for a given seed) and, per
-// operation, FAULTLINE_OP and FAULTLINE_CLIENT; the placeholders {url}, {key}, {op}, {client} (and
-// {n}) in the arguments are substituted. At the time limit each running process group gets SIGTERM,
+// (the process's idempotency key: operation_key(seed, op), a UUIDv4 stable for a given seed), when the
+// server speaks TLS FAULTLINE_CA (the run CA's PEM file) and, per operation, FAULTLINE_OP and
+// FAULTLINE_CLIENT; the placeholders {url}, {key}, {ca}, {op}, {client} (and {n}) in the arguments
+// are substituted ({ca} without TLS is a driver error). At the time limit each running process group gets SIGTERM,
 // then SIGKILL after the grace period; the process is reported as killed; an interrupt
 // (driver_context::interrupt, Ctrl-C) stops them the same way. When a process exits, any process it
 // left behind in its group is killed too, and so is any it left outside its group (a daemon that
@@ -114,7 +115,7 @@ private:
     command_stats stats_;
 };
 
-// A command driver for `argv` (argv[0] looked up in PATH). Placeholders {url}, {key}, {op}, {client}
+// A command driver for `argv` (argv[0] looked up in PATH). Placeholders {url}, {key}, {ca}, {op}, {client}
 // in the arguments are substituted per process. Throws std::invalid_argument if argv or argv[0] is
 // empty.
 std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options = {},

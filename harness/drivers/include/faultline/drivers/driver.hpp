@@ -41,7 +41,7 @@ namespace faultline::harness {
 struct driver_context {
     std::string host = "127.0.0.1";  // the fault server's address (loopback)
     std::uint16_t port = 0;
-    std::string base_url;            // "http://127.0.0.1:<port>", no trailing slash
+    std::string base_url;            // "http://127.0.0.1:<port>" (https with TLS), no trailing slash
     std::uint64_t seed = 0;          // the run's seed: jitter draws and idempotency keys derive from it
     faultline::clock& clk;           // time for timers and record timestamps
     time_point run_start;            // record timestamps are ns since this point
@@ -49,6 +49,7 @@ struct driver_context {
     // When set and requested (Ctrl-C), the driver stops as at the time limit and reports it in
     // driver_result::interrupted. Outlives the call to `run`.
     const run_interrupt* interrupt = nullptr;
+    std::string ca_file{};  // the run CA's PEM file when the server speaks TLS (base_url is https), else ""
 };
 
 // What a driver produced. `error` is a harness failure (the run's exit code 3), not a client
@@ -121,17 +122,18 @@ inline constexpr std::string_view override_driver = "command";
 std::unique_ptr<driver> parse_client(const toml::table& client, const std::string& file,
                                      config_errors& errors, const client_overrides& overrides = {});
 
-// Values for the placeholders drivers substitute. `url` and `key` are only substituted when set
-// (the command driver).
+// Values for the placeholders drivers substitute. `url`, `key` and `ca` are only substituted when
+// set (the command driver; `ca` when the server speaks TLS).
 struct placeholder_values {
     std::uint64_t op = 0;
     std::uint64_t client = 0;
     std::uint64_t n = 0;
     std::optional<std::string_view> url;
     std::optional<std::string_view> key;
+    std::optional<std::string_view> ca{};
 };
 
-// Replaces every `{op}`, `{client}`, `{n}` (and `{url}`, `{key}` when given) in `text`. Any other
+// Replaces every `{op}`, `{client}`, `{n}` (and `{url}`, `{key}`, `{ca}` when given) in `text`. Any other
 // brace is kept literally, so JSON bodies need no escaping.
 std::string substitute(std::string_view text, const placeholder_values& values);
 

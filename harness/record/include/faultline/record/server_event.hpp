@@ -48,6 +48,10 @@ enum class server_event_kind {
     // attempt to it is journaled with effect "unmatched"): `detail` is "POST /charge; nearest POST
     // /payments" (the nearest declared endpoint, WireMock's near-miss), `peer` who sent it.
     unmatched_route,
+    // A connection-level fault rule fired where it cannot act: a `tls` rule on a plain TCP listener,
+    // or a certificate fault on a listener serving the user's own certificate (no authority to issue
+    // a bad one). `rule` names it, `detail` says why; the connection was served as usual.
+    fault_not_applied,
     // The journal's anchor, its first line: `detail` is the wall clock at the event's `t` as Unix ns,
     // `peer` the instance's name, so journals of several instances can be put on one timeline.
     started,
@@ -69,6 +73,7 @@ inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<serv
     {server_event_kind::listener_closed, "listener_closed"},
     {server_event_kind::listener_reopened, "listener_reopened"},
     {server_event_kind::unmatched_route, "unmatched_route"},
+    {server_event_kind::fault_not_applied, "fault_not_applied"},
     {server_event_kind::started, "started"},
 })};
 

@@ -50,6 +50,9 @@ struct scenario {
     std::chrono::nanoseconds time_limit = default_time_limit;  // the whole run, driver included
     bool strict = false;  // `strict`: a fault rule that never fired fails the run (not just a warning)
     model_config server;                                       // `[server]`; defaults when absent
+    // `[server] tls`: the client's connection is TLS, with a certificate from the run's own CA, whose
+    // file the client gets as {ca} and FAULTLINE_CA (the builtin client trusts it).
+    bool tls = false;
     std::vector<faults::rule> faults;                          // `[[fault]]`, in file order
     // `[client]` (an absent table is the default builtin client), or the command-line command.
     // Never null in a loaded scenario. Shared so a scenario stays copyable; a driver runs one

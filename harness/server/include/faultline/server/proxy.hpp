@@ -67,8 +67,9 @@ struct proxy_options {
     std::string control_address = "127.0.0.1";
     std::optional<std::string> control_token;
     // Clients reach the proxy (and its control port) over TLS with this key and certificate, as
-    // serve's (server_options::tls).
+    // serve's (server_options::tls, and tls_faults for the `tls` fault kind).
     std::optional<tls::key_and_certificate> tls;
+    std::optional<tls::bad_certificates> tls_faults;
     // The proxy reaches the upstream over TLS (SNI with upstream_address; verified against the CA
     // file, or the system's trust store, unless `verify` is off). A CA file that cannot be read makes
     // the constructor throw std::runtime_error.

@@ -56,6 +56,10 @@ struct server_options {
     // issued by the run's own authority (tls/certificates.hpp). A key that does not match its
     // certificate makes the server's constructor throw std::runtime_error.
     std::optional<tls::key_and_certificate> tls;
+    // What the `tls` fault kind presents instead of `tls` (expired, another name, an untrusted
+    // issuer): issued with the run's own authority (tls::run_certificates::bad()). Absent with the
+    // user's own certificate: a certificate fault then serves the real one and journals why.
+    std::optional<tls::bad_certificates> tls_faults;
 };
 
 }  // namespace faultline::harness

@@ -52,4 +52,16 @@ private:
     std::unique_ptr<keys> keys_;
 };
 
+// The certificates the `tls` fault kind presents instead of the served one, each of which a client
+// must refuse: from `run_ca` an expired one (it expired an hour ago) and one that names only
+// "wrong-name.faultline.invalid", and from a fresh authority no client was given a valid one for
+// `names`.
+struct bad_certificates {
+    key_and_certificate expired;
+    key_and_certificate wrong_name;
+    key_and_certificate untrusted_issuer;
+};
+bad_certificates issue_bad_certificates(const certificate_authority& run_ca, const std::vector<std::string>& names,
+                                        std::chrono::system_clock::time_point now);
+
 }  // namespace faultline::tls

@@ -1,3 +1,0 @@
-// Asio's SSL implementation, compiled once (BOOST_ASIO_SEPARATE_COMPILATION, as core/src/asio.cpp
-// does for the rest of Asio): only what links faultline::tls needs OpenSSL.
-#include <boost/asio/ssl/impl/src.hpp>
