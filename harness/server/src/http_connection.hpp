@@ -2,13 +2,15 @@
 // service backend behind it) and `proxy` (the upstream backend). It reads requests with Beast's
 // parser, refuses what RFC 9112 framing refuses (framing.hpp), answers `Expect: 100-continue`, sends
 // control requests to the control API on the control port, and runs every other request as one
-// attempt: identity, the engine's decision, a barrier hold, then the backend's reply or the fault
-// plan, which action_executor.hpp carries out through the primitives below. Header, idle and write
-// timeouts, hangs, closes and the attempt's one journal record are here, for every mode.
+// attempt through attempt_lifecycle.hpp (identity, the engine's decision, a barrier hold, then the
+// backend's reply or the fault plan, which action_executor.hpp carries out through the primitives
+// below). Header, idle and write timeouts, hangs and closes are here, for every mode.
 #pragma once
 
+#include "attempt_lifecycle.hpp"
 #include "backend.hpp"
 #include "connection_stream.hpp"
+#include "exchange.hpp"
 #include "http_core.hpp"
 
 #include "faultline/faults/engine.hpp"
@@ -34,17 +36,14 @@
 
 namespace faultline::harness::server_detail {
 
-template <class Connection>
-class action_executor;
-
-using request_t = boost::beast::http::request<boost::beast::http::string_body>;
-
 // One connection. Owns its socket, buffers, its backend channel, the attempt in progress (its
 // journal record and the engine's decision, which holds fault capacity until the attempt ends) and
 // two timers. Every step runs on the socket's executor (one thread), as a do_x / on_x pair bound to
 // shared_from_this. The listener calls the listened_connection members from any thread; the backend
 // channel calls the attempt accessors and on_fetched on the connection's thread.
-class http_connection final : public listened_connection, public std::enable_shared_from_this<http_connection> {
+class http_connection final : public listened_connection,
+                              public fetch_waiter,
+                              public std::enable_shared_from_this<http_connection> {
 public:
     http_connection(std::shared_ptr<http_core> core, listener_socket socket, std::uint64_t id, std::size_t worker,
                     std::int64_t accepted_ns, bool control_only, bool closed_at_start);
@@ -60,20 +59,13 @@ public:
     std::optional<std::int64_t> idle_since() const override;
     bool evict_if_idle_since(std::int64_t since, std::size_t cap) override;
 
-    // For the backend channel: the attempt in progress.
-    request_t& request() { return request_; }
-    journal_record& record() { return record_; }
-    wire_detail& wire() { return wire_; }
-    operation_identity& identity() { return identity_; }
-    std::uint64_t id() const { return id_; }
-    std::size_t worker() const { return worker_; }
-    http_core& core() { return *core_; }
-    const listener_socket& socket() const { return stream_.socket(); }
-    // The fetch the channel was asked for is done: the attempt goes on.
-    void on_fetched();
+    // fetch_waiter: the fetch the channel was asked for is done, the attempt goes on.
+    void on_fetched() override;
 
 private:
     friend class action_executor<http_connection>;
+    friend class attempt_lifecycle<http_connection>;
+    using lifecycle = attempt_lifecycle<http_connection>;
 
     using response_t = boost::beast::http::response<boost::beast::http::string_body>;
     using error_code = boost::system::error_code;
@@ -83,8 +75,16 @@ private:
     // What a reading connection waits for: a request in progress (or the first on a new connection)
     // is bounded by header_timeout, a kept-alive connection between requests by idle_timeout.
     enum class read_phase { header, idle };
-    // What an attempt does once its reply is fetched.
-    enum class after_fetch { reply, carry_out_plan };
+    // attempt_lifecycle's Carrier
+    http_core& core() { return *core_; }
+    exchange& attempt() { return attempt_; }
+    backend_channel& channel() { return *channel_; }
+    void enter(attempt_phase phase);
+    attempt_phase phase() const;
+    bool stopping() const { return stopping_; }
+    listener_timer& timer() { return timer_; }
+    std::shared_ptr<http_connection> shared() { return shared_from_this(); }
+    std::shared_ptr<fetch_waiter> waiter() { return shared_from_this(); }
 
     // TLS, before the first request
     void do_handshake();
@@ -112,16 +112,8 @@ private:
     steady::duration watch_period() const;
     std::string peer() const;
 
-    // one attempt
-    void begin_attempt(std::size_t bytes_in);
-    void fetch_then(after_fetch next);
-    void carry_out_plan();
-    service_response run_service();
-
-    // held at the rule's barrier until its group is released, then the fault plan is carried out
-    void hold_at_barrier();
-    void on_barrier_released();
-    void release_barrier_group();
+    // one attempt: attempt_lifecycle.hpp
+    service_response run_service() { return channel_->commit(attempt_); }
 
     // the reply
     template <class Headers>
@@ -136,7 +128,7 @@ private:
     faults::duration max_fault_wait() const { return core_->context.limits.max_fault_wait; }
 
     // writing
-    bool response_started() const { return wire_.response_started_ns >= 0; }
+    bool response_started() const { return attempt_.wire.response_started_ns >= 0; }
     void mark_response_started();
     void send_response();
     void on_write(error_code ec, std::size_t bytes);
@@ -158,7 +150,7 @@ private:
     void do_graceful_close();
     void close_tls();
     void drain();
-    void finish_attempt(wire_outcome outcome);
+    void finish_attempt(wire_outcome outcome) { lifecycle::finish(*this, outcome); }
 
     std::shared_ptr<http_core> core_;
     connection_stream stream_;  // TCP, or TLS over it
@@ -181,7 +173,6 @@ private:
     const bool closed_at_start_;  // the engine told us to close (FIN) before reading anything
     const bool stamps_replies_;   // the backend's stamps_replies()
     state state_ = state::idle;
-    after_fetch after_fetch_ = after_fetch::reply;
     bool stopping_ = false;
     bool continue_sent_ = false;  // for the request being read
     bool tls_established_ = false;  // the TLS handshake completed
@@ -190,7 +181,6 @@ private:
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
     std::size_t bytes_in_ = 0;  // request bytes the parser consumed
     std::uint32_t requests_read_ = 0;  // on this connection, control requests included
-    request_t request_;
     struct outgoing {
         std::string head;  // status line and fields, serialized, ending in the blank line
         std::string body;
@@ -199,12 +189,7 @@ private:
     outgoing reply_;  // what the attempt (or control request) sends
     std::size_t inline_requests_ = 0;  // requests served in a row without returning to the scheduler
 
-    bool attempt_open_ = false;
-    journal_record record_;
-    wire_detail wire_;
-    operation_identity identity_;
-    faults::fault_decision decision_;
-    wall_time_point wall_now_{};
+    exchange attempt_;  // its request is the one being read, then answered
 
     std::string raw_;  // bytes of a damaged reply (slow, truncated, malformed)
     std::array<char, 1024> scratch_{};
