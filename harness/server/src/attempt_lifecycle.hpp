@@ -1,5 +1,5 @@
-// Private to the server: the lifecycle of one attempt, written once for every protocol that carries
-// attempts (an HTTP/1.1 request on http_connection, and whatever else comes to carry them):
+// Private to the server: the lifecycle of one attempt, written once for every protocol — an
+// HTTP/1.1 request on http_connection and an HTTP/2 stream (h2_session.hpp) run this same code:
 // the record opened from the request, the operation identity, the engine's decision, the backend's
 // fetch, the barrier hold, then the reply or the fault plan (action_executor.hpp), and the one
 // journal record. It is a template over the carrier, as the action executor is: no virtual call and

@@ -2,6 +2,7 @@
 
 #include "action_executor.hpp"
 #include "framing.hpp"
+#include "h2_session.hpp"
 #include "http_fields.hpp"
 #include "write_now.hpp"
 
@@ -95,7 +96,9 @@ http_connection::http_connection(std::shared_ptr<http_core> core, listener_socke
 }
 
 http_connection::~http_connection() {
-    // Every attempt ends in exactly one journal record, even one cut off by a forced stop.
+    // Every attempt ends in exactly one journal record, even one cut off by a forced stop (the
+    // HTTP/2 session's streams' too, as it goes).
+    h2_.reset();
     if (attempt_.open) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
     core_->listen.remove(control_only_ ? *core_->control_port : core_->service_port, id_);
 }
@@ -129,7 +132,18 @@ void http_connection::on_handshake(error_code ec) {
         return close_now();
     }
     tls_established_ = true;
+    // ALPN (tls::server_context) chose the protocol; a client that offered none speaks HTTP/1.1.
+    const unsigned char* alpn = nullptr;
+    unsigned int alpn_size = 0;
+    SSL_get0_alpn_selected(stream_.tls().native_handle(), &alpn, &alpn_size);
+    if (std::string_view{reinterpret_cast<const char*>(alpn), alpn_size} == "h2") return start_h2("h2");
     do_read();
+}
+
+void http_connection::start_h2(std::string_view protocol) {
+    state_ = state::multiplexed;
+    h2_ = std::make_unique<h2_session>(*this, protocol);
+    h2_->start(buffer_);
 }
 
 void http_connection::enter(attempt_phase phase) {
@@ -154,6 +168,7 @@ void http_connection::on_listener_stop() {
     asio::dispatch(stream_.socket().get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
         if (self->state_ == state::idle) return self->close_now();
+        if (self->state_ == state::multiplexed) return self->h2_->on_listener_stop();
         if (self->state_ == state::held) return lifecycle::release_barrier_group(*self);
         if (self->state_ == state::hanging) return self->end_hang();
         if (self->state_ == state::closing) return self->close_now();
@@ -166,6 +181,7 @@ void http_connection::force_close() {
         // The rest of the group is not left waiting for this one; this one's wake finds it closed.
         if (self->state_ == state::held) lifecycle::release_barrier_group(*self);
         if (self->channel_) self->channel_->cancel();
+        if (self->h2_) self->h2_->cancel_streams();
         self->close_now();
     });
 }
@@ -186,6 +202,16 @@ void http_connection::do_read() {
 }
 
 void http_connection::parse_buffered() {
+    // A plain connection that opens with HTTP/2's preface speaks h2c (RFC 9113 3.3, prior
+    // knowledge); until the first bytes tell, a prefix of the preface is only a reason to read on.
+    if (requests_read_ == 0 && !stream_.secure() && buffer_.size() > 0 && !parser_->got_some()) {
+        const std::string_view got{static_cast<const char*>(buffer_.data().data()), buffer_.size()};
+        const std::string_view preface = h2_session::client_preface;
+        if (got.substr(0, preface.size()) == preface.substr(0, got.size())) {
+            if (got.size() >= preface.size()) return start_h2("h2c");
+            return read_more();
+        }
+    }
     // Each put consumes bytes or asks for more, so this ends within buffer_.size() rounds.
     while (buffer_.size() > 0 && !parser_->is_done()) {
         error_code ec;
@@ -205,6 +231,10 @@ void http_connection::parse_buffered() {
             return send_continue();
         }
     }
+    read_more();
+}
+
+void http_connection::read_more() {
     inline_requests_ = 0;
     stream_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
         self->buffer_.commit(n);
@@ -315,6 +345,14 @@ void http_connection::on_watchdog() {
     if (state_ == state::closing) return;
     const auto now = steady::now();
     const auto next = now + watch_period();
+    if (state_ == state::multiplexed) {
+        if (write_deadline_ && now >= *write_deadline_) return on_write_deadline_passed();
+        const auto due = h2_->on_watchdog(now);
+        if (state_ != state::multiplexed) return;  // it ended the connection
+        auto at = due ? std::min(*due, next) : next;
+        if (write_deadline_) at = std::min(at, *write_deadline_);
+        return arm_watchdog(at);
+    }
     if (state_ == state::fetching) {
         const auto due = channel_->expire_if_due(now);
         return arm_watchdog(due ? std::min(*due, next) : next);
@@ -553,6 +591,7 @@ void http_connection::end_hang() {
 
 void http_connection::reset_now() {
     state_ = state::closing;
+    if (h2_) h2_->cancel_streams();
     error_code ignored;
     stream_.socket().set_option(asio::socket_base::linger{true, 0}, ignored);
     stream_.socket().close(ignored);
@@ -562,6 +601,7 @@ void http_connection::reset_now() {
 
 void http_connection::close_now() {
     state_ = state::closing;
+    if (h2_) h2_->cancel_streams();
     error_code ignored;
     stream_.socket().close(ignored);
     timer_.cancel();

@@ -1,10 +1,13 @@
-// Private to the server: the one HTTP/1.1 connection of every HTTP mode — `serve` and `run` (the
-// service backend behind it) and `proxy` (the upstream backend). It reads requests with Beast's
+// Private to the server: the one HTTP connection of every HTTP mode — `serve` and `run` (the
+// service backend behind it) and `proxy` (the upstream backend). It speaks HTTP/1.1 itself, or
+// hands the connection to HTTP/2 (h2_session.hpp) when TLS's ALPN chose `h2` or a plain connection
+// opens with HTTP/2's preface (h2c by prior knowledge). As HTTP/1.1 it reads requests with Beast's
 // parser, refuses what RFC 9112 framing refuses (framing.hpp), answers `Expect: 100-continue`, sends
 // control requests to the control API on the control port, and runs every other request as one
 // attempt through attempt_lifecycle.hpp (identity, the engine's decision, a barrier hold, then the
 // backend's reply or the fault plan, which action_executor.hpp carries out through the primitives
-// below). Header, idle and write timeouts, hangs and closes are here, for every mode.
+// below) — the lifecycle an HTTP/2 stream runs too. Header, idle and write timeouts, hangs and
+// closes are here, for every mode.
 #pragma once
 
 #include "attempt_lifecycle.hpp"
@@ -36,6 +39,8 @@
 
 namespace faultline::harness::server_detail {
 
+class h2_session;
+
 // One connection. Owns its socket, buffers, its backend channel, the attempt in progress (its
 // journal record and the engine's decision, which holds fault capacity until the attempt ends) and
 // two timers. Every step runs on the socket's executor (one thread), as a do_x / on_x pair bound to
@@ -62,6 +67,21 @@ public:
     // fetch_waiter: the fetch the channel was asked for is done, the attempt goes on.
     void on_fetched() override;
 
+    // For h2_session, which carries the connection once it speaks HTTP/2.
+    std::uint64_t id() const { return id_; }
+    std::size_t worker() const { return worker_; }
+    std::int64_t accepted_ns() const { return accepted_ns_; }
+    bool control_only() const { return control_only_; }
+    http_core& core() { return *core_; }
+    connection_stream& stream() { return stream_; }
+    std::string peer() const;
+    void close_now();
+    // HTTP/2 ended the connection in order (GOAWAY sent, every stream over): FIN or close_notify.
+    void end_gracefully() { do_graceful_close(); }
+    // A write that the socket could not take at once waits for the client (write_timeout), and is done.
+    void begin_waiting_write(std::size_t bytes);
+    void end_waiting_write() { write_deadline_.reset(); }
+
 private:
     friend class action_executor<http_connection>;
     friend class attempt_lifecycle<http_connection>;
@@ -71,12 +91,11 @@ private:
     using error_code = boost::system::error_code;
     using steady = std::chrono::steady_clock;
 
-    enum class state { idle, busy, held, fetching, hanging, closing };
+    enum class state { idle, busy, held, fetching, hanging, closing, multiplexed };
     // What a reading connection waits for: a request in progress (or the first on a new connection)
     // is bounded by header_timeout, a kept-alive connection between requests by idle_timeout.
     enum class read_phase { header, idle };
     // attempt_lifecycle's Carrier
-    http_core& core() { return *core_; }
     exchange& attempt() { return attempt_; }
     backend_channel& channel() { return *channel_; }
     void enter(attempt_phase phase);
@@ -89,10 +108,13 @@ private:
     // TLS, before the first request
     void do_handshake();
     void on_handshake(error_code ec);
+    // HTTP/2 from here on, with the bytes read so far.
+    void start_h2(std::string_view protocol);
 
     // reading a request
     void do_read();
     void parse_buffered();
+    void read_more();
     void on_eof();
     void on_read(error_code ec);
     [[gnu::cold]] void send_continue();
@@ -110,7 +132,6 @@ private:
     [[gnu::cold]] void on_read_deadline_passed();
     [[gnu::cold]] void on_write_deadline_passed();
     steady::duration watch_period() const;
-    std::string peer() const;
 
     // one attempt: attempt_lifecycle.hpp
     service_response run_service() { return channel_->commit(attempt_); }
@@ -132,8 +153,6 @@ private:
     void mark_response_started();
     void send_response();
     void on_write(error_code ec, std::size_t bytes);
-    // A write the socket could not take at once is waiting for the client: write_timeout runs.
-    void begin_waiting_write(std::size_t bytes);
     template <class Next>
     void write_raw(std::size_t offset, std::size_t n, Next next);
     template <class Next>
@@ -146,7 +165,6 @@ private:
 
     // ending connections
     void reset_now();
-    void close_now();
     void do_graceful_close();
     void close_tls();
     void drain();
@@ -190,6 +208,7 @@ private:
     std::size_t inline_requests_ = 0;  // requests served in a row without returning to the scheduler
 
     exchange attempt_;  // its request is the one being read, then answered
+    std::unique_ptr<h2_session> h2_;  // once the connection speaks HTTP/2
 
     std::string raw_;  // bytes of a damaged reply (slow, truncated, malformed)
     std::array<char, 1024> scratch_{};
