@@ -31,6 +31,7 @@
 //   void reset_now();                          RST
 //   void do_graceful_close();                  FIN, then linger for the client's FIN
 //   void start_hang(faults::duration limit);   silent until the client leaves or the limit; journals hung
+//   void refuse_stream();                      refused unprocessed (HTTP/2 REFUSED_STREAM); journals
 //   void do_read();                            keep-alive: read the next request
 #pragma once
 
@@ -108,6 +109,8 @@ public:
                 return c_.do_graceful_close();
             case faults::drop_mode::hang:
                 return c_.start_hang(action.hang_limit);
+            case faults::drop_mode::refuse_stream:
+                return c_.refuse_stream();
         }
     }
 

@@ -177,6 +177,7 @@ public:
     void write_raw(std::size_t offset, std::size_t n, Next next) {
         if (!reply_set_) {
             // What the executor's continuation would journal, with the only ending HTTP/2 has for it.
+            not_mapped("malformed has no HTTP/2 form: the stream was reset with PROTOCOL_ERROR");
             pending_outcome_ = wire_outcome::malformed;
             return end_with(NGHTTP2_PROTOCOL_ERROR);
         }
@@ -206,6 +207,11 @@ public:
     void reset_now() { end_with(NGHTTP2_INTERNAL_ERROR); }
     void do_graceful_close() { end_with(NGHTTP2_CANCEL); }
     void do_read() { journal_pending(); }
+    // Not processed, so safe to retry (RFC 9113 8.7): journaled as a reset with REFUSED_STREAM.
+    void refuse_stream() {
+        pending_outcome_ = wire_outcome::reset;
+        end_with(NGHTTP2_REFUSED_STREAM);
+    }
 
     // Silent until the client cancels the stream, the limit passes (then CANCEL) or the listener stops.
     void start_hang(faults::duration limit) {
@@ -321,6 +327,13 @@ private:
         attempt_.wire.stream_reset = nghttp2_http2_strerror(code);
         nghttp2_submit_rst_stream(session_.native(), NGHTTP2_FLAG_NONE, id_, code);
         session_.schedule_flush();
+    }
+
+    void not_mapped(std::string detail) {
+        http_connection& c = session_.connection();
+        c.core().journal_limit_event(server_event_kind::fault_not_mapped, c.peer(),
+                                     std::move(detail) + " (stream " + std::to_string(id_) + ")",
+                                     std::string{attempt_.record.rule});
     }
 
     void end_with(std::uint32_t code) {

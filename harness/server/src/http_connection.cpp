@@ -587,6 +587,14 @@ void http_connection::end_hang() {
     close_now();
 }
 
+void http_connection::refuse_stream() {
+    core_->journal_limit_event(server_event_kind::fault_not_mapped, peer(),
+                               "refused_stream has no HTTP/1.1 form: the connection was closed with no reply",
+                               std::string{attempt_.record.rule});
+    finish_attempt(wire_outcome::closed);
+    do_graceful_close();
+}
+
 // ---- ending connections ----
 
 void http_connection::reset_now() {

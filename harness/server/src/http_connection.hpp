@@ -160,6 +160,8 @@ private:
 
     // hanging: say nothing until the client goes away or the limit passes
     void start_hang(faults::duration limit);
+    // HTTP/1.1 cannot say a request was not processed: the connection closes with no reply.
+    void refuse_stream();
     void watch_hang();
     void end_hang();
 

@@ -207,7 +207,7 @@ void http_core::refuse(const listener_socket& socket, std::size_t cap, bool cont
                             std::to_string(cap));
 }
 
-void http_core::journal_limit_event(server_event_kind kind, std::string peer, std::string detail) {
+void http_core::journal_limit_event(server_event_kind kind, std::string peer, std::string detail, std::string rule) {
     const std::int64_t now = since_start_ns();
     const auto skipped = limit_events.admit(kind, now);
     if (!skipped) {
@@ -220,6 +220,7 @@ void http_core::journal_limit_event(server_event_kind kind, std::string peer, st
     event.at_ns = now;
     event.detail = std::move(detail);
     event.peer = std::move(peer);
+    event.rule = std::move(rule);
     context.records.append_event(std::move(event));
 }
 

@@ -65,8 +65,9 @@ public:
     // worker, which only begins the stop).
     bool stop();
 
-    // Journals a limit event unless the gate holds it back (then it is only counted).
-    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail);
+    // Journals a limit event unless the gate holds it back (then it is only counted). `rule`: the
+    // rule it concerns, if any.
+    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail, std::string rule = {});
 
     server_context& context;
     faultline::clock& time;

@@ -223,6 +223,46 @@ TEST(http2, malformed_bytes_become_a_protocol_error_on_the_stream) {
     ASSERT_EQ(journal.size(), 1U);
     EXPECT_EQ(journal[0].outcome, wire_outcome::malformed);
     EXPECT_EQ(wire[0].stream_reset, "PROTOCOL_ERROR");
+    const auto events = s.context().records.events();
+    const auto it = std::find_if(events.begin(), events.end(),
+                                 [](const server_event& e) { return e.kind == server_event_kind::fault_not_mapped; });
+    ASSERT_NE(it, events.end());
+    EXPECT_EQ(it->rule, "m");
+    EXPECT_NE(it->detail.find("no HTTP/2 form"), std::string::npos) << it->detail;
+}
+
+// Refused before processing: nothing committed, REFUSED_STREAM tells the client it may retry.
+TEST(http2, a_refused_stream_is_reset_with_refused_stream_and_commits_nothing) {
+    test_server s{"[[fault]]\nname = \"busy\"\nkind = \"refused_stream\"\n[fault.match]\npath = \"/payments\"\n"};
+    const auto result = h2_exchange(s.port(), {{"POST", "/payments", R"({"amount":5})"}, {"GET", "/hello"}});
+    ASSERT_EQ(result.replies.size(), 2U);
+    EXPECT_EQ(result.replies[0].reset_code, NGHTTP2_REFUSED_STREAM);
+    EXPECT_EQ(result.replies[0].status, 0);
+    EXPECT_EQ(result.replies[1].status, 200);
+    const auto journal = s.journal();
+    const auto wire = s.wire();
+    ASSERT_EQ(journal.size(), 2U);
+    EXPECT_EQ(record_of(journal, "/payments").effect, effect_kind::none);
+    EXPECT_EQ(record_of(journal, "/payments").outcome, wire_outcome::reset);
+    EXPECT_EQ(wire_of(journal, wire, "/payments").stream_reset, "REFUSED_STREAM");
+    EXPECT_EQ(s.context().effects.size(), 0U);
+}
+
+// HTTP/1.1 cannot say "not processed": a close with no reply, and the journal says what was done.
+TEST(http2, a_refused_stream_on_http11_closes_and_journals_that_it_has_no_http11_form) {
+    test_server s{"[[fault]]\nname = \"busy\"\nkind = \"refused_stream\"\n"};
+    const auto reply = exchange(s.port(), make_request("GET", "/hello"));
+    EXPECT_TRUE(reply.bytes.empty());
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 1U);
+    EXPECT_EQ(journal[0].outcome, wire_outcome::closed);
+    EXPECT_EQ(journal[0].fault, "refused_stream");
+    const auto events = s.context().records.events();
+    const auto it = std::find_if(events.begin(), events.end(),
+                                 [](const server_event& e) { return e.kind == server_event_kind::fault_not_mapped; });
+    ASSERT_NE(it, events.end());
+    EXPECT_EQ(it->rule, "busy");
+    EXPECT_NE(it->detail.find("no HTTP/1.1 form"), std::string::npos) << it->detail;
 }
 
 struct run_authority {

@@ -51,6 +51,9 @@ enum class server_event_kind {
     // The journal's anchor, its first line: `detail` is the wall clock at the event's `t` as Unix ns,
     // `peer` the instance's name, so journals of several instances can be put on one timeline.
     started,
+    // A fault kind with no form in the attempt's protocol, and what was done instead: `refused_stream`
+    // on HTTP/1.1 (a close), `malformed` on HTTP/2 (RST_STREAM PROTOCOL_ERROR). `rule` names the rule.
+    fault_not_mapped,
 };
 
 // Their journal names.
@@ -70,6 +73,7 @@ inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<serv
     {server_event_kind::listener_reopened, "listener_reopened"},
     {server_event_kind::unmatched_route, "unmatched_route"},
     {server_event_kind::started, "started"},
+    {server_event_kind::fault_not_mapped, "fault_not_mapped"},
 })};
 
 std::string_view to_string(server_event_kind kind);
