@@ -155,7 +155,7 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
   set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
   set(CPACK_COMPONENT_DEVELOPMENT_DESCRIPTION
       "faultline's C++ libraries: headers, static libraries and the CMake package (find_package(faultline))")
-  set(faultline_dev_depends "libboost1.81-dev, libboost-json1.81-dev, libtomlplusplus-dev, libssl-dev")
+  set(faultline_dev_depends "libboost1.81-dev, libboost-json1.81-dev, libtomlplusplus-dev, libssl-dev, libnghttp2-dev, pkg-config")
   if(FAULTLINE_HAS_TESTING)
     string(APPEND faultline_dev_depends ", libgtest-dev, libgmock-dev")
   endif()

@@ -9,6 +9,7 @@ build_packages=(cmake ninja-build g++ pkg-config
                 libboost1.81-dev libboost-json1.81-dev
                 libtomlplusplus-dev libcli11-dev
                 libssl-dev  # TLS: Asio SSL over OpenSSL (harness/tls)
+                libnghttp2-dev  # HTTP/2 on the server's connection (harness/server/src/h2_session.cpp)
                 help2man    # the man page, generated from --help (packaging/faultline-man.sh)
                 pandoc      # faultline-scenario(5), generated from docs/scenarios.md
                 file dpkg-dev)   # cpack's .deb generator runs dpkg-shlibdeps on file's verdicts (scripts/deb-check.sh)

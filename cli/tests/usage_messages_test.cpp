@@ -57,7 +57,7 @@ TEST(usage_messages, list_alone_shows_every_list_under_its_name) {
                                 "toxics (faultline list toxics):"}) {
         EXPECT_THAT(r.out, HasSubstr(heading));
     }
-    EXPECT_THAT(r.out, HasSubstr("  lost_response  commit the effect"));
+    EXPECT_THAT(r.out, HasSubstr("  lost_response   commit the effect"));
     EXPECT_THAT(run_faultline({"list", "faults"}).out, Not(HasSubstr("checks (")));
     EXPECT_EQ(run_faultline({"list", "flauts"}).code, 2);
 }

@@ -208,6 +208,20 @@ TEST(close_kind, bad_config) {
               "rules.toml:3:9: fault kind \"close\": phase: expected a string, got an integer");
 }
 
+// ---- refused_stream ----
+
+TEST(refused_stream_kind, refuses_the_stream_before_the_commit) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"refused_stream\"\n");
+    EXPECT_EQ(plan.phase, commit_phase::before);
+    EXPECT_EQ(std::get<drop_action>(plan.what).mode, drop_mode::refuse_stream);
+}
+
+TEST(refused_stream_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"refused_stream\"\ncode = 7\n"),
+              "rules.toml:3:1: fault kind \"refused_stream\": unknown key \"code\"; allowed: kind, match, min_fired, "
+              "name, when");
+}
+
 // ---- lost_response ----
 
 TEST(lost_response_kind, commits_then_drops) {

@@ -61,11 +61,14 @@ void visit_fields(Record& r, Wire* w, Visitor& v) {
         v.optional_number("upstream_status", w->upstream_status);
         v.optional_number("upstream_ns", w->upstream_ns);
         v.optional_string("upstream_error", w->upstream_error);
+        v.optional_string("protocol", w->protocol);
+        v.optional_number("stream", w->stream);
+        v.optional_string("stream_reset", w->stream_reset);
     }
     v.optional_string("instance", r.instance);
 }
 
-constexpr std::size_t field_count = 30;
+constexpr std::size_t field_count = 33;
 
 template <class Event, class Visitor>
 void visit_event_fields(Event& e, Visitor& v) {

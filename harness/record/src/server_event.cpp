@@ -27,8 +27,8 @@ bool is_control_action(server_event_kind kind) {
         case server_event_kind::listener_closed:
         case server_event_kind::listener_reopened:
         case server_event_kind::unmatched_route:
-        case server_event_kind::fault_not_applied:
-        case server_event_kind::started: return false;
+        case server_event_kind::started:
+        case server_event_kind::fault_not_mapped: return false;
     }
     return false;
 }

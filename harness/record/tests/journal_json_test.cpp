@@ -43,13 +43,17 @@ TEST(journal_json, field_names_are_the_documented_ones) {
     const wire_detail proxied = sample_wire(1);
     const std::string upstream = to_jsonl_line(sample(1), &proxied);
     EXPECT_NE(upstream.find(R"("bytes_out":51,"upstream_status":503,"upstream_ns":7})"), std::string::npos) << upstream;
+    const wire_detail stream = sample_wire(3);
+    const std::string h2 = to_jsonl_line(sample(3), &stream);
+    EXPECT_NE(h2.find(R"("bytes_out":53,"protocol":"h2","stream":7,"stream_reset":"CANCEL")"), std::string::npos)
+        << h2;
     const auto plain = to_json(sample(1));
     EXPECT_FALSE(plain.contains("attempt_header"));
     EXPECT_FALSE(plain.contains("deadline_ms"));
     EXPECT_FALSE(plain.contains("retry_after_ms"));
     EXPECT_FALSE(plain.contains("conn_req"));
     // Without its wire detail (a journal that kept none), none of the wire's fields.
-    for (const char* wire_field : {"t_accept", "t_response", "body_hash", "bytes_in", "bytes_out", "upstream_status"}) {
+    for (const char* wire_field : {"t_accept", "t_response", "body_hash", "bytes_in", "bytes_out", "upstream_status", "protocol", "stream"}) {
         EXPECT_FALSE(plain.contains(wire_field)) << wire_field;
     }
 }

@@ -45,6 +45,11 @@ inline wire_detail sample_wire(std::uint64_t n) {
     if (n % 3 == 1) w.upstream_status = 503;
     if (n % 3 == 1) w.upstream_ns = static_cast<std::int64_t>(n) * 7;
     if (n % 3 == 2) w.upstream_error = "reset";
+    if (n % 4 == 3) {
+        w.protocol = "h2";
+        w.stream = static_cast<std::uint32_t>(2 * n + 1);
+        w.stream_reset = "CANCEL";
+    }
     return w;
 }
 
@@ -64,7 +69,8 @@ inline bool same(const wire_detail& a, const wire_detail& b) {
     return a.seq == b.seq && a.accepted_ns == b.accepted_ns && a.response_started_ns == b.response_started_ns &&
            a.body_hash == b.body_hash && a.bytes_in == b.bytes_in && a.bytes_out == b.bytes_out &&
            a.upstream_ns == b.upstream_ns && a.upstream_status == b.upstream_status &&
-           a.upstream_error == b.upstream_error;
+           a.upstream_error == b.upstream_error && a.protocol == b.protocol && a.stream == b.stream &&
+           a.stream_reset == b.stream_reset;
 }
 
 }  // namespace faultline::harness::testing

@@ -1,14 +1,16 @@
-// Private to the server: carries out a fault plan (faults/action.hpp) on one connection. The
+// Private to the server: carries out a fault plan (faults/action.hpp) on one attempt's carrier. The
 // executor holds the policy — when the service runs (the commit point), which reply goes out, which
-// bytes are written, how the connection ends and what outcome is journaled — and the connection
-// holds the mechanism (socket, timer, journal record). It is a template over the connection so the
-// server instantiates it with its one connection (http_connection.hpp) and the tests with a fake: no virtual call, no
-// allocation of its own.
+// bytes are written, how the attempt ends and what outcome is journaled — and the carrier holds the
+// mechanism (socket or stream, timer, journal record). It is a template over the carrier so the
+// server instantiates it with its HTTP/1.1 connection (http_connection.hpp) and its HTTP/2 stream
+// (h2_session.cpp), and the tests with a fake: no virtual call, no allocation of its own. An HTTP/2
+// stream keeps the reply's head out of raw() (it goes as HEADERS), writes raw() as DATA, and ends
+// with RST_STREAM where the connection resets or closes (docs/protocols.md).
 //
 // Exhaustive: there is one handler per alternative of faults::action, and a deleted catch-all, so
 // an action added to the variant without a handler here is a compile error in std::visit.
 //
-// A Connection provides (all called on the connection's own thread):
+// A Connection (the carrier) provides (all called on its connection's own thread):
 //   service_response run_service();            the commit point: the backend (backend.hpp)
 //   void set_reply(service_response);          the reply to send
 //   void set_reply(int status, const H& headers, std::string body,
@@ -29,6 +31,7 @@
 //   void reset_now();                          RST
 //   void do_graceful_close();                  FIN, then linger for the client's FIN
 //   void start_hang(faults::duration limit);   silent until the client leaves or the limit; journals hung
+//   void refuse_stream();                      refused unprocessed (HTTP/2 REFUSED_STREAM); journals
 //   void do_read();                            keep-alive: read the next request
 #pragma once
 
@@ -106,6 +109,8 @@ public:
                 return c_.do_graceful_close();
             case faults::drop_mode::hang:
                 return c_.start_hang(action.hang_limit);
+            case faults::drop_mode::refuse_stream:
+                return c_.refuse_stream();
         }
     }
 

@@ -2,6 +2,7 @@
 
 #include "action_executor.hpp"
 #include "framing.hpp"
+#include "h2_session.hpp"
 #include "http_fields.hpp"
 #include "write_now.hpp"
 
@@ -99,11 +100,17 @@ http_connection::http_connection(std::shared_ptr<http_core> core, listener_socke
       control_only_{control_only},
       closed_at_start_{closed_at_start},
       stamps_replies_{core_->behind && core_->behind->stamps_replies()},
-      tls_fault_{std::move(fault)} {}
+      tls_fault_{std::move(fault)} {
+    attempt_.connection_id = id_;
+    attempt_.socket = &stream_.socket();
+    attempt_.core = core_.get();
+}
 
 http_connection::~http_connection() {
-    // Every attempt ends in exactly one journal record, even one cut off by a forced stop.
-    if (attempt_open_) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
+    // Every attempt ends in exactly one journal record, even one cut off by a forced stop (the
+    // HTTP/2 session's streams' too, as it goes).
+    h2_.reset();
+    if (attempt_.open) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
     core_->listen.remove(control_only_ ? *core_->control_port : core_->service_port, id_);
 }
 
@@ -154,6 +161,10 @@ void http_connection::journal_certificate_refused(const std::string& how) {
     core_->context.records.append_event(std::move(event));
 }
 
+std::string_view http_connection::bad_certificate_rule() const {
+    return presents_bad_certificate() ? std::string_view{tls_fault_.rule} : std::string_view{};
+}
+
 bool http_connection::presents_bad_certificate() const {
     using v = faults::connection_verdict;
     return tls_fault_.verdict == v::tls_expired_certificate || tls_fault_.verdict == v::tls_wrong_name ||
@@ -180,14 +191,44 @@ void http_connection::on_handshake(error_code ec) {
         return close_now();
     }
     tls_established_ = true;
+    // ALPN (tls::server_context) chose the protocol; a client that offered none speaks HTTP/1.1.
+    const unsigned char* alpn = nullptr;
+    unsigned int alpn_size = 0;
+    SSL_get0_alpn_selected(stream_.tls().native_handle(), &alpn, &alpn_size);
+    if (std::string_view{reinterpret_cast<const char*>(alpn), alpn_size} == "h2") return start_h2("h2");
     do_read();
+}
+
+void http_connection::start_h2(std::string_view protocol) {
+    state_ = state::multiplexed;
+    h2_ = std::make_unique<h2_session>(*this, protocol);
+    h2_->start(buffer_);
+}
+
+void http_connection::enter(attempt_phase phase) {
+    switch (phase) {
+        case attempt_phase::running: state_ = state::busy; return;
+        case attempt_phase::held: state_ = state::held; return;
+        case attempt_phase::fetching: state_ = state::fetching; return;
+        case attempt_phase::other: return;
+    }
+}
+
+attempt_phase http_connection::phase() const {
+    switch (state_) {
+        case state::busy: return attempt_phase::running;
+        case state::held: return attempt_phase::held;
+        case state::fetching: return attempt_phase::fetching;
+        default: return attempt_phase::other;
+    }
 }
 
 void http_connection::on_listener_stop() {
     asio::dispatch(stream_.socket().get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
         if (self->state_ == state::idle) return self->close_now();
-        if (self->state_ == state::held) return self->release_barrier_group();
+        if (self->state_ == state::multiplexed) return self->h2_->on_listener_stop();
+        if (self->state_ == state::held) return lifecycle::release_barrier_group(*self);
         if (self->state_ == state::hanging) return self->end_hang();
         if (self->state_ == state::closing) return self->close_now();
     });
@@ -197,8 +238,9 @@ void http_connection::force_close() {
     asio::dispatch(stream_.socket().get_executor(), [self = shared_from_this()] {
         self->stopping_ = true;
         // The rest of the group is not left waiting for this one; this one's wake finds it closed.
-        if (self->state_ == state::held) self->release_barrier_group();
+        if (self->state_ == state::held) lifecycle::release_barrier_group(*self);
         if (self->channel_) self->channel_->cancel();
+        if (self->h2_) self->h2_->cancel_streams();
         self->close_now();
     });
 }
@@ -219,6 +261,16 @@ void http_connection::do_read() {
 }
 
 void http_connection::parse_buffered() {
+    // A plain connection that opens with HTTP/2's preface speaks h2c (RFC 9113 3.3, prior
+    // knowledge); until the first bytes tell, a prefix of the preface is only a reason to read on.
+    if (requests_read_ == 0 && !stream_.secure() && buffer_.size() > 0 && !parser_->got_some()) {
+        const std::string_view got{static_cast<const char*>(buffer_.data().data()), buffer_.size()};
+        const std::string_view preface = h2_session::client_preface;
+        if (got.substr(0, preface.size()) == preface.substr(0, got.size())) {
+            if (got.size() >= preface.size()) return start_h2("h2c");
+            return read_more();
+        }
+    }
     // Each put consumes bytes or asks for more, so this ends within buffer_.size() rounds.
     while (buffer_.size() > 0 && !parser_->is_done()) {
         error_code ec;
@@ -238,6 +290,10 @@ void http_connection::parse_buffered() {
             return send_continue();
         }
     }
+    read_more();
+}
+
+void http_connection::read_more() {
     inline_requests_ = 0;
     stream_.async_read_some(buffer_.prepare(read_chunk), [self = shared_from_this()](error_code ec, std::size_t n) {
         self->buffer_.commit(n);
@@ -284,10 +340,10 @@ void http_connection::on_read(error_code ec) {
     if (ec) return close_now();
     state_ = state::busy;
     ++requests_read_;
-    request_ = parser_->release();
-    if (auto problem = framing_problem(request_)) return reject(problem->status, std::move(problem->message));
+    attempt_.request = parser_->release();
+    if (auto problem = framing_problem(attempt_.request)) return reject(problem->status, std::move(problem->message));
     if (control_only_) return serve_control();
-    begin_attempt(bytes_in_);
+    lifecycle::begin(*this, {requests_read_, accepted_ns_, bytes_in_, {}, {}, bad_certificate_rule()});
 }
 
 // ---- read deadlines ----
@@ -353,6 +409,14 @@ void http_connection::on_watchdog() {
     if (state_ == state::closing) return;
     const auto now = steady::now();
     const auto next = now + watch_period();
+    if (state_ == state::multiplexed) {
+        if (write_deadline_ && now >= *write_deadline_) return on_write_deadline_passed();
+        const auto due = h2_->on_watchdog(now);
+        if (state_ != state::multiplexed) return;  // it ended the connection
+        auto at = due ? std::min(*due, next) : next;
+        if (write_deadline_) at = std::min(at, *write_deadline_);
+        return arm_watchdog(at);
+    }
     if (state_ == state::fetching) {
         const auto due = channel_->expire_if_due(now);
         return arm_watchdog(due ? std::min(*due, next) : next);
@@ -426,132 +490,22 @@ void http_connection::reject(http::status status, std::string message) {
 
 void http_connection::serve_control() {
     ++core_->control_requests;
-    response_t res = core_->control(request_, peer());
-    if (!is_control_target(to_std(request_.target()))) {
-        res = {http::status::not_found, request_.version()};
+    const request_t& request = attempt_.request;
+    response_t res = core_->control(request, peer());
+    if (!is_control_target(to_std(request.target()))) {
+        res = {http::status::not_found, request.version()};
         res.set(http::field::content_type, "application/json");
         res.body() = error_json("this port serves only the control API under /__faultline/");
-        res.keep_alive(request_.keep_alive());
+        res.keep_alive(request.keep_alive());
         res.prepare_payload();
     }
     set_reply(std::move(res));
     send_response();
 }
 
-// ---- one attempt ----
+// ---- one attempt: attempt_lifecycle.hpp ----
 
-void http_connection::begin_attempt(std::size_t bytes_in) {
-    server_context& ctx = core_->context;
-    const http::fields& fields = request_.base();
-    attempt_open_ = true;
-    record_ = journal_record{};
-    wire_ = wire_detail{};
-    record_.connection = static_cast<std::uint32_t>(id_);  // 32 bits in the journal (journal_record.hpp)
-    record_.connection_request = requests_read_;
-    wire_.accepted_ns = accepted_ns_;
-    record_.request_ns = core_->since_start_ns();
-    // The record's strings are interned here, once per attempt (symbol.hpp): the journal keeps ids.
-    record_.method = to_std(request_.method_string());
-    record_.target = to_std(request_.target());
-    wire_.bytes_in = bytes_in;
-    record_.attempt_header = header_value(fields, "Faultline-Attempt");
-    if (!record_.attempt_header) record_.attempt_header = header_value(fields, "x-envoy-attempt-count");
-    record_.previous_attempts = header_value(fields, "grpc-previous-rpc-attempts");
-    record_.deadline_ms = integer_header(fields, "Faultline-Deadline-Ms");
-    if (!record_.deadline_ms) record_.deadline_ms = integer_header(fields, "x-envoy-expected-rq-timeout-ms");
-    wire_.body_hash = hash_bytes(request_.body());
-    if (!core_->settings.instance.empty()) record_.instance = core_->settings.instance;
-
-    const fields_source headers{fields};
-    const faults::request_view request{record_.method, record_.target, headers, request_.body()};
-    identity_ = identify(ctx.identity, request);
-    record_.operation = identity_.value;
-    record_.attempt = ctx.attempts.next(record_.operation);
-    record_.seq = ctx.records.next_seq();
-    record_.identity = identity_.source;
-    record_.idempotency_key = identity_.idempotency_key;
-
-    wall_now_ = core_->time.wall_now();
-    const faults::attempt_context attempt{
-        request,
-        identity_.hash,
-        record_.attempt,
-        record_.seq,
-        std::chrono::nanoseconds{record_.request_ns},
-        wall_now_,
-    };
-    decision_ = ctx.engine.on_attempt(attempt);
-    if (!decision_.has_fault()) {
-        // A request over a certificate the client had to refuse: the client accepted it. Journaled
-        // as the tls rule's when the attempt has no fault of its own.
-        if (presents_bad_certificate()) [[unlikely]] {
-            record_.rule = tls_fault_.rule;
-            record_.fault = "tls";
-        }
-        if (channel_->fetches_first(nullptr)) return fetch_then(after_fetch::reply);
-        set_reply(run_service());
-        return send_response();
-    }
-    record_.rule = decision_.rule();
-    record_.fault = decision_.kind();
-    if (decision_.barrier()) return hold_at_barrier();
-    carry_out_plan();
-}
-
-void http_connection::carry_out_plan() {
-    const faults::fault_plan& plan = *decision_.plan();
-    if (channel_->fetches_first(&plan)) return fetch_then(after_fetch::carry_out_plan);
-    action_executor<http_connection>::run(*this, plan);
-}
-
-// Nothing is read or written while the backend fetches; the watchdog ends a fetch past its deadline
-// (the channel then hands over a gateway error instead of a reply).
-void http_connection::fetch_then(after_fetch next) {
-    state_ = state::fetching;
-    after_fetch_ = next;
-    channel_->fetch(*this);
-}
-
-void http_connection::on_fetched() {
-    if (state_ != state::fetching) return;  // closed by a forced stop meanwhile
-    state_ = state::busy;
-    if (after_fetch_ == after_fetch::carry_out_plan) {
-        return action_executor<http_connection>::run(*this, *decision_.plan());
-    }
-    set_reply(run_service());
-    send_response();
-}
-
-// Nothing is read or written while held: the client sees a slow server, the journal a gap between
-// t_request and t_response. Every held attempt arms its own timer at the group's deadline and the
-// first to fire releases them all, so a group never outlives its deadline.
-void http_connection::hold_at_barrier() {
-    state_ = state::held;
-    const faults::barrier_ticket& ticket = *decision_.barrier();
-    const auto remaining = ticket.deadline() - std::chrono::nanoseconds{core_->since_start_ns()};
-    timer_.expires_after(std::max(remaining, std::chrono::nanoseconds{0}));
-    // The handler names its own group: by the time it runs, this connection may hold a later attempt.
-    timer_.async_wait([ticket](error_code ec) {
-        if (!ec) ticket.release_group();
-    });
-    // The wake may run on whichever thread releases the group; the attempt goes on on its own. It
-    // holds the connection until then, which the group's release (count, deadline or stop) bounds.
-    ticket.on_release([self = shared_from_this(), executor = stream_.socket().get_executor()] {
-        asio::post(executor, [self] { self->on_barrier_released(); });
-    });
-    if (stopping_) release_barrier_group();
-}
-
-void http_connection::on_barrier_released() {
-    if (state_ != state::held) return;  // closed by a forced stop meanwhile
-    state_ = state::busy;
-    timer_.cancel();
-    carry_out_plan();
-}
-
-void http_connection::release_barrier_group() { decision_.barrier()->release_group(); }
-
-service_response http_connection::run_service() { return channel_->commit(*this); }
+void http_connection::on_fetched() { lifecycle::on_fetched(*this); }
 
 // The reply's head is written here directly (status line, Server and Date for a service's reply,
 // the reply's own headers, Content-Length, Connection): building a Beast fields container for it
@@ -561,31 +515,28 @@ template <class Headers>
 void http_connection::set_reply(int status, const Headers& headers, std::string body,
                                 std::optional<std::size_t> content_length) {
     status = std::clamp(status, 100, 999);
-    record_.status = static_cast<std::uint16_t>(status);
+    const request_t& request = attempt_.request;
+    attempt_.record.status = static_cast<std::uint16_t>(status);
     std::string& head = reply_.head;
-    head.assign(request_.version() >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ");
+    head.assign(request.version() >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ");
     head.append(std::to_string(status)).push_back(' ');
     const auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
     head.append(reason.data(), reason.size()).append("\r\n");
     if (stamps_replies_) {
-        head.append("Server: ").append(server_name).append("\r\nDate: ").append(date_header(wall_now_)).append("\r\n");
+        head.append("Server: ").append(server_name).append("\r\nDate: ").append(date_header(attempt_.wall_now)).append("\r\n");
     }
     for (const auto& h : headers) {
         const auto& [name, value] = header_pair(h);
         head.append(name).append(": ").append(value).append("\r\n");
-        if (beast::iequals(beast::string_view{name}, "Retry-After")) {
-            if (const auto wait = retry::parse_retry_after(value, wall_now_)) {
-                record_.retry_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wait).count();
-            }
-        }
+        note_reply_field(attempt_, name, value);
     }
     const bool bodiless = status < 200 || status == 204 || status == 304;
     if (bodiless) body.clear();
     if (!bodiless) head.append("Content-Length: ").append(std::to_string(content_length.value_or(body.size())));
     if (!bodiless) head.append("\r\n");
-    reply_.keep_alive = request_.keep_alive();
-    if (!reply_.keep_alive && request_.version() >= 11) head.append("Connection: close\r\n");
-    if (reply_.keep_alive && request_.version() < 11) head.append("Connection: keep-alive\r\n");
+    reply_.keep_alive = request.keep_alive();
+    if (!reply_.keep_alive && request.version() >= 11) head.append("Connection: close\r\n");
+    if (reply_.keep_alive && request.version() < 11) head.append("Connection: keep-alive\r\n");
     head.append("\r\n");
     reply_.body = std::move(body);
 }
@@ -601,18 +552,18 @@ void http_connection::set_reply(response_t res) {
 // that can take them (HTTP/1.1).
 void http_connection::set_reply(service_response reply) {
     set_reply(reply.status, reply.headers, std::move(reply.body));
-    if (!reply.interim.empty() && request_.version() >= 11) reply_.head.insert(0, reply.interim);
+    if (!reply.interim.empty() && attempt_.request.version() >= 11) reply_.head.insert(0, reply.interim);
 }
 
 // ---- writing ----
 
 void http_connection::mark_response_started() {
-    if (!response_started()) wire_.response_started_ns = core_->since_start_ns();
+    if (!response_started()) attempt_.wire.response_started_ns = core_->since_start_ns();
 }
 
 // Head and body go out in one gathered write, inline when the socket takes it (write_now.hpp).
 void http_connection::send_response() {
-    if (attempt_open_) mark_response_started();
+    if (attempt_.open) mark_response_started();
     const head_and_body buffers{asio::buffer(reply_.head), asio::buffer(reply_.body)};
     error_code ec;
     std::size_t sent = 0;
@@ -631,8 +582,8 @@ void http_connection::begin_waiting_write(std::size_t bytes) {
 }
 
 void http_connection::on_write(error_code ec, std::size_t bytes) {
-    if (attempt_open_) {
-        wire_.bytes_out += bytes;
+    if (attempt_.open) {
+        attempt_.wire.bytes_out += bytes;
         finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
     }
     if (ec) return close_now();
@@ -652,7 +603,7 @@ void http_connection::write_raw(std::size_t offset, std::size_t n, Next next) {
     stream_.async_write(asio::buffer(raw_.data() + offset, n),
                       [self = shared_from_this(), next](error_code ec, std::size_t written) {
                           self->write_deadline_.reset();
-                          self->wire_.bytes_out += written;
+                          self->attempt_.wire.bytes_out += written;
                           if (ec) {
                               self->finish_attempt(wire_outcome::client_gone);
                               return self->close_now();
@@ -700,10 +651,19 @@ void http_connection::end_hang() {
     close_now();
 }
 
+void http_connection::refuse_stream() {
+    core_->journal_limit_event(server_event_kind::fault_not_mapped, peer(),
+                               "refused_stream has no HTTP/1.1 form: the connection was closed with no reply",
+                               std::string{attempt_.record.rule});
+    finish_attempt(wire_outcome::closed);
+    do_graceful_close();
+}
+
 // ---- ending connections ----
 
 void http_connection::reset_now() {
     state_ = state::closing;
+    if (h2_) h2_->cancel_streams();
     error_code ignored;
     stream_.socket().set_option(asio::socket_base::linger{true, 0}, ignored);
     stream_.socket().close(ignored);
@@ -713,6 +673,7 @@ void http_connection::reset_now() {
 
 void http_connection::close_now() {
     state_ = state::closing;
+    if (h2_) h2_->cancel_streams();
     error_code ignored;
     stream_.socket().close(ignored);
     timer_.cancel();
@@ -751,21 +712,6 @@ void http_connection::drain() {
         if (ec) return self->close_now();
         self->drain();
     });
-}
-
-void http_connection::finish_attempt(wire_outcome outcome) {
-    if (!attempt_open_) return;
-    attempt_open_ = false;
-    record_.outcome = outcome;
-    if (outcome != wire_outcome::responded && outcome != wire_outcome::client_gone &&
-        outcome != wire_outcome::truncated) {
-        record_.status = 0;
-        record_.retry_after_ms.reset();
-    }
-    record_.finished_ns = core_->since_start_ns();
-    core_->context.records.append(record_, wire_);
-    ++core_->attempts;
-    decision_ = faults::fault_decision{};  // releases the active-fault and overload slots
 }
 
 }  // namespace faultline::harness::server_detail

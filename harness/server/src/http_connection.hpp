@@ -1,14 +1,19 @@
-// Private to the server: the one HTTP/1.1 connection of every HTTP mode — `serve` and `run` (the
-// service backend behind it) and `proxy` (the upstream backend). It reads requests with Beast's
+// Private to the server: the one HTTP connection of every HTTP mode — `serve` and `run` (the
+// service backend behind it) and `proxy` (the upstream backend). It speaks HTTP/1.1 itself, or
+// hands the connection to HTTP/2 (h2_session.hpp) when TLS's ALPN chose `h2` or a plain connection
+// opens with HTTP/2's preface (h2c by prior knowledge). As HTTP/1.1 it reads requests with Beast's
 // parser, refuses what RFC 9112 framing refuses (framing.hpp), answers `Expect: 100-continue`, sends
 // control requests to the control API on the control port, and runs every other request as one
-// attempt: identity, the engine's decision, a barrier hold, then the backend's reply or the fault
-// plan, which action_executor.hpp carries out through the primitives below. Header, idle and write
-// timeouts, hangs, closes and the attempt's one journal record are here, for every mode.
+// attempt through attempt_lifecycle.hpp (identity, the engine's decision, a barrier hold, then the
+// backend's reply or the fault plan, which action_executor.hpp carries out through the primitives
+// below) — the lifecycle an HTTP/2 stream runs too. Header, idle and write timeouts, hangs and
+// closes are here, for every mode.
 #pragma once
 
+#include "attempt_lifecycle.hpp"
 #include "backend.hpp"
 #include "connection_stream.hpp"
+#include "exchange.hpp"
 #include "http_core.hpp"
 
 #include "faultline/faults/engine.hpp"
@@ -34,17 +39,16 @@
 
 namespace faultline::harness::server_detail {
 
-template <class Connection>
-class action_executor;
-
-using request_t = boost::beast::http::request<boost::beast::http::string_body>;
+class h2_session;
 
 // One connection. Owns its socket, buffers, its backend channel, the attempt in progress (its
 // journal record and the engine's decision, which holds fault capacity until the attempt ends) and
 // two timers. Every step runs on the socket's executor (one thread), as a do_x / on_x pair bound to
 // shared_from_this. The listener calls the listened_connection members from any thread; the backend
 // channel calls the attempt accessors and on_fetched on the connection's thread.
-class http_connection final : public listened_connection, public std::enable_shared_from_this<http_connection> {
+class http_connection final : public listened_connection,
+                              public fetch_waiter,
+                              public std::enable_shared_from_this<http_connection> {
 public:
     http_connection(std::shared_ptr<http_core> core, listener_socket socket, std::uint64_t id, std::size_t worker,
                     std::int64_t accepted_ns, bool control_only, bool closed_at_start, tls_fault fault = {});
@@ -60,31 +64,50 @@ public:
     std::optional<std::int64_t> idle_since() const override;
     bool evict_if_idle_since(std::int64_t since, std::size_t cap) override;
 
-    // For the backend channel: the attempt in progress.
-    request_t& request() { return request_; }
-    journal_record& record() { return record_; }
-    wire_detail& wire() { return wire_; }
-    operation_identity& identity() { return identity_; }
+    // fetch_waiter: the fetch the channel was asked for is done, the attempt goes on.
+    void on_fetched() override;
+
+    // For h2_session, which carries the connection once it speaks HTTP/2.
     std::uint64_t id() const { return id_; }
     std::size_t worker() const { return worker_; }
+    std::int64_t accepted_ns() const { return accepted_ns_; }
+    bool control_only() const { return control_only_; }
     http_core& core() { return *core_; }
-    const listener_socket& socket() const { return stream_.socket(); }
-    // The fetch the channel was asked for is done: the attempt goes on.
-    void on_fetched();
+    connection_stream& stream() { return stream_; }
+    std::string peer() const;
+    void close_now();
+    // HTTP/2 ended the connection in order (GOAWAY sent, every stream over): FIN or close_notify.
+    void end_gracefully() { do_graceful_close(); }
+    // A write that the socket could not take at once waits for the client (write_timeout), and is done.
+    void begin_waiting_write(std::size_t bytes);
+    void end_waiting_write() { write_deadline_.reset(); }
+
+    // The `tls` rule whose bad certificate this connection's client accepted ("" none): its
+    // attempts, HTTP/1.1 requests or HTTP/2 streams, are journaled as that rule's.
+    std::string_view bad_certificate_rule() const;
 
 private:
     friend class action_executor<http_connection>;
+    friend class attempt_lifecycle<http_connection>;
+    using lifecycle = attempt_lifecycle<http_connection>;
 
     using response_t = boost::beast::http::response<boost::beast::http::string_body>;
     using error_code = boost::system::error_code;
     using steady = std::chrono::steady_clock;
 
-    enum class state { idle, busy, held, fetching, hanging, closing };
+    enum class state { idle, busy, held, fetching, hanging, closing, multiplexed };
     // What a reading connection waits for: a request in progress (or the first on a new connection)
     // is bounded by header_timeout, a kept-alive connection between requests by idle_timeout.
     enum class read_phase { header, idle };
-    // What an attempt does once its reply is fetched.
-    enum class after_fetch { reply, carry_out_plan };
+    // attempt_lifecycle's Carrier
+    exchange& attempt() { return attempt_; }
+    backend_channel& channel() { return *channel_; }
+    void enter(attempt_phase phase);
+    attempt_phase phase() const;
+    bool stopping() const { return stopping_; }
+    listener_timer& timer() { return timer_; }
+    std::shared_ptr<http_connection> shared() { return shared_from_this(); }
+    std::shared_ptr<fetch_waiter> waiter() { return shared_from_this(); }
 
     // TLS, before the first request
     void do_handshake();
@@ -95,9 +118,13 @@ private:
     bool presents_bad_certificate() const;
     void journal_certificate_refused(const std::string& how);
 
+    // HTTP/2 from here on, with the bytes read so far.
+    void start_h2(std::string_view protocol);
+
     // reading a request
     void do_read();
     void parse_buffered();
+    void read_more();
     void on_eof();
     void on_read(error_code ec);
     [[gnu::cold]] void send_continue();
@@ -115,18 +142,9 @@ private:
     [[gnu::cold]] void on_read_deadline_passed();
     [[gnu::cold]] void on_write_deadline_passed();
     steady::duration watch_period() const;
-    std::string peer() const;
 
-    // one attempt
-    void begin_attempt(std::size_t bytes_in);
-    void fetch_then(after_fetch next);
-    void carry_out_plan();
-    service_response run_service();
-
-    // held at the rule's barrier until its group is released, then the fault plan is carried out
-    void hold_at_barrier();
-    void on_barrier_released();
-    void release_barrier_group();
+    // one attempt: attempt_lifecycle.hpp
+    service_response run_service() { return channel_->commit(attempt_); }
 
     // the reply
     template <class Headers>
@@ -141,12 +159,10 @@ private:
     faults::duration max_fault_wait() const { return core_->context.limits.max_fault_wait; }
 
     // writing
-    bool response_started() const { return wire_.response_started_ns >= 0; }
+    bool response_started() const { return attempt_.wire.response_started_ns >= 0; }
     void mark_response_started();
     void send_response();
     void on_write(error_code ec, std::size_t bytes);
-    // A write the socket could not take at once is waiting for the client: write_timeout runs.
-    void begin_waiting_write(std::size_t bytes);
     template <class Next>
     void write_raw(std::size_t offset, std::size_t n, Next next);
     template <class Next>
@@ -154,16 +170,17 @@ private:
 
     // hanging: say nothing until the client goes away or the limit passes
     void start_hang(faults::duration limit);
+    // HTTP/1.1 cannot say a request was not processed: the connection closes with no reply.
+    void refuse_stream();
     void watch_hang();
     void end_hang();
 
     // ending connections
     void reset_now();
-    void close_now();
     void do_graceful_close();
     void close_tls();
     void drain();
-    void finish_attempt(wire_outcome outcome);
+    void finish_attempt(wire_outcome outcome) { lifecycle::finish(*this, outcome); }
 
     std::shared_ptr<http_core> core_;
     connection_stream stream_;  // TCP, or TLS over it
@@ -186,7 +203,6 @@ private:
     const bool closed_at_start_;  // the engine told us to close (FIN) before reading anything
     const bool stamps_replies_;   // the backend's stamps_replies()
     state state_ = state::idle;
-    after_fetch after_fetch_ = after_fetch::reply;
     bool stopping_ = false;
     bool continue_sent_ = false;  // for the request being read
     bool tls_established_ = false;  // the TLS handshake completed
@@ -196,7 +212,6 @@ private:
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
     std::size_t bytes_in_ = 0;  // request bytes the parser consumed
     std::uint32_t requests_read_ = 0;  // on this connection, control requests included
-    request_t request_;
     struct outgoing {
         std::string head;  // status line and fields, serialized, ending in the blank line
         std::string body;
@@ -205,12 +220,8 @@ private:
     outgoing reply_;  // what the attempt (or control request) sends
     std::size_t inline_requests_ = 0;  // requests served in a row without returning to the scheduler
 
-    bool attempt_open_ = false;
-    journal_record record_;
-    wire_detail wire_;
-    operation_identity identity_;
-    faults::fault_decision decision_;
-    wall_time_point wall_now_{};
+    exchange attempt_;  // its request is the one being read, then answered
+    std::unique_ptr<h2_session> h2_;  // once the connection speaks HTTP/2
 
     std::string raw_;  // bytes of a damaged reply (slow, truncated, malformed)
     std::array<char, 1024> scratch_{};

@@ -198,7 +198,7 @@ tls_fault http_core::tls_fault_for(faults::connection_decision decision, const l
     tls_fault fault{decision.verdict, std::move(decision.rule), settings.tls.served.get()};
     const auto not_applied = [&](std::string why) {
         server_event event;
-        event.kind = server_event_kind::fault_not_applied;
+        event.kind = server_event_kind::fault_not_mapped;
         event.at_ns = since_start_ns();
         event.rule = fault.rule;
         event.detail = std::move(why);
@@ -255,7 +255,7 @@ void http_core::refuse(const listener_socket& socket, std::size_t cap, bool cont
                             std::to_string(cap));
 }
 
-void http_core::journal_limit_event(server_event_kind kind, std::string peer, std::string detail) {
+void http_core::journal_limit_event(server_event_kind kind, std::string peer, std::string detail, std::string rule) {
     const std::int64_t now = since_start_ns();
     const auto skipped = limit_events.admit(kind, now);
     if (!skipped) {
@@ -268,6 +268,7 @@ void http_core::journal_limit_event(server_event_kind kind, std::string peer, st
     event.at_ns = now;
     event.detail = std::move(detail);
     event.peer = std::move(peer);
+    event.rule = std::move(rule);
     context.records.append_event(std::move(event));
 }
 

@@ -86,8 +86,9 @@ public:
     // worker, which only begins the stop).
     bool stop();
 
-    // Journals a limit event unless the gate holds it back (then it is only counted).
-    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail);
+    // Journals a limit event unless the gate holds it back (then it is only counted). `rule`: the
+    // rule it concerns, if any.
+    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail, std::string rule = {});
 
     server_context& context;
     faultline::clock& time;
@@ -120,7 +121,7 @@ public:
 private:
     std::shared_ptr<listened_connection> accept(accepted_connection accepted, bool control_only);
     // The `tls` rule that fired for a new connection, as the connection carries it out; a rule that
-    // cannot act here is journaled (fault_not_applied) and comes back as no fault.
+    // cannot act here is journaled (fault_not_mapped) and comes back as no fault.
     tls_fault tls_fault_for(faults::connection_decision decision, const listener_socket& socket);
     void refuse(const listener_socket& socket, std::size_t cap, bool control_only);
     // On worker 0, the ports' accepting thread (or in start(), before the listener runs): asks the

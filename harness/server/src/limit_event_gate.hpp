@@ -54,12 +54,13 @@ private:
             case server_event_kind::write_timeout: return 2;
             case server_event_kind::idle_evicted: return 3;
             case server_event_kind::tls_handshake_failed: return 4;
-            default: return 5;  // idle_timeout
+            case server_event_kind::fault_not_mapped: return 5;
+            default: return 6;  // idle_timeout
         }
     }
 
     std::mutex mutex_;
-    std::array<window, 6> windows_{};
+    std::array<window, 7> windows_{};
     const std::uint32_t per_second_;
 };
 

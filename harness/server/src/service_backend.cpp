@@ -1,6 +1,6 @@
 #include "service_backend.hpp"
 
-#include "http_connection.hpp"
+#include "http_core.hpp"
 
 #include "faultline/server/idempotency.hpp"
 #include "faultline/server/relay.hpp"
@@ -19,14 +19,14 @@ public:
     explicit service_channel(server_context& context) : context_{context} {}
 
     bool fetches_first(const faults::fault_plan*) const override { return false; }
-    void fetch(http_connection&) override {}
+    void fetch(exchange&, std::shared_ptr<fetch_waiter>) override {}
 
     // The idempotency layer first, then the service (or the next tier).
-    service_response commit(http_connection& c) override {
-        journal_record& record = c.record();
+    service_response commit(exchange& c) override {
+        journal_record& record = c.record;
         const std::string_view method = record.method;
         const std::string_view target = record.target;
-        const std::string& body = c.request().body();
+        const std::string& body = c.request.body();
         auto begun = context_.idempotency.begin(record.idempotency_key, context_.model.classify(method, target),
                                                 request_fingerprint(method, target, body));
         if (begun.decision != idempotency_decision::proceed) {
@@ -36,12 +36,12 @@ public:
         // Neither the body nor the identity's text is read again once the service has them.
         service_request call{std::string{method},
                              std::string{target},
-                             std::move(c.request().body()),
-                             std::move(c.identity().value),
+                             std::move(c.request.body()),
+                             std::move(c.identity.value),
                              record.attempt,
                              record.seq,
-                             c.id(),
-                             c.core().since_start_ns()};
+                             c.connection_id,
+                             c.core->since_start_ns()};
         service_response reply =
             context_.next_tier != nullptr ? context_.next_tier->forward(call) : context_.model.handle(call);
         context_.idempotency.complete(record.idempotency_key, reply);
@@ -52,14 +52,14 @@ public:
 
 private:
     // Once per unmatched method and path: the journal says which declared endpoint was meant.
-    void journal_unmatched(http_connection& c, const unmatched_route& route) {
-        const std::string_view target = c.record().target;
+    void journal_unmatched(const exchange& c, const unmatched_route& route) {
+        const std::string_view target = c.record.target;
         server_event event;
         event.kind = server_event_kind::unmatched_route;
-        event.at_ns = c.core().since_start_ns();
-        event.detail = std::string{c.record().method} + " " + std::string{target.substr(0, target.find_first_of("?#"))} +
+        event.at_ns = c.core->since_start_ns();
+        event.detail = std::string{c.record.method} + " " + std::string{target.substr(0, target.find_first_of("?#"))} +
                        (route.nearest.empty() ? "; no endpoint declared" : "; nearest " + route.nearest);
-        event.peer = peer_of(c.socket());
+        event.peer = peer_of(*c.socket);
         context_.records.append_event(std::move(event));
     }
 

@@ -1,8 +1,8 @@
 #include "upstream_backend.hpp"
 
-#include "http_connection.hpp"
-#include "http_fields.hpp"
 #include "connection_stream.hpp"
+#include "http_core.hpp"
+#include "http_fields.hpp"
 
 #include "faultline/server/upstream.hpp"
 
@@ -92,22 +92,23 @@ public:
 
     bool fetches_first(const faults::fault_plan* plan) const override { return plan == nullptr || plan_forwards(*plan); }
 
-    void fetch(http_connection& c) override {
-        owner_ = c.shared_from_this();
+    void fetch(exchange& c, std::shared_ptr<fetch_waiter> waiter) override {
+        attempt_ = &c;
+        owner_ = std::move(waiter);
         started_ = steady::now();
         deadline_ = started_ + backend_.settings_.upstream_timeout;
-        forwarded_at_ = c.core().since_start_ns();
+        forwarded_at_ = c.core->since_start_ns();
         timed_out_ = connect_timed_out_ = cancelled_ = connecting_ = finished_ = false;
         interim_.clear();
         interim_count_ = 0;
-        serialize(c.request());
+        serialize(c.request);
         ++backend_.forwarded_;
         if (take_pooled()) return send();
         connect();
     }
 
-    service_response commit(http_connection& c) override {
-        c.record().effect = held_.effect;
+    service_response commit(exchange& c) override {
+        c.record.effect = held_.effect;
         // At most once an attempt (action_executor.hpp): the reply is handed over, not copied.
         return std::move(held_);
     }
@@ -319,9 +320,9 @@ private:
     // interim replies; a commit when the route writes and the upstream said 2xx, unless it said the
     // reply is a replay of a key it already executed (below).
     void take_reply(http::response<http::string_body>& reply) {
-        http_connection& c = *owner_;
-        wire_detail& wire = c.wire();
-        const journal_record& record = c.record();
+        exchange& c = *attempt_;
+        wire_detail& wire = c.wire;
+        const journal_record& record = c.record;
         wire.upstream_ns = elapsed();
         wire.upstream_status = static_cast<int>(reply.result_int());
         held_ = service_response{};
@@ -341,14 +342,14 @@ private:
             return;
         }
         held_.effect = effect_kind::committed;
-        context.effects.record({record.operation, record.attempt, record.seq, c.id(), forwarded_at_, record.method,
+        context.effects.record({record.operation, record.attempt, record.seq, c.connection_id, forwarded_at_, record.method,
                                 record.target, semantics, "upstream " + std::to_string(held_.status)});
     }
 
     void fail(const char* why) {
         close();
         ++backend_.failures_;
-        wire_detail& wire = owner_->wire();
+        wire_detail& wire = attempt_->wire;
         wire.upstream_ns = elapsed();
         wire.upstream_error = why;
         const bool timeout = std::string_view{why} == "timeout";
@@ -358,7 +359,8 @@ private:
 
     void finish() {
         finished_ = true;
-        const std::shared_ptr<http_connection> owner = std::move(owner_);
+        const std::shared_ptr<fetch_waiter> owner = std::move(owner_);
+        attempt_ = nullptr;
         owner->on_fetched();
     }
 
@@ -372,7 +374,8 @@ private:
     std::unique_ptr<connection_stream> stream_;  // TCP, or TLS over it; pooled between exchanges
     beast::flat_buffer buffer_;
     std::optional<http::response_parser<http::string_body>> parser_;
-    std::shared_ptr<http_connection> owner_;  // while a fetch is in progress
+    std::shared_ptr<fetch_waiter> owner_;  // while a fetch is in progress
+    exchange* attempt_ = nullptr;          // the attempt it is for, which owner_ keeps alive
     std::string head_;
     std::string body_;
     std::string interim_;

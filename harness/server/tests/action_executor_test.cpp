@@ -107,6 +107,10 @@ public:
                          "s");
     }
     void do_read() { events.emplace_back("read"); }
+    void refuse_stream() {
+        events.emplace_back("refuse_stream");
+        finish_attempt(wire_outcome::reset);
+    }
 
 private:
     std::string head_;
@@ -135,6 +139,13 @@ struct handles_all<std::variant<Actions...>>
 static_assert(handles_all<faults::action>::value);
 struct unhandled_action {};
 static_assert(!std::is_invocable_v<const executor&, const unhandled_action&>);
+
+TEST(action_executor, a_refused_stream_is_the_carriers_own_ending_before_the_commit) {
+    fake_connection c;
+    executor::run(c, faults::fault_plan{faults::drop_action{faults::drop_mode::refuse_stream}, faults::commit_phase::before});
+    EXPECT_EQ(c.commits, 0U);
+    EXPECT_EQ(c.events, (std::vector<std::string>{"refuse_stream", "finish reset"}));
+}
 
 TEST(action_executor, respond_before_commit_sends_the_fault_reply_without_running_the_service) {
     fake_connection c;

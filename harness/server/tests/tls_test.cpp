@@ -260,7 +260,7 @@ TEST(tls, a_tls_rule_on_a_plain_listener_is_journaled_as_not_applied) {
     EXPECT_EQ(res->result_int(), 200);
     const auto events = s.context().records.events();
     ASSERT_GE(events.size(), 1U);  // then unmatched_route: the default service has no GET /hello
-    EXPECT_EQ(events[0].kind, server_event_kind::fault_not_applied);
+    EXPECT_EQ(events[0].kind, server_event_kind::fault_not_mapped);
     EXPECT_EQ(events[0].rule, "bad-tls");
     EXPECT_NE(events[0].detail.find("plain TCP listener"), std::string::npos) << events[0].detail;
 }

@@ -36,6 +36,20 @@ void fail_on(const boost::system::error_code& ec, const std::string& what) {
     if (ec) throw std::runtime_error(what + ": " + ec.message());
 }
 
+// ALPN (RFC 7301), the server's choice: HTTP/2 when the client offers it, else HTTP/1.1; a client
+// that offers neither gets no protocol chosen and speaks HTTP/1.1 as without ALPN. The listener's
+// connection reads the choice after the handshake (SSL_get0_alpn_selected).
+int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+                void*) {
+    static constexpr unsigned char preferred[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    unsigned char* chosen = nullptr;
+    if (SSL_select_next_proto(&chosen, outlen, preferred, sizeof preferred, in, inlen) != OPENSSL_NPN_NEGOTIATED) {
+        return SSL_TLSEXT_ERR_NOACK;
+    }
+    *out = chosen;
+    return SSL_TLSEXT_ERR_OK;
+}
+
 }  // namespace
 
 context_ptr server_context(const key_and_certificate& identity) {
@@ -48,6 +62,7 @@ context_ptr server_context(const key_and_certificate& identity) {
     if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
         throw_openssl_error("the TLS private key does not match the certificate");
     }
+    SSL_CTX_set_alpn_select_cb(context->native_handle(), &select_alpn, nullptr);
     return context;
 }
 

@@ -36,6 +36,9 @@ enum class drop_mode {
     reset,  // TCP RST (SO_LINGER 0 then close)
     close,  // FIN (orderly shutdown) with no reply
     hang,   // keep the connection open and silent until the client goes away or `hang_limit` passes
+    // HTTP/2: RST_STREAM REFUSED_STREAM, the request not processed (safe to retry); HTTP/1.1, which
+    // cannot say so: as close.
+    refuse_stream,
 };
 struct drop_action {
     drop_mode mode = drop_mode::reset;

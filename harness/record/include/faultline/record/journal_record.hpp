@@ -137,8 +137,16 @@ struct wire_detail {
     packed_optional<std::int64_t> upstream_ns;  // "upstream_ns": forwarded -> upstream reply read (or failure)
     packed_optional<int> upstream_status;       // "upstream_status": the upstream's status (absent: never answered)
     packed_optional<symbol> upstream_error;     // "upstream_error": "refused", "timeout", "reset", … (absent: none)
+    // "protocol": "h2" (HTTP/2 over TLS, by ALPN) or "h2c" (cleartext, by prior knowledge); absent:
+    // HTTP/1.x, as in journals written before faultline spoke HTTP/2.
+    packed_optional<symbol> protocol;
+    packed_optional<std::uint32_t> stream;  // "stream": the HTTP/2 stream id (absent: HTTP/1.x)
+    // "stream_reset": the RST_STREAM error code the server ended the stream with ("CANCEL",
+    // "INTERNAL_ERROR", "PROTOCOL_ERROR"; absent: none sent). Whether the effect was committed
+    // first is the record's "effect".
+    packed_optional<symbol> stream_reset;
 };
 
-static_assert(sizeof(wire_detail) <= 64, "wire_detail is meant to stay compact");
+static_assert(sizeof(wire_detail) <= 80, "wire_detail is meant to stay compact");
 
 }  // namespace faultline::harness

@@ -48,13 +48,13 @@ enum class server_event_kind {
     // attempt to it is journaled with effect "unmatched"): `detail` is "POST /charge; nearest POST
     // /payments" (the nearest declared endpoint, WireMock's near-miss), `peer` who sent it.
     unmatched_route,
-    // A connection-level fault rule fired where it cannot act: a `tls` rule on a plain TCP listener,
-    // or a certificate fault on a listener serving the user's own certificate (no authority to issue
-    // a bad one). `rule` names it, `detail` says why; the connection was served as usual.
-    fault_not_applied,
     // The journal's anchor, its first line: `detail` is the wall clock at the event's `t` as Unix ns,
     // `peer` the instance's name, so journals of several instances can be put on one timeline.
     started,
+    // A fault kind with no form where it fired, and what was done instead: `refused_stream` on
+    // HTTP/1.1 (a close), `malformed` on HTTP/2 (RST_STREAM PROTOCOL_ERROR), `tls` on a plain listener
+    // or a certificate fault with the user's own certificate (served as usual). `rule` names the rule.
+    fault_not_mapped,
 };
 
 // Their journal names.
@@ -73,8 +73,8 @@ inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<serv
     {server_event_kind::listener_closed, "listener_closed"},
     {server_event_kind::listener_reopened, "listener_reopened"},
     {server_event_kind::unmatched_route, "unmatched_route"},
-    {server_event_kind::fault_not_applied, "fault_not_applied"},
     {server_event_kind::started, "started"},
+    {server_event_kind::fault_not_mapped, "fault_not_mapped"},
 })};
 
 std::string_view to_string(server_event_kind kind);

@@ -14,7 +14,8 @@ namespace faultline::tls {
 
 using context_ptr = std::shared_ptr<boost::asio::ssl::context>;
 
-// A listener's context, serving `identity` (its certificate may be followed by intermediates).
+// A listener's context, serving `identity` (its certificate may be followed by intermediates), and
+// choosing HTTP/2 by ALPN when the client offers `h2` (else `http/1.1`).
 context_ptr server_context(const key_and_certificate& identity);
 
 // The user's own certificate (chain) and key, PEM files.
