@@ -8,14 +8,8 @@
 # Usage: http2_real_clients.sh FAULTLINE_BINARY
 set -euo pipefail
 faultline=$1
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=background_servers.sh
+source "$(dirname "$0")/background_servers.sh"
 
 curl -V | grep -q HTTP2 || { echo "this curl has no HTTP/2: skipped"; exit 77; }
 
@@ -36,17 +30,6 @@ then = "reset"
 method = "POST"
 path = "/payments"
 TOML
-
-# Starts a server command in the background and sources its environment lines (bounded wait).
-start() {
-    local env_file=$1; shift
-    "$@" --env-file "$env_file" > "$work/out.$$" 2>&1 &
-    pids+=($!)
-    for _ in $(seq 100); do [[ -s $env_file ]] && break; sleep 0.1; done
-    [[ -s $env_file ]] || fail "no env file from: $* ($(cat "$work/out.$$"))"
-    # shellcheck disable=SC1090
-    source "$env_file"
-}
 
 # status and protocol version of one curl exchange ("503 2"), with the exit code on failure.
 fetch() { curl -sS -o /dev/null -w '%{http_code} %{http_version}' "$@"; }
