@@ -313,14 +313,16 @@ void run_proxy(proxy_args& args) {
     options.control_address = control.address;
     options.control_port = control.port ? *control.port : args.control_port.value_or(0);
     options.control_token = control.token.token;
-    harness::proxy_set set{options, {tcp::tcp_named_proxy::mode()}};
-
+    // --tls: the control port, the flags' http proxy and every [[proxy]] table with `tls = true`.
     const bool wants_tls = args.tls.generate || !args.tls.certificate_file.empty();
-    if (wants_tls && (!definition || args.mode != "http")) {
-        std::cerr << "faultline proxy: --tls and --tls-cert are for the flags' http proxy (--upstream, --mode http)\n";
+    if (wants_tls && definition && args.mode != "http") {
+        std::cerr << "faultline proxy: --tls and --tls-cert are for http proxies, not --mode tcp\n";
         fail(exit_bad_input);
     }
-    const tls_choice tls = definition ? choose_tls(args.tls, definition->listen.address, "proxy") : tls_choice{};
+    const tls_choice tls = choose_tls(args.tls, definition ? definition->listen.address : control.address, "proxy");
+    options.tls = tls.identity;
+    if (tls.generated) options.tls_faults = tls.generated->bad();
+    harness::proxy_set set{options, {tcp::tcp_named_proxy::mode()}};
 
     std::shared_ptr<harness::http_named_proxy> http_proxy;
     std::shared_ptr<tcp::tcp_named_proxy> tcp_proxy;
@@ -377,6 +379,8 @@ void run_proxy(proxy_args& args) {
     } else if (tcp_proxy) {
         banner << "faultline proxy on " << tcp_proxy->url() << " -> tcp://" << args.upstream << " ("
                << tcp_proxy->running().toxics()->toxics.size() << " toxics, seed " << seed << ")\n";
+    } else if (tls.identity) {
+        banner << tls_banner(tls) << '\n';
     }
     for (const auto& described : set.describe()) {
         const auto& proxy = described.as_object();

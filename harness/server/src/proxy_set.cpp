@@ -60,6 +60,8 @@ proxy_mode http_named_proxy::mode() {
                 using std::chrono::milliseconds;
                 proxy_options options;
                 set_endpoints(options, definition);
+                options.tls = definition.tls;
+                options.tls_faults = definition.tls_faults;
                 const auto timeout = [&keys](std::string_view key, milliseconds fallback) {
                     const auto value = keys.duration(key, milliseconds{1}, std::chrono::hours{1});
                     return value ? std::chrono::duration_cast<milliseconds>(*value) : fallback;
@@ -142,7 +144,7 @@ struct proxy_set::state {
         for (proxy_mode& m : extra) modes.push_back(std::move(m));
         // No backend: the core serves only its control port.
         control = std::make_shared<server_detail::http_core>(
-            control_context, steady_clock_source::instance(), server_detail::http_settings{1, options.drain_timeout, 1024 * 1024, {}, {}},
+            control_context, steady_clock_source::instance(), server_detail::http_settings{1, options.drain_timeout, 1024 * 1024, {}, server_detail::make_listener_tls(options.tls, std::nullopt)},
             nullptr);
     }
 
@@ -276,6 +278,16 @@ create_result proxy_set::create(const toml::table& table, const std::string& sou
             keys.fail("upstream", "expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:9000, got '" + *upstream + "'");
         }
     }
+    if (keys.boolean("tls").value_or(false)) {
+        if (definition.mode != "http") {
+            keys.fail("tls", "only an http proxy speaks TLS");
+        } else if (!s.options.tls) {
+            keys.fail("tls", "this faultline proxy has no TLS identity: start it with --tls (or --tls-cert and --tls-key)");
+        } else {
+            definition.tls = s.options.tls;
+            definition.tls_faults = s.options.tls_faults;
+        }
+    }
     definition.journal = keys.string("journal").value_or("");
     const auto seed = keys.integer("seed", 0, std::numeric_limits<std::int64_t>::max());
     definition.seed = seed ? static_cast<std::uint64_t>(*seed) : s.options.seed;
@@ -363,7 +375,7 @@ std::uint16_t proxy_set::control_port() const {
     return state_->control->listen.port(state_->control->control_port.value_or(0));
 }
 std::string proxy_set::control_url() const {
-    return "http://" + url_host(state_->options.control_address) + ":" + std::to_string(control_port()) +
+    return std::string{state_->options.tls ? "https://" : "http://"} + url_host(state_->options.control_address) + ":" + std::to_string(control_port()) +
            std::string{control_prefix};
 }
 const std::string& proxy_set::control_token() const { return state_->token; }

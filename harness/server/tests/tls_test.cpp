@@ -6,6 +6,7 @@
 #include "test_client.hpp"
 
 #include "faultline/server/proxy.hpp"
+#include "faultline/server/proxy_set.hpp"
 #include "faultline/tls/certificates.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -263,6 +264,42 @@ TEST(tls, a_tls_rule_on_a_plain_listener_is_journaled_as_not_applied) {
     EXPECT_EQ(events[0].kind, server_event_kind::fault_not_mapped);
     EXPECT_EQ(events[0].rule, "bad-tls");
     EXPECT_NE(events[0].detail.find("plain TCP listener"), std::string::npos) << events[0].detail;
+}
+
+// A proxy set's [[proxy]] table (or a proxy created through its API) with `tls = true` serves the
+// set's identity (faultline proxy --tls); without one the table is refused, saying so.
+TEST(tls, a_proxy_sets_table_with_tls_serves_the_sets_identity_and_needs_one) {
+    const run_authority authority;
+    test_server upstream{""};
+    const auto table = toml::parse("name = \"api\"\ntls = true\nupstream = \"127.0.0.1:" +
+                                   std::to_string(upstream.port()) + "\"\n");
+
+    proxy_set_options plain_options;
+    plain_options.control_token = std::string{};
+    proxy_set plain{plain_options};
+    ASSERT_FALSE(plain.start());
+    const create_result refused = plain.create(table, "api.toml");
+    ASSERT_FALSE(refused.ok());
+    ASSERT_EQ(refused.errors.size(), 1U);
+    EXPECT_NE(refused.errors[0].find("tls: this faultline proxy has no TLS identity: start it with --tls"),
+              std::string::npos)
+        << refused.errors[0];
+
+    proxy_set_options options = plain_options;
+    options.tls = authority.served;
+    proxy_set secure{options};
+    ASSERT_FALSE(secure.start());
+    EXPECT_EQ(secure.control_url().rfind("https://", 0), 0U) << secure.control_url();
+    const create_result created = secure.create(table, "api.toml");
+    ASSERT_TRUE(created.ok()) << (created.errors.empty() ? "" : created.errors[0]);
+    EXPECT_EQ(created.proxy->url().rfind("https://127.0.0.1:", 0), 0U) << created.proxy->url();
+    const auto reply = tls_exchange(created.proxy->port(), authority.ca.certificate_pem(), make_request("GET", "/kv/a"));
+    ASSERT_FALSE(reply.handshake_error) << reply.handshake_error.message();
+    const auto res = parse_response(reply.bytes);
+    ASSERT_TRUE(res) << reply.bytes;
+    EXPECT_EQ(res->result_int(), 404);  // the upstream's own answer: no such key
+    secure.stop();
+    plain.stop();
 }
 
 TEST(tls, plain_http_on_the_tls_port_is_a_failed_handshake_with_the_reason) {

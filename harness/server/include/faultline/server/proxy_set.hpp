@@ -68,6 +68,9 @@ struct proxy_definition {
     std::string journal;  // a file its journal streams to ("" = memory only)
     std::uint64_t seed = 0;
     bool allow_non_loopback = false;  // the set's
+    // `tls = true` (http mode): the set's TLS identity, which the proxy serves (proxy_set_options).
+    std::optional<tls::key_and_certificate> tls;
+    std::optional<tls::bad_certificates> tls_faults;
 
     // {"name", "mode", "listen", "url", "upstream"} of the proxy running on `port` at `url`: what the
     // control API and the ready file say of it.
@@ -145,6 +148,10 @@ struct proxy_set_options {
     std::string control_address = "127.0.0.1";
     std::optional<std::string> control_token;  // nullopt = a fresh random one, "" = none
     std::chrono::milliseconds drain_timeout{1000};  // the control port's
+    // The process's TLS (`faultline proxy --tls`): the control port speaks it, and so does every http
+    // proxy whose table says `tls = true` (without it such a table is invalid).
+    std::optional<tls::key_and_certificate> tls;
+    std::optional<tls::bad_certificates> tls_faults;
 };
 
 // Why a proxy was not created, and the HTTP status the control API answers it with.
