@@ -69,6 +69,7 @@ public:
     // For streams.
     http_connection& connection() { return connection_; }
     std::string_view protocol() const { return protocol_; }
+    std::uint32_t requests() const { return requests_; }  // streams begun as attempts so far
     bool stopping() const { return stopping_; }
     // Sends what nghttp2 has queued, from the scheduler (never inside an nghttp2 callback).
     void schedule_flush();

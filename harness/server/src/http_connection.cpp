@@ -152,6 +152,8 @@ void http_connection::read_hello() {
 
 // The client refused the certificate it had to refuse: the rule's evidence, never rate-limited.
 void http_connection::journal_certificate_refused(const std::string& how) {
+    if (certificate_refusal_journaled_) return;
+    certificate_refusal_journaled_ = true;
     server_event event;
     event.kind = server_event_kind::tls_handshake_failed;
     event.at_ns = core_->since_start_ns();
@@ -159,6 +161,15 @@ void http_connection::journal_certificate_refused(const std::string& how) {
     event.peer = peer();
     event.detail = std::string{certificate_fault_name(tls_fault_.verdict)} + " refused: " + how;
     core_->context.records.append_event(std::move(event));
+}
+
+// A connection over a bad certificate that ends having carried no request: its client refused the
+// certificate, though not in the handshake — clients that check it after (curl's name check, GnuTLS)
+// close before their first request, and a run stops its server right after its client exits, maybe
+// before that close is read. Either way nothing was sent over it.
+void http_connection::note_unused_bad_certificate() {
+    const bool carried = requests_read_ > 0 || (h2_ && h2_->requests() > 0);
+    if (!carried) journal_certificate_refused("the connection ended with no request over it");
 }
 
 std::string_view http_connection::bad_certificate_rule() const {
@@ -326,11 +337,6 @@ void http_connection::on_eof() {
 }
 
 void http_connection::on_read(error_code ec) {
-    // Clients that check the certificate after the handshake (curl's name check, GnuTLS) refuse a bad
-    // one by closing before their first request.
-    if (ec && requests_read_ == 0 && presents_bad_certificate()) [[unlikely]] {
-        journal_certificate_refused("the connection ended after the handshake with no request (" + ec.message() + ")");
-    }
     if (ec == http::error::end_of_stream) return do_graceful_close();
     if (ec == asio::error::operation_aborted) return close_now();
     if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
@@ -672,6 +678,7 @@ void http_connection::reset_now() {
 }
 
 void http_connection::close_now() {
+    if (presents_bad_certificate()) [[unlikely]] note_unused_bad_certificate();
     state_ = state::closing;
     if (h2_) h2_->cancel_streams();
     error_code ignored;
@@ -682,6 +689,7 @@ void http_connection::close_now() {
 
 // FIN, then wait (bounded) for the client's FIN, so unread bytes do not turn the close into an RST.
 void http_connection::do_graceful_close() {
+    if (presents_bad_certificate()) [[unlikely]] note_unused_bad_certificate();
     state_ = state::closing;
     watchdog_.cancel();
     if (tls_established_) return close_tls();

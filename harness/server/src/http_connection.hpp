@@ -117,6 +117,7 @@ private:
     void read_hello();
     bool presents_bad_certificate() const;
     void journal_certificate_refused(const std::string& how);
+    void note_unused_bad_certificate();
 
     // HTTP/2 from here on, with the bytes read so far.
     void start_h2(std::string_view protocol);
@@ -207,6 +208,7 @@ private:
     bool continue_sent_ = false;  // for the request being read
     bool tls_established_ = false;  // the TLS handshake completed
     const tls_fault tls_fault_;     // what the `tls` fault does to this connection (accept: nothing)
+    bool certificate_refusal_journaled_ = false;  // once per connection
 
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
