@@ -7,7 +7,6 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -26,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "faultline/core/tls_client.hpp"
 #include "faultline/retry/classify.hpp"
 #include "faultline/retry/deadline.hpp"
 #include "faultline/retry/idempotency.hpp"
@@ -147,16 +147,7 @@ asio::awaitable<error_code> http_client_state::resolve() {
 asio::awaitable<error_code> http_client_state::handshake(connection& c) {
     auto& tls = *c.secure;
     const std::string& name = options_.tls_server_name.empty() ? host_ : options_.tls_server_name;
-    error_code not_an_address;
-    asio::ip::make_address(name, not_an_address);
-    // SSL_set_tlsext_host_name, spelled out: the macro's C cast trips -Wold-style-cast.
-    if (not_an_address) {
-        SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-                 const_cast<char*>(name.c_str()));
-    }
-    if ((SSL_CTX_get_verify_mode(options_.tls->native_handle()) & SSL_VERIFY_PEER) != 0) {
-        tls.set_verify_callback(asio::ssl::host_name_verification{name});
-    }
+    prepare_tls_client(tls, name, (SSL_CTX_get_verify_mode(options_.tls->native_handle()) & SSL_VERIFY_PEER) != 0);
     auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
     co_return ec;
 }

@@ -4,13 +4,13 @@
 #include "http_core.hpp"
 #include "http_fields.hpp"
 
+#include "faultline/core/tls_client.hpp"
 #include "faultline/server/upstream.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -189,15 +189,7 @@ private:
     // A failure is the attempt's outcome (502, upstream_error "tls_handshake_failed"): nothing was sent.
     void handshake() {
         auto& tls = stream_->tls();
-        const std::string& host = backend_.settings_.host;
-        boost::system::error_code not_an_address;
-        asio::ip::make_address(host, not_an_address);
-        // SSL_set_tlsext_host_name, spelled out: the macro's C cast trips -Wold-style-cast.
-        if (not_an_address) {
-            SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-                     const_cast<char*>(host.c_str()));
-        }
-        if (backend_.settings_.tls->verify) tls.set_verify_callback(asio::ssl::host_name_verification{host});
+        prepare_tls_client(tls, backend_.settings_.host, backend_.settings_.tls->verify);
         tls.async_handshake(asio::ssl::stream_base::client, [this, hold = owner_](error_code ec) {
             connecting_ = false;
             if (const char* why = ended_why()) return fail(why);
