@@ -55,6 +55,8 @@ void visit_fields(Record& r, Wire* w, Visitor& v) {
     v.enumeration("outcome", r.outcome);
     v.number("status", r.status);
     v.optional_number("retry_after_ms", r.retry_after_ms);
+    v.optional_number("grpc_status", r.grpc_status);
+    v.optional_number("grpc_pushback_ms", r.grpc_pushback_ms);
     if (w != nullptr) {
         v.wire_number("bytes_in", w->bytes_in);
         v.wire_number("bytes_out", w->bytes_out);
@@ -68,7 +70,7 @@ void visit_fields(Record& r, Wire* w, Visitor& v) {
     v.optional_string("instance", r.instance);
 }
 
-constexpr std::size_t field_count = 33;
+constexpr std::size_t field_count = 35;
 
 template <class Event, class Visitor>
 void visit_event_fields(Event& e, Visitor& v) {

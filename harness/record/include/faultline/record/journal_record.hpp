@@ -110,6 +110,9 @@ struct journal_record {
     // "instance": which serve/proxy instance journaled it (`--instance`), so merged journals stay
     // attributable; `faultline check` tags records of a journal without one with the file's name.
     packed_optional<symbol> instance;
+    // "grpc_pushback_ms": grpc-retry-pushback-ms sent in a gRPC call's trailers (gRPC A6): the wait
+    // before the next attempt, or, negative, "do not retry". Absent: none sent.
+    packed_optional<std::int32_t> grpc_pushback_ms;
     std::uint16_t status = 0;  // "status": status sent (0 when none)
     // "round": the round its request was read in; written from round 2 on (absent: 1).
     round_number round = 1;
@@ -117,11 +120,16 @@ struct journal_record {
     identity_source identity = identity_source::request_hash;  // "op_source"
     effect_kind effect = effect_kind::none;  // "effect"
     wire_outcome outcome = wire_outcome::responded;  // "outcome"
+    // "grpc_status": the gRPC status code a gRPC call's trailers carried (0 OK … 16 UNAUTHENTICATED);
+    // absent: not a gRPC call, or its stream ended with no status. Every status but OK is sent
+    // trailers-only, so a call whose response headers went out and then failed (A6's commit point) is
+    // the one with outcome "truncated".
+    packed_optional<std::uint8_t> grpc_status;
 };
 
 // A quarter of what it was with eight std::strings (408 bytes, and their heap): a bound, so that a
 // field added without thought shows here.
-static_assert(sizeof(journal_record) <= 96, "journal_record is meant to stay compact");
+static_assert(sizeof(journal_record) <= 104, "journal_record is meant to stay compact");
 
 // The rest of an attempt as the wire saw it: written to the journal file beside its record (the same
 // JSON object) and read by people and third-party tools, never by a check. A journal keeps these only
