@@ -222,6 +222,52 @@ TEST(refused_stream_kind, bad_config) {
               "name, when");
 }
 
+// ---- grpc_status ----
+
+TEST(grpc_status_kind, answers_a_grpc_call_trailers_only_with_its_code_message_and_pushback) {
+    sequence_random random = sequence_random::of_units({0.5});
+    attempt_builder call;
+    call.target = "/bank.Payments/Charge";
+    call.headers = {{"content-type", "application/grpc+proto"}};
+    const fault_plan plan = plan_of(one_rule("[[fault]]\nkind = \"grpc_status\"\ncode = \"UNAVAILABLE\"\n"
+                                             "message = \"busy, 100%\"\npushback_ms = -1\nphase = \"after\"\n"),
+                                    random, call);
+    EXPECT_EQ(plan.phase, commit_phase::after);
+    const auto& reply = std::get<respond_action>(plan.what);
+    EXPECT_EQ(reply.status, 200);
+    EXPECT_TRUE(reply.body.empty());
+    const header_list expected{{"content-type", "application/grpc"},
+                               {"grpc-status", "14"},
+                               {"grpc-message", "busy, 100%25"},
+                               {"grpc-retry-pushback-ms", "-1"}};
+    EXPECT_EQ(reply.headers, expected);
+}
+
+TEST(grpc_status_kind, answers_a_plain_http_request_with_the_status_the_code_maps_to) {
+    sequence_random random = sequence_random::of_units({0.5});
+    const attempt_builder request;
+    const fault_plan plan = plan_of(
+        one_rule("[[fault]]\nkind = \"grpc_status\"\ncode = \"RESOURCE_EXHAUSTED\"\npushback_ms = 1500\n"), random,
+        request);
+    EXPECT_EQ(plan.phase, commit_phase::before);
+    const auto& reply = std::get<respond_action>(plan.what);
+    EXPECT_EQ(reply.status, 429);
+    const header_list expected{{"content-type", "application/json"}, {"Retry-After", "2"}};
+    EXPECT_EQ(reply.headers, expected);
+}
+
+TEST(grpc_status_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"grpc_status\"\n"),
+              "rules.toml:1:1: fault kind \"grpc_status\": missing required key \"code\"");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"grpc_status\"\ncode = \"UNAVAILABEL\"\n"),
+              "rules.toml:3:8: fault kind \"grpc_status\": code: unknown value \"UNAVAILABEL\"; allowed: OK, CANCELLED, "
+              "UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED, "
+              "RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED, OUT_OF_RANGE, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, "
+              "DATA_LOSS, UNAUTHENTICATED");
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"grpc_status\"\ncode = \"ABORTED\"\npushback_ms = -5\n"),
+              "rules.toml:4:15: fault kind \"grpc_status\": pushback_ms: must be in [-1, 86400000], got -5");
+}
+
 // ---- lost_response ----
 
 TEST(lost_response_kind, commits_then_drops) {

@@ -20,6 +20,7 @@
 #include "action_executor.hpp"
 #include "backend.hpp"
 #include "exchange.hpp"
+#include "grpc_call.hpp"
 #include "http_core.hpp"
 #include "http_fields.hpp"
 
@@ -29,6 +30,7 @@
 #include <boost/beast/core/string.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -50,11 +52,23 @@ struct attempt_origin {
     std::string_view bad_certificate_rule;
 };
 
-// The reply's fields as the record sees them: a Retry-After sent is journaled as a wait.
+// The reply's fields as the record sees them: a Retry-After sent is journaled as a wait, a gRPC
+// call's grpc-status and grpc-retry-pushback-ms as they were sent.
 inline void note_reply_field(exchange& attempt, std::string_view name, std::string_view value) {
-    if (!boost::beast::iequals(boost::beast::string_view{name.data(), name.size()}, "Retry-After")) return;
-    if (const auto wait = retry::parse_retry_after(value, attempt.wall_now)) {
-        attempt.record.retry_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wait).count();
+    const auto is = [name](std::string_view field) {
+        return boost::beast::iequals(boost::beast::string_view{name.data(), name.size()},
+                                     boost::beast::string_view{field.data(), field.size()});
+    };
+    if (is("Retry-After")) {
+        if (const auto wait = retry::parse_retry_after(value, attempt.wall_now)) {
+            attempt.record.retry_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wait).count();
+        }
+    } else if (is("grpc-status")) {
+        if (const auto status = parse_grpc_status(value)) attempt.record.grpc_status = static_cast<std::uint8_t>(*status);
+    } else if (is("grpc-retry-pushback-ms")) {
+        std::int32_t ms = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+        if (ec == std::errc{} && end == value.data() + value.size()) attempt.record.grpc_pushback_ms = ms;
     }
 }
 
@@ -85,6 +99,9 @@ public:
         a.record.previous_attempts = header_value(fields, "grpc-previous-rpc-attempts");
         a.record.deadline_ms = integer_header(fields, "Faultline-Deadline-Ms");
         if (!a.record.deadline_ms) a.record.deadline_ms = integer_header(fields, "x-envoy-expected-rq-timeout-ms");
+        if (!a.record.deadline_ms) {
+            if (const auto timeout = header_value(fields, "grpc-timeout")) a.record.deadline_ms = grpc_timeout_ms(*timeout);
+        }
         a.wire.body_hash = hash_bytes(a.request.body());
         if (!core.settings.instance.empty()) a.record.instance = core.settings.instance;
 
@@ -185,6 +202,11 @@ public:
             outcome != wire_outcome::truncated) {
             a.record.status = 0;
             a.record.retry_after_ms.reset();
+        }
+        // A gRPC status goes last (trailers): a reply that did not end whole never sent it.
+        if (outcome != wire_outcome::responded) {
+            a.record.grpc_status.reset();
+            a.record.grpc_pushback_ms.reset();
         }
         http_core& core = c.core();
         a.record.finished_ns = core.since_start_ns();

@@ -1,6 +1,7 @@
 #include "h2_session.hpp"
 
 #include "action_executor.hpp"
+#include "grpc_call.hpp"
 #include "http_connection.hpp"
 #include "http_fields.hpp"
 
@@ -106,6 +107,9 @@ public:
         if (request.find(http::field::host) == request.end() && !authority_.empty()) request.set(http::field::host, authority_);
         http_connection& c = session_.connection();
         if (c.control_only()) return serve_control();
+        if (const auto type = request.find(http::field::content_type); type != request.end()) {
+            grpc_call_ = is_grpc_content_type(to_std(type->value()));
+        }
         lifecycle::begin(*this, {request_number, c.accepted_ns(), bytes_in_, session_.protocol(),
                                  static_cast<std::uint32_t>(id_), c.bad_certificate_rule()});
     }
@@ -125,7 +129,13 @@ public:
 
     // ---- action_executor's Connection ----
 
-    service_response run_service() { return channel_->commit(attempt_); }
+    // A gRPC call to the service model is answered as a gRPC service answers; a proxy's upstream
+    // answers for itself.
+    service_response run_service() {
+        service_response reply = channel_->commit(attempt_);
+        if (grpc_call_ && attempt_.core->behind->stamps_replies()) return grpc_reply_of(std::move(reply));
+        return reply;
+    }
 
     template <class Headers>
     void set_reply(int status, const Headers& headers, std::string body,
@@ -134,22 +144,31 @@ public:
         attempt_.record.status = static_cast<std::uint16_t>(status);
         status_ = status;
         fields_.clear();
+        trailers_.clear();
         http_core& core = *attempt_.core;
         if (core.behind && core.behind->stamps_replies()) {
             fields_.emplace_back("server", "faultline");
             fields_.emplace_back("date", retry::format_http_date(attempt_.wall_now));
         }
+        // A gRPC call's status follows its message as trailers; with no message it is trailers-only.
+        const bool trailers = grpc_call_ && !body.empty();
         for (const auto& h : headers) {
             const auto& [name, value] = header_pair(h);
             note_reply_field(attempt_, name, value);
             std::string lower = lowercase(name);
-            if (sendable_field(lower)) fields_.emplace_back(std::move(lower), value);
+            if (!sendable_field(lower)) continue;
+            (trailers && is_grpc_trailer(lower) ? trailers_ : fields_).emplace_back(std::move(lower), value);
+        }
+        // A gRPC client reads a reply without grpc-status (a 503 from what stands in front of the
+        // service) as its HTTP status maps: journaled as what the client sees.
+        if (grpc_call_ && !attempt_.record.grpc_status && status != 200) {
+            attempt_.record.grpc_status = static_cast<std::uint8_t>(grpc_status_seen_by_client(status));
         }
         // An interim reply (an upstream's 103) is not relayed over HTTP/2: only the final one goes.
         const bool bodiless = status < 200 || status == 204 || status == 304;
         if (bodiless) body.clear();
         promised_ = bodiless ? 0 : content_length.value_or(body.size());
-        if (!bodiless) fields_.emplace_back("content-length", std::to_string(promised_));
+        if (!bodiless && !grpc_call_) fields_.emplace_back("content-length", std::to_string(promised_));
         body_ = std::move(body);
         reply_set_ = true;
     }
@@ -257,6 +276,12 @@ public:
         provided_ += n;
         if (provided_ >= promised_) {
             *flags |= NGHTTP2_DATA_FLAG_EOF;
+            if (!trailers_.empty()) {
+                // END_STREAM goes with the trailers (nghttp2 allows submitting them from here).
+                *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+                const std::vector<nghttp2_nv> nva = name_values(trailers_);
+                nghttp2_submit_trailer(session_.native(), id_, nva.data(), nva.size());
+            }
         } else if (n == 0) {
             return NGHTTP2_ERR_DEFERRED;
         }
@@ -299,17 +324,8 @@ private:
         if (attempt_.open && attempt_.wire.response_started_ns < 0) {
             attempt_.wire.response_started_ns = attempt_.core->since_start_ns();
         }
-        const std::string status = std::to_string(status_);
-        std::vector<nghttp2_nv> nva;
-        nva.reserve(fields_.size() + 1);
-        const auto nv = [](const std::string& name, const std::string& value) {
-            return nghttp2_nv{reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),
-                              reinterpret_cast<std::uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                              value.size(), NGHTTP2_NV_FLAG_NONE};
-        };
-        static const std::string status_name = ":status";
-        nva.push_back(nv(status_name, status));
-        for (const auto& [name, value] : fields_) nva.push_back(nv(name, value));
+        fields_.emplace(fields_.begin(), ":status", std::to_string(status_));
+        const std::vector<nghttp2_nv> nva = name_values(fields_);
         nghttp2_data_provider provider{};
         provider.source.ptr = this;
         provider.read_callback = [](nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length,
@@ -319,6 +335,18 @@ private:
         const bool with_body = promised_ > 0;
         nghttp2_submit_response(session_.native(), id_, nva.data(), nva.size(), with_body ? &provider : nullptr);
         session_.schedule_flush();
+    }
+
+    // nghttp2 copies the names and values when the frame is submitted.
+    static std::vector<nghttp2_nv> name_values(const std::vector<std::pair<std::string, std::string>>& fields) {
+        std::vector<nghttp2_nv> nva;
+        nva.reserve(fields.size());
+        for (const auto& [name, value] : fields) {
+            nva.push_back(nghttp2_nv{reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),
+                                     reinterpret_cast<std::uint8_t*>(const_cast<char*>(value.data())), name.size(),
+                                     value.size(), NGHTTP2_NV_FLAG_NONE});
+        }
+        return nva;
     }
 
     void submit_reset(std::uint32_t code) {
@@ -387,6 +415,7 @@ private:
 
     int status_ = 0;
     std::vector<std::pair<std::string, std::string>> fields_;
+    std::vector<std::pair<std::string, std::string>> trailers_;  // a gRPC call's status, after its message
     std::string body_;
     std::string raw_;
     const std::string* source_ = &body_;  // what DATA frames carry: body_, or raw_ for a damaged reply
@@ -402,6 +431,7 @@ private:
     bool hanging_ = false;
     bool refused_ = false;
     bool closed_ = false;
+    bool grpc_call_ = false;  // content-type application/grpc…: answered in gRPC's form (grpc_call.hpp)
 };
 
 // nghttp2's callbacks, forwarding to the session (user_data) and its streams.
