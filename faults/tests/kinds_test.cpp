@@ -222,6 +222,22 @@ TEST(refused_stream_kind, bad_config) {
               "name, when");
 }
 
+// ---- goaway ----
+
+TEST(goaway_kind, goes_away_before_the_commit_or_after_it) {
+    const fault_plan before = plan_of("[[fault]]\nkind = \"goaway\"\n");
+    EXPECT_EQ(before.phase, commit_phase::before);
+    EXPECT_EQ(std::get<drop_action>(before.what).mode, drop_mode::go_away);
+    const fault_plan after = plan_of("[[fault]]\nkind = \"goaway\"\nphase = \"after\"\n");
+    EXPECT_EQ(after.phase, commit_phase::after);
+    EXPECT_EQ(std::get<drop_action>(after.what).mode, drop_mode::go_away);
+}
+
+TEST(goaway_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"goaway\"\nphase = \"mid_response\"\n"),
+              "rules.toml:3:9: fault kind \"goaway\": phase: unknown value \"mid_response\"; allowed: before, after");
+}
+
 // ---- grpc_status ----
 
 TEST(grpc_status_kind, answers_a_grpc_call_trailers_only_with_its_code_message_and_pushback) {

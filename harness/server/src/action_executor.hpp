@@ -32,6 +32,7 @@
 //   void do_graceful_close();                  FIN, then linger for the client's FIN
 //   void start_hang(faults::duration limit);   silent until the client leaves or the limit; journals hung
 //   void refuse_stream();                      refused unprocessed (HTTP/2 REFUSED_STREAM); journals
+//   void go_away(bool processed);              HTTP/2 GOAWAY naming the stream processed or not; journals
 //   void do_read();                            keep-alive: read the next request
 #pragma once
 
@@ -111,6 +112,8 @@ public:
                 return c_.start_hang(action.hang_limit);
             case faults::drop_mode::refuse_stream:
                 return c_.refuse_stream();
+            case faults::drop_mode::go_away:
+                return c_.go_away(after_);
         }
     }
 

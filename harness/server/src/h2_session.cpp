@@ -231,6 +231,11 @@ public:
         pending_outcome_ = wire_outcome::reset;
         end_with(NGHTTP2_REFUSED_STREAM);
     }
+    // No reply: the stream ends as nghttp2 closes it for the GOAWAY, or with the connection.
+    void go_away(bool processed) {
+        pending_outcome_ = wire_outcome::closed;
+        session_.go_away(id_, processed);
+    }
 
     // Silent until the client cancels the stream, the limit passes (then CANCEL) or the listener stops.
     void start_hang(faults::duration limit) {
@@ -510,7 +515,8 @@ h2_session::~h2_session() {
 }
 
 void h2_session::start(boost::beast::flat_buffer& already_read) {
-    const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_concurrent_streams}};
+    const nghttp2_settings_entry settings[] = {
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, connection_.core().context.limits.max_concurrent_streams}};
     nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
     const auto bytes = already_read.data();
     const std::string copy{static_cast<const char*>(bytes.data()), bytes.size()};
@@ -556,7 +562,10 @@ void h2_session::receive(const char* data, std::size_t size) {
 void h2_session::begin_ready_streams() {
     // Each request begins after nghttp2 returned, so no attempt submits frames inside its callbacks.
     for (const std::int32_t id : std::exchange(ready_, {})) {
-        if (const auto stream = find(id)) stream->begin(++requests_);
+        if (const auto stream = find(id)) {
+            highest_begun_ = std::max(highest_begun_, id);
+            stream->begin(++requests_);
+        }
     }
 }
 
@@ -615,6 +624,20 @@ void h2_session::on_listener_stop() {
         if (stream->hanging()) stream->end_hang();
     }
     flush();
+}
+
+void h2_session::go_away(std::int32_t stream, bool processed) {
+    // A last-stream-id below a stream that began, and so may have been processed, would tell its
+    // client to retry it: the GOAWAY never stops below one. Streams below `stream` that have not begun
+    // are covered too, which only makes their client more careful; they are served as usual.
+    const std::int32_t last = highest_begun_ > stream ? highest_begun_ : processed ? stream : stream - 2;
+    stopping_ = true;  // one GOAWAY: the listener's stop or the idle timeout sends no second
+    if (last < stream) {
+        nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, last, NGHTTP2_NO_ERROR, nullptr, 0);
+    } else {
+        nghttp2_session_terminate_session2(session_, last, NGHTTP2_INTERNAL_ERROR);
+    }
+    schedule_flush();
 }
 
 void h2_session::cancel_streams() {

@@ -44,10 +44,6 @@ class h2_session {
 public:
     // What a client sends first on a connection it knows speaks HTTP/2 (RFC 9113 3.4).
     static constexpr std::string_view client_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    // Streams a client may open at once (SETTINGS_MAX_CONCURRENT_STREAMS): as many as a service's
-    // attempts in flight on one connection usually are; more are refused by nghttp2 (REFUSED_STREAM).
-    static constexpr std::uint32_t max_concurrent_streams = 100;
-
     // `protocol`: the journal's name for it, "h2" (TLS) or "h2c".
     h2_session(http_connection& connection, std::string_view protocol);
     // Every stream's attempt still open is journaled (closed, or truncated once its reply began).
@@ -61,6 +57,10 @@ public:
     // The listener stops: GOAWAY, held and hanging streams let go; the connection ends once every
     // stream is over.
     void on_listener_stop();
+    // A goaway rule fired on `stream` (begun): GOAWAY whose last-stream-id says whether it was
+    // processed. Unprocessed, it is closed by nghttp2 as the GOAWAY goes out and the streams begun go
+    // on; covered, the connection ends with no reply to it.
+    void go_away(std::int32_t stream, bool processed);
     // The connection is closing for good: stream timers and backend fetches end now.
     void cancel_streams();
     // The connection's watchdog: backend fetch deadlines, and idle_timeout while no stream is open.
@@ -95,6 +95,7 @@ private:
     std::string out_;
     std::chrono::steady_clock::time_point idle_since_;
     std::uint32_t requests_ = 0;
+    std::int32_t highest_begun_ = 0;  // the highest stream id begun as an attempt (or control request)
     bool writing_ = false;
     bool flush_scheduled_ = false;
     bool stopping_ = false;

@@ -665,6 +665,16 @@ void http_connection::refuse_stream() {
     do_graceful_close();
 }
 
+void http_connection::go_away(bool processed) {
+    if (!processed) {
+        core_->journal_limit_event(server_event_kind::fault_not_mapped, peer(),
+                                   "goaway has no HTTP/1.1 form: the connection was closed with no reply",
+                                   std::string{attempt_.record.rule});
+    }
+    finish_attempt(wire_outcome::closed);
+    do_graceful_close();
+}
+
 // ---- ending connections ----
 
 void http_connection::reset_now() {

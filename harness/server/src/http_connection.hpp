@@ -173,6 +173,8 @@ private:
     void start_hang(faults::duration limit);
     // HTTP/1.1 cannot say a request was not processed: the connection closes with no reply.
     void refuse_stream();
+    // Nor has it GOAWAY: the connection closes with no reply (after the commit: the lost response).
+    void go_away(bool processed);
     void watch_hang();
     void end_hang();
 

@@ -87,6 +87,9 @@ std::optional<model_config> parse_model_config(const toml::table& table, std::st
         config.limits.max_connections = static_cast<std::size_t>(*n);
     }
     if (const auto d = r.duration("max_fault_wait", 1ms, 24h)) config.limits.max_fault_wait = *d;
+    if (const auto n = r.integer("max_concurrent_streams", 1, 10'000)) {
+        config.limits.max_concurrent_streams = static_cast<std::uint32_t>(*n);
+    }
     if (const toml::array* endpoints = r.array_of_tables("endpoint")) {
         for (const toml::node& item : *endpoints) {
             if (auto e = parse_endpoint(r.child(*item.as_table(), "[[server.endpoint]]"))) {

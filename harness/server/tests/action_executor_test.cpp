@@ -111,6 +111,10 @@ public:
         events.emplace_back("refuse_stream");
         finish_attempt(wire_outcome::reset);
     }
+    void go_away(bool processed) {
+        events.emplace_back(processed ? "go_away processed" : "go_away unprocessed");
+        finish_attempt(wire_outcome::closed);
+    }
 
 private:
     std::string head_;
@@ -139,6 +143,17 @@ struct handles_all<std::variant<Actions...>>
 static_assert(handles_all<faults::action>::value);
 struct unhandled_action {};
 static_assert(!std::is_invocable_v<const executor&, const unhandled_action&>);
+
+TEST(action_executor, a_goaway_tells_the_carrier_whether_the_service_ran_first) {
+    fake_connection unprocessed;
+    run(unprocessed, faults::drop_action{faults::drop_mode::go_away});
+    EXPECT_EQ(unprocessed.commits, 0U);
+    EXPECT_EQ(unprocessed.events, (std::vector<std::string>{"go_away unprocessed", "finish closed"}));
+    fake_connection processed;
+    run(processed, faults::drop_action{faults::drop_mode::go_away}, after);
+    EXPECT_EQ(processed.commits, 1U);
+    EXPECT_EQ(processed.events, (std::vector<std::string>{"service", "go_away processed", "finish closed"}));
+}
 
 TEST(action_executor, a_refused_stream_is_the_carriers_own_ending_before_the_commit) {
     fake_connection c;

@@ -179,7 +179,10 @@ private:
         if (frame->hd.type == NGHTTP2_RST_STREAM) {
             if (h2_reply* r = c.reply(frame->hd.stream_id)) r->reset_code = frame->rst_stream.error_code;
         }
-        if (frame->hd.type == NGHTTP2_GOAWAY) c.result_.goaway_code = frame->goaway.error_code;
+        if (frame->hd.type == NGHTTP2_GOAWAY) {
+            c.result_.goaway_code = frame->goaway.error_code;
+            c.result_.goaway_last_stream = frame->goaway.last_stream_id;
+        }
         return 0;
     }
 

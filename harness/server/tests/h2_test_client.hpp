@@ -43,6 +43,7 @@ struct h2_result {
     std::vector<h2_reply> replies;  // in the order the requests were given
     bool timed_out = false;
     std::optional<std::uint32_t> goaway_code;
+    std::optional<std::int32_t> goaway_last_stream;
 };
 
 struct h2_client_options {

@@ -248,6 +248,53 @@ TEST(http2, a_refused_stream_is_reset_with_refused_stream_and_commits_nothing) {
     EXPECT_EQ(s.context().effects.size(), 0U);
 }
 
+// GOAWAY before the commit: its last-stream-id stops below the stream, which nothing processed; the
+// stream begun before it is still answered.
+TEST(http2, a_goaway_before_the_commit_names_the_last_stream_processed_below_the_faulted_one) {
+    test_server s{"[[fault]]\nname = \"away\"\nkind = \"goaway\"\n[fault.match]\npath = \"/payments\"\n"};
+    const auto result = h2_exchange(s.port(), {{"GET", "/hello"}, {"POST", "/payments", R"({"amount":5})"}});
+    ASSERT_EQ(result.replies.size(), 2U);
+    EXPECT_EQ(result.replies[0].status, 200);
+    EXPECT_EQ(result.replies[1].status, 0);
+    EXPECT_EQ(result.goaway_code, NGHTTP2_NO_ERROR);
+    EXPECT_EQ(result.goaway_last_stream, 1);
+    s.finish();
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    EXPECT_EQ(record_of(journal, "/payments").fault, "goaway");
+    EXPECT_EQ(record_of(journal, "/payments").effect, effect_kind::none);
+    EXPECT_EQ(record_of(journal, "/payments").outcome, wire_outcome::closed);
+    EXPECT_EQ(s.context().effects.size(), 0U);
+}
+
+// GOAWAY after the commit covers the stream, and the connection ends with no reply: a lost response.
+TEST(http2, a_goaway_after_the_commit_covers_the_stream_and_loses_its_reply) {
+    test_server s{"[[fault]]\nname = \"away\"\nkind = \"goaway\"\nphase = \"after\"\n"};
+    const auto result = h2_exchange(s.port(), {{"POST", "/payments", R"({"amount":5})"}});
+    ASSERT_EQ(result.replies.size(), 1U);
+    EXPECT_EQ(result.replies[0].status, 0);
+    EXPECT_EQ(result.goaway_code, NGHTTP2_INTERNAL_ERROR);
+    EXPECT_EQ(result.goaway_last_stream, 1);
+    s.finish();
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 1U);
+    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].outcome, wire_outcome::closed);
+    EXPECT_EQ(s.context().effects.size(), 1U);
+}
+
+// A client past SETTINGS_MAX_CONCURRENT_STREAMS sees its extra streams refused, unprocessed.
+TEST(http2, max_concurrent_streams_is_the_servers_setting) {
+    test_server s{"[server]\nmax_concurrent_streams = 1\n[[fault]]\nkind = \"delay\"\nwait = \"200ms\"\n"};
+    const auto result = h2_exchange(s.port(), {{"GET", "/hello"}, {"GET", "/hello"}, {"GET", "/hello"}});
+    ASSERT_EQ(result.replies.size(), 3U);
+    std::size_t answered = 0;
+    for (const auto& reply : result.replies) answered += reply.status == 200 ? 1 : 0;
+    EXPECT_GE(answered, 1U);
+    s.finish();
+    EXPECT_EQ(s.journal().size(), answered);
+}
+
 // HTTP/1.1 cannot say "not processed": a close with no reply, and the journal says what was done.
 TEST(http2, a_refused_stream_on_http11_closes_and_journals_that_it_has_no_http11_form) {
     test_server s{"[[fault]]\nname = \"busy\"\nkind = \"refused_stream\"\n"};

@@ -109,7 +109,7 @@ TEST(model_config, unknown_keys_are_listed_with_positions) {
               std::vector<std::string>{
                   "scenario.toml:3:1: [server]: unknown key \"colour\"; allowed: catch_all, endpoint, header_timeout, "
                   "idempotency, idempotency_required, identity_field, identity_header, idle_timeout, "
-                  "journal_max_records, max_connections, max_fault_wait, service, write_timeout"});
+                  "journal_max_records, max_concurrent_streams, max_connections, max_fault_wait, service, write_timeout"});
 }
 
 TEST(model_config, the_catch_all_of_earlier_versions_is_declared_by_name) {

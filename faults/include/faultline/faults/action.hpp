@@ -39,6 +39,10 @@ enum class drop_mode {
     // HTTP/2: RST_STREAM REFUSED_STREAM, the request not processed (safe to retry); HTTP/1.1, which
     // cannot say so: as close.
     refuse_stream,
+    // HTTP/2: GOAWAY. Before the commit, its last-stream-id says this stream was not processed (safe
+    // to retry); after it, the stream is covered and the connection ends with no reply (lost). HTTP/1.1:
+    // as close.
+    go_away,
 };
 struct drop_action {
     drop_mode mode = drop_mode::reset;

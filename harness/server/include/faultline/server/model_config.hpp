@@ -23,6 +23,7 @@
 //   max_connections = 4096           # open service connections (1..1000000); at the cap the
 //                                    # longest-idle kept-alive one is closed, else the new one
 //   max_fault_wait = "1h"            # longest delay / hang / queue wait a rule may ask (1ms..24h)
+//   max_concurrent_streams = 100     # an HTTP/2 connection's SETTINGS_MAX_CONCURRENT_STREAMS (1..10000)
 //
 //   [[server.endpoint]]              # matched before the built-in ones, in order
 //   method = "POST"                  # or "*"

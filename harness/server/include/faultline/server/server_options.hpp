@@ -33,6 +33,9 @@ struct server_limits {
     // The longest wait a fault may impose (a delay, a hang, an overload queue): longer is a config
     // error at load, a 400 from the control API, and is clamped to this at run time.
     std::chrono::nanoseconds max_fault_wait = std::chrono::hours{1};
+    // An HTTP/2 connection's SETTINGS_MAX_CONCURRENT_STREAMS: a client with more requests at once must
+    // queue them or open another connection (a stream past it is refused with REFUSED_STREAM).
+    std::uint32_t max_concurrent_streams = 100;
 };
 
 struct server_options {
