@@ -22,6 +22,7 @@ test_packages=(googletest libgtest-dev libgmock-dev libbenchmark-dev
                zsh         # the zsh completion's test (packaging/completion-test.zsh)
                clang libclang-rt-14-dev   # libFuzzer (scripts/fuzz.sh, the `fuzz` preset)
                chromium   # the HTML report opened headless (reports/tests/browser_check.sh)
+               python3-grpcio   # a real gRPC client scored by `faultline score --grpc` (ctest -R grpc_score)
                python3-locust iproute2)   # the fleet test: Locust workers on network-namespace hosts (docs/fleet.md)
 case "${1:-}" in
     --build-only) packages=("${build_packages[@]}") ;;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the real-client matrix runs: the Debian clients (curl, wget, python3-urllib3,
-# python3-requests, nodejs, npm, strace — only those missing; `apt-get update` once, only then) and the
+# python3-requests, python3-grpcio, nodejs, npm, strace — only those missing; `apt-get update` once, only then) and the
 # npm clients pinned in package-lock.json (`npm ci` into clients/realclients/node_modules, git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(curl wget python3 python3-urllib3 python3-requests nodejs strace)
+packages=(curl wget python3 python3-urllib3 python3-requests python3-grpcio nodejs strace)
 command -v npm >/dev/null || packages+=(npm)
 missing=()
 for package in "${packages[@]}"; do
