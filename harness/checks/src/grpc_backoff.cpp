@@ -17,27 +17,22 @@ namespace faultline::harness::checks {
 
 namespace {
 
-class grpc_backoff final : public check {
+class grpc_backoff final : public grpc_check {
 public:
     grpc_backoff(grpc_config_source source, std::chrono::nanoseconds tolerance, std::size_t min_samples)
-        : source_{std::move(source)}, tolerance_{static_cast<double>(tolerance.count())}, min_samples_{min_samples} {}
+        : grpc_check{std::move(source), grpc_policy::retry},
+          tolerance_{static_cast<double>(tolerance.count())},
+          min_samples_{min_samples} {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        const grpc_service_config* config = source_.get(run);
-        if (config == nullptr) return no_service_config();
+    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
         verdict v;
-        std::size_t skipped = 0;
         std::size_t judged = 0;
         std::size_t samples = 0;   // waits whose bound is long enough for the jitter test
         std::size_t at_bound = 0;  // of those, the ones at 0.9 × bound − tolerance or longer
         std::vector<std::uint64_t> sample_seqs;
-        for (const auto& op : operations) {
-            const grpc_method_config* m = method_of(*config, op, grpc_policy::retry);
-            if (m == nullptr) {
-                ++skipped;
-                continue;
-            }
-            const backoff_curve curve = curve_of(*m->retry);
+        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
+                                                                            const grpc_method_config& m) {
+            const backoff_curve curve = curve_of(*m.retry);
             std::size_t n = 0;  // retries with a backoff since the first attempt or the last pushback
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& before = *op.attempts[k - 1];
@@ -70,9 +65,9 @@ public:
                     }
                 }
             }
-        }
+        });
         const std::string noise = "tolerance " + format_ms(static_cast<std::int64_t>(tolerance_)) + ", the machine's noise";
-        const std::string tail = not_judged(skipped, grpc_policy::retry);
+        const std::string tail = not_judged_note(skipped);
         if (judged == 0) {
             v.insufficient_evidence = true;
             v.summary = "no retry with a backoff under a retryPolicy: nothing to judge" + tail;
@@ -119,7 +114,6 @@ private:
         return c;
     }
 
-    grpc_config_source source_;
     double tolerance_;  // ns
     std::size_t min_samples_;
 };

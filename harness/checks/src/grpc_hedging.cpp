@@ -15,32 +15,25 @@ namespace faultline::harness::checks {
 
 namespace {
 
-class grpc_hedging final : public check {
+class grpc_hedging final : public grpc_check {
 public:
     grpc_hedging(grpc_config_source source, std::chrono::nanoseconds tolerance, std::chrono::nanoseconds grace)
-        : source_{std::move(source)}, tolerance_{tolerance.count()}, grace_{grace.count()} {}
+        : grpc_check{std::move(source), grpc_policy::hedging}, tolerance_{tolerance.count()}, grace_{grace.count()} {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        const grpc_service_config* config = source_.get(run);
-        if (config == nullptr) return no_service_config();
+    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
         verdict v;
-        std::size_t skipped = 0;
         std::size_t hedging_operations = 0;
         std::size_t hedged = 0;
-        for (const auto& op : operations) {
-            const grpc_method_config* m = method_of(*config, op, grpc_policy::hedging);
-            if (m == nullptr) {
-                ++skipped;
-                continue;
-            }
+        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
+                                                                            const grpc_method_config& m) {
             ++hedging_operations;
-            if (op.attempts.size() < 2) continue;
+            if (op.attempts.size() < 2) return;
             ++hedged;
-            check_spacing(v, op, *m);
-            check_in_flight(v, op, *m);
-            check_after_success(v, op, *m);
-        }
-        const std::string tail = not_judged(skipped, grpc_policy::hedging);
+            check_spacing(v, op, m);
+            check_in_flight(v, op, m);
+            check_after_success(v, op, m);
+        });
+        const std::string tail = not_judged_note(skipped);
         if (hedged == 0) {
             v.insufficient_evidence = true;
             v.summary = (hedging_operations == 0 ? std::string("no operation of a method with a hedgingPolicy")
@@ -127,7 +120,6 @@ private:
         }
     }
 
-    grpc_config_source source_;
     std::int64_t tolerance_;  // ns
     std::int64_t grace_;      // ns
 };

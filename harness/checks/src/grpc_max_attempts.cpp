@@ -9,37 +9,30 @@ namespace faultline::harness::checks {
 
 namespace {
 
-class grpc_max_attempts final : public check {
+class grpc_max_attempts final : public grpc_check {
 public:
-    explicit grpc_max_attempts(grpc_config_source source) : source_{std::move(source)} {}
+    explicit grpc_max_attempts(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::either} {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        const grpc_service_config* config = source_.get(run);
-        if (config == nullptr) return no_service_config();
+    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
         verdict v;
         std::size_t judged = 0;
-        std::size_t skipped = 0;
         std::size_t worst = 0;
-        for (const auto& op : operations) {
-            const grpc_method_config* m = method_of(*config, op, grpc_policy::either);
-            if (m == nullptr) {
-                ++skipped;
-                continue;
-            }
+        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
+                                                                            const grpc_method_config& m) {
             ++judged;
             const std::size_t refused_streams = static_cast<std::size_t>(
                 std::count_if(op.attempts.begin(), op.attempts.end(), [](const journal_record* r) { return refused(*r); }));
             const std::size_t counted = op.attempts.size() - refused_streams;
             worst = std::max(worst, counted);
-            const std::uint32_t limit = max_attempts_of(*m);
-            if (counted <= limit) continue;
+            const std::uint32_t limit = max_attempts_of(m);
+            if (counted <= limit) return;
             std::string detail = std::to_string(counted) + " attempts";
             if (refused_streams != 0) detail += " (and " + std::to_string(refused_streams) + " refused streams, not counted)";
-            detail += " > maxAttempts " + std::to_string(limit) + " of its " + (m->retry ? "retryPolicy" : "hedgingPolicy") + ":";
+            detail += " > maxAttempts " + std::to_string(limit) + " of its " + (m.retry ? "retryPolicy" : "hedgingPolicy") + ":";
             for (const journal_record* r : op.attempts) detail += "\n" + describe_attempt(*r);
             add_evidence(v, evidence_item{std::string(op.operation), seqs_of(op.attempts), detail});
-        }
-        const std::string tail = not_judged(skipped, grpc_policy::either);
+        });
+        const std::string tail = not_judged_note(skipped);
         if (judged == 0) {
             v.insufficient_evidence = true;
             v.summary = "no operation of a method with a retryPolicy or hedgingPolicy: nothing to judge" + tail;
@@ -51,9 +44,6 @@ public:
                     ", refused streams not counted" + tail + ")";
         return v;
     }
-
-private:
-    grpc_config_source source_;
 };
 
 std::unique_ptr<check> make_grpc_max_attempts(config::table_reader& p) {

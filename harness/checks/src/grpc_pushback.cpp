@@ -9,24 +9,17 @@ namespace faultline::harness::checks {
 
 namespace {
 
-class grpc_pushback final : public check {
+class grpc_pushback final : public grpc_check {
 public:
     grpc_pushback(grpc_config_source source, std::chrono::nanoseconds tolerance)
-        : source_{std::move(source)}, tolerance_{tolerance.count()} {}
+        : grpc_check{std::move(source), grpc_policy::either}, tolerance_{tolerance.count()} {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        const grpc_service_config* config = source_.get(run);
-        if (config == nullptr) return no_service_config();
+    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
         verdict v;
-        std::size_t skipped = 0;
         std::size_t pushbacks = 0;
         std::size_t judged = 0;
-        for (const auto& op : operations) {
-            const grpc_method_config* m = method_of(*config, op, grpc_policy::either);
-            if (m == nullptr) {
-                ++skipped;
-                continue;
-            }
+        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
+                                                                            const grpc_method_config&) {
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {
                 const journal_record& pushed = *op.attempts[i];
                 if (!pushed.grpc_pushback_ms) continue;
@@ -61,8 +54,8 @@ public:
                                                   " after " + describe_attempt(pushed) + " < " + format_ms(asked) +
                                                   " − tolerance " + format_ms(tolerance_)});
             }
-        }
-        const std::string tail = not_judged(skipped, grpc_policy::either);
+        });
+        const std::string tail = not_judged_note(skipped);
         if (judged == 0) {
             v.insufficient_evidence = true;
             v.summary = "no pushback to judge: " + std::to_string(pushbacks) +
@@ -76,7 +69,6 @@ public:
     }
 
 private:
-    grpc_config_source source_;
     std::int64_t tolerance_;  // ns
 };
 

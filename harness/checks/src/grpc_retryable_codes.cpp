@@ -27,23 +27,16 @@ std::string why_not(grpc_end e, const journal_record& r, const grpc_method_confi
     return "";
 }
 
-class grpc_retryable_codes final : public check {
+class grpc_retryable_codes final : public grpc_check {
 public:
-    explicit grpc_retryable_codes(grpc_config_source source) : source_{std::move(source)} {}
+    explicit grpc_retryable_codes(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::either} {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        const grpc_service_config* config = source_.get(run);
-        if (config == nullptr) return no_service_config();
+    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
         verdict v;
-        std::size_t skipped_operations = 0;
         std::size_t judged = 0;
         std::size_t unknown = 0;
-        for (const auto& op : operations) {
-            const grpc_method_config* m = method_of(*config, op, grpc_policy::either);
-            if (m == nullptr) {
-                ++skipped_operations;
-                continue;
-            }
+        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
+                                                                            const grpc_method_config& m) {
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record* next = op.attempts[k];
                 const journal_record* offending = nullptr;
@@ -52,7 +45,7 @@ public:
                 for (std::size_t j = 0; j < k && offending == nullptr; ++j) {
                     const journal_record* earlier = op.attempts[j];
                     if (earlier->finished_ns > next->request_ns) continue;  // still in flight: decided nothing
-                    const grpc_end e = classify(*earlier, *m);
+                    const grpc_end e = classify(*earlier, m);
                     if (e == grpc_end::unknown) unsure = true;
                     if (e == grpc_end::unknown || e == grpc_end::refused || e == grpc_end::retryable) continue;
                     offending = earlier;
@@ -67,13 +60,13 @@ public:
                                               "attempt #" + std::to_string(next->seq) + " at " +
                                                   format_ms(next->request_ns) + " followed " +
                                                   describe_attempt(*offending) + ", which " +
-                                                  why_not(offence, *offending, *m)});
-                break;  // one item an operation: its first offence
+                                                  why_not(offence, *offending, m)});
+                return;  // one item an operation: its first offence
             }
-        }
+        });
         const std::string tail = (unknown == 0 ? "" : "; " + std::to_string(unknown) +
                                                           " not judged (the attempts before ended without a status)") +
-                                 not_judged(skipped_operations, grpc_policy::either);
+                                 not_judged_note(skipped);
         if (judged == 0) {
             v.insufficient_evidence = true;
             v.summary = "no attempt followed another under a retryPolicy or hedgingPolicy: nothing to judge" + tail;
@@ -84,9 +77,6 @@ public:
                     std::to_string(judged) + " next attempts judged" + tail + ")";
         return v;
     }
-
-private:
-    grpc_config_source source_;
 };
 
 std::unique_ptr<check> make_grpc_retryable_codes(config::table_reader& p) {

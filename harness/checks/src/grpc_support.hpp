@@ -47,6 +47,42 @@ std::string_view policy_name(grpc_policy p);
 // "; 2 operations not judged (no retryPolicy for their method)", or "" when every one was.
 std::string not_judged(std::size_t operations, grpc_policy p);
 
+// A grpc_* check: finds its service config (none: no_service_config()) and judges the run against it.
+// Holds only its configuration; immutable, so one instance may be evaluated from several threads.
+class grpc_check : public check {
+public:
+    verdict evaluate(const run_record& run, const operation_groups& operations) const final {
+        const grpc_service_config* config = source_.get(run);
+        if (config == nullptr) return no_service_config();
+        return judge(*config, run, operations);
+    }
+
+protected:
+    grpc_check(grpc_config_source source, grpc_policy policy) : source_{std::move(source)}, policy_{policy} {}
+
+    virtual verdict judge(const grpc_service_config& config, const run_record& run,
+                          const operation_groups& operations) const = 0;
+
+    // Calls judge_operation(op, method) for each operation whose method has the check's policy, in
+    // order; returns how many had none (not judged).
+    template <class Judge>
+    std::size_t for_each_judged(const grpc_service_config& config, const operation_groups& operations,
+                                Judge&& judge_operation) const {
+        std::size_t skipped = 0;
+        for (const auto& op : operations) {
+            if (const grpc_method_config* m = method_of(config, op, policy_)) judge_operation(op, *m);
+            else ++skipped;
+        }
+        return skipped;
+    }
+    // The summary's note on the operations not judged ("" when none).
+    std::string not_judged_note(std::size_t skipped) const { return not_judged(skipped, policy_); }
+
+private:
+    grpc_config_source source_;
+    grpc_policy policy_;
+};
+
 // How an attempt ended, for whether another may follow it (gRFC A6).
 enum class grpc_end {
     refused,    // RST_STREAM REFUSED_STREAM (fault "refused_stream"): never processed, a transparent retry may follow

@@ -15,14 +15,12 @@ namespace faultline::harness::checks {
 
 namespace {
 
-class grpc_throttling final : public check {
+class grpc_throttling final : public grpc_check {
 public:
-    explicit grpc_throttling(grpc_config_source source) : source_{std::move(source)} {}
+    explicit grpc_throttling(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::either} {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        const grpc_service_config* config = source_.get(run);
-        if (config == nullptr) return no_service_config();
-        if (!config->throttling) {
+    verdict judge(const grpc_service_config& config, const run_record& run, const operation_groups& operations) const override {
+        if (!config.throttling) {
             verdict v;
             v.insufficient_evidence = true;
             v.summary = "not applicable: the service config has no retryThrottling";
@@ -43,7 +41,7 @@ public:
         events.reserve(run.journal.size() * 2);
         std::size_t retries = 0;
         for (const auto& op : operations) {
-            const grpc_method_config* m = method_of(*config, op, grpc_policy::either);
+            const grpc_method_config* m = method_of(config, op, grpc_policy::either);
             for (std::size_t k = 0; k < op.attempts.size(); ++k) {
                 const journal_record* a = op.attempts[k];
                 events.push_back(event{a->finished_ns, 0, a->seq, a, nullptr, m, op.operation});
@@ -62,7 +60,7 @@ public:
             if (a.order != b.order) return a.order < b.order;
             return a.seq < b.seq;
         });
-        token_bucket bucket{config->throttling->max_tokens, config->throttling->token_ratio};
+        token_bucket bucket{config.throttling->max_tokens, config.throttling->token_ratio};
         std::int64_t lowest = bucket.milli_tokens();
         std::size_t throttled = 0;
         verdict v;
@@ -87,8 +85,8 @@ public:
             }
             add_evidence(v, std::move(item));
         }
-        const std::string bucket_text = "retryThrottling (maxTokens " + format_number(config->throttling->max_tokens) +
-                                        ", tokenRatio " + format_number(config->throttling->token_ratio) + ")";
+        const std::string bucket_text = "retryThrottling (maxTokens " + format_number(config.throttling->max_tokens) +
+                                        ", tokenRatio " + format_number(config.throttling->token_ratio) + ")";
         if (retries == 0) {
             v.insufficient_evidence = true;
             v.summary = "no retry under a retryPolicy or hedgingPolicy: nothing to judge (" + bucket_text + ")";
@@ -112,10 +110,6 @@ private:
         const grpc_end e = classify(r, *m);
         return e == grpc_end::retryable || e == grpc_end::stop ? throttle_outcome::failure : throttle_outcome::neutral;
     }
-
-    static double tokens(std::int64_t milli) { return static_cast<double>(milli) / 1000; }
-
-    grpc_config_source source_;
 };
 
 std::unique_ptr<check> make_grpc_throttling(config::table_reader& p) {

@@ -116,7 +116,7 @@ public:
         return std::chrono::seconds{seconds} + std::chrono::nanoseconds{nanos};
     }
 
-    // A status code by name (any case) or number; OK is refused when `allow_ok` is false.
+    // A status code by name (any case) or number; never OK, which is no failure.
     std::optional<grpc_status> status(const json::value& v, const std::string& path) {
         const std::string allowed = "a gRPC status code name (UNAVAILABLE, …) or number 1 to 16";
         if (v.is_string()) {
@@ -143,21 +143,40 @@ public:
         return std::nullopt;
     }
 
-    std::optional<std::vector<grpc_status>> statuses(const json::value& v, const std::string& path) {
+    // The codes of an array (each bad one reported), duplicates dropped.
+    std::vector<grpc_status> statuses(const json::value& v, const std::string& path) {
+        std::vector<grpc_status> out;
         const json::array* a = v.if_array();
         if (a == nullptr) {
             fail(path, "expected an array of status codes, got " + std::string(json_type(v)));
-            return std::nullopt;
+            return out;
         }
-        std::vector<grpc_status> out;
-        bool ok = true;
         for (std::size_t i = 0; i < a->size(); ++i) {
             const auto code = status((*a)[i], path + "[" + std::to_string(i) + "]");
-            if (!code) ok = false;
-            else if (std::find(out.begin(), out.end(), *code) == out.end()) out.push_back(*code);
+            if (code && std::find(out.begin(), out.end(), *code) == out.end()) out.push_back(*code);
         }
-        if (!ok) return std::nullopt;
         return out;
+    }
+
+    // A required duration > 0 (0 when missing or bad, and reported).
+    std::chrono::nanoseconds positive_duration(const json::object& o, const std::string& path, std::string_view key) {
+        const json::value* v = required(o, path, key);
+        const auto d = v ? duration(*v, at(path, key)) : std::nullopt;
+        if (d && d->count() == 0) fail(at(path, key), "must be > 0, got \"" + std::string(v->get_string().c_str()) + "\"");
+        return d.value_or(std::chrono::nanoseconds{0});
+    }
+
+    // A required number that `valid` accepts, else reported with `allowed` ("must be > 0"); 0 when
+    // missing or bad.
+    template <class Valid>
+    double required_number(const json::object& o, const std::string& path, std::string_view key, Valid valid,
+                           std::string_view allowed) {
+        const json::value* v = required(o, path, key);
+        const auto x = v ? number(*v, at(path, key)) : std::nullopt;
+        if (!x) return 0;
+        if (valid(*x)) return *x;
+        fail(at(path, key), std::string(allowed) + ", got " + json::serialize(*v));
+        return 0;
     }
 
     // maxAttempts: an integer > 1; above the cap, the cap (A6: "treated as 5").
@@ -184,174 +203,95 @@ private:
     config_errors& errors_;
 };
 
-std::optional<grpc_retry_policy> read_retry(json_reader& r, const json::value& v, const std::string& path) {
-    const json::object* o = r.object(v, path);
-    if (o == nullptr) return std::nullopt;
-    r.known_keys(*o, path, {"maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier", "retryableStatusCodes"},
+// The readers below fill what they can and report the rest; the parser refuses the whole document when
+// anything was reported, so a partly filled value never leaves it.
+
+grpc_retry_policy read_retry(json_reader& r, const json::object& o, const std::string& path) {
+    r.known_keys(o, path, {"maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier", "retryableStatusCodes"},
                  {"perAttemptRecvTimeout"});
     grpc_retry_policy p;
-    bool ok = true;
-    const auto positive_duration = [&](std::string_view key, std::chrono::nanoseconds& out) {
-        const json::value* d = r.required(*o, path, key);
-        const auto value = d ? r.duration(*d, json_reader::at(path, key)) : std::nullopt;
-        if (value && value->count() == 0) r.fail(json_reader::at(path, key), "must be > 0, got \"0s\"");
-        if (!value || value->count() == 0) ok = false;
-        else out = *value;
-    };
-    if (const json::value* m = r.required(*o, path, "maxAttempts")) {
-        const auto n = r.max_attempts(*m, json_reader::at(path, "maxAttempts"));
-        ok = ok && n.has_value();
-        p.max_attempts = n.value_or(0);
-    } else {
-        ok = false;
+    if (const json::value* m = r.required(o, path, "maxAttempts")) {
+        p.max_attempts = r.max_attempts(*m, json_reader::at(path, "maxAttempts")).value_or(0);
     }
-    positive_duration("initialBackoff", p.initial_backoff);
-    positive_duration("maxBackoff", p.max_backoff);
-    if (const json::value* m = r.required(*o, path, "backoffMultiplier")) {
-        const auto x = r.number(*m, json_reader::at(path, "backoffMultiplier"));
-        if (x && !(*x > 0)) r.fail(json_reader::at(path, "backoffMultiplier"), "must be > 0, got " + json::serialize(*m));
-        if (!x || !(*x > 0)) ok = false;
-        else p.backoff_multiplier = *x;
-    } else {
-        ok = false;
-    }
-    if (const json::value* c = r.required(*o, path, "retryableStatusCodes")) {
+    p.initial_backoff = r.positive_duration(o, path, "initialBackoff");
+    p.max_backoff = r.positive_duration(o, path, "maxBackoff");
+    p.backoff_multiplier = r.required_number(o, path, "backoffMultiplier", [](double x) { return x > 0; }, "must be > 0");
+    if (const json::value* c = r.required(o, path, "retryableStatusCodes")) {
         const std::string at = json_reader::at(path, "retryableStatusCodes");
-        auto codes = r.statuses(*c, at);
-        if (codes && codes->empty()) r.fail(at, "must name at least one status code");
-        if (!codes || codes->empty()) ok = false;
-        else p.retryable_status_codes = std::move(*codes);
-    } else {
-        ok = false;
+        p.retryable_status_codes = r.statuses(*c, at);
+        if (c->is_array() && c->get_array().empty()) r.fail(at, "must name at least one status code");
     }
-    if (!ok) return std::nullopt;
     return p;
 }
 
-std::optional<grpc_hedging_policy> read_hedging(json_reader& r, const json::value& v, const std::string& path) {
-    const json::object* o = r.object(v, path);
-    if (o == nullptr) return std::nullopt;
-    r.known_keys(*o, path, {"maxAttempts", "hedgingDelay", "nonFatalStatusCodes"});
+grpc_hedging_policy read_hedging(json_reader& r, const json::object& o, const std::string& path) {
+    r.known_keys(o, path, {"maxAttempts", "hedgingDelay", "nonFatalStatusCodes"});
     grpc_hedging_policy p;
-    bool ok = true;
-    if (const json::value* m = r.required(*o, path, "maxAttempts")) {
-        const auto n = r.max_attempts(*m, json_reader::at(path, "maxAttempts"));
-        ok = n.has_value();
-        p.max_attempts = n.value_or(0);
-    } else {
-        ok = false;
+    if (const json::value* m = r.required(o, path, "maxAttempts")) {
+        p.max_attempts = r.max_attempts(*m, json_reader::at(path, "maxAttempts")).value_or(0);
     }
     // Optional: "0s" (the default) sends every hedge at once.
-    if (const json::value* d = o->if_contains("hedgingDelay")) {
-        const auto delay = r.duration(*d, json_reader::at(path, "hedgingDelay"));
-        if (!delay) ok = false;
-        else p.hedging_delay = *delay;
+    if (const json::value* d = o.if_contains("hedgingDelay")) {
+        p.hedging_delay = r.duration(*d, json_reader::at(path, "hedgingDelay")).value_or(std::chrono::nanoseconds{0});
     }
-    if (const json::value* c = o->if_contains("nonFatalStatusCodes")) {
-        auto codes = r.statuses(*c, json_reader::at(path, "nonFatalStatusCodes"));
-        if (!codes) ok = false;
-        else p.non_fatal_status_codes = std::move(*codes);
+    if (const json::value* c = o.if_contains("nonFatalStatusCodes")) {
+        p.non_fatal_status_codes = r.statuses(*c, json_reader::at(path, "nonFatalStatusCodes"));
     }
-    if (!ok) return std::nullopt;
     return p;
 }
 
-std::optional<grpc_method_name> read_name(json_reader& r, const json::value& v, const std::string& path) {
-    const json::object* o = r.object(v, path);
-    if (o == nullptr) return std::nullopt;
-    r.known_keys(*o, path, {"service", "method"});
+grpc_method_name read_name(json_reader& r, const json::object& o, const std::string& path) {
+    r.known_keys(o, path, {"service", "method"});
     grpc_method_name n;
-    bool ok = true;
     for (const auto& [key, out] : {std::pair{"service", &n.service}, std::pair{"method", &n.method}}) {
-        const json::value* s = o->if_contains(key);
+        const json::value* s = o.if_contains(key);
         if (s == nullptr) continue;
-        if (!s->is_string()) {
-            r.fail(json_reader::at(path, key), "expected a string, got " + std::string(json_type(*s)));
-            ok = false;
-        } else {
-            *out = s->get_string().c_str();
-        }
+        if (s->is_string()) *out = s->get_string().c_str();
+        else r.fail(json_reader::at(path, key), "expected a string, got " + std::string(json_type(*s)));
     }
-    if (ok && n.service.empty() && !n.method.empty()) {
+    if (n.service.empty() && !n.method.empty()) {
         r.fail(json_reader::at(path, "method"), "a method needs its service (an empty service names every service)");
-        ok = false;
     }
-    if (!ok) return std::nullopt;
     return n;
 }
 
-std::optional<grpc_method_config> read_method(json_reader& r, const json::value& v, const std::string& path) {
-    const json::object* o = r.object(v, path);
-    if (o == nullptr) return std::nullopt;
-    r.known_keys(*o, path, {"name", "retryPolicy", "hedgingPolicy", "timeout"},
+grpc_method_config read_method(json_reader& r, const json::object& o, const std::string& path) {
+    r.known_keys(o, path, {"name", "retryPolicy", "hedgingPolicy", "timeout"},
                  {"waitForReady", "maxRequestMessageBytes", "maxResponseMessageBytes"});
     grpc_method_config m;
-    bool ok = true;
-    if (const json::value* names = r.required(*o, path, "name")) {
+    if (const json::value* names = r.required(o, path, "name")) {
         const std::string at = json_reader::at(path, "name");
         if (const json::array* a = names->if_array()) {
             for (std::size_t i = 0; i < a->size(); ++i) {
-                auto n = read_name(r, (*a)[i], at + "[" + std::to_string(i) + "]");
-                if (n) m.names.push_back(std::move(*n));
-                else ok = false;
+                const std::string item = at + "[" + std::to_string(i) + "]";
+                if (const json::object* n = r.object((*a)[i], item)) m.names.push_back(read_name(r, *n, item));
             }
         } else {
             r.fail(at, "expected an array of {\"service\", \"method\"} objects, got " + std::string(json_type(*names)));
-            ok = false;
         }
-    } else {
-        ok = false;
     }
-    const json::value* retry = o->if_contains("retryPolicy");
-    const json::value* hedging = o->if_contains("hedgingPolicy");
+    const json::value* retry = o.if_contains("retryPolicy");
+    const json::value* hedging = o.if_contains("hedgingPolicy");
     if (retry != nullptr && hedging != nullptr) {
         r.fail(json_reader::at(path, "hedgingPolicy"), "a method has a retryPolicy or a hedgingPolicy, not both");
-        ok = false;
     }
-    if (retry != nullptr) {
-        m.retry = read_retry(r, *retry, json_reader::at(path, "retryPolicy"));
-        ok = ok && m.retry.has_value();
-    }
-    if (hedging != nullptr) {
-        m.hedging = read_hedging(r, *hedging, json_reader::at(path, "hedgingPolicy"));
-        ok = ok && m.hedging.has_value();
-    }
-    if (const json::value* t = o->if_contains("timeout")) {
-        m.timeout = r.duration(*t, json_reader::at(path, "timeout"));
-        ok = ok && m.timeout.has_value();
-    }
-    if (!ok) return std::nullopt;
+    const std::string retry_at = json_reader::at(path, "retryPolicy");
+    if (const json::object* p = retry ? r.object(*retry, retry_at) : nullptr) m.retry = read_retry(r, *p, retry_at);
+    const std::string hedging_at = json_reader::at(path, "hedgingPolicy");
+    if (const json::object* p = hedging ? r.object(*hedging, hedging_at) : nullptr) m.hedging = read_hedging(r, *p, hedging_at);
+    if (const json::value* t = o.if_contains("timeout")) m.timeout = r.duration(*t, json_reader::at(path, "timeout"));
     return m;
 }
 
-std::optional<grpc_retry_throttling> read_throttling(json_reader& r, const json::value& v, const std::string& path) {
-    const json::object* o = r.object(v, path);
-    if (o == nullptr) return std::nullopt;
-    r.known_keys(*o, path, {"maxTokens", "tokenRatio"});
+grpc_retry_throttling read_throttling(json_reader& r, const json::object& o, const std::string& path) {
+    r.known_keys(o, path, {"maxTokens", "tokenRatio"});
     grpc_retry_throttling t;
-    bool ok = true;
-    if (const json::value* m = r.required(*o, path, "maxTokens")) {
-        const auto x = r.number(*m, json_reader::at(path, "maxTokens"));
-        if (x && !(*x > 0 && *x <= 1000)) r.fail(json_reader::at(path, "maxTokens"), "must be in (0, 1000], got " + json::serialize(*m));
-        if (!x || !(*x > 0 && *x <= 1000)) ok = false;
-        else t.max_tokens = *x;
-    } else {
-        ok = false;
-    }
-    if (const json::value* m = r.required(*o, path, "tokenRatio")) {
-        const auto x = r.number(*m, json_reader::at(path, "tokenRatio"));
-        // A6 keeps three decimals (gRPC reads the ratio in thousandths and drops the rest).
-        const double kept = x ? std::floor(*x * 1000 + 1e-9) / 1000 : 0;
-        if (x && !(kept > 0)) {
-            r.fail(json_reader::at(path, "tokenRatio"),
-                   "must be > 0 with three decimals kept (at least 0.001), got " + json::serialize(*m));
-        }
-        if (!x || !(kept > 0)) ok = false;
-        else t.token_ratio = kept;
-    } else {
-        ok = false;
-    }
-    if (!ok) return std::nullopt;
+    t.max_tokens = r.required_number(o, path, "maxTokens", [](double x) { return x > 0 && x <= 1000; },
+                                     "must be in (0, 1000]");
+    // A6 keeps three decimals (gRPC reads the ratio in thousandths and drops the rest).
+    const auto thousandths = [](double x) { return std::floor(x * 1000 + 1e-9) / 1000; };
+    t.token_ratio = thousandths(r.required_number(o, path, "tokenRatio", [&](double x) { return thousandths(x) > 0; },
+                                                  "must be > 0 with three decimals kept (at least 0.001)"));
     return t;
 }
 
@@ -407,9 +347,8 @@ std::variant<harness::grpc_service_config, config_errors> parse_grpc_service_con
     if (const json::value* m = o->if_contains("methodConfig")) {
         if (const json::array* a = m->if_array()) {
             for (std::size_t i = 0; i < a->size(); ++i) {
-                if (auto method = read_method(r, (*a)[i], "methodConfig[" + std::to_string(i) + "]")) {
-                    methods.emplace_back(i, std::move(*method));
-                }
+                const std::string at = "methodConfig[" + std::to_string(i) + "]";
+                if (const json::object* method = r.object((*a)[i], at)) methods.emplace_back(i, read_method(r, *method, at));
             }
         } else {
             r.fail("methodConfig", "expected an array of method configs, got " + std::string(json_type(*m)));
@@ -417,7 +356,11 @@ std::variant<harness::grpc_service_config, config_errors> parse_grpc_service_con
     }
     check_duplicate_names(r, methods);
     for (auto& [index, m] : methods) out.methods.push_back(std::move(m));
-    if (const json::value* t = o->if_contains("retryThrottling")) out.throttling = read_throttling(r, *t, "retryThrottling");
+    if (const json::value* t = o->if_contains("retryThrottling")) {
+        if (const json::object* throttling = r.object(*t, "retryThrottling")) {
+            out.throttling = read_throttling(r, *throttling, "retryThrottling");
+        }
+    }
     if (!errors.empty()) return errors;
     return out;
 }

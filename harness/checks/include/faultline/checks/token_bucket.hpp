@@ -43,6 +43,9 @@ private:
     std::int64_t milli_;
 };
 
+// Milli-tokens as tokens, for evidence and reports.
+inline double tokens(std::int64_t milli) { return static_cast<double>(milli) / 1000; }
+
 // The replay's order: by the time attempts ended, then by seq.
 bool ended_before(const journal_record& a, const journal_record& b);
 
