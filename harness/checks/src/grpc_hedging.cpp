@@ -58,13 +58,14 @@ private:
             if (hedge.request_ns - previous.request_ns >= delay - tolerance_) continue;
             // An attempt that ended in between with a non-fatal status (or refused, or with a
             // pushback) sends the next hedge early.
-            const bool shortcut = std::any_of(op.attempts.begin(), op.attempts.begin() + static_cast<std::ptrdiff_t>(k),
-                                              [&](const journal_record* r) {
-                                                  if (r->finished_ns < previous.request_ns || r->finished_ns > hedge.request_ns) return false;
-                                                  const grpc_end e = classify(*r, m);
-                                                  return e == grpc_end::retryable || e == grpc_end::refused ||
-                                                         (r->grpc_pushback_ms && *r->grpc_pushback_ms >= 0);
-                                              });
+            const auto sends_early = [&](const journal_record* r) {
+                if (r->finished_ns < previous.request_ns || r->finished_ns > hedge.request_ns) return false;
+                const grpc_end e = classify(*r, m);
+                return e == grpc_end::retryable || e == grpc_end::refused ||
+                       (r->grpc_pushback_ms && *r->grpc_pushback_ms >= 0);
+            };
+            const auto earlier = op.attempts.begin() + static_cast<std::ptrdiff_t>(k);
+            const bool shortcut = std::any_of(op.attempts.begin(), earlier, sends_early);
             if (shortcut) continue;
             add_evidence(v, evidence_item{std::string(op.operation), {previous.seq, hedge.seq},
                                           "hedge #" + std::to_string(hedge.seq) + " at " + format_ms(hedge.request_ns) +
