@@ -150,8 +150,6 @@ private:
                " retries issued at or below half, lowest " + format_number(tokens(lowest)) + " tokens";
     }
 
-    static double tokens(std::int64_t milli) { return static_cast<double>(milli) / 1000; }
-
     double ratio_;
     double min_per_sec_;
     std::chrono::nanoseconds window_;

@@ -41,6 +41,9 @@ std::string describe_attempt(const journal_record& r) {
         out += " (request " + std::to_string(*r.connection_request) + ", kept alive)";
     }
     out += " at " + format_ms(r.request_ns) + "→" + format_ms(r.finished_ns) + ": " + attempt_result(r);
+    // A gRPC call's own outcome is in its trailers, not in the HTTP status (always 200).
+    if (r.grpc_status) out += " grpc " + std::string(grpc_status_names(static_cast<grpc_status>(*r.grpc_status)));
+    if (r.grpc_pushback_ms) out += ", pushback " + std::to_string(*r.grpc_pushback_ms) + "ms";
     if (r.effect != effect_kind::none) out += ", effect " + std::string(to_string(r.effect));
     if (!r.fault.empty()) {
         out += " [fault " + r.fault;

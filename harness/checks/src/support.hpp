@@ -16,6 +16,7 @@
 
 #include "faultline/checks/check.hpp"
 #include "faultline/config/reader.hpp"
+#include "faultline/core/grpc_status.hpp"
 #include "faultline/core/registry.hpp"
 #include "faultline/record/run_record.hpp"
 #include "faultline/retry/status_rules.hpp"
@@ -34,7 +35,8 @@ std::string format_number(double value);
 
 // "200", "503", or the wire outcome when no complete response was sent ("reset", "hung", …).
 std::string attempt_result(const journal_record& r);
-// "#12 POST /charge at 105.2ms→106.0ms: 503 [fault status, rule r1]".
+// "#12 POST /charge at 105.2ms→106.0ms: 503 [fault status, rule r1]"; a gRPC call's status and
+// pushback follow the HTTP result ("200 grpc UNAVAILABLE, pushback 100ms").
 std::string describe_attempt(const journal_record& r);
 
 bool is_success(const journal_record& r);  // a complete 2xx response

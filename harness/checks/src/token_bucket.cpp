@@ -11,9 +11,16 @@ token_bucket::token_bucket(double max_tokens, double token_ratio)
     : max_milli_(std::llround(max_tokens * 1000)), ratio_milli_(std::llround(token_ratio * 1000)), milli_(max_milli_) {}
 
 void token_bucket::on_ended(const journal_record& attempt) {
-    if (is_success(attempt)) {
+    on_ended(is_success(attempt)             ? throttle_outcome::success
+             : is_retryable_failure(attempt) ? throttle_outcome::failure
+                                             : throttle_outcome::neutral);
+}
+
+void token_bucket::on_ended(throttle_outcome outcome) {
+    // The count stays in [0, max_tokens].
+    if (outcome == throttle_outcome::success) {
         milli_ = std::min(max_milli_, milli_ + ratio_milli_);
-    } else if (is_retryable_failure(attempt)) {
+    } else if (outcome == throttle_outcome::failure) {
         milli_ = std::max<std::int64_t>(0, milli_ - 1000);
     }
 }

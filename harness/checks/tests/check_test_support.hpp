@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "faultline/checks/check.hpp"
+#include "faultline/core/grpc_status.hpp"
 #include "faultline/record/run_record.hpp"
 
 namespace faultline::harness::test {
@@ -81,6 +82,17 @@ public:
     }
     journal_builder& retry_after(std::int64_t wait_ms) {
         return set([&](journal_record& r) { r.retry_after_ms = wait_ms; });
+    }
+    // A gRPC unary call (HTTP 200) that ended with `status` in its trailers.
+    journal_builder& call(grpc_status status, double took_ms = 1) { return attempt(200, took_ms).grpc(status); }
+    // A gRPC stream refused with RST_STREAM REFUSED_STREAM: never processed.
+    journal_builder& refused_stream() { return lost(wire_outcome::reset).fault("refused_stream"); }
+    // A gRPC call's status and grpc-retry-pushback-ms from its trailers.
+    journal_builder& grpc(grpc_status status) {
+        return set([&](journal_record& r) { r.grpc_status = static_cast<std::uint8_t>(status); });
+    }
+    journal_builder& pushback(std::int32_t wait_ms) {
+        return set([&](journal_record& r) { r.grpc_pushback_ms = wait_ms; });
     }
     journal_builder& fault(std::string kind, std::string rule = "r1") {
         return set([&](journal_record& r) {

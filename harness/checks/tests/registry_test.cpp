@@ -12,7 +12,8 @@ using ::testing::HasSubstr;
 TEST(check_registry, lists_exactly_the_registered_checks) {
     EXPECT_THAT(check_names(),
                 ElementsAre("amplification", "attempt_timeout", "backoff", "deadline", "desynchronized",
-                            "idempotency_keys", "jittered", "latency", "max_attempts", "no_double_effects", "no_retry_on_status",
+                            "grpc_backoff", "grpc_hedging", "grpc_max_attempts", "grpc_pushback",
+                            "grpc_retryable_codes", "grpc_throttling", "idempotency_keys", "jittered", "latency", "max_attempts", "no_double_effects", "no_retry_on_status",
                             "rejects_bad_certificates", "retry_after",
                             "retry_budget", "spacing", "success_rate"));
 }

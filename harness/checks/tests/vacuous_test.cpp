@@ -18,7 +18,9 @@ using ::testing::HasSubstr;
 const std::map<std::string, std::string, std::less<>>& minimal_tables() {
     static const std::map<std::string, std::string, std::less<>> tables{
         {"amplification", ""},      {"attempt_timeout", ""}, {"backoff", ""},  {"deadline", ""},
-        {"desynchronized", ""},     {"idempotency_keys", ""}, {"jittered", ""},
+        {"desynchronized", ""},     {"grpc_backoff", ""},     {"grpc_hedging", ""},
+        {"grpc_max_attempts", ""},  {"grpc_pushback", ""},    {"grpc_retryable_codes", ""},
+        {"grpc_throttling", ""},    {"idempotency_keys", ""}, {"jittered", ""},
         {"latency", "p99 = \"1s\""}, {"max_attempts", ""},  {"no_double_effects", ""},
         {"no_retry_on_status", ""}, {"rejects_bad_certificates", ""}, {"retry_after", ""},   {"retry_budget", ""},
         {"spacing", ""},            {"success_rate", "min = 0.0"},
@@ -89,6 +91,13 @@ const std::map<std::string, plain_gets_outcome, std::less<>>& plain_gets_outcome
         {"backoff", {insufficient_evidence, "no backoff curve to judge against"}},
         {"deadline", {insufficient_evidence, "no operation had a deadline"}},
         {"desynchronized", {insufficient_evidence, "no retry index had"}},
+        // No service config given and none declared: the grpc_* checks have nothing to judge against.
+        {"grpc_backoff", {insufficient_evidence, "no gRPC service config to judge against"}},
+        {"grpc_hedging", {insufficient_evidence, "no gRPC service config to judge against"}},
+        {"grpc_max_attempts", {insufficient_evidence, "no gRPC service config to judge against"}},
+        {"grpc_pushback", {insufficient_evidence, "no gRPC service config to judge against"}},
+        {"grpc_retryable_codes", {insufficient_evidence, "no gRPC service config to judge against"}},
+        {"grpc_throttling", {insufficient_evidence, "no gRPC service config to judge against"}},
         {"idempotency_keys", {insufficient_evidence, "no operation with POST, PATCH: nothing to judge"}},
         {"jittered", {insufficient_evidence, "too few retries"}},
         // Judges every operation's duration: these are real ones.

@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <deque>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "faultline/record/grpc_service_config.hpp"
 #include "faultline/record/server_event.hpp"
 #include "faultline/record/journal_record.hpp"
 #include "faultline/record/verdict.hpp"
@@ -84,15 +86,18 @@ struct declared_backoff {
 };
 
 // What a client under test says about itself (the command driver's [client] keys `deadline`,
-// `max_attempts`, `backoff`), so checks can hold a third-party client to its own settings. A fact
+// `max_attempts`, `backoff`; a gRPC service config), so checks can hold a third-party client to its own settings. A fact
 // not declared is absent; nothing is assumed for it.
 struct declared_client {
     std::optional<std::chrono::nanoseconds> deadline;  // overall deadline of each process, from its start
     std::optional<std::uint32_t> max_attempts;          // per operation, the first attempt included
     std::optional<declared_backoff> backoff;
     std::optional<std::chrono::nanoseconds> attempt_timeout;  // each attempt's own, apart from the deadline
+    // The gRPC service config the client runs with (retry, hedging, throttling), for the grpc_* checks.
+    // Shared: every round of a run judges against the one config.
+    std::shared_ptr<const grpc_service_config> grpc = nullptr;
 
-    bool empty() const { return !deadline && !max_attempts && !backoff && !attempt_timeout; }
+    bool empty() const { return !deadline && !max_attempts && !backoff && !attempt_timeout && !grpc; }
 };
 
 // How often one of the scenario's fault rules fired during the run, from the fault engine's count

@@ -1,0 +1,59 @@
+// grpc_max_attempts: no operation of a method with a gRPC retryPolicy or hedgingPolicy makes more
+// attempts than the policy's maxAttempts (at most 5, as A6 clients clamp it). A stream refused before
+// processing (fault "refused_stream") is retried transparently and does not count (A6).
+#include <algorithm>
+
+#include "grpc_support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+class grpc_max_attempts final : public grpc_check {
+public:
+    explicit grpc_max_attempts(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::either} {}
+
+    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
+        verdict v;
+        std::size_t judged = 0;
+        std::size_t worst = 0;
+        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
+                                                                            const grpc_method_config& m) {
+            ++judged;
+            const std::size_t refused_streams = static_cast<std::size_t>(
+                std::count_if(op.attempts.begin(), op.attempts.end(), [](const journal_record* r) { return refused(*r); }));
+            const std::size_t counted = op.attempts.size() - refused_streams;
+            worst = std::max(worst, counted);
+            const std::uint32_t limit = max_attempts_of(m);
+            if (counted <= limit) return;
+            std::string detail = std::to_string(counted) + " attempts";
+            if (refused_streams != 0) detail += " (and " + std::to_string(refused_streams) + " refused streams, not counted)";
+            detail += " > maxAttempts " + std::to_string(limit) + " of its " + (m.retry ? "retryPolicy" : "hedgingPolicy") + ":";
+            for (const journal_record* r : op.attempts) detail += "\n" + describe_attempt(*r);
+            add_evidence(v, evidence_item{std::string(op.operation), seqs_of(op.attempts), detail});
+        });
+        const std::string tail = not_judged_note(skipped);
+        if (judged == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no operation of a method with a retryPolicy or hedgingPolicy: nothing to judge" + tail;
+            return v;
+        }
+        v.passed = v.evidence_total == 0;
+        v.summary = std::to_string(v.evidence_total) + " of " + std::to_string(judged) +
+                    " operations made more attempts than their policy's maxAttempts (most: " + std::to_string(worst) +
+                    ", refused streams not counted" + tail + ")";
+        return v;
+    }
+};
+
+std::unique_ptr<check> make_grpc_max_attempts(config::table_reader& p) {
+    return std::make_unique<grpc_max_attempts>(grpc_config_source::read(p));
+}
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "grpc_max_attempts", "gRPC: no operation makes more attempts than its policy's maxAttempts (at most 5)",
+    &make_grpc_max_attempts};
+
+}  // namespace faultline::harness::checks

@@ -1,0 +1,125 @@
+// grpc_throttling: the service config's retryThrottling (gRFC A6) replayed over every attempt of the
+// run in the order they ended (token_bucket.hpp): an OK adds tokenRatio, a status in its method's
+// retryableStatusCodes (hedging: nonFatalStatusCodes) or a "do not retry" pushback costs one token,
+// anything else leaves the bucket alone. A retry (an attempt after the first of its operation, not a
+// transparent retry after a refused stream) may be issued only while the bucket is above half. A
+// retry is decided when the attempt before it ended, after that attempt's own cost (as gRPC's
+// RecordFailure returns the verdict), so it is judged there; a hedge is decided by its timer, so it is
+// judged when it started. Each retry at or below half is a finding with the token level.
+#include <algorithm>
+
+#include "faultline/checks/token_bucket.hpp"
+#include "grpc_support.hpp"
+
+namespace faultline::harness::checks {
+
+namespace {
+
+class grpc_throttling final : public grpc_check {
+public:
+    explicit grpc_throttling(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::either} {}
+
+    verdict judge(const grpc_service_config& config, const run_record& run, const operation_groups& operations) const override {
+        if (!config.throttling) {
+            verdict v;
+            v.insufficient_evidence = true;
+            v.summary = "not applicable: the service config has no retryThrottling";
+            return v;
+        }
+        // Every attempt's end feeds the bucket; a retry is judged at its decision (see above): just
+        // after the end of the attempt before it, or (a hedge) at its own start after the ends before it.
+        struct event {
+            std::int64_t at;
+            int order;  // 0: an end, 1: a judgment, after every end at the same instant
+            std::uint64_t seq;
+            const journal_record* attempt;
+            const journal_record* before = nullptr;  // judgments: the attempt it followed (null for a hedge)
+            const grpc_method_config* method = nullptr;
+            std::string_view operation{};
+        };
+        std::vector<event> events;
+        events.reserve(run.journal.size() * 2);
+        std::size_t retries = 0;
+        for (const auto& op : operations) {
+            const grpc_method_config* m = method_of(config, op, grpc_policy::either);
+            for (std::size_t k = 0; k < op.attempts.size(); ++k) {
+                const journal_record* a = op.attempts[k];
+                events.push_back(event{a->finished_ns, 0, a->seq, a, nullptr, m, op.operation});
+                if (k == 0 || m == nullptr || refused(*op.attempts[k - 1])) continue;
+                ++retries;
+                const journal_record* before = op.attempts[k - 1];
+                if (m->hedging) {
+                    events.push_back(event{a->request_ns, 1, a->seq, a, nullptr, m, op.operation});
+                } else {
+                    events.push_back(event{before->finished_ns, 1, before->seq, a, before, m, op.operation});
+                }
+            }
+        }
+        std::sort(events.begin(), events.end(), [](const event& a, const event& b) {
+            if (a.at != b.at) return a.at < b.at;
+            if (a.order != b.order) return a.order < b.order;
+            return a.seq < b.seq;
+        });
+        token_bucket bucket{config.throttling->max_tokens, config.throttling->token_ratio};
+        std::int64_t lowest = bucket.milli_tokens();
+        std::size_t throttled = 0;
+        verdict v;
+        for (const event& e : events) {
+            if (e.order == 0) {
+                bucket.on_ended(outcome_of(*e.attempt, e.method));
+                lowest = std::min(lowest, bucket.milli_tokens());
+                continue;
+            }
+            if (bucket.allows_retry()) continue;
+            ++throttled;
+            const std::string level = format_number(tokens(bucket.milli_tokens())) + " tokens ≤ maxTokens/2 = " +
+                                      format_number(tokens(bucket.max_milli_tokens()) / 2);
+            evidence_item item{std::string(e.operation), {}, ""};
+            if (e.before != nullptr) {
+                item.seqs = {e.before->seq, e.attempt->seq};
+                item.detail = "retry #" + std::to_string(e.attempt->seq) + " at " + format_ms(e.attempt->request_ns) +
+                              " decided after " + describe_attempt(*e.before) + " with " + level;
+            } else {
+                item.seqs = {e.attempt->seq};
+                item.detail = "hedge " + describe_attempt(*e.attempt) + " started with " + level;
+            }
+            add_evidence(v, std::move(item));
+        }
+        const std::string bucket_text = "retryThrottling (maxTokens " + format_number(config.throttling->max_tokens) +
+                                        ", tokenRatio " + format_number(config.throttling->token_ratio) + ")";
+        if (retries == 0) {
+            v.insufficient_evidence = true;
+            v.summary = "no retry under a retryPolicy or hedgingPolicy: nothing to judge (" + bucket_text + ")";
+            return v;
+        }
+        v.passed = throttled == 0;
+        v.summary = std::to_string(throttled) + " of " + std::to_string(retries) + " retries issued with the bucket at or below half; " +
+                    bucket_text + ", lowest " + format_number(tokens(lowest)) + " tokens";
+        return v;
+    }
+
+private:
+    // A6 counts every call: an OK refills whatever its method; only a method with a policy has
+    // retryable (non-fatal) codes, whose statuses cost a token, as does "do not retry" pushback.
+    static throttle_outcome outcome_of(const journal_record& r, const grpc_method_config* m) {
+        if (r.grpc_status && static_cast<grpc_status>(*r.grpc_status) == grpc_status::ok && !refused(r) &&
+            r.outcome != wire_outcome::truncated) {
+            return throttle_outcome::success;
+        }
+        if (m == nullptr) return throttle_outcome::neutral;
+        const grpc_end e = classify(r, *m);
+        return e == grpc_end::retryable || e == grpc_end::stop ? throttle_outcome::failure : throttle_outcome::neutral;
+    }
+};
+
+std::unique_ptr<check> make_grpc_throttling(config::table_reader& p) {
+    return std::make_unique<grpc_throttling>(grpc_config_source::read(p));
+}
+
+}  // namespace
+
+const core::registration<check_info> registered{
+    "grpc_throttling", "gRPC: no retry or hedge is issued while the replayed retryThrottling bucket is at or below half",
+    &make_grpc_throttling};
+
+}  // namespace faultline::harness::checks

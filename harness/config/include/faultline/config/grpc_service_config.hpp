@@ -1,0 +1,25 @@
+// Reading a gRPC service config (the JSON a gRPC client is given: "methodConfig" with retryPolicy or
+// hedgingPolicy, "retryThrottling") into `harness::grpc_service_config`, validated as gRFC A6
+// validates it. Every problem is reported, each as a `config_error` naming the file, the JSON path
+// (`methodConfig[0].retryPolicy.maxAttempts`) and what is allowed; a JSON syntax error carries its
+// line and column. gRPC's other keys (waitForReady, loadBalancingConfig, …) are accepted and not read;
+// a key gRPC does not have is an error listing the allowed ones.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "faultline/core/config_error.hpp"
+#include "faultline/record/grpc_service_config.hpp"
+
+namespace faultline::config {
+
+// Parses `json`; `file` names it in errors.
+std::variant<harness::grpc_service_config, config_errors> parse_grpc_service_config(std::string_view json,
+                                                                                    std::string_view file);
+
+// Reads and parses the file at `path`; an unreadable one is the error "cannot read the gRPC service config".
+std::variant<harness::grpc_service_config, config_errors> load_grpc_service_config(const std::string& path);
+
+}  // namespace faultline::config
