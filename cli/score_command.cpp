@@ -1,8 +1,9 @@
 // `faultline score [--deadline D] [--max-attempts N] [--jitter expected|none|KIND] [--backoff BASE:CAP]
-// [--backoff-multiplier M] [--timeout T]
+// [--backoff-multiplier M] [--timeout T] [--grpc [--service-config FILE]]
 // [--catalogue DIR] [--only NAME] [-j N] [--report F:PATH] [--report-dir DIR] [-- <client template>]`:
 // puts one client through every probe of the conformance catalogue (suites/conformance/) and
-// prints its scorecard. Without a template the probes run their own [client], faultline's builtin
+// prints its scorecard; with --grpc, a gRPC client through suites/conformance-grpc/, judged against
+// its service config (gRPC A6). Without a template the probes run their own [client], faultline's builtin
 // retry client. Bad input (a template that never names the server, an unknown placeholder, a
 // setting out of range, a broken probe file) is exit 2 before anything runs; a client that never
 // reaches the server is exit 2 after the first run; a program that cannot start is exit 3. On SIGINT
@@ -24,9 +25,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "faultline/config/duration.hpp"
+#include "faultline/config/grpc_service_config.hpp"
 #include "faultline/faults/rule.hpp"
 #include "faultline/runner/runner.hpp"
 #include "faultline/score/control_client.hpp"
@@ -52,7 +55,9 @@ struct score_args {
     bool strict = false;          // --strict
     std::vector<std::string> with;  // --with FILE|DIR: probes added to the catalogue
     bool verbose = false;         // --verbose: passing rows with their evidence
-    std::string catalogue = (find_shipped_files().suites / "conformance").string();
+    bool grpc = false;            // --grpc
+    std::string service_config;   // --service-config FILE
+    std::string catalogue;        // --catalogue DIR; default: the shipped one (HTTP or gRPC)
     std::vector<std::string> only;
     std::optional<std::uint64_t> seed;
     // Probes mostly wait (on backoff, Retry-After, timeouts), so four at a time fit 2 cores.
@@ -127,6 +132,19 @@ score::declared_settings declared_of(const score_args& args) {
         d.attempt_timeout = seconds_option("--attempt-timeout", args.attempt_timeout, 10ms, 30s);
     }
     d.strict = args.strict;
+    if (args.grpc) {
+        d.grpc = std::make_shared<const harness::grpc_service_config>();
+        if (!args.service_config.empty()) {
+            auto loaded = config::load_grpc_service_config(args.service_config);
+            if (auto* errors = std::get_if<config_errors>(&loaded)) {
+                for (const auto& e : *errors) std::cerr << e.to_string() << '\n';
+                bad_input("--service-config " + args.service_config + ": not a usable gRPC service config");
+            }
+            d.grpc = std::make_shared<const harness::grpc_service_config>(
+                std::move(std::get<harness::grpc_service_config>(loaded)));
+            d.service_config_path = std::filesystem::absolute(args.service_config).string();
+        }
+    }
     if (!args.backoff.empty()) {
         const std::string_view jitter = args.jitter == "expected" ? std::string_view{} : std::string_view{args.jitter};
         if (jitter.empty()) {
@@ -174,12 +192,20 @@ void run_score(const score_args& args) {
     if (!args.control_client.empty()) return run_control(args);
     const score::declared_settings declared = declared_of(args);
     const bool builtin = args.command.empty();
+    if (args.grpc && builtin) {
+        bad_input("--grpc scores a gRPC client, and the builtin client speaks HTTP: give the client's command "
+                  "after `--` (e.g. clients/realclients/grpc_python_client.py {url} {path} "
+                  "--service-config {service_config})");
+    }
     if (!builtin) {
         if (const std::string problem = score::template_problem(args.command, declared); !problem.empty()) {
             bad_input(problem);
         }
     }
-    std::vector<std::string> sources{args.catalogue};
+    const std::string catalogue_dir =
+        !args.catalogue.empty() ? args.catalogue
+                                : (find_shipped_files().suites / (args.grpc ? "conformance-grpc" : "conformance")).string();
+    std::vector<std::string> sources{catalogue_dir};
     sources.insert(sources.end(), args.with.begin(), args.with.end());
     score::catalogue catalogue = score::load_catalogue(sources);
     if (!catalogue.ok()) {
@@ -278,7 +304,7 @@ void add_score_command(CLI::App& app) {
         "score", "Put one client through the conformance catalogue and print its retry scorecard");
     cmd->add_option("command", args->command,
                     "After `--`: the client template; placeholders {url} {method} {path} {body} {key} "
-                    "{timeout} {deadline} {op} {client} {n}")
+                    "{timeout} {deadline} {service_config} {op} {client} {n}")
         ->expected(1, -1);
     cmd->add_option("--deadline", args->deadline, "The client's own overall deadline, to be judged (e.g. 2s)");
     cmd->add_option("--max-attempts", args->max_attempts, "The client's attempt limit, first attempt included")
@@ -297,6 +323,14 @@ void add_score_command(CLI::App& app) {
     cmd->add_option("--attempt-timeout", args->attempt_timeout,
                     "The client's per-attempt timeout, apart from its deadline: {attempt_timeout} "
                     "({attempt_timeout_ms}); the --timeout when not given");
+    auto* grpc = cmd->add_flag("--grpc", args->grpc,
+                               "Score a gRPC client (unary calls over h2c to {url}) through the gRPC catalogue, "
+                               "judged against its service config (gRPC A6)");
+    cmd->add_option("--service-config", args->service_config,
+                    "The gRPC service config the client runs with (JSON: methodConfig retryPolicy / hedgingPolicy, "
+                    "retryThrottling), to be judged; {service_config} is its path. Without it: no retry policy")
+        ->check(CLI::ExistingFile)
+        ->needs(grpc);
     cmd->add_flag("--strict", args->strict,
                   "Hold the client to RFC 9110's strict reading: no retry after a 408 or a 413 with Retry-After");
     cmd->add_option("--with", args->with, "Add the probes of this file or folder to the catalogue (repeatable)")
@@ -307,7 +341,8 @@ void add_score_command(CLI::App& app) {
     cmd->add_flag("-v,--verbose", args->verbose, "Show the evidence of passing rows too");
     cmd->add_option("--catalogue", args->catalogue,
                     "The folder of probe files, replacing the shipped catalogue (default: "
-                    "share/faultline/suites/conformance of an installed faultline, else the source tree's); "
+                    "share/faultline/suites/conformance, or conformance-grpc with --grpc, of an installed "
+                    "faultline, else the source tree's); "
                     "--with adds to it")
         ->check(CLI::ExistingDirectory);
     cmd->add_option("--only", args->only, "Run only probes whose name matches (glob, repeatable)")
@@ -334,7 +369,9 @@ void add_score_command(CLI::App& app) {
     cmd->footer(
         "Examples:\n  faultline score -- curl -s --retry 3 -X {method} {url}{path} -d {body}\n"
         "  faultline score --deadline 5s --max-attempts 4 -- ./my-client {url}{path}\n"
-        "  faultline score            # the builtin client");
+        "  faultline score            # the builtin client\n"
+        "  faultline score --grpc --service-config retry.json -- python3 grpc-client.py {url} {path} "
+        "--service-config {service_config}");
     cmd->callback([args] { run_score(*args); });
 }
 

@@ -26,7 +26,7 @@ test_packages=(googletest libgtest-dev libgmock-dev libbenchmark-dev
                python3-locust iproute2)   # the fleet test: Locust workers on network-namespace hosts (docs/fleet.md)
 case "${1:-}" in
     --build-only) packages=("${build_packages[@]}") ;;
-    --bench) packages=("${build_packages[@]}" "${test_packages[@]}" wrk nginx-light) ;;
+    --bench) packages=("${build_packages[@]}" "${test_packages[@]}" wrk nginx-light nghttp2-client) ;;
     "") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
     --list-build) printf '%s\n' "${build_packages[@]}"; exit 0 ;;   # scripts/dockerfile-check.sh reads it
     *) echo "usage: install-deps.sh [--build-only | --bench]" >&2; exit 2 ;;

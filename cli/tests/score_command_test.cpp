@@ -170,7 +170,7 @@ TEST(score_command, bad_templates_and_settings_are_usage_errors_and_nothing_runs
     EXPECT_EQ(code_and_err({"--", "curl", "{url}{pth}"}),
               std::pair(2, std::string("faultline score: unknown placeholder {pth} in the client template; known: "
                                        "{attempt_timeout} {attempt_timeout_ms} {body} {client} {deadline} {deadline_ms} "
-                                       "{key} {method} {n} {op} {path} {timeout} {timeout_ms} {url}\n")));
+                                       "{key} {method} {n} {op} {path} {service_config} {timeout} {timeout_ms} {url}\n")));
     EXPECT_THAT(code_and_err({"--", "curl", "http://127.0.0.1:1/x"}).second,
                 HasSubstr("the client template never names the server"));
     EXPECT_EQ(code_and_err({"--deadline", "5x", "--", "curl", "{url}"}),

@@ -1,6 +1,7 @@
-// grpc_max_attempts: no operation of a method with a gRPC retryPolicy or hedgingPolicy makes more
-// attempts than the policy's maxAttempts (at most 5, as A6 clients clamp it). A stream refused before
-// processing (fault "refused_stream") is retried transparently and does not count (A6).
+// grpc_max_attempts: no gRPC operation makes more attempts than its method's policy allows: the
+// retryPolicy's or hedgingPolicy's maxAttempts (at most 5, as A6 clients clamp it), one for a method
+// with neither (gRPC's default). A stream never processed (fault "refused_stream", a goaway before
+// the commit) is retried transparently and does not count (A6).
 #include <algorithm>
 
 #include "grpc_support.hpp"
@@ -11,7 +12,7 @@ namespace {
 
 class grpc_max_attempts final : public grpc_check {
 public:
-    explicit grpc_max_attempts(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::either} {}
+    explicit grpc_max_attempts(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::any} {}
 
     verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
         verdict v;
@@ -28,19 +29,21 @@ public:
             if (counted <= limit) return;
             std::string detail = std::to_string(counted) + " attempts";
             if (refused_streams != 0) detail += " (and " + std::to_string(refused_streams) + " refused streams, not counted)";
-            detail += " > maxAttempts " + std::to_string(limit) + " of its " + (m.retry ? "retryPolicy" : "hedgingPolicy") + ":";
+            detail += m.retry     ? " > maxAttempts " + std::to_string(limit) + " of its retryPolicy:"
+                      : m.hedging ? " > maxAttempts " + std::to_string(limit) + " of its hedgingPolicy:"
+                                  : " > 1: its method has no retryPolicy, and gRPC retries nothing without one:";
             for (const journal_record* r : op.attempts) detail += "\n" + describe_attempt(*r);
             add_evidence(v, evidence_item{std::string(op.operation), seqs_of(op.attempts), detail});
         });
         const std::string tail = not_judged_note(skipped);
         if (judged == 0) {
             v.insufficient_evidence = true;
-            v.summary = "no operation of a method with a retryPolicy or hedgingPolicy: nothing to judge" + tail;
+            v.summary = "no gRPC operation: nothing to judge" + tail;
             return v;
         }
         v.passed = v.evidence_total == 0;
         v.summary = std::to_string(v.evidence_total) + " of " + std::to_string(judged) +
-                    " operations made more attempts than their policy's maxAttempts (most: " + std::to_string(worst) +
+                    " operations made more attempts than their method's policy allows (most: " + std::to_string(worst) +
                     ", refused streams not counted" + tail + ")";
         return v;
     }

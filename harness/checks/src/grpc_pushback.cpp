@@ -1,8 +1,8 @@
 // grpc_pushback: a gRPC server's grpc-retry-pushback-ms (gRFC A6) is obeyed. After an attempt that
 // sent a pushback P ≥ 0, the operation's next attempt (the first to start after that attempt ended)
 // starts no sooner than its end + P − `tolerance`; after a negative pushback ("do not retry") no
-// attempt of the operation starts at all. Only operations whose method has a retryPolicy or
-// hedgingPolicy are judged: without one a client makes no retry to schedule.
+// attempt of the operation starts at all. Every gRPC operation is judged, whatever its method's
+// policy: a client without one that retries after "do not retry" breaks both.
 #include "grpc_support.hpp"
 
 namespace faultline::harness::checks {
@@ -12,7 +12,7 @@ namespace {
 class grpc_pushback final : public grpc_check {
 public:
     grpc_pushback(grpc_config_source source, std::chrono::nanoseconds tolerance)
-        : grpc_check{std::move(source), grpc_policy::either}, tolerance_{tolerance.count()} {}
+        : grpc_check{std::move(source), grpc_policy::any}, tolerance_{tolerance.count()} {}
 
     verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
         verdict v;

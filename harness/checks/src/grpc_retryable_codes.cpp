@@ -1,11 +1,13 @@
-// grpc_retryable_codes: under a gRPC retryPolicy (or hedgingPolicy), a next attempt of an operation
-// follows only attempts that allow one (gRFC A6): a status in the method's retryableStatusCodes (hedging:
-// nonFatalStatusCodes), or a stream refused before processing (a transparent retry). Never after an
+// grpc_retryable_codes: a next attempt of a gRPC operation follows only attempts that allow one
+// (gRFC A6): a status in the method's retryableStatusCodes (hedging: nonFatalStatusCodes; a method
+// with neither policy: none), or a stream never processed (a transparent retry). Never after an
 // OK, after the commit point (response headers sent, then the call failed: outcome "truncated"), after
 // another status, or after a negative grpc-retry-pushback-ms. Each next attempt is judged by every
 // earlier attempt of its operation that had ended when it started (a hedge still in flight decides
 // nothing); one whose earlier attempts ended without a status is not judged (the client's status is
-// unknown). Evidence: the first offending attempt of each operation.
+// unknown). An operation whose last attempt ended in a way that allows no retry (a status not
+// retryable, the commit, a stop pushback) and was not retried counts as judged too: that is the
+// evidence of a client that obeyed. Evidence: the first offending attempt of each operation.
 #include "grpc_support.hpp"
 
 namespace faultline::harness::checks {
@@ -29,14 +31,17 @@ std::string why_not(grpc_end e, const journal_record& r, const grpc_method_confi
 
 class grpc_retryable_codes final : public grpc_check {
 public:
-    explicit grpc_retryable_codes(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::either} {}
+    explicit grpc_retryable_codes(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::any} {}
 
     verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
         verdict v;
         std::size_t judged = 0;
+        std::size_t obeyed = 0;  // operations that stopped where no retry was allowed
         std::size_t unknown = 0;
         const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
                                                                             const grpc_method_config& m) {
+            const grpc_end last = classify(*op.attempts.back(), m);
+            if (last == grpc_end::fatal || last == grpc_end::committed || last == grpc_end::stop) ++obeyed;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record* next = op.attempts[k];
                 const journal_record* offending = nullptr;
@@ -67,14 +72,16 @@ public:
         const std::string tail = (unknown == 0 ? "" : "; " + std::to_string(unknown) +
                                                           " not judged (the attempts before ended without a status)") +
                                  not_judged_note(skipped);
-        if (judged == 0) {
+        if (judged == 0 && obeyed == 0) {
             v.insufficient_evidence = true;
-            v.summary = "no attempt followed another under a retryPolicy or hedgingPolicy: nothing to judge" + tail;
+            v.summary = "no attempt of a gRPC operation followed another, and none stopped where a retry was not allowed: "
+                        "nothing to judge" + tail;
             return v;
         }
         v.passed = v.evidence_total == 0;
         v.summary = std::to_string(v.evidence_total) + " operations made an attempt after one that allowed none (" +
-                    std::to_string(judged) + " next attempts judged" + tail + ")";
+                    std::to_string(judged) + " next attempts judged, " + std::to_string(obeyed) +
+                    " operations stopped where no retry was allowed" + tail + ")";
         return v;
     }
 };

@@ -38,11 +38,19 @@ verdict no_service_config() {
 
 const grpc_method_config* method_of(const grpc_service_config& config, const operation_attempts& op, grpc_policy p) {
     const grpc_method_config* m = config.find(op.attempts.front()->target);
+    if (p == grpc_policy::any) {
+        if (m != nullptr && (m->retry || m->hedging)) return m;
+        static const grpc_method_config no_policy;
+        const bool grpc_call = std::any_of(op.attempts.begin(), op.attempts.end(),
+                                           [](const journal_record* r) { return r->grpc_status.has_value(); });
+        return grpc_call ? &no_policy : nullptr;
+    }
     if (m == nullptr) return nullptr;
     switch (p) {
         case grpc_policy::retry: return m->retry ? m : nullptr;
         case grpc_policy::hedging: return m->hedging ? m : nullptr;
         case grpc_policy::either: return m->retry || m->hedging ? m : nullptr;
+        case grpc_policy::any: break;
     }
     return nullptr;
 }
@@ -52,17 +60,23 @@ std::string_view policy_name(grpc_policy p) {
         case grpc_policy::retry: return "a retryPolicy";
         case grpc_policy::hedging: return "a hedgingPolicy";
         case grpc_policy::either: return "a retryPolicy or hedgingPolicy";
+        case grpc_policy::any: return "a gRPC status";
     }
     return "";
 }
 
 std::string not_judged(std::size_t operations, grpc_policy p) {
     if (operations == 0) return "";
+    if (p == grpc_policy::any) {
+        return "; " + std::to_string(operations) + " operations not judged (no attempt of theirs carried a gRPC status)";
+    }
     return "; " + std::to_string(operations) + " operations not judged (their method has no " +
            std::string(policy_name(p)).substr(2) + ")";
 }
 
-bool refused(const journal_record& r) { return r.fault == "refused_stream"; }
+bool refused(const journal_record& r) {
+    return r.fault == "refused_stream" || (r.fault == "goaway" && r.effect == effect_kind::none);
+}
 
 grpc_end classify(const journal_record& r, const grpc_method_config& m) {
     // The order matters: a refused stream was never processed whatever else it carries, and a
@@ -92,6 +106,7 @@ std::string codes_text(const std::vector<grpc_status>& codes) {
 }
 
 std::string method_codes_text(const grpc_method_config& m) {
+    if (!m.retry && !m.hedging) return "retry policy: it has none, so gRPC retries nothing but refused streams";
     return (m.retry ? "retryableStatusCodes " : "nonFatalStatusCodes ") + codes_text(m.continue_codes());
 }
 

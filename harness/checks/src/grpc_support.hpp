@@ -38,9 +38,11 @@ private:
 // how to give one. Never a pass: nothing was judged.
 verdict no_service_config();
 
-// The policy a check judges by.
-enum class grpc_policy { retry, hedging, either };
-// The method config of an operation (by its first attempt's target) when it has the policy asked for.
+// The policy a check judges by. `any`: every gRPC operation (one with a status), a method without a
+// retryPolicy or hedgingPolicy held to gRPC's default: one attempt, and only transparent retries.
+enum class grpc_policy { retry, hedging, either, any };
+// The method config of an operation (by its first attempt's target) when it has the policy asked for;
+// under `any`, an empty method config for a gRPC operation whose method has no policy.
 const grpc_method_config* method_of(const grpc_service_config& config, const operation_attempts& op, grpc_policy p);
 // "a retryPolicy", "a hedgingPolicy", "a retryPolicy or hedgingPolicy".
 std::string_view policy_name(grpc_policy p);
@@ -94,7 +96,9 @@ enum class grpc_end {
     unknown,    // no status: the stream ended otherwise (reset, hung, client gone); what the client saw is unknown
 };
 grpc_end classify(const journal_record& r, const grpc_method_config& m);
-bool refused(const journal_record& r);  // fault "refused_stream"
+// Never processed, so a transparent retry may follow: fault "refused_stream", or a "goaway" whose
+// last-stream-id stopped below the stream (nothing committed).
+bool refused(const journal_record& r);
 
 // The attempt's gRPC status name ("UNAVAILABLE"), or "no status (reset)".
 std::string grpc_status_text(const journal_record& r);

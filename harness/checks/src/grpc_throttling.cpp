@@ -6,7 +6,13 @@
 // retry is decided when the attempt before it ended, after that attempt's own cost (as gRPC's
 // RecordFailure returns the verdict), so it is judged there; a hedge is decided by its timer, so it is
 // judged when it started. Each retry at or below half is a finding with the token level.
+//
+// The bucket is a channel's: a client whose every operation is a process of its own (a command client
+// run per operation, as `faultline score` runs one) has one bucket per operation; any other run is
+// one client with one bucket. A run in which the bucket never had to stop a retry the policy allowed
+// proves nothing of throttling: insufficient evidence, with the lowest level it reached.
 #include <algorithm>
+#include <map>
 
 #include "faultline/checks/token_bucket.hpp"
 #include "grpc_support.hpp"
@@ -36,7 +42,9 @@ public:
             const journal_record* before = nullptr;  // judgments: the attempt it followed (null for a hedge)
             const grpc_method_config* method = nullptr;
             std::string_view operation{};
+            std::size_t index = 0;  // ends: the attempt's place in its operation, 0-based
         };
+        const bool bucket_per_operation = run.command && run.command->processes.size() > 1;
         std::vector<event> events;
         events.reserve(run.journal.size() * 2);
         std::size_t retries = 0;
@@ -44,7 +52,7 @@ public:
             const grpc_method_config* m = method_of(config, op, grpc_policy::either);
             for (std::size_t k = 0; k < op.attempts.size(); ++k) {
                 const journal_record* a = op.attempts[k];
-                events.push_back(event{a->finished_ns, 0, a->seq, a, nullptr, m, op.operation});
+                events.push_back(event{a->finished_ns, 0, a->seq, a, nullptr, m, op.operation, k});
                 if (k == 0 || m == nullptr || refused(*op.attempts[k - 1])) continue;
                 ++retries;
                 const journal_record* before = op.attempts[k - 1];
@@ -60,14 +68,22 @@ public:
             if (a.order != b.order) return a.order < b.order;
             return a.seq < b.seq;
         });
-        token_bucket bucket{config.throttling->max_tokens, config.throttling->token_ratio};
-        std::int64_t lowest = bucket.milli_tokens();
+        const token_bucket full{config.throttling->max_tokens, config.throttling->token_ratio};
+        std::map<std::string_view, token_bucket> buckets;
+        std::int64_t lowest = full.milli_tokens();
         std::size_t throttled = 0;
+        std::size_t stops_due = 0;  // failures the policy would retry, with the bucket at or below half after them
         verdict v;
         for (const event& e : events) {
+            token_bucket& bucket =
+                buckets.try_emplace(bucket_per_operation ? e.operation : std::string_view{}, full).first->second;
             if (e.order == 0) {
                 bucket.on_ended(outcome_of(*e.attempt, e.method));
                 lowest = std::min(lowest, bucket.milli_tokens());
+                if (e.method != nullptr && classify(*e.attempt, *e.method) == grpc_end::retryable &&
+                    e.index + 1 < max_attempts_of(*e.method) && !bucket.allows_retry()) {
+                    ++stops_due;
+                }
                 continue;
             }
             if (bucket.allows_retry()) continue;
@@ -87,14 +103,19 @@ public:
         }
         const std::string bucket_text = "retryThrottling (maxTokens " + format_number(config.throttling->max_tokens) +
                                         ", tokenRatio " + format_number(config.throttling->token_ratio) + ")";
-        if (retries == 0) {
+        const std::string scope = bucket_per_operation ? " (a bucket per client process)" : "";
+        if (throttled == 0 && stops_due == 0) {
             v.insufficient_evidence = true;
-            v.summary = "no retry under a retryPolicy or hedgingPolicy: nothing to judge (" + bucket_text + ")";
+            v.summary = retries == 0 ? "no retry under a retryPolicy or hedgingPolicy: nothing to judge (" + bucket_text + ")"
+                                     : "retryThrottling never had to stop a retry: the bucket's lowest level was " +
+                                           format_number(tokens(lowest)) + " tokens, above half of " + bucket_text +
+                                           scope;
             return v;
         }
         v.passed = throttled == 0;
         v.summary = std::to_string(throttled) + " of " + std::to_string(retries) + " retries issued with the bucket at or below half; " +
-                    bucket_text + ", lowest " + format_number(tokens(lowest)) + " tokens";
+                    bucket_text + scope + ", lowest " + format_number(tokens(lowest)) + " tokens; " +
+                    std::to_string(stops_due) + " failures left no retry allowed";
         return v;
     }
 

@@ -18,7 +18,7 @@ TEST(grpc_max_attempts, an_operation_over_max_attempts_is_named_with_its_attempt
     j.op("b", "POST", test::charge).at(1000).call(unavailable).wait(100).call(ok);
     const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
     EXPECT_FALSE(v.passed);
-    EXPECT_EQ(v.summary, "1 of 2 operations made more attempts than their policy's maxAttempts (most: 3, refused "
+    EXPECT_EQ(v.summary, "1 of 2 operations made more attempts than their method's policy allows (most: 3, refused "
                          "streams not counted)");
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
@@ -31,7 +31,7 @@ TEST(grpc_max_attempts, refused_streams_do_not_count) {
     j.op("a", "POST", test::charge).refused_stream().refused_stream().call(unavailable).wait(100).call(ok);
     const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
     EXPECT_TRUE(v.passed) << v.summary;
-    EXPECT_EQ(v.summary, "0 of 1 operations made more attempts than their policy's maxAttempts (most: 2, refused "
+    EXPECT_EQ(v.summary, "0 of 1 operations made more attempts than their method's policy allows (most: 2, refused "
                          "streams not counted)");
 }
 
@@ -47,16 +47,25 @@ TEST(grpc_max_attempts, max_attempts_is_at_most_five_and_hedging_counts_too) {
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("6 attempts > maxAttempts 5 of its hedgingPolicy:"));
 }
 
-TEST(grpc_max_attempts, not_applicable_without_a_policy_or_a_config) {
+TEST(grpc_max_attempts, without_a_config_it_cannot_judge) {
     test::journal_builder j;
     j.op("a", "POST", "/other.Svc/Get").call(unavailable).wait(10).call(unavailable).wait(10).call(unavailable);
     const verdict none = test::run_check(check_table, j.run());
     EXPECT_EQ(none.outcome(), verdict_outcome::insufficient_evidence);
     EXPECT_THAT(none.summary, HasSubstr("no gRPC service config to judge against"));
-    const verdict other = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
-    EXPECT_EQ(other.outcome(), verdict_outcome::insufficient_evidence);
-    EXPECT_EQ(other.summary, "no operation of a method with a retryPolicy or hedgingPolicy: nothing to judge; 1 "
-                             "operations not judged (their method has no retryPolicy or hedgingPolicy)");
+}
+
+// gRPC's default: a method without a retryPolicy or hedgingPolicy makes one attempt.
+TEST(grpc_max_attempts, a_method_without_a_policy_is_held_to_one_attempt) {
+    test::journal_builder j;
+    j.op("a", "POST", "/other.Svc/Get").call(unavailable).wait(10).call(unavailable);
+    j.op("b", "POST", "/other.Svc/Get").at(100).refused_stream().wait(10).call(ok);
+    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "a");
+    EXPECT_THAT(v.evidence[0].detail,
+                HasSubstr("2 attempts > 1: its method has no retryPolicy, and gRPC retries nothing without one:"));
 }
 
 TEST(grpc_max_attempts, bad_config) {

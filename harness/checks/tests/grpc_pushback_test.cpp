@@ -42,12 +42,21 @@ TEST(grpc_pushback, nothing_to_judge_without_a_pushback) {
     test::journal_builder j;
     j.op("a", "POST", test::charge).call(unavailable).wait(10).call(ok);
     j.op("b", "POST", test::charge).at(100).call(ok).pushback(100);  // not retried: nothing to time
-    j.op("c", "POST", "/other.Svc/Get").at(200).call(unavailable).pushback(-1).wait(10).call(ok);
     const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
     EXPECT_EQ(v.summary, "no pushback to judge: 1 attempts carried grpc-retry-pushback-ms, none negative or followed "
-                         "by another attempt; 1 operations not judged (their method has no retryPolicy or hedgingPolicy)");
+                         "by another attempt");
     EXPECT_THAT(test::run_check(check_table, j.run()).summary, HasSubstr("no gRPC service config"));
+}
+
+// Without a policy a client has no retry to schedule, and none may follow "do not retry" either.
+TEST(grpc_pushback, a_method_without_a_policy_is_judged_too) {
+    test::journal_builder j;
+    j.op("c", "POST", "/other.Svc/Get").call(unavailable).pushback(-1).wait(10).call(ok);
+    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("which said do not retry"));
 }
 
 TEST(grpc_pushback, bad_config) {

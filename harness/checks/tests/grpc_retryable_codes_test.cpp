@@ -22,7 +22,8 @@ TEST(grpc_retryable_codes, a_retry_after_what_allows_none_is_named_with_the_stat
     j.op("stopped", "POST", test::charge).at(3000).call(unavailable).pushback(-1).wait(100).call(ok);
     const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_FALSE(v.passed);
-    EXPECT_EQ(v.summary, "4 operations made an attempt after one that allowed none (5 next attempts judged)");
+    EXPECT_EQ(v.summary, "4 operations made an attempt after one that allowed none (5 next attempts judged, 0 operations "
+              "stopped where no retry was allowed)");
     ASSERT_EQ(v.evidence.size(), 4u);
     EXPECT_EQ(v.evidence[0].operation, "fatal");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 3u));
@@ -42,7 +43,8 @@ TEST(grpc_retryable_codes, retries_after_retryable_codes_and_refused_streams_pas
     j.op("c", "POST", test::charge).at(2000).call(ok);
     const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_TRUE(v.passed) << v.summary;
-    EXPECT_EQ(v.summary, "0 operations made an attempt after one that allowed none (3 next attempts judged)");
+    EXPECT_EQ(v.summary, "0 operations made an attempt after one that allowed none (3 next attempts judged, 0 operations "
+                         "stopped where no retry was allowed)");
 }
 
 TEST(grpc_retryable_codes, hedges_are_judged_by_the_attempts_that_had_ended) {
@@ -65,15 +67,38 @@ TEST(grpc_retryable_codes, without_a_service_config_it_cannot_judge) {
     EXPECT_THAT(v.summary, HasSubstr("no gRPC service config to judge against"));
 }
 
-TEST(grpc_retryable_codes, methods_without_a_policy_are_not_judged) {
+// gRPC's default: without a policy nothing is retried but what was never processed.
+TEST(grpc_retryable_codes, a_method_without_a_policy_retries_only_streams_never_processed) {
     test::journal_builder j;
-    j.op("a", "POST", "/other.Svc/Get").call(ok).wait(10).call(ok);
-    j.op("b", "POST", test::charge).at(100).call(ok);
+    j.op("a", "POST", "/other.Svc/Get").call(unavailable).wait(10).call(ok);
+    j.op("b", "POST", "/other.Svc/Get").at(100).refused_stream().wait(10).call(ok);
+    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_EQ(v.evidence[0].operation, "a");
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("not in the method's retry policy: it has none"));
+    EXPECT_EQ(v.summary, "1 operations made an attempt after one that allowed none (2 next attempts judged, 0 operations "
+                         "stopped where no retry was allowed)");
+}
+
+TEST(grpc_retryable_codes, an_operation_without_any_grpc_status_is_not_judged) {
+    test::journal_builder j;
+    j.op("a", "POST", "/payments").attempt(503).wait(10).attempt(200);
     const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
-    EXPECT_EQ(v.summary,
-              "no attempt followed another under a retryPolicy or hedgingPolicy: nothing to judge; 1 operations not "
-              "judged (their method has no retryPolicy or hedgingPolicy)");
+    EXPECT_EQ(v.summary, "no attempt of a gRPC operation followed another, and none stopped where a retry was not "
+                         "allowed: nothing to judge; 1 operations not judged (no attempt of theirs carried a gRPC status)");
+}
+
+// A client that stopped at a status it may not retry obeyed: that is judged, and passes.
+TEST(grpc_retryable_codes, stopping_at_a_status_that_allows_no_retry_is_judged_a_pass) {
+    test::journal_builder j;
+    j.op("a", "POST", test::charge).call(internal);
+    j.op("b", "POST", test::charge).at(100).lost(wire_outcome::truncated).grpc(unavailable);
+    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    EXPECT_TRUE(v.passed) << v.summary;
+    EXPECT_EQ(v.summary, "0 operations made an attempt after one that allowed none (0 next attempts judged, 2 operations "
+                         "stopped where no retry was allowed)");
 }
 
 TEST(grpc_retryable_codes, a_next_attempt_after_an_attempt_without_a_status_is_not_judged) {

@@ -20,7 +20,7 @@ TEST(grpc_throttling, a_retry_decided_at_or_below_half_is_named_with_the_token_l
     const verdict v = test::run_check(check_table, test::declaring(j.run(), config));
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "1 of 2 retries issued with the bucket at or below half; retryThrottling (maxTokens 3, "
-                         "tokenRatio 0.5), lowest 1 tokens");
+                         "tokenRatio 0.5), lowest 1 tokens; 1 failures left no retry allowed");
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 3u));
     EXPECT_EQ(v.evidence[0].detail, "retry #3 at 202.0ms decided after #2 POST /pkg.Svc/Charge on conn 2 at "
@@ -38,7 +38,37 @@ TEST(grpc_throttling, a_client_that_stops_at_half_and_retries_once_refilled_pass
     const verdict v = test::run_check(check_table, test::declaring(j.run(), config));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "0 of 2 retries issued with the bucket at or below half; retryThrottling (maxTokens 3, "
-                         "tokenRatio 0.5), lowest 1 tokens");
+                         "tokenRatio 0.5), lowest 1 tokens; 1 failures left no retry allowed");
+}
+
+// A bucket that never fell to half proves nothing of throttling.
+TEST(grpc_throttling, a_bucket_that_never_reached_half_is_not_enough_evidence) {
+    test::journal_builder j;
+    j.op("a", "POST", test::charge).call(unavailable).wait(100).call(ok);
+    const auto config = test::service_config(test::retry_method(), grpc_retry_throttling{10, 0.1});
+    const verdict v = test::run_check(check_table, test::declaring(j.run(), config));
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_EQ(v.summary, "retryThrottling never had to stop a retry: the bucket's lowest level was 9 tokens, above "
+                         "half of retryThrottling (maxTokens 10, tokenRatio 0.1)");
+}
+
+// Each process of a per-operation command client is a channel of its own, with its own bucket: two
+// processes that each retry once from a full bucket break nothing, though one shared bucket would
+// have stopped the second.
+TEST(grpc_throttling, each_client_process_has_its_own_bucket) {
+    test::journal_builder j;
+    j.op("p0", "POST", test::charge).call(unavailable).wait(100).call(unavailable);
+    j.op("p1", "POST", test::charge).at(1000).call(unavailable).wait(100).call(unavailable);
+    run_record run = test::declaring(j.run(), test::service_config(test::retry_method(), grpc_retry_throttling{3, 0.5}));
+    const verdict shared = test::run_check(check_table, run);
+    EXPECT_FALSE(shared.passed);
+    run.command = command_result{};
+    run.command->processes.resize(2);
+    const verdict own = test::run_check(check_table, run);
+    EXPECT_TRUE(own.passed) << own.summary;
+    EXPECT_EQ(own.summary, "0 of 2 retries issued with the bucket at or below half; retryThrottling (maxTokens 3, "
+                           "tokenRatio 0.5) (a bucket per client process), lowest 1 tokens; 2 failures left no retry "
+                           "allowed");
 }
 
 TEST(grpc_throttling, a_hedge_is_judged_when_it_starts) {

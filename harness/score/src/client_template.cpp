@@ -13,8 +13,9 @@ namespace faultline::score {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> probe_placeholders{
-    "attempt_timeout", "attempt_timeout_ms", "body", "deadline", "deadline_ms", "method", "path", "timeout", "timeout_ms"};
+constexpr std::array<std::string_view, 10> probe_placeholders{
+    "attempt_timeout", "attempt_timeout_ms", "body",    "deadline",  "deadline_ms",
+    "method",          "path",               "service_config", "timeout", "timeout_ms"};
 constexpr std::array<std::string_view, 5> driver_placeholders{"client", "key", "n", "op", "url"};
 
 bool is_name_char(char c) { return (c >= 'a' && c <= 'z') || c == '_'; }
@@ -189,10 +190,13 @@ std::string template_problem(std::span<const std::string> argv, const declared_s
             if (!known(name)) {
                 problem = "unknown placeholder {" + std::string(name) +
                           "} in the client template; known: {attempt_timeout} {attempt_timeout_ms} {body} {client} "
-                          "{deadline} {deadline_ms} {key} {method} {n} {op} {path} {timeout} {timeout_ms} {url}";
+                          "{deadline} {deadline_ms} {key} {method} {n} {op} {path} {service_config} {timeout} "
+                          "{timeout_ms} {url}";
             } else if ((name == "deadline" || name == "deadline_ms") && !declared.deadline) {
                 problem = "the client template uses {" + std::string(name) +
                           "}, but no deadline was declared (--deadline)";
+            } else if (name == "service_config" && declared.service_config_path.empty()) {
+                problem = "the client template uses {service_config}, but no service config was given (--service-config)";
             }
             if (name == "url") names_server = true;
         });
@@ -233,6 +237,8 @@ std::vector<std::string> instantiate(std::span<const std::string> argv, const re
                 value = seconds_text(*declared.deadline);
             } else if (name == "deadline_ms" && declared.deadline) {
                 value = milliseconds_text(*declared.deadline);
+            } else if (name == "service_config" && !declared.service_config_path.empty()) {
+                value = declared.service_config_path;
             } else {
                 return;  // the driver's
             }

@@ -83,6 +83,7 @@ harness::scenario scenario_for(const probe& p, std::span<const std::string> clie
     facts.max_attempts = declared.max_attempts;
     facts.backoff = declared.backoff;
     facts.attempt_timeout = declared.attempt_timeout;
+    facts.grpc = declared.grpc;
     s.client = harness::make_command_driver(instantiate(client_template, p.request, declared), command, std::move(facts));
     return s;
 }

@@ -43,6 +43,8 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
             return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
         case applicability::attempt_timeout_declared:
             return builtin || declared.attempt_timeout ? "" : "no per-attempt timeout declared (--attempt-timeout)";
+        case applicability::grpc_throttling_declared:
+            return declared.grpc && declared.grpc->throttling ? "" : "no retryThrottling in the service config";
     }
     return "";
 }
@@ -150,6 +152,7 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
     scorecard card;
     const bool client_retries = std::any_of(runs.begin(), runs.end(), retried);
     for (const property_info& p : properties()) {
+        if (!on_scorecard(p, declared.grpc != nullptr)) continue;
         property_row row;
         row.property = &p;
         card.rows.push_back(std::move(row));
@@ -231,6 +234,10 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
     std::string out = "faultline score: " + options.client + "\n";
     if (options.builtin) {
         out += "declared: each probe's [client] policy\n\n";
+    } else if (declared.grpc) {
+        out += "declared: gRPC service config " +
+               (declared.service_config_path.empty() ? std::string("— (no retry policy)") : declared.service_config_path) +
+               " · {timeout} " + seconds_text(declared.timeout) + "s\n\n";
     } else {
         out += "declared: deadline " + (declared.deadline ? seconds_text(*declared.deadline) + "s" : std::string("—")) +
            " · max attempts " + (declared.max_attempts ? std::to_string(*declared.max_attempts) : std::string("—")) +

@@ -3,18 +3,21 @@
 // script. Probe placeholders are filled here: {method}, {path}, {body} (the probe's request),
 // {timeout} / {timeout_ms} (the timeout to give the client, in seconds / milliseconds),
 // {attempt_timeout} / {attempt_timeout_ms} (its per-attempt timeout, `--attempt-timeout`, else the
-// timeout) and {deadline} / {deadline_ms} (the declared deadline). The command driver fills the per-process ones: {url}, {key}, {op},
+// timeout), {deadline} / {deadline_ms} (the declared deadline) and {service_config} (the gRPC
+// service config's path, `--service-config`). The command driver fills the per-process ones: {url}, {key}, {op},
 // {client}, {n}. Text in braces that is not a plain name ({"amount":1}) is left alone.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "faultline/record/grpc_service_config.hpp"
 #include "faultline/record/run_record.hpp"
 
 namespace faultline::score {
@@ -60,6 +63,10 @@ struct declared_settings {
     // {attempt_timeout}, {attempt_timeout_ms}: the client's per-attempt timeout, apart from its deadline
     // (`--attempt-timeout`); the timeout when not declared.
     std::optional<std::chrono::nanoseconds> attempt_timeout;
+    // `--grpc`: the client speaks gRPC, judged against its service config (`--service-config`; without
+    // one, gRPC's default: no retry policy). {service_config} is the file's absolute path.
+    std::shared_ptr<const harness::grpc_service_config> grpc;
+    std::string service_config_path;
 };
 
 // One probe's request (its first [[client.request]]).

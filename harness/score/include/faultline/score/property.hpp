@@ -22,7 +22,12 @@ enum class applicability {
     deadline_declared,  // the user declared the client's deadline (`--deadline`)
     max_attempts_declared,  // the user declared the client's attempt limit (`--max-attempts`)
     attempt_timeout_declared,  // the user declared the client's per-attempt timeout (`--attempt-timeout`)
+    grpc_throttling_declared,  // the declared gRPC service config has retryThrottling
 };
+
+// Which scorecards a property is a row of: an HTTP client's (`faultline score`), a gRPC client's
+// (`faultline score --grpc`, judged against its service config), or both.
+enum class scorecard_kind { http, grpc, both };
 
 struct property_info {
     std::string_view id;     // the name probes use in `[probe.properties]`
@@ -31,10 +36,13 @@ struct property_info {
     // The verdict every run gets besides its [[expect]] checks (checks/run_verdicts.hpp) that proves
     // this property in every probe; no probe maps a check to such a property. "" for the others.
     std::string_view run_verdict = {};
+    scorecard_kind kind = scorecard_kind::http;
 };
 
 // Every property, in scorecard order.
 std::span<const property_info> properties();
+// Whether the property is a row of the HTTP (grpc = false) or the gRPC scorecard.
+bool on_scorecard(const property_info& p, bool grpc);
 const property_info* find_property(std::string_view id);
 // The property a run's own verdict proves (`evidence_intact`), or null.
 const property_info* property_of_run_verdict(std::string_view check);
