@@ -96,11 +96,12 @@ public:
             add_evidence(v, evidence_item{"", sample_seqs,
                                           "every one of " + std::to_string(samples) +
                                               " waits sat at its bound (≥ 0.9 × bound − tolerance): A6 draws each "
-                                              "uniformly from [0, bound], so the client does not jitter (seqs: the first " +
+                                              "uniformly from [0, bound], so the client does not draw its waits so: no jitter, or jitter "
+                                              "around the bound, as ±20 % (seqs: the first " +
                                               std::to_string(sample_seqs.size()) + " retries)"});
         }
         v.passed = v.evidence_total == 0;
-        v.summary = bounds + "; jitter: " + jitter + (v.passed ? "" : ": no jitter") + tail;
+        v.summary = bounds + "; jitter: " + jitter + (v.passed ? "" : ": not drawn from [0, bound]") + tail;
         return v;
     }
 
