@@ -27,7 +27,10 @@ TEST(client_template, bad_templates_say_what_is_wrong) {
     EXPECT_EQ(template_problem({}, {}), "the client template after `--` needs a program");
     EXPECT_EQ(template_problem(words({"curl", "{url}{pth}"}), {}),
               "unknown placeholder {pth} in the client template; known: {attempt_timeout} {attempt_timeout_ms} "
-              "{body} {client} {deadline} {deadline_ms} {key} {method} {n} {op} {path} {timeout} {timeout_ms} {url}");
+              "{body} {client} {deadline} {deadline_ms} {key} {method} {n} {op} {path} {service_config} {timeout} "
+              "{timeout_ms} {url}");
+    EXPECT_EQ(template_problem(words({"client", "{url}", "{service_config}"}), {}),
+              "the client template uses {service_config}, but no service config was given (--service-config)");
     EXPECT_THAT(template_problem(words({"curl", "http://example.test/x"}), {}),
                 HasSubstr("the client template never names the server: put {url} where its URL goes"));
     EXPECT_EQ(template_problem(words({"curl", "-m", "{deadline}", "{url}"}), {}),
