@@ -10,6 +10,9 @@
 //    over it comes from a client that accepted it (check `rejects_bad_certificates`).
 #include "faultline/faults/kind.hpp"
 
+#include <string>
+#include <vector>
+
 namespace faultline::faults {
 namespace {
 
@@ -18,15 +21,12 @@ public:
     explicit tls(connection_verdict verdict) : verdict_{verdict} {}
 
     static std::shared_ptr<const fault_kind> make(config::table_reader& keys) {
-        const std::optional<std::string> how =
-            keys.choice("how", {"abort_handshake", "stall_handshake", "expired_certificate", "wrong_name", "untrusted_issuer"},
-                        config::need::required);
-        connection_verdict verdict = connection_verdict::tls_abort_handshake;
-        if (how == "stall_handshake") verdict = connection_verdict::tls_stall_handshake;
-        if (how == "expired_certificate") verdict = connection_verdict::tls_expired_certificate;
-        if (how == "wrong_name") verdict = connection_verdict::tls_wrong_name;
-        if (how == "untrusted_issuer") verdict = connection_verdict::tls_untrusted_issuer;
-        return std::make_shared<tls>(verdict);
+        std::vector<std::string> hows;
+        for (const connection_verdict v : connection_verdict_names.values()) {
+            if (is_tls_verdict(v)) hows.emplace_back(connection_verdict_names(v));
+        }
+        const std::optional<std::string> how = keys.choice("how", hows, config::need::required);
+        return std::make_shared<tls>(how ? *connection_verdict_names.from(*how) : connection_verdict::tls_abort_handshake);
     }
 
     fault_level level() const override { return fault_level::connection; }

@@ -2,28 +2,22 @@
 // name, or from an issuer it was never given (the `tls` fault kind with how = expired_certificate,
 // wrong_name or untrusted_issuer). Every request that arrived over such a certificate is a finding:
 // the client accepted it, so a man in the middle would have read it. The refusals themselves are the
-// server's tls_handshake_failed events naming the rule; with neither a refusal nor such a request the
-// fault never met the client, and the verdict is insufficient evidence.
+// server's certificate_refused events; with neither a refusal nor such a request the fault never met
+// the client, and the verdict is insufficient evidence.
 #include "support.hpp"
 
 namespace faultline::harness::checks {
 
 namespace {
 
-bool is_certificate_refusal(const server_event& e) {
-    if (e.kind != server_event_kind::tls_handshake_failed || e.rule.empty()) return false;
-    for (const std::string_view how : {"expired_certificate refused", "wrong_name refused", "untrusted_issuer refused"}) {
-        if (e.detail.starts_with(how)) return true;
-    }
-    return false;
-}
-
 class rejects_bad_certificates final : public check {
 public:
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
         std::size_t refused = 0;
-        for (const server_event& e : run.server_events) refused += is_certificate_refusal(e) ? 1U : 0U;
+        for (const server_event& e : run.server_events) {
+            refused += e.kind == server_event_kind::certificate_refused ? 1U : 0U;
+        }
         std::size_t accepted = 0;
         for (const auto& op : operations) {
             std::vector<const journal_record*> over_bad;

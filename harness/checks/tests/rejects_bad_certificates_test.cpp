@@ -13,9 +13,9 @@ constexpr const char* table = "check = \"rejects_bad_certificates\"\n";
 
 server_event refusal(std::string how) {
     server_event e;
-    e.kind = server_event_kind::tls_handshake_failed;
+    e.kind = server_event_kind::certificate_refused;
     e.rule = "bad-cert";
-    e.detail = how + " refused: tlsv1 alert unknown ca (SSL routines)";
+    e.detail = how + ": tlsv1 alert unknown ca (SSL routines)";
     return e;
 }
 
@@ -60,9 +60,11 @@ TEST(rejects_bad_certificates, no_bad_certificate_offered_is_insufficient_eviden
     j.op("b").attempt(200);
     run_record run = j.run();
     server_event aborted = refusal("x");
-    aborted.detail = "abort_handshake: reset after the client's hello";  // another tls fault: not a certificate
+    aborted.kind = server_event_kind::tls_handshake_failed;  // another tls fault: not a certificate
+    aborted.detail = "abort_handshake: reset after the client's hello";
     run.server_events.push_back(aborted);
     server_event unrelated = refusal("x");
+    unrelated.kind = server_event_kind::tls_handshake_failed;
     unrelated.rule.clear();
     unrelated.detail = "http request";
     run.server_events.push_back(unrelated);

@@ -33,15 +33,6 @@ namespace http = beast::http;
 
 namespace {
 
-std::string_view certificate_fault_name(faults::connection_verdict verdict) {
-    switch (verdict) {
-        case faults::connection_verdict::tls_expired_certificate: return "expired_certificate";
-        case faults::connection_verdict::tls_wrong_name: return "wrong_name";
-        case faults::connection_verdict::tls_untrusted_issuer: return "untrusted_issuer";
-        default: return "certificate";
-    }
-}
-
 // How long a closing connection waits for the client's FIN after ours, so that unread client bytes
 // do not turn our FIN into an RST. Bounds every close.
 constexpr std::chrono::seconds linger_limit{2};
@@ -155,11 +146,11 @@ void http_connection::journal_certificate_refused(const std::string& how) {
     if (certificate_refusal_journaled_) return;
     certificate_refusal_journaled_ = true;
     server_event event;
-    event.kind = server_event_kind::tls_handshake_failed;
+    event.kind = server_event_kind::certificate_refused;
     event.at_ns = core_->since_start_ns();
     event.rule = tls_fault_.rule;
     event.peer = peer();
-    event.detail = std::string{certificate_fault_name(tls_fault_.verdict)} + " refused: " + how;
+    event.detail = std::string{faults::connection_verdict_names(tls_fault_.verdict)} + ": " + how;
     core_->context.records.append_event(std::move(event));
 }
 

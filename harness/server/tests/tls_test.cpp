@@ -178,9 +178,9 @@ TEST(tls, a_verifying_client_refuses_every_bad_certificate_and_the_refusal_names
         EXPECT_TRUE(s.journal().empty());
         const auto events = s.context().records.events();
         ASSERT_EQ(events.size(), 1U);
-        EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
+        EXPECT_EQ(events[0].kind, server_event_kind::certificate_refused);
         EXPECT_EQ(events[0].rule, "bad-tls");
-        EXPECT_EQ(events[0].detail.rfind(std::string{how} + " refused: ", 0), 0U) << events[0].detail;
+        EXPECT_EQ(events[0].detail.rfind(std::string{how} + ": ", 0), 0U) << events[0].detail;
         EXPECT_NE(events[0].detail.find(alert), std::string::npos) << events[0].detail;
     }
 }
@@ -226,9 +226,9 @@ TEST(tls, a_client_that_closes_after_the_handshake_without_a_request_refused_the
         EXPECT_TRUE(s.journal().empty());
         const auto events = s.context().records.events();
         ASSERT_EQ(events.size(), 1U);
-        EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
+        EXPECT_EQ(events[0].kind, server_event_kind::certificate_refused);
         EXPECT_EQ(events[0].rule, "bad-tls");
-        EXPECT_EQ(events[0].detail, "wrong_name refused: the connection ended with no request over it");
+        EXPECT_EQ(events[0].detail, "wrong_name: the connection ended with no request over it");
     }
 }
 
@@ -245,8 +245,9 @@ TEST(tls, a_bad_certificate_connection_without_a_request_at_the_stop_is_a_refusa
     s.finish();  // the connection is still open, with no request
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events[0].kind, server_event_kind::certificate_refused);
     EXPECT_EQ(events[0].rule, "bad-tls");
-    EXPECT_EQ(events[0].detail, "expired_certificate refused: the connection ended with no request over it");
+    EXPECT_EQ(events[0].detail, "expired_certificate: the connection ended with no request over it");
 }
 
 // abort_handshake: the hello is read, then RST; stall_handshake: never answered. No request byte

@@ -97,6 +97,21 @@ enum class connection_verdict {
     tls_untrusted_issuer,     // valid, but issued by an authority no client was given
 };
 
+// Their names; a `tls` rule's `how` is the name of a tls_ verdict.
+inline constexpr enum_names connection_verdict_names{std::to_array<enum_name<connection_verdict>>({
+    {connection_verdict::accept, "accept"},
+    {connection_verdict::reset, "reset"},
+    {connection_verdict::close, "close"},
+    {connection_verdict::tls_abort_handshake, "abort_handshake"},
+    {connection_verdict::tls_stall_handshake, "stall_handshake"},
+    {connection_verdict::tls_expired_certificate, "expired_certificate"},
+    {connection_verdict::tls_wrong_name, "wrong_name"},
+    {connection_verdict::tls_untrusted_issuer, "untrusted_issuer"},
+})};
+
+// Whether the verdict is a `tls` rule's: the handshake fails, one way or another.
+constexpr bool is_tls_verdict(connection_verdict v) { return v >= connection_verdict::tls_abort_handshake; }
+
 // What the service port's listener does, instead of accepting, for the time window of a
 // listener-level fault (`refuse` with `how = "closed_port"` or `"unanswered_syn"`). Connects then
 // fail or hang in the client's kernel before any connection exists for the server to act on.

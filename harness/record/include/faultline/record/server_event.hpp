@@ -55,6 +55,11 @@ enum class server_event_kind {
     // HTTP/1.1 (a close), `malformed` on HTTP/2 (RST_STREAM PROTOCOL_ERROR), `tls` on a plain listener
     // or a certificate fault with the user's own certificate (served as usual). `rule` names the rule.
     fault_not_mapped,
+    // A client refused the certificate a `tls` rule made the server present (expired, for another
+    // name, from an untrusted issuer): `rule` names the rule, `detail` is "expired_certificate: "
+    // and how it refused (OpenSSL's alert, or a connection closed with no request over it). The
+    // evidence of check rejects_bad_certificates; never rate-limited.
+    certificate_refused,
 };
 
 // Their journal names.
@@ -75,6 +80,7 @@ inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<serv
     {server_event_kind::unmatched_route, "unmatched_route"},
     {server_event_kind::started, "started"},
     {server_event_kind::fault_not_mapped, "fault_not_mapped"},
+    {server_event_kind::certificate_refused, "certificate_refused"},
 })};
 
 std::string_view to_string(server_event_kind kind);
