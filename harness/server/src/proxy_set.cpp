@@ -62,6 +62,15 @@ proxy_mode http_named_proxy::mode() {
                 set_endpoints(options, definition);
                 options.tls = definition.tls;
                 options.tls_faults = definition.tls_faults;
+                // TLS to an https:// upstream, verified against `upstream_ca` (else the system's trust
+                // store) unless `upstream_insecure`, as `faultline proxy --upstream https://…` does.
+                const auto ca = keys.string("upstream_ca");
+                const bool insecure = keys.boolean("upstream_insecure").value_or(false);
+                if (definition.upstream_https) {
+                    options.upstream_tls = tls::client_options{ca.value_or(""), !insecure};
+                } else if (ca || insecure) {
+                    keys.fail(ca ? "upstream_ca" : "upstream_insecure", "needs upstream = \"https://HOST:PORT\"");
+                }
                 const auto timeout = [&keys](std::string_view key, milliseconds fallback) {
                     const auto value = keys.duration(key, milliseconds{1}, std::chrono::hours{1});
                     return value ? std::chrono::duration_cast<milliseconds>(*value) : fallback;
@@ -272,10 +281,17 @@ create_result proxy_set::create(const toml::table& table, const std::string& sou
     }
     if (const auto upstream = keys.string("upstream", need::required)) {
         definition.upstream_text = *upstream;
-        if (const auto parsed = parse_host_port(*upstream); parsed && parsed->port != 0) {
+        std::string_view host_and_port = *upstream;
+        definition.upstream_https = host_and_port.starts_with("https://");
+        if (definition.upstream_https) host_and_port.remove_prefix(8);
+        if (const auto parsed = parse_host_port(host_and_port); parsed && parsed->port != 0) {
             definition.upstream = *parsed;
         } else {
-            keys.fail("upstream", "expected HOST:PORT with a port 1..65535, e.g. 127.0.0.1:9000, got '" + *upstream + "'");
+            keys.fail("upstream", "expected [https://]HOST:PORT with a port 1..65535, e.g. 127.0.0.1:9000, got '" +
+                                      *upstream + "'");
+        }
+        if (definition.upstream_https && definition.mode != "http") {
+            keys.fail("upstream", "https:// is for an http proxy (a tcp proxy forwards bytes as they are)");
         }
     }
     if (keys.boolean("tls").value_or(false)) {

@@ -431,6 +431,43 @@ TEST(tls, an_upstream_certificate_the_proxy_does_not_trust_is_a_502_and_nothing_
     }
 }
 
+// A proxy set's table (a config file's [[proxy]] or the control API's POST) reaches an https://
+// upstream as `proxy --upstream https://` does: verified against upstream_ca; refused without it.
+TEST(tls, a_proxy_table_reaches_an_https_upstream_verified_against_its_ca) {
+    const run_authority authority;
+    test_server upstream{"", 7, tls_options(authority)};
+    const ca_file ca{authority.ca.certificate_pem()};
+    proxy_set_options options;
+    options.control_token = std::string{};
+    proxy_set set{options};
+    ASSERT_FALSE(set.start());
+    const std::string https = "upstream = \"https://127.0.0.1:" + std::to_string(upstream.port()) + "\"\n";
+    const create_result created =
+        set.create(toml::parse("name = \"api\"\n" + https + "upstream_ca = \"" + ca.path.string() + "\"\n"), "api.toml");
+    ASSERT_TRUE(created.ok()) << (created.errors.empty() ? "" : created.errors[0]);
+    const auto reply = exchange(created.proxy->port(), make_request("GET", "/hello"));
+    ASSERT_TRUE(reply.parsed()) << reply.bytes;
+    EXPECT_EQ(reply.parsed()->result_int(), 200);
+    EXPECT_EQ(reply.parsed()->body(), "ok");
+    EXPECT_EQ(upstream.engine().counters().connections, 1U);
+
+    // The system's trust store does not know the run's CA: a 502, and nothing reached the upstream.
+    const create_result unverified = set.create(toml::parse("name = \"other\"\n" + https), "other.toml");
+    ASSERT_TRUE(unverified.ok()) << (unverified.errors.empty() ? "" : unverified.errors[0]);
+    const auto refused = exchange(unverified.proxy->port(), make_request("POST", "/payments", R"({"amount":5})"));
+    ASSERT_TRUE(refused.parsed()) << refused.bytes;
+    EXPECT_EQ(refused.parsed()->result_int(), 502);
+    EXPECT_EQ(upstream.context().model.charge_count(), 0U);
+
+    const create_result plain_with_ca = set.create(
+        toml::parse("name = \"x\"\nupstream = \"127.0.0.1:1\"\nupstream_insecure = true\n"), "x.toml");
+    ASSERT_FALSE(plain_with_ca.ok());
+    EXPECT_NE(plain_with_ca.errors.at(0).find("upstream_insecure: needs upstream = \"https://HOST:PORT\""),
+              std::string::npos)
+        << plain_with_ca.errors[0];
+    set.stop();
+}
+
 TEST(tls, without_verification_a_self_signed_upstream_is_reached) {
     const run_authority authority;
     test_server upstream{"", 7, tls_options(authority)};

@@ -63,8 +63,9 @@ struct proxy_definition {
     std::string name;
     std::string mode = "http";
     host_port listen{"127.0.0.1", 0};
-    std::string upstream_text;  // as written, "host:port"
+    std::string upstream_text;  // as written, "host:port" or "https://host:port"
     host_port upstream;
+    bool upstream_https = false;  // `upstream = "https://…"` (http mode): TLS to the upstream, verified
     std::string journal;  // a file its journal streams to ("" = memory only)
     std::uint64_t seed = 0;
     bool allow_non_loopback = false;  // the set's
