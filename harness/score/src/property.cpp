@@ -7,7 +7,7 @@ namespace faultline::score {
 
 namespace {
 
-constexpr std::array<property_info, 16> catalogue{{
+constexpr std::array<property_info, 17> catalogue{{
     // First: when a client reset the server or changed its rules, the rows below judged a doctored run.
     {"evidence_intact", "evidence intact: no control-API tampering", applicability::always, "evidence_intact",
      scorecard_kind::both},
@@ -35,6 +35,9 @@ constexpr std::array<property_info, 16> catalogue{{
      applicability::probe_retried, {}, scorecard_kind::grpc},
     {"grpc_pushback", "grpc-retry-pushback-ms honoured (A6)", applicability::always, {}, scorecard_kind::grpc},
     {"grpc_throttling", "retryThrottling tokens honoured (A6)", applicability::grpc_throttling_declared, {},
+     scorecard_kind::grpc},
+    // grpc-timeout is on every call a gRPC client makes with a deadline: judged whether declared or not.
+    {"grpc_deadline", "grpc-timeout propagated and kept: no attempt after the deadline", applicability::always, {},
      scorecard_kind::grpc},
 }};
 
