@@ -9,17 +9,7 @@ namespace faultline::harness::checks {
 
 grpc_config_source grpc_config_source::read(config::table_reader& p) {
     grpc_config_source out;
-    const auto path = p.string("service_config");
-    if (!path) return out;
-    auto loaded = config::load_grpc_service_config(*path);
-    if (auto* errors = std::get_if<config_errors>(&loaded)) {
-        p.fail("service_config", "\"" + *path + "\" is not a usable gRPC service config (" +
-                                     std::to_string(errors->size()) + (errors->size() == 1 ? " error" : " errors") +
-                                     " below)");
-        for (config_error& e : *errors) p.errors().push_back(std::move(e));
-        return out;
-    }
-    out.own_ = std::make_shared<const grpc_service_config>(std::get<grpc_service_config>(std::move(loaded)));
+    out.own_ = config::read_grpc_service_config_key(p, "service_config").config;
     return out;
 }
 

@@ -19,9 +19,8 @@ namespace faultline::harness::checks {
 inline constexpr std::chrono::milliseconds grpc_default_tolerance{50};
 
 // The service config a grpc_* check judges against: the file its `service_config` key names, read and
-// validated when the [[expect]] table is parsed (a relative path is taken from the current folder:
-// faultline resolves no other path of a scenario against the scenario's own folder), else the config
-// the client declared (`run.declared.grpc`). Immutable; copies share the parsed config.
+// validated when the [[expect]] table is parsed (a relative path is the scenario file's folder's), else
+// the config the client declared (`run.declared.grpc`: [client] service_config). Immutable; copies share the parsed config.
 class grpc_config_source {
 public:
     // Reads the optional `service_config` key; a file that cannot be read or is not a valid service

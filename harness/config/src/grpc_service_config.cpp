@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 
@@ -378,6 +379,24 @@ std::variant<harness::grpc_service_config, config_errors> load_grpc_service_conf
                                                             " bytes (1 MiB), the most faultline reads"}};
     }
     return parse_grpc_service_config(text, path);
+}
+
+grpc_service_config_file read_grpc_service_config_key(table_reader& r, std::string_view key) {
+    grpc_service_config_file out;
+    const auto written = r.string(key);
+    if (!written) return out;
+    std::filesystem::path path{*written};
+    if (path.is_relative() && !r.file().empty()) path = std::filesystem::path{r.file()}.parent_path() / path;
+    auto loaded = load_grpc_service_config(path.string());
+    if (auto* errors = std::get_if<config_errors>(&loaded)) {
+        r.fail(key, "\"" + *written + "\" is not a usable gRPC service config (" + std::to_string(errors->size()) +
+                        (errors->size() == 1 ? " error" : " errors") + " below)");
+        for (config_error& e : *errors) r.errors().push_back(std::move(e));
+        return out;
+    }
+    out.config = std::make_shared<const harness::grpc_service_config>(std::get<harness::grpc_service_config>(std::move(loaded)));
+    out.path = std::filesystem::absolute(path).string();
+    return out;
 }
 
 }  // namespace faultline::config

@@ -21,6 +21,7 @@
 
 #include "backoff_table.hpp"
 #include "process_tree.hpp"
+#include "faultline/config/grpc_service_config.hpp"
 #include "faultline/config/reader.hpp"
 
 extern char** environ;
@@ -49,6 +50,12 @@ void read_declared(table_reader& r, declared_client& d) {
     if (const auto v = r.duration("deadline", 1ms, 24h)) d.deadline = *v;
     if (const auto v = r.integer("max_attempts", 1, 1'000'000)) d.max_attempts = static_cast<std::uint32_t>(*v);
     if (const auto v = r.duration("attempt_timeout", 1ms, 24h)) d.attempt_timeout = *v;
+    // A gRPC client's service config (its retry, hedging and throttling), read and validated now: the
+    // grpc_* checks judge against it, and {service_config} names its file. A relative path is the
+    // scenario file's folder's, as its author sees it.
+    config::grpc_service_config_file service_config = config::read_grpc_service_config_key(r, "service_config");
+    d.grpc = std::move(service_config.config);
+    d.grpc_service_config_file = std::move(service_config.path);
     if (const toml::table* t = r.table("backoff")) {
         table_reader sub = r.child(*t, "[client.backoff]");
         retry::backoff_policy curve;
@@ -422,6 +429,7 @@ driver_result command_driver::run(const driver_context& ctx) {
             const retry::idempotency_key key = operation_key(ctx.seed, op);
             placeholder_values values{op, op % lanes, op / lanes, std::string_view{ctx.base_url}, key.view()};
             if (!ctx.ca_file.empty()) values.ca = ctx.ca_file;
+            if (!declared_.grpc_service_config_file.empty()) values.service_config = declared_.grpc_service_config_file;
             const std::int64_t started_ns = since(ctx.run_start, ctx.clk.now());
             auto spawned = spawn_one(is_control(op) ? options_.control_argv : argv_, values, per_operation);
             if (auto* message = std::get_if<std::string>(&spawned)) {
@@ -517,7 +525,7 @@ namespace {
 // Every key read_command reads (driver.hpp: other drivers' tables reject them by name).
 constexpr std::string_view command_keys[] = {"command",    "mode",         "operations", "concurrency",
                                              "kill_grace", "output_limit", "deadline",   "max_attempts",
-                                             "attempt_timeout", "backoff"};
+                                             "attempt_timeout", "backoff", "service_config"};
 
 std::unique_ptr<driver> make_command(config::table_reader& client, const client_overrides& overrides) {
     std::optional<command_config> config = parse_command_config(client, overrides);

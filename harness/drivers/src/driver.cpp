@@ -81,7 +81,8 @@ std::string substitute(std::string_view text, const placeholder_values& values) 
             };
             if (replace("op", std::to_string(values.op)) || replace("client", std::to_string(values.client)) ||
                 replace("n", std::to_string(values.n)) || (values.url && replace("url", *values.url)) ||
-                (values.key && replace("key", *values.key)) || (values.ca && replace("ca", *values.ca))) {
+                (values.key && replace("key", *values.key)) || (values.ca && replace("ca", *values.ca)) ||
+                (values.service_config && replace("service_config", *values.service_config))) {
                 continue;
             }
         }

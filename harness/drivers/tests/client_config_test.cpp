@@ -1,7 +1,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -363,6 +366,37 @@ output_limit = 4096
     EXPECT_EQ(c.options().concurrency, 3u);
     EXPECT_EQ(c.options().kill_grace, 200ms);
     EXPECT_EQ(c.options().output_limit, 4096u);
+}
+
+// A gRPC client's service config, its path taken from the scenario file's folder: the grpc_* checks
+// judge against it, {service_config} names the file; an unusable file is the key's error.
+TEST(ClientConfig, CommandClientDeclaresItsGrpcServiceConfigBesideTheScenario) {
+    const std::filesystem::path folder =
+        std::filesystem::temp_directory_path() / ("faultline-client-config-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(folder);
+    std::ofstream{folder / "retry.json"} << R"({"methodConfig":[{"name":[{"service":"bank.Payments"}],)"
+                                            R"("retryPolicy":{"maxAttempts":3,"initialBackoff":"0.1s",)"
+                                            R"("maxBackoff":"1s","backoffMultiplier":2,)"
+                                            R"("retryableStatusCodes":["UNAVAILABLE"]}}]})";
+    const std::string scenario = (folder / "scenario.toml").string();
+    const auto doc = toml::parse("[client]\ndriver = \"command\"\ncommand = [\"c\", \"{service_config}\"]\n"
+                                 "service_config = \"retry.json\"\n", scenario);
+    config_errors errors;
+    const auto client = parse_client(*doc["client"].as_table(), scenario, errors);
+    ASSERT_TRUE(errors.empty()) << errors.front().to_string();
+    const declared_client d = client->declared();
+    ASSERT_NE(d.grpc, nullptr);
+    EXPECT_EQ(d.grpc->methods.at(0).retry->max_attempts, 3u);
+    EXPECT_EQ(d.grpc_service_config_file, (folder / "retry.json").string());
+
+    const auto missing = toml::parse("[client]\ndriver = \"command\"\ncommand = [\"c\"]\n"
+                                     "service_config = \"none.json\"\n", scenario);
+    config_errors bad;
+    EXPECT_EQ(parse_client(*missing["client"].as_table(), scenario, bad), nullptr);
+    ASSERT_EQ(bad.size(), 2u);
+    EXPECT_THAT(bad[0].message, HasSubstr("service_config: \"none.json\" is not a usable gRPC service config (1 error below)"));
+    EXPECT_THAT(bad[1].message, HasSubstr("cannot read the gRPC service config"));
+    std::filesystem::remove_all(folder);
 }
 
 TEST(ClientConfig, CommandClientDeclaresItsOwnSettings) {

@@ -131,9 +131,11 @@ struct placeholder_values {
     std::optional<std::string_view> url;
     std::optional<std::string_view> key;
     std::optional<std::string_view> ca{};
+    std::optional<std::string_view> service_config{};  // the declared gRPC service config's file
 };
 
-// Replaces every `{op}`, `{client}`, `{n}` (and `{url}`, `{key}`, `{ca}` when given) in `text`. Any other
+// Replaces every `{op}`, `{client}`, `{n}` (and `{url}`, `{key}`, `{ca}`, `{service_config}` when
+// given) in `text`. Any other
 // brace is kept literally, so JSON bodies need no escaping.
 std::string substitute(std::string_view text, const placeholder_values& values);
 

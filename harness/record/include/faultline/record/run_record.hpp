@@ -96,6 +96,7 @@ struct declared_client {
     // The gRPC service config the client runs with (retry, hedging, throttling), for the grpc_* checks.
     // Shared: every round of a run judges against the one config.
     std::shared_ptr<const grpc_service_config> grpc = nullptr;
+    std::string grpc_service_config_file{};  // the file it was read from (absolute; "" when given in code)
 
     bool empty() const { return !deadline && !max_attempts && !backoff && !attempt_timeout && !grpc; }
 };
