@@ -18,16 +18,8 @@ handshakes="${HANDSHAKES:-2000}"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 bash scripts/install-deps.sh --bench
-faultline="${FAULTLINE:-}"
-if [[ -z "$faultline" ]]; then
-    build=build/bench-server
-    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFAULTLINE_BUILD_TESTS=OFF \
-          -DFAULTLINE_BUILD_BENCH=OFF >/dev/null
-    cmake --build "$build" -j2 --target faultline >/dev/null
-    faultline="$build/cli/faultline"
-fi
-
-source bench/lib.sh  # $work, pids, cleanup on exit, free_port
+source bench/lib.sh  # $work, pids, cleanup on exit, free_port, release_faultline
+faultline="$(release_faultline)"
 ulimit -n "$(ulimit -Hn)"
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
