@@ -80,8 +80,9 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
           DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
   # The help points here (cli/shipped_files.hpp), so an installed faultline's docs are on the machine.
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT runtime)
+  # Scenarios, and the gRPC service configs they declare beside them.
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/suites/ DESTINATION ${CMAKE_INSTALL_DATADIR}/faultline/suites
-          COMPONENT runtime FILES_MATCHING PATTERN "*.toml")
+          COMPONENT runtime FILES_MATCHING PATTERN "*.toml" PATTERN "*.json")
 
   # The man page is generated from the built program's help (packaging/faultline-man.sh) and installed
   # gzipped, as Debian policy (§12.1) wants man pages; -n keeps the name and time out, so it is reproducible.
