@@ -60,16 +60,28 @@ std::vector<harness::scenario> load_all(const run_args& args) {
     harness::scenario_options options;
     options.client.command = args.command;
     std::vector<harness::scenario> scenarios;
+    std::size_t grpc_probes = 0;  // left out: their own [client] cannot make a gRPC call
     for (const std::string& file : found.files) {
         harness::scenario_result loaded = harness::load_scenario_file(file, options);
         errors.insert(errors.end(), loaded.errors.begin(), loaded.errors.end());
-        if (loaded.value && selected(*loaded.value, args.only)) scenarios.push_back(std::move(*loaded.value));
+        if (!loaded.value || !selected(*loaded.value, args.only)) continue;
+        if (loaded.value->needs_grpc_client && args.command.empty()) {
+            ++grpc_probes;
+            continue;
+        }
+        scenarios.push_back(std::move(*loaded.value));
+    }
+    if (grpc_probes > 0) {
+        std::cerr << "faultline: left out " << grpc_probes
+                  << " gRPC probe(s): they need a gRPC client (faultline score --grpc -- <client>, or "
+                     "faultline run FILE -- <client>)\n";
     }
     if (!errors.empty()) {
         for (const auto& e : errors) std::cerr << e.to_string() << '\n';
         std::cerr << "faultline: " << errors.size() << " error(s); nothing was run\n";
         fail(exit_bad_input);
     }
+    if (scenarios.empty() && grpc_probes > 0) fail(exit_bad_input);
     if (scenarios.empty()) {
         std::cerr << "faultline: no scenario matches --only";
         for (const auto& o : args.only) std::cerr << " \"" << o << '"';

@@ -58,8 +58,11 @@ public:
         out.expectations = read_expectations();
         out.relays = read_relays();
         out.proxy = read_proxy(out);
-        // A conformance probe's metadata, read by `faultline score` (harness/score); `run` ignores it.
-        top_.table("probe");
+        // A conformance probe's metadata, validated by `faultline score` (harness/score); `run` only
+        // needs to know whether the probe's client must speak gRPC.
+        if (const toml::table* probe = top_.table("probe")) {
+            out.needs_grpc_client = (*probe)["client"].value_or(std::string_view{}) == "grpc";
+        }
         top_.finish();
 
         scenario_result result;

@@ -30,6 +30,9 @@ void read_probe_table(const toml::table& document, const std::string& file, prob
     config::table_reader r = top.child(*table, "[probe]");
     out.situation = r.string("situation", config::need::required).value_or("");
     out.operations = static_cast<std::uint64_t>(r.integer("operations", 1, max_probe_operations).value_or(1));
+    // Which client the probe is for: an HTTP one (its own [client], the builtin, can run it) or a gRPC
+    // one (`faultline score --grpc`; the scenario's needs_grpc_client).
+    r.choice("client", {"http", "grpc"});
     out.concurrency = static_cast<std::uint32_t>(
         r.integer("concurrency", 1, 64).value_or(static_cast<std::int64_t>(std::min<std::uint64_t>(out.operations, 64))));
     out.control = static_cast<std::uint32_t>(r.integer("control", 0, 64).value_or(0));

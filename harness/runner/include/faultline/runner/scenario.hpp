@@ -63,6 +63,9 @@ struct scenario {
     // `[proxy]`: the runner puts the proxy in front of this real service instead of playing the
     // built-in one; `server`'s routes then only declare what commits (proxy.hpp).
     std::optional<proxy_config> proxy;
+    // A gRPC conformance probe (`[probe] client = "grpc"`): its own [client] speaks HTTP, so only a
+    // gRPC client runs it — `faultline score --grpc`, or `faultline run FILE -- <client>`.
+    bool needs_grpc_client = false;
 };
 
 struct scenario_result {
