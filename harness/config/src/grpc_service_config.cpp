@@ -55,8 +55,9 @@ public:
     // Reports each key of `o` that is neither read nor ignored.
     void known_keys(const json::object& o, const std::string& path, std::initializer_list<std::string_view> read,
                     std::initializer_list<std::string_view> ignored = {}) {
-        for (const auto& [key, value] : o) {
-            const auto is = [&](std::string_view k) { return k == key; };
+        for (const auto& entry : o) {
+            const std::string_view key = entry.key();
+            const auto is = [key](std::string_view k) { return k == key; };
             if (std::any_of(read.begin(), read.end(), is) || std::any_of(ignored.begin(), ignored.end(), is)) continue;
             std::vector<std::string_view> all(read);
             all.insert(all.end(), ignored.begin(), ignored.end());
