@@ -77,13 +77,17 @@ echo "deb-check: ok ($deb and $dev_deb install, unpack and run; cpp-consumer bui
 
 # For real: apt installs both (and what they depend on), nothing else points at the build tree.
 [[ $(id -u) == 0 ]] || { echo "deb-check --install: run as root" >&2; exit 2; }
-if dpkg-query -W faultline faultline-dev >/dev/null 2>&1; then
-    echo "deb-check --install: faultline is already installed here; not replacing it" >&2
-    exit 2
-fi
+# Packages found installed (a user's, or left by a run that was killed before its clean-up) are
+# replaced by these and left installed afterwards; only what this check installed is removed.
 remove_packages() { apt-get remove -y faultline faultline-dev >/dev/null 2>&1 || true; }
-trap 'remove_packages; rm -rf "$scratch"' EXIT
-DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$(realpath "$deb")" "$(realpath "$dev_deb")" \
+if dpkg-query -W faultline faultline-dev >/dev/null 2>&1; then
+    echo "deb-check --install: faultline $(dpkg-query -W -f='${Version}' faultline 2>/dev/null) is installed already:" \
+         "installing these over it and leaving them installed" >&2
+    trap 'rm -rf "$scratch"' EXIT
+else
+    trap 'remove_packages; rm -rf "$scratch"' EXIT
+fi
+DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall --no-install-recommends "$(realpath "$deb")" "$(realpath "$dev_deb")" \
     >"$scratch/apt-install.log" 2>&1 || { cat "$scratch/apt-install.log" >&2; echo "apt cannot install the packages" >&2; exit 1; }
 [[ "$(command -v faultline)" == /usr/bin/faultline ]] || { echo "faultline is not /usr/bin/faultline" >&2; exit 1; }
 cmake -S "$(dirname "$0")/../examples/cpp-consumer" -B "$scratch/installed-consumer" -G Ninja \
