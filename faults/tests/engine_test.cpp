@@ -162,7 +162,7 @@ wait = "1ms"
     EXPECT_EQ(counters.fired_by_kind.at("lost_response"), 1U);
     EXPECT_EQ(counters.fired_by_kind.at("delay"), 1U);
     EXPECT_EQ(counters.fired_by_kind.at("hang"), 0U);
-    EXPECT_EQ(counters.fired_by_kind.size(), 15U);  // one per registered kind
+    EXPECT_EQ(counters.fired_by_kind.size(), 16U);  // one per registered kind
     EXPECT_EQ(counters.active, 0U);
 }
 

@@ -361,6 +361,23 @@ TEST(truncate_kind, bad_config) {
               "rules.toml:3:14: fault kind \"truncate\": body_bytes: expected an integer, got a float");
 }
 
+// ---- tls_truncate ----
+
+TEST(tls_truncate_kind, cuts_a_body_framed_by_the_connection_after_the_commit) {
+    const fault_plan plan = plan_of("[[fault]]\nkind = \"tls_truncate\"\nbody_bytes = 7\n");
+    EXPECT_EQ(plan.phase, commit_phase::after);
+    const auto& cut = std::get<truncate_action>(plan.what);
+    EXPECT_EQ(cut.body_bytes, 7U);
+    EXPECT_TRUE(cut.framed_by_close);
+    EXPECT_FALSE(cut.reset);
+    EXPECT_FALSE(std::get<truncate_action>(plan_of("[[fault]]\nkind = \"truncate\"\n").what).framed_by_close);
+}
+
+TEST(tls_truncate_kind, bad_config) {
+    EXPECT_EQ(one_error("[[fault]]\nkind = \"tls_truncate\"\nbody_bytes = -1\n"),
+              "rules.toml:3:14: fault kind \"tls_truncate\": body_bytes: must be in [0, 1099511627776], got -1");
+}
+
 // ---- malformed ----
 
 TEST(malformed_kind, sends_garbage_instead_of_a_status_line) {

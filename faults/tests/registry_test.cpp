@@ -9,7 +9,7 @@ TEST(kind_registry, holds_exactly_the_shipped_kinds) {
     const std::vector<std::string> expected{"close",    "delay",     "goaway",   "grpc_status",
                                             "hang",     "lost_response", "malformed", "overload",
                                             "refuse",   "refused_stream", "reset",    "slow_body",
-                                            "status",   "tls",       "truncate"};
+                                            "status",   "tls",       "tls_truncate", "truncate"};
     EXPECT_EQ(kind_registry::instance().names(), expected);
 }
 
@@ -24,7 +24,7 @@ TEST(kind_registry, refuses_a_duplicate_name) {
     kind_registry& registry = kind_registry::instance();
     const kind_factory none = [](config::table_reader&) { return std::shared_ptr<const fault_kind>{}; };
     EXPECT_THROW(registry.add({"delay", "again", none}), std::logic_error);
-    EXPECT_EQ(registry.names().size(), 15U);
+    EXPECT_EQ(registry.names().size(), 16U);
 }
 
 }  // namespace

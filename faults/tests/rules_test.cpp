@@ -133,7 +133,7 @@ TEST(rule_format, errors_name_the_key_and_the_allowed_ones) {
     EXPECT_EQ(one_error("[[fault]]\nname = \"x\"\n"), "rules.toml:1:1: fault rule: missing required key \"kind\"");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"explode\"\n"),
               "rules.toml:2:8: fault rule: kind: unknown value \"explode\"; allowed: close, delay, goaway, "
-              "grpc_status, hang, lost_response, malformed, overload, refuse, refused_stream, reset, slow_body, status, tls, truncate");
+              "grpc_status, hang, lost_response, malformed, overload, refuse, refused_stream, reset, slow_body, status, tls, tls_truncate, truncate");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\nname = \"\"\n"),
               "rules.toml:3:8: fault rule: name: must be 1 to 128 characters long, got 0");
     EXPECT_EQ(one_error("[[fault]]\nkind = \"status\"\n[fault.match]\nverb = \"GET\"\n"),

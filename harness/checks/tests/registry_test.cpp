@@ -14,7 +14,7 @@ TEST(check_registry, lists_exactly_the_registered_checks) {
                 ElementsAre("amplification", "attempt_timeout", "backoff", "deadline", "desynchronized",
                             "grpc_backoff", "grpc_hedging", "grpc_max_attempts", "grpc_pushback",
                             "grpc_retryable_codes", "grpc_throttling", "idempotency_keys", "jittered", "latency", "max_attempts", "no_double_effects", "no_retry_on_status",
-                            "rejects_bad_certificates", "retry_after",
+                            "rejects_bad_certificates", "rejects_truncated_replies", "retry_after",
                             "retry_budget", "spacing", "success_rate"));
 }
 

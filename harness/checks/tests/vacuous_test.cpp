@@ -22,7 +22,7 @@ const std::map<std::string, std::string, std::less<>>& minimal_tables() {
         {"grpc_max_attempts", ""},  {"grpc_pushback", ""},    {"grpc_retryable_codes", ""},
         {"grpc_throttling", ""},    {"idempotency_keys", ""}, {"jittered", ""},
         {"latency", "p99 = \"1s\""}, {"max_attempts", ""},  {"no_double_effects", ""},
-        {"no_retry_on_status", ""}, {"rejects_bad_certificates", ""}, {"retry_after", ""},   {"retry_budget", ""},
+        {"no_retry_on_status", ""}, {"rejects_bad_certificates", ""}, {"rejects_truncated_replies", ""}, {"retry_after", ""},   {"retry_budget", ""},
         {"spacing", ""},            {"success_rate", "min = 0.0"},
     };
     return tables;
@@ -108,6 +108,7 @@ const std::map<std::string, plain_gets_outcome, std::less<>>& plain_gets_outcome
         // 200 is not in the retry library's status table: nothing retried or not retried that it judges.
         {"no_retry_on_status", {insufficient_evidence, "no response with a status in the judged set"}},
         {"rejects_bad_certificates", {insufficient_evidence, "no connection was offered a bad certificate"}},
+        {"rejects_truncated_replies", {insufficient_evidence, "no truncate, tls_truncate or mid-response reset fired"}},
         {"retry_after", {insufficient_evidence, "0 responses carried Retry-After"}},
         {"retry_budget", {insufficient_evidence, "no retry: nothing to judge"}},
         {"spacing", {insufficient_evidence, "no gap before a retry to judge"}},

@@ -33,6 +33,12 @@
 //   void start_hang(faults::duration limit);   silent until the client leaves or the limit; journals hung
 //   void refuse_stream();                      refused unprocessed (HTTP/2 REFUSED_STREAM); journals
 //   void go_away(bool processed);              HTTP/2 GOAWAY naming the stream processed or not; journals
+//   void not_mapped(std::string detail);       journals a fault with no form here, and what was done instead
+// and, where a reply's body may end with the connection (HTTP/1.x), also:
+//   bool can_frame_by_close() const;           over TLS: only close_notify can say the body ended
+//   void set_reply_framed_by_close(int status, const H& headers, std::string body);
+//                                              a head with no Content-Length, the connection closing after
+//   void close_without_close_notify();         TCP FIN under TLS, then linger for the client's FIN
 //   void do_read();                            keep-alive: read the next request
 #pragma once
 
@@ -124,9 +130,11 @@ public:
         dribble(c_, chunk, dribble_interval(action, c_.raw().size(), c_.max_fault_wait()), 0);
     }
 
-    // The head promises the whole body; fewer bytes follow.
+    // The head promises the whole body; fewer bytes follow. tls_truncate's head promises nothing: the
+    // body ends with the connection, which ends without close_notify.
     void operator()(const faults::truncate_action& action) const {
         service_response reply = c_.run_service();
+        if (action.framed_by_close && cut_framed_by_close(reply, action.body_bytes)) return;
         // An empty body cannot be cut short: the head then promises one byte that never comes.
         const std::size_t promised = std::max<std::size_t>(reply.body.size(), 1);
         c_.set_reply(reply.status, reply.headers, std::move(reply.body), promised);
@@ -150,6 +158,37 @@ public:
             c.finish_attempt(wire_outcome::malformed);
             c.do_graceful_close();
         });
+    }
+
+    // False, with the reason journaled, where a cut body framed by the connection's end would not be
+    // a truncation only close_notify reveals; the reply is then cut as `truncate` cuts it.
+    bool cut_framed_by_close(service_response& reply, std::size_t body_bytes) const {
+        if constexpr (requires(Connection& c) { c.close_without_close_notify(); }) {
+            if (!c_.can_frame_by_close()) {
+                c_.not_mapped("tls_truncate on a plain TCP connection has no close_notify to leave out: the head "
+                              "promised the whole body, as truncate");
+                return false;
+            }
+            c_.set_reply_framed_by_close(reply.status, reply.headers, std::move(reply.body));
+            const std::string& body = c_.reply_body();
+            if (body.empty()) {
+                // Nothing to cut: the client would read a whole empty reply.
+                c_.not_mapped("tls_truncate: the reply has no body to cut: the head promised one byte, as truncate");
+                c_.set_reply(reply.status, reply.headers, std::string{}, std::size_t{1});
+                c_.raw() = c_.reply_head();
+            } else {
+                c_.raw() = c_.reply_head();
+                c_.raw().append(body, 0, std::min(body_bytes, body.size() - 1));
+            }
+            c_.write_raw(0, c_.raw().size(), [](Connection& c) {
+                c.finish_attempt(wire_outcome::truncated);
+                c.close_without_close_notify();
+            });
+            return true;
+        } else {
+            c_.not_mapped("tls_truncate has no HTTP/2 form (DATA frames end a body): the stream was cut as truncate");
+            return false;
+        }
     }
 
     // Exhaustiveness: an alternative without its own handler lands here and does not compile.

@@ -220,6 +220,14 @@ public:
         });
     }
 
+    // A fault with no HTTP/2 form, journaled with what was done instead (fault_not_mapped).
+    void not_mapped(std::string detail) {
+        http_connection& c = session_.connection();
+        c.core().journal_limit_event(server_event_kind::fault_not_mapped, c.peer(),
+                                     std::move(detail) + " (stream " + std::to_string(id_) + ")",
+                                     std::string{attempt_.record.rule});
+    }
+
     // The executor names the outcome, then how the stream ends (reset_now, do_graceful_close,
     // do_read): the record is journaled with the RST_STREAM code that ending sends.
     void finish_attempt(wire_outcome outcome) { pending_outcome_ = outcome; }
@@ -360,13 +368,6 @@ private:
         attempt_.wire.stream_reset = nghttp2_http2_strerror(code);
         nghttp2_submit_rst_stream(session_.native(), NGHTTP2_FLAG_NONE, id_, code);
         session_.schedule_flush();
-    }
-
-    void not_mapped(std::string detail) {
-        http_connection& c = session_.connection();
-        c.core().journal_limit_event(server_event_kind::fault_not_mapped, c.peer(),
-                                     std::move(detail) + " (stream " + std::to_string(id_) + ")",
-                                     std::string{attempt_.record.rule});
     }
 
     void end_with(std::uint32_t code) {

@@ -507,10 +507,11 @@ void http_connection::on_fetched() { lifecycle::on_fetched(*this); }
 // The reply's head is written here directly (status line, Server and Date for a service's reply,
 // the reply's own headers, Content-Length, Connection): building a Beast fields container for it
 // cost more than the rest of a small request's handling. `content_length` overrides the body's size (a truncated reply's
-// promise). No Content-Length and no body where HTTP allows none (1xx, 204, 304).
+// promise); `framed_by_close` leaves it out, so the body ends with the connection. No Content-Length and no body
+// where HTTP allows none (1xx, 204, 304).
 template <class Headers>
-void http_connection::set_reply(int status, const Headers& headers, std::string body,
-                                std::optional<std::size_t> content_length) {
+void http_connection::compose_reply(int status, const Headers& headers, std::string body,
+                                    std::optional<std::size_t> content_length, bool framed_by_close) {
     status = std::clamp(status, 100, 999);
     const request_t& request = attempt_.request;
     attempt_.record.status = static_cast<std::uint16_t>(status);
@@ -529,13 +530,19 @@ void http_connection::set_reply(int status, const Headers& headers, std::string 
     }
     const bool bodiless = status < 200 || status == 204 || status == 304;
     if (bodiless) body.clear();
-    if (!bodiless) head.append("Content-Length: ").append(std::to_string(content_length.value_or(body.size())));
-    if (!bodiless) head.append("\r\n");
-    reply_.keep_alive = request.keep_alive();
+    if (!bodiless && !framed_by_close) {
+        head.append("Content-Length: ").append(std::to_string(content_length.value_or(body.size()))).append("\r\n");
+    }
+    reply_.keep_alive = request.keep_alive() && !framed_by_close;
     if (!reply_.keep_alive && request.version() >= 11) head.append("Connection: close\r\n");
     if (reply_.keep_alive && request.version() < 11) head.append("Connection: keep-alive\r\n");
     head.append("\r\n");
     reply_.body = std::move(body);
+}
+
+template <class Headers>
+void http_connection::set_reply_framed_by_close(int status, const Headers& headers, std::string body) {
+    compose_reply(status, headers, std::move(body), std::nullopt, true);
 }
 
 // A reply built as a Beast message (the control API, bad requests).
@@ -649,21 +656,20 @@ void http_connection::end_hang() {
 }
 
 void http_connection::refuse_stream() {
-    core_->journal_limit_event(server_event_kind::fault_not_mapped, peer(),
-                               "refused_stream has no HTTP/1.1 form: the connection was closed with no reply",
-                               std::string{attempt_.record.rule});
+    not_mapped("refused_stream has no HTTP/1.1 form: the connection was closed with no reply");
     finish_attempt(wire_outcome::closed);
     do_graceful_close();
 }
 
 void http_connection::go_away(bool processed) {
-    if (!processed) {
-        core_->journal_limit_event(server_event_kind::fault_not_mapped, peer(),
-                                   "goaway has no HTTP/1.1 form: the connection was closed with no reply",
-                                   std::string{attempt_.record.rule});
-    }
+    if (!processed) not_mapped("goaway has no HTTP/1.1 form: the connection was closed with no reply");
     finish_attempt(wire_outcome::closed);
     do_graceful_close();
+}
+
+void http_connection::not_mapped(std::string detail) {
+    core_->journal_limit_event(server_event_kind::fault_not_mapped, peer(), std::move(detail),
+                               std::string{attempt_.record.rule});
 }
 
 // ---- ending connections ----
@@ -691,9 +697,18 @@ void http_connection::close_now() {
 // FIN, then wait (bounded) for the client's FIN, so unread bytes do not turn the close into an RST.
 void http_connection::do_graceful_close() {
     if (presents_bad_certificate()) [[unlikely]] note_unused_bad_certificate();
+    if (tls_established_) {
+        state_ = state::closing;
+        watchdog_.cancel();
+        return close_tls();
+    }
+    fin_and_linger();
+}
+
+// A TCP FIN (under TLS: with no close_notify, which tls_truncate wants), then the linger.
+void http_connection::fin_and_linger() {
     state_ = state::closing;
     watchdog_.cancel();
-    if (tls_established_) return close_tls();
     error_code ignored;
     stream_.socket().shutdown(listener_socket::shutdown_send, ignored);
     if (stopping_) return close_now();

@@ -150,9 +150,18 @@ private:
     // the reply
     template <class Headers>
     void set_reply(int status, const Headers& headers, std::string body,
-                   std::optional<std::size_t> content_length = std::nullopt);
+                   std::optional<std::size_t> content_length = std::nullopt) {
+        compose_reply(status, headers, std::move(body), content_length, false);
+    }
+    template <class Headers>
+    void compose_reply(int status, const Headers& headers, std::string body, std::optional<std::size_t> content_length,
+                       bool framed_by_close);
     void set_reply(response_t res);
     void set_reply(service_response reply);
+    // tls_truncate's head: no Content-Length, so the body ends with the connection (Connection: close).
+    bool can_frame_by_close() const { return tls_established_; }
+    template <class Headers>
+    void set_reply_framed_by_close(int status, const Headers& headers, std::string body);
     const std::string& reply_head() const { return reply_.head; }
     const std::string& reply_body() const { return reply_.body; }
     bool reply_keep_alive() const { return reply_.keep_alive; }
@@ -175,6 +184,7 @@ private:
     void refuse_stream();
     // Nor has it GOAWAY: the connection closes with no reply (after the commit: the lost response).
     void go_away(bool processed);
+    void not_mapped(std::string detail);
     void watch_hang();
     void end_hang();
 
@@ -182,6 +192,8 @@ private:
     void reset_now();
     void do_graceful_close();
     void close_tls();
+    void close_without_close_notify() { fin_and_linger(); }
+    void fin_and_linger();
     void drain();
     void finish_attempt(wire_outcome outcome) { lifecycle::finish(*this, outcome); }
 

@@ -18,7 +18,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class fake_connection {
+// FramesByClose: an HTTP/1.x carrier, whose reply body may end with the connection (tls_truncate);
+// without it, one like an HTTP/2 stream.
+template <bool FramesByClose>
+class basic_fake_connection {
 public:
     // What the connection was asked to do, in order ("service", "wait 250ms", "finish truncated", …).
     std::vector<std::string> events;
@@ -61,6 +64,19 @@ public:
         head_ += "Content-Length: " + std::to_string(content_length.value_or(body.size())) + "\r\n\r\n";
         body_ = std::move(body);
     }
+    bool secure = true;  // over TLS
+    bool can_frame_by_close() const requires FramesByClose { return secure; }
+    template <class Headers>
+    void set_reply_framed_by_close(int s, const Headers& headers, std::string body) requires FramesByClose {
+        status = s;
+        events.push_back("reply " + std::to_string(s) + " framed by close");
+        head_ = "HTTP/1.1 " + std::to_string(s) + "\r\n";
+        for (const auto& [name, value] : headers) head_ += name + ": " + value + "\r\n";
+        head_ += "Connection: close\r\n\r\n";
+        body_ = std::move(body);
+    }
+    void close_without_close_notify() requires FramesByClose { events.emplace_back("fin without close_notify"); }
+    void not_mapped(std::string detail) { events.push_back("not mapped: " + detail); }
     const std::string& reply_head() const { return head_; }
     const std::string& reply_body() const { return body_; }
     bool reply_keep_alive() const { return keep_alive; }
@@ -120,16 +136,20 @@ private:
     std::string head_;
     std::string body_;
     std::string raw_;
-    std::function<void(fake_connection&)> pending_;
+    std::function<void(basic_fake_connection&)> pending_;
     std::size_t waits_ = 0;
     faults::duration waited_{0};
 };
 
+using fake_connection = basic_fake_connection<true>;
+using fake_stream = basic_fake_connection<false>;
 using executor = action_executor<fake_connection>;
 using events = std::vector<std::string>;
 
-void run(fake_connection& c, faults::action what, faults::commit_phase phase = faults::commit_phase::before) {
-    executor::run(c, faults::fault_plan{std::move(what), phase});
+template <bool FramesByClose>
+void run(basic_fake_connection<FramesByClose>& c, faults::action what,
+         faults::commit_phase phase = faults::commit_phase::before) {
+    action_executor<basic_fake_connection<FramesByClose>>::run(c, faults::fault_plan{std::move(what), phase});
 }
 
 constexpr auto after = faults::commit_phase::after;
@@ -298,6 +318,45 @@ TEST(action_executor, truncate_of_an_empty_body_promises_one_byte) {
     run(c, faults::truncate_action{0, false});
     EXPECT_EQ(c.wire, "HTTP/1.1 200\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\n");
     EXPECT_EQ(c.outcome, wire_outcome::truncated);
+}
+
+TEST(action_executor, tls_truncate_frames_the_body_by_the_close_and_leaves_out_close_notify) {
+    fake_connection c;
+    run(c, faults::truncate_action{4, false, true}, after);
+    const std::string sent = "HTTP/1.1 200\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n0123";
+    EXPECT_EQ(c.wire, sent);
+    EXPECT_EQ(c.events, (events{"service", "reply 200 framed by close", "write " + std::to_string(sent.size()),
+                                "finish truncated", "fin without close_notify"}));
+    EXPECT_EQ(c.commits, 1U);
+}
+
+TEST(action_executor, tls_truncate_keeps_at_least_one_byte_back) {
+    fake_connection c;
+    run(c, faults::truncate_action{100, false, true}, after);
+    EXPECT_EQ(c.wire, "HTTP/1.1 200\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n012345678");
+}
+
+TEST(action_executor, tls_truncate_without_tls_or_a_body_or_on_http2_is_a_truncate_and_says_so) {
+    const std::string promised = "HTTP/1.1 200\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\n01";
+    fake_connection plain;
+    plain.secure = false;
+    run(plain, faults::truncate_action{2, false, true}, after);
+    EXPECT_EQ(plain.wire, promised);
+    EXPECT_EQ(plain.events[1].rfind("not mapped: tls_truncate on a plain TCP connection", 0), 0U) << plain.events[1];
+    EXPECT_EQ(plain.events.back(), "graceful_close");
+
+    fake_stream stream;
+    run(stream, faults::truncate_action{2, false, true}, after);
+    EXPECT_EQ(stream.wire, promised);
+    EXPECT_EQ(stream.events[1].rfind("not mapped: tls_truncate has no HTTP/2 form", 0), 0U) << stream.events[1];
+    EXPECT_EQ(stream.outcome, wire_outcome::truncated);
+
+    fake_connection empty;
+    empty.service_body.clear();
+    run(empty, faults::truncate_action{2, false, true}, after);
+    EXPECT_EQ(empty.wire, "HTTP/1.1 200\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\n");
+    EXPECT_EQ(empty.events.back(), "fin without close_notify");
+    EXPECT_EQ(empty.outcome, wire_outcome::truncated);
 }
 
 TEST(action_executor, malformed_sends_its_bytes_then_closes) {

@@ -134,6 +134,37 @@ TEST(tls, a_lost_response_commits_then_closes_or_resets_under_tls_with_no_reply)
     }
 }
 
+// tls_truncate: the body is framed by the connection's end and cut, and the connection ends with no
+// close_notify: only the TLS layer can tell the client, as stream_truncated. On a plain listener there
+// is no close_notify to leave out, so the head promises the whole body (a truncate) and says so.
+TEST(tls, tls_truncate_cuts_a_body_framed_by_the_close_and_leaves_out_close_notify) {
+    const run_authority authority;
+    const std::string rules = "[[fault]]\nname = \"cut\"\nkind = \"tls_truncate\"\nbody_bytes = 1\n";
+    test_server s{rules, 7, tls_options(authority)};
+    const std::string payment = make_request("POST", "/payments", R"({"amount":5})");
+    const auto reply = tls_exchange(s.port(), authority.ca.certificate_pem(), payment);
+    ASSERT_FALSE(reply.handshake_error) << reply.handshake_error.message();
+    EXPECT_EQ(reply.read_error, ssl::error::stream_truncated) << reply.read_error.message();
+    EXPECT_EQ(reply.bytes.find("Content-Length"), std::string::npos) << reply.bytes;
+    EXPECT_NE(reply.bytes.find("Connection: close\r\n"), std::string::npos) << reply.bytes;
+    EXPECT_EQ(reply.bytes.substr(reply.bytes.size() - 5), "\r\n\r\n{") << reply.bytes;  // 1 byte of the body
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 1U);
+    EXPECT_EQ(journal[0].outcome, wire_outcome::truncated);
+    EXPECT_EQ(journal[0].fault, "tls_truncate");
+    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_TRUE(s.context().records.events().empty());
+
+    test_server plain{rules};
+    const auto cut = exchange(plain.port(), payment);
+    EXPECT_NE(cut.bytes.find("Content-Length: "), std::string::npos) << cut.bytes;
+    const auto events = plain.context().records.events();
+    ASSERT_GE(events.size(), 1U);
+    EXPECT_EQ(events[0].kind, server_event_kind::fault_not_mapped);
+    EXPECT_NE(events[0].detail.find("no close_notify to leave out"), std::string::npos) << events[0].detail;
+    EXPECT_EQ(plain.journal().at(0).outcome, wire_outcome::truncated);
+}
+
 TEST(tls, a_client_that_rejects_the_certificate_is_journaled_as_a_failed_handshake_not_an_attempt) {
     const run_authority authority;
     test_server s{"", 7, tls_options(authority)};

@@ -57,9 +57,13 @@ struct slow_body_action {
 
 // Send the service's response head with the full Content-Length, then only `body_bytes` of the
 // body, then close (FIN) — or reset (RST) when `reset` is set (the "mid-response" reset phase).
+// With `framed_by_close` (tls_truncate) the head has no Content-Length, so the body ends with the
+// connection, and the connection ends with a TCP FIN and no TLS close_notify: only the missing
+// close_notify tells the client its body was cut.
 struct truncate_action {
     std::size_t body_bytes = 0;
     bool reset = false;
+    bool framed_by_close = false;
 };
 
 // Send these bytes instead of a status line, then close.
