@@ -105,6 +105,19 @@ TEST(journal_json, the_line_writer_matches_the_object_form) {
     }
 }
 
+// The writer makes room ahead of each field: what `out` held stays, and a value longer than any room
+// made so far (here 3,000 bytes, a third of them escaped to six) grows it as often as needed.
+TEST(journal_json, the_line_writer_appends_after_what_the_buffer_holds_however_long_the_values) {
+    auto r = sample(3);
+    std::string target = "/";
+    for (int i = 0; i < 1000; ++i) target += "a\x01\"";
+    r.target = target;
+    std::string out = "kept\n";
+    append_jsonl_line(out, r, nullptr);
+    append_jsonl_line(out, sample(4), nullptr);
+    EXPECT_EQ(out, "kept\n" + boost::json::serialize(to_json(r)) + "\n" + boost::json::serialize(to_json(sample(4))) + "\n");
+}
+
 TEST(journal_json, bytes_that_are_not_utf8_survive_the_round_trip) {
     auto r = sample(1);
     r.target = "/p/\xff\xfe";
