@@ -22,6 +22,7 @@
 #include "faultline/config/duration.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <utility>
 
@@ -512,31 +513,37 @@ void http_connection::on_fetched() { lifecycle::on_fetched(*this); }
 template <class Headers>
 void http_connection::compose_reply(int status, const Headers& headers, std::string body,
                                     std::optional<std::size_t> content_length, bool framed_by_close) {
+    using namespace std::string_view_literals;  // literals with their length: no strlen per piece
     status = std::clamp(status, 100, 999);
     const request_t& request = attempt_.request;
     attempt_.record.status = static_cast<std::uint16_t>(status);
     std::string& head = reply_.head;
-    head.assign(request.version() >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ");
-    head.append(std::to_string(status)).push_back(' ');
+    head.assign(request.version() >= 11 ? "HTTP/1.1 "sv : "HTTP/1.0 "sv);
+    char digits[24];
+    head.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, status).ptr - digits));
+    head.push_back(' ');
     const auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
-    head.append(reason.data(), reason.size()).append("\r\n");
+    head.append(reason.data(), reason.size()).append("\r\n"sv);
     if (stamps_replies_) {
-        head.append("Server: ").append(server_name).append("\r\nDate: ").append(date_header(attempt_.wall_now)).append("\r\n");
+        head.append("Server: "sv).append(server_name).append("\r\nDate: "sv).append(date_header(attempt_.wall_now)).append("\r\n"sv);
     }
     for (const auto& h : headers) {
         const auto& [name, value] = header_pair(h);
-        head.append(name).append(": ").append(value).append("\r\n");
+        head.append(name).append(": "sv).append(value).append("\r\n"sv);
         note_reply_field(attempt_, name, value);
     }
     const bool bodiless = status < 200 || status == 204 || status == 304;
     if (bodiless) body.clear();
     if (!bodiless && !framed_by_close) {
-        head.append("Content-Length: ").append(std::to_string(content_length.value_or(body.size()))).append("\r\n");
+        const std::size_t length = content_length.value_or(body.size());
+        head.append("Content-Length: "sv);
+        head.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, length).ptr - digits));
+        head.append("\r\n"sv);
     }
     reply_.keep_alive = request.keep_alive() && !framed_by_close;
-    if (!reply_.keep_alive && request.version() >= 11) head.append("Connection: close\r\n");
-    if (reply_.keep_alive && request.version() < 11) head.append("Connection: keep-alive\r\n");
-    head.append("\r\n");
+    if (!reply_.keep_alive && request.version() >= 11) head.append("Connection: close\r\n"sv);
+    if (reply_.keep_alive && request.version() < 11) head.append("Connection: keep-alive\r\n"sv);
+    head.append("\r\n"sv);
     reply_.body = std::move(body);
 }
 
