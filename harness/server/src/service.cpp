@@ -311,7 +311,10 @@ service_response service::handle(const service_request& request) {
             const auto path = request.target.substr(0, request.target.find_first_of("?#"));
             unmatched_route told{{}, false};
             if (unmatched_seen_.size() < unmatched_routes_kept) {
-                told.first = unmatched_seen_.insert(request.method + " " + path).second;
+                // Looked up in a reused buffer before a node is made: a load generator asks for the same
+                // route every time.
+                unmatched_route_.assign(request.method).append(" ").append(path);
+                if (!unmatched_seen_.contains(unmatched_route_)) told.first = unmatched_seen_.insert(unmatched_route_).second;
             }
             const bool writes = semantics_by_method(request.method) != effect_semantics::none;
             // Looked for only when it is read (the route's first time, a write's 404): a load generator

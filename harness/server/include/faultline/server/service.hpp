@@ -152,6 +152,7 @@ private:
     // Unmatched method-and-path pairs seen since the last reset, up to unmatched_routes_kept: the first
     // of each is told once (unmatched_route::first), so a client looping on a typo is one line.
     std::set<std::string, std::less<>> unmatched_seen_;
+    std::string unmatched_route_;  // the route being looked up in unmatched_seen_
 };
 
 }  // namespace faultline::harness
