@@ -137,13 +137,29 @@ std::array<shard, shard_count>& shards() {
     return *all;
 }
 
+// Each thread remembers the strings it interned last, one per slot by hash: a server interns the same
+// method, target and rule names on every request, and a hit takes no shard lock (at -c64 two workers
+// took the same shard's lock several times a request).
+struct recent_symbol {
+    std::size_t hash = 0;
+    std::uint32_t id = 0;  // 0: empty slot
+};
+constexpr std::size_t recent_slots = 256;
+
 }  // namespace
 
 symbol::symbol(std::string_view text) {
     if (text.empty()) return;
     const std::size_t hash = std::hash<std::string_view>{}(text);
+    thread_local std::array<recent_symbol, recent_slots> recent{};
+    recent_symbol& seen = recent[hash % recent_slots];
+    if (seen.id != 0 && seen.hash == hash && view_of(seen.id) == text) {
+        id_ = seen.id;
+        return;
+    }
     // The shard comes from the hash's top bits, the slot from its low bits.
     id_ = shards()[(hash >> 60) % shard_count].intern(text, hash);
+    seen = {hash, id_};
 }
 
 std::string_view symbol::view() const noexcept { return id_ == 0 ? std::string_view{} : view_of(id_); }
