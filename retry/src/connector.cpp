@@ -31,10 +31,14 @@ bool is_cancelled(const asio::cancellation_state& state) {
 
 connector::connector(asio::any_io_executor strand, std::string host, std::uint16_t port,
                      const http_client_options& options)
-    : strand_{std::move(strand)}, host_{std::move(host)}, port_{port}, options_{options} {}
+    : strand_{std::move(strand)},
+      host_{std::move(host)},
+      port_{port},
+      tls_{options.tls},
+      tls_server_name_{options.tls_server_name} {}
 
 std::unique_ptr<connection> connector::make() const {
-    return std::make_unique<connection>(strand_, options_.tls.get());
+    return std::make_unique<connection>(strand_, tls_.get());
 }
 
 asio::awaitable<error_code> connector::resolve() {
@@ -56,8 +60,8 @@ asio::awaitable<std::optional<attempt_failure>> connector::open(connection& c, c
     if (ec) co_return failed(is_cancelled(cancel) ? outcome_kind::cancelled : outcome_kind::connection_refused);
     if (c.secure) {
         auto& tls = *c.secure;
-        const std::string& name = options_.tls_server_name.empty() ? host_ : options_.tls_server_name;
-        prepare_tls_client(tls, name, (SSL_CTX_get_verify_mode(options_.tls->native_handle()) & SSL_VERIFY_PEER) != 0);
+        const std::string& name = tls_server_name_.empty() ? host_ : tls_server_name_;
+        prepare_tls_client(tls, name, (SSL_CTX_get_verify_mode(tls_->native_handle()) & SSL_VERIFY_PEER) != 0);
         // On this connection only: the context is the caller's and may serve HTTP/1.1 clients too.
         if (!alpn.empty()) {
             std::string offered(1, static_cast<char>(alpn.size()));  // ALPN's wire form: length, name

@@ -89,8 +89,9 @@ struct h2_exchange {
 
 class h2_connection : public std::enable_shared_from_this<h2_connection> {
 public:
-    h2_connection(asio::any_io_executor strand, connector& connections, const http_client_options& options)
-        : strand_{std::move(strand)}, connections_{connections}, options_{options}, conn_{connections.make()} {
+    // Holds what it needs by value or shared: it may outlive the client while it connects or winds down.
+    h2_connection(std::shared_ptr<connector> connections, std::uint64_t body_limit)
+        : connections_{std::move(connections)}, body_limit_{body_limit}, conn_{connections_->make()} {
         nghttp2_session_callbacks* callbacks = nullptr;
         nghttp2_session_callbacks_new(&callbacks);
         nghttp2_session_callbacks_set_on_header_callback(callbacks, &on_header);
@@ -148,7 +149,7 @@ public:
         const std::string method{message.method_string()};
         const std::string path{message.target()};
         const std::string scheme = conn_->secure ? "https" : "http";
-        std::string authority = connections_.host();
+        std::string authority = connections_->host();
         if (const auto host = message.find(http::field::host); host != message.end()) authority = host->value();
         std::vector<std::pair<std::string, std::string>> fields;
         for (const auto& f : message) {
@@ -201,7 +202,7 @@ private:
             conn_->stream.expires_never();
         }
         const asio::cancellation_state none;
-        std::optional<attempt_failure> failure = co_await connections_.open(*conn_, none, conn_->secure ? "h2" : "");
+        std::optional<attempt_failure> failure = co_await connections_->open(*conn_, none, conn_->secure ? "h2" : "");
         conn_->stream.expires_never();
         std::vector<std::shared_ptr<h2_exchange>> waiting = std::move(waiting_);
         waiting_.clear();
@@ -332,7 +333,7 @@ private:
         h2_exchange* exchange = c.find(stream);
         if (exchange == nullptr || exchange->outcome) return 0;
         std::string& body = exchange->response.body();
-        if (body.size() + len > c.options_.body_limit) {
+        if (body.size() + len > c.body_limit_) {
             // As HTTP/1.1 reads a body over the limit: a failed read after the request went out.
             exchange->finish(transport_outcome(outcome_kind::reset_after_write));
             nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream, NGHTTP2_CANCEL);
@@ -386,9 +387,8 @@ private:
         return 0;
     }
 
-    asio::any_io_executor strand_;
-    connector& connections_;
-    const http_client_options& options_;
+    std::shared_ptr<connector> connections_;
+    std::uint64_t body_limit_;
     std::unique_ptr<connection> conn_;
     nghttp2_session* session_ = nullptr;
     state state_ = state::connecting;
@@ -402,8 +402,8 @@ private:
 
 class h2_transport final : public transport {
 public:
-    h2_transport(asio::any_io_executor strand, connector& connections, const http_client_options& options)
-        : strand_{std::move(strand)}, connector_{connections}, options_{options} {}
+    h2_transport(asio::any_io_executor strand, std::shared_ptr<connector> connections, const http_client_options& options)
+        : strand_{std::move(strand)}, connector_{std::move(connections)}, options_{options} {}
 
     // Idle connections keep a read pending; closing them on the strand lets the executor run out of
     // work. Nothing else refers to the transport by then (running requests hold the client's state).
@@ -423,7 +423,7 @@ private:
     std::shared_ptr<h2_connection> connection_with_room(const attempt_context& ctx);
 
     asio::any_io_executor strand_;
-    connector& connector_;
+    std::shared_ptr<connector> connector_;
     const http_client_options& options_;
     std::vector<std::shared_ptr<h2_connection>> connections_;
 };
@@ -433,7 +433,7 @@ std::shared_ptr<h2_connection> h2_transport::connection_with_room(const attempt_
     for (const auto& c : connections_) {
         if (c->has_room()) return c;
     }
-    auto c = std::make_shared<h2_connection>(strand_, connector_, options_);
+    auto c = std::make_shared<h2_connection>(connector_, options_.body_limit);
     connections_.push_back(c);
     asio::co_spawn(strand_, h2_connection::run(c, ctx.timeout), asio::detached);
     return c;
@@ -482,9 +482,9 @@ asio::awaitable<attempt_outcome> h2_transport::exchange(const attempt_context& c
 
 }  // namespace
 
-std::unique_ptr<transport> make_h2_transport(asio::any_io_executor strand, connector& connections,
+std::unique_ptr<transport> make_h2_transport(asio::any_io_executor strand, std::shared_ptr<connector> connections,
                                              const http_client_options& options) {
-    return std::make_unique<h2_transport>(std::move(strand), connections, options);
+    return std::make_unique<h2_transport>(std::move(strand), std::move(connections), options);
 }
 
 }  // namespace faultline::retry::transport_detail

@@ -42,8 +42,8 @@ bool is_cancelled(const asio::cancellation_state& state) {
 
 class http1_transport final : public transport {
 public:
-    http1_transport(connector& connections, const http_client_options& options)
-        : connections_{connections}, options_{options} {}
+    http1_transport(std::shared_ptr<connector> connections, const http_client_options& options)
+        : connections_{std::move(connections)}, options_{options} {}
 
     asio::awaitable<attempt_outcome> exchange(const attempt_context& ctx, const request_factory& request,
                                               response_message& response, std::string& failure_reason) override;
@@ -52,7 +52,7 @@ private:
     std::unique_ptr<connection> take_idle();
     void put_idle(std::unique_ptr<connection> c);
 
-    connector& connections_;
+    std::shared_ptr<connector> connections_;
     const http_client_options& options_;
     std::vector<std::unique_ptr<connection>> idle_;
 };
@@ -88,9 +88,9 @@ asio::awaitable<attempt_outcome> http1_transport::exchange(const attempt_context
     if (c) {
         arm(*c);
     } else {
-        c = connections_.make();
+        c = connections_->make();
         arm(*c);
-        if (auto failure = co_await connections_.open(*c, cancel)) {
+        if (auto failure = co_await connections_->open(*c, cancel)) {
             failure_reason = std::move(failure->reason);
             co_return failure->outcome;
         }
@@ -131,8 +131,8 @@ asio::awaitable<attempt_outcome> http1_transport::exchange(const attempt_context
 
 }  // namespace
 
-std::unique_ptr<transport> make_http1_transport(connector& connections, const http_client_options& options) {
-    return std::make_unique<http1_transport>(connections, options);
+std::unique_ptr<transport> make_http1_transport(std::shared_ptr<connector> connections, const http_client_options& options) {
+    return std::make_unique<http1_transport>(std::move(connections), options);
 }
 
 }  // namespace faultline::retry::transport_detail

@@ -41,13 +41,13 @@ public:
           clock_{options_.clk != nullptr ? *options_.clk : steady_clock_source::instance()},
           own_random_{default_random().next()},
           random_{options_.random != nullptr ? *options_.random : own_random_},
-          connector_{strand_, std::move(host), port, options_},
+          connector_{std::make_shared<transport_detail::connector>(strand_, std::move(host), port, options_)},
           transport_{options_.protocol == http_protocol::http2
                          ? transport_detail::make_h2_transport(strand_, connector_, options_)
                          : transport_detail::make_http1_transport(connector_, options_)} {}
 
     asio::any_io_executor strand() const { return strand_; }
-    std::uint64_t connections_opened() const { return connector_.opened(); }
+    std::uint64_t connections_opened() const { return connector_->opened(); }
 
     asio::awaitable<http_result> run(http_request request, request_options options);
 
@@ -79,7 +79,7 @@ private:
     clock& clock_;
     seeded_random own_random_;
     random_source& random_;
-    transport_detail::connector connector_;
+    std::shared_ptr<transport_detail::connector> connector_;
     std::unique_ptr<transport_detail::transport> transport_;
 };
 
@@ -98,7 +98,7 @@ request_message http_client_state::build(const http_request& request, const atte
                                          std::optional<std::int64_t> deadline_ms) const {
     request_message message{request.method, request.target, 11};
     for (const auto& field : request.headers) message.insert(field.name_string(), field.value());
-    if (message.find(http::field::host) == message.end()) message.set(http::field::host, connector_.host());
+    if (message.find(http::field::host) == message.end()) message.set(http::field::host, connector_->host());
     message.set(attempt_header, std::to_string(ctx.attempt));
     if (deadline_ms) message.set(deadline_header, std::to_string(*deadline_ms));
     if (!ctx.idempotency_key.empty()) message.set(idempotency_key_header, ctx.idempotency_key);

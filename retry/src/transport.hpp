@@ -58,7 +58,8 @@ struct attempt_failure {
     std::string reason{};
 };
 
-// Opens connections to the client's one host and port.
+// Opens connections to the client's one host and port. Shared: an HTTP/2 connection still
+// connecting holds it, and may outlive the client.
 class connector {
 public:
     connector(asio::any_io_executor strand, std::string host, std::uint16_t port, const http_client_options& options);
@@ -74,7 +75,7 @@ public:
                                                          std::string_view alpn = {});
 
     const std::string& host() const { return host_; }
-    bool secure() const { return options_.tls != nullptr; }
+    bool secure() const { return tls_ != nullptr; }
     std::uint64_t opened() const { return opened_.load(std::memory_order_relaxed); }
 
 private:
@@ -83,7 +84,8 @@ private:
     asio::any_io_executor strand_;
     std::string host_;
     std::uint16_t port_;
-    const http_client_options& options_;
+    std::shared_ptr<asio::ssl::context> tls_;
+    std::string tls_server_name_;
     std::optional<tcp::resolver::results_type> endpoints_;
     std::atomic<std::uint64_t> opened_{0};
 };
@@ -107,9 +109,9 @@ public:
                                                       response_message& response, std::string& failure_reason) = 0;
 };
 
-// `connector` and `options` must outlive the transport.
-std::unique_ptr<transport> make_http1_transport(connector& connections, const http_client_options& options);
-std::unique_ptr<transport> make_h2_transport(asio::any_io_executor strand, connector& connections,
+// `options` must outlive the transport.
+std::unique_ptr<transport> make_http1_transport(std::shared_ptr<connector> connections, const http_client_options& options);
+std::unique_ptr<transport> make_h2_transport(asio::any_io_executor strand, std::shared_ptr<connector> connections,
                                              const http_client_options& options);
 
 }  // namespace faultline::retry::transport_detail

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "faultline/retry/idempotency.hpp"
@@ -121,8 +122,9 @@ TEST(h2_client, a_request_beyond_the_servers_stream_limit_opens_another_connecti
     std::vector<http_result> results;
     const auto collect = [&](http_result r) { results.push_back(std::move(r)); };
     // The second request starts once the client has applied the server's SETTINGS (limit 1).
+    bool second_started = false;
     server.on_settings_acked([&] {
-        server.on_settings_acked(nullptr);
+        if (std::exchange(second_started, true)) return;
         asio::post(io, [&] { client.async_request(make_request(http::verb::get, "/kv/b"), collect); });
     });
     client.async_request(make_request(http::verb::get, "/kv/a"), collect);
