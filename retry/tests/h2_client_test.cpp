@@ -248,6 +248,22 @@ TEST(h2_client, cancellation_resets_the_stream) {
     EXPECT_EQ(server.client_resets().begin()->second, static_cast<std::uint32_t>(NGHTTP2_CANCEL));
 }
 
+TEST(h2_client, a_response_body_over_the_limit_resets_the_stream_as_reset_after_write) {
+    asio::io_context io;
+    h2::server server{io};
+    server.script({h2::step::respond(200, std::string(64, 'x'))});
+    http_client_options options = h2c_options();
+    options.body_limit = 16;
+    http_client client{io.get_executor(), "127.0.0.1", server.port(), unkeyed(quick_policy(3)), options};
+    const auto result = run_one(io, client, make_request(http::verb::post, "/payments", "p"));
+    ASSERT_TRUE(result.has_value());
+    EXPECT_EQ(result->final_decision, decision::not_retryable);
+    EXPECT_EQ(result->last_outcome.kind, outcome_kind::reset_after_write);
+    EXPECT_EQ(result->status, 0);
+    ASSERT_TRUE(run_until(io, [&] { return !server.client_resets().empty(); }));
+    EXPECT_EQ(server.client_resets().begin()->second, static_cast<std::uint32_t>(NGHTTP2_CANCEL));
+}
+
 TEST(h2_client, a_server_that_is_gone_is_connection_refused) {
     asio::io_context io;
     std::uint16_t port = 0;
