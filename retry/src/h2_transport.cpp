@@ -8,7 +8,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -405,13 +404,10 @@ public:
     h2_transport(asio::any_io_executor strand, std::shared_ptr<connector> connections, const http_client_options& options)
         : strand_{std::move(strand)}, connector_{std::move(connections)}, options_{options} {}
 
-    // Idle connections keep a read pending; closing them on the strand lets the executor run out of
-    // work. Nothing else refers to the transport by then (running requests hold the client's state).
+    // Idle connections keep a read pending; closing them lets the executor run out of work. Called
+    // on the strand, as the client's state is released there (http_client's destructor).
     ~h2_transport() override {
-        if (connections_.empty()) return;
-        asio::post(strand_, [connections = std::move(connections_)] {
-            for (const auto& c : connections) c->close();
-        });
+        for (const auto& c : connections_) c->close();
     }
     h2_transport(const h2_transport&) = delete;
     h2_transport& operator=(const h2_transport&) = delete;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/string.hpp>
 
@@ -204,6 +205,14 @@ http_client::http_client(asio::any_io_executor executor, std::string host, std::
                          http_client_options options)
     : state_{std::make_shared<http_client_state>(std::move(executor), std::move(host), port,
                                                  validated(std::move(policy)), options)} {}
+
+http_client::~http_client() {
+    if (!state_) return;  // moved from
+    // Its connections' handlers run on the strand; releasing the state anywhere else would race
+    // with them (the last holder closes the connections).
+    asio::any_io_executor strand = state_->strand();
+    asio::post(strand, [state = std::move(state_)]() mutable { state.reset(); });
+}
 
 std::uint64_t http_client::connections_opened() const { return state_->connections_opened(); }
 

@@ -62,14 +62,16 @@
 //
 // Ownership and threads: the client owns its connections through a shared state that running
 // operations also hold, so the client object may be destroyed while requests are in flight (they
-// finish normally). All of the client's state is touched only on its own strand, so async_request may
-// be called from any thread and concurrently. Under HTTP/1.1 each attempt takes an idle keep-alive
-// connection from a small pool (at most `max_idle_connections` kept) or opens a new one, so concurrent
-// requests use separate connections; under HTTP/2 they are streams of shared connections. An idle
-// HTTP/2 connection keeps a read pending (the server may send GOAWAY or PING at any time), which keeps
-// the executor busy: destroying the client closes its connections, so an io_context's run() returns
-// once the client is gone and its requests are over. The injected clock and random source must outlive the client; the random
-// source is only used on the strand.
+// finish normally). All of the client's state is touched only on its own strand, its destruction
+// included (the destructor hands the client's share of it to the strand), so async_request may be
+// called from any thread and concurrently, and the client must be destroyed before its executor's
+// execution context. Under HTTP/1.1 each attempt takes an idle keep-alive connection from a small
+// pool (at most `max_idle_connections` kept) or opens a new one, so concurrent requests use separate
+// connections; under HTTP/2 they are streams of shared connections. An idle HTTP/2 connection keeps
+// a read pending (the server may send GOAWAY or PING at any time), which keeps the executor busy:
+// destroying the client closes its connections, so an io_context's run() returns once the client is
+// gone and its requests are over. The injected clock and random source must outlive the client; the
+// random source is only used on the strand.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -175,6 +177,9 @@ public:
     // An invalid policy (validate) throws std::invalid_argument.
     http_client(asio::any_io_executor executor, std::string host, std::uint16_t port, retry_policy policy = {},
                 http_client_options options = {});
+    ~http_client();
+    http_client(http_client&&) noexcept = default;
+    http_client& operator=(http_client&&) noexcept = default;
 
     // Sends `request` as one operation; completes `token` with void(http_result). Works with
     // asio::use_awaitable, a callback, asio::use_future; cancellation as for async_execute.
