@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "faultline/retry/classify.hpp"
 #include "faultline/retry/deadline.hpp"
@@ -212,6 +213,12 @@ http_client::~http_client() {
     // with them (the last holder closes the connections).
     asio::any_io_executor strand = state_->strand();
     asio::post(strand, [state = std::move(state_)]() mutable { state.reset(); });
+}
+
+http_client& http_client::operator=(http_client other) noexcept {
+    // The state held so far leaves with `other`, whose destructor releases it on its strand.
+    std::swap(state_, other.state_);
+    return *this;
 }
 
 std::uint64_t http_client::connections_opened() const { return state_->connections_opened(); }

@@ -264,6 +264,21 @@ TEST(h2_client, a_response_body_over_the_limit_resets_the_stream_as_reset_after_
     EXPECT_EQ(server.client_resets().begin()->second, static_cast<std::uint32_t>(NGHTTP2_CANCEL));
 }
 
+// An idle HTTP/2 connection keeps a read pending; the client's destruction closes it, so the
+// executor is not kept busy by a client that is gone.
+TEST(h2_client, destroying_the_client_closes_its_idle_connection) {
+    asio::io_context io;
+    h2::server server{io};
+    std::optional<http_client> client{std::in_place, io.get_executor(), "127.0.0.1", server.port(), quick_policy(1),
+                                      h2c_options()};
+    const auto result = run_one(io, *client, make_request(http::verb::get, "/kv/a"));
+    ASSERT_TRUE(result.has_value());
+    EXPECT_EQ(result->status, 200);
+    EXPECT_EQ(server.closed_connections(), 0);
+    client.reset();
+    EXPECT_TRUE(run_until(io, [&] { return server.closed_connections() == 1; }));
+}
+
 TEST(h2_client, a_server_that_is_gone_is_connection_refused) {
     asio::io_context io;
     std::uint16_t port = 0;

@@ -90,6 +90,7 @@ public:
     // (connection, stream) -> the RST_STREAM code the client sent on it.
     const std::map<std::pair<int, std::int32_t>, std::uint32_t>& client_resets() const { return state_->client_resets; }
     int accepted_connections() const { return state_->accepted; }
+    int closed_connections() const { return state_->closed; }  // ended by the client (EOF or reset)
     // Called when a client acknowledged the server's SETTINGS (it applies them from then on).
     void on_settings_acked(std::function<void()> callback) { state_->on_settings_acked = std::move(callback); }
 
@@ -117,6 +118,7 @@ private:
         // Replies held until hold_until requests arrived: (session, stream, step).
         std::vector<std::tuple<std::weak_ptr<session>, std::int32_t, step>> held;
         int accepted = 0;
+        int closed = 0;
     };
 
     struct session : std::enable_shared_from_this<session> {
@@ -142,7 +144,10 @@ private:
 
         void read() {
             socket.async_read_some(asio::buffer(buffer), [self = shared_from_this()](error_code ec, std::size_t n) {
-                if (ec) return self->socket.close(ec);
+                if (ec) {
+                    if (ec != asio::error::operation_aborted) ++self->state->closed;
+                    return self->socket.close(ec);
+                }
                 if (nghttp2_session_mem_recv(self->h2, self->buffer.data(), n) < 0) return self->socket.close(ec);
                 self->act();
                 self->flush();

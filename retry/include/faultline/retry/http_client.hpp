@@ -177,9 +177,11 @@ public:
     // An invalid policy (validate) throws std::invalid_argument.
     http_client(asio::any_io_executor executor, std::string host, std::uint16_t port, retry_policy policy = {},
                 http_client_options options = {});
+    // A copy shares the state (connections, pool); each releases its share on the strand.
     ~http_client();
+    http_client(const http_client&) = default;
     http_client(http_client&&) noexcept = default;
-    http_client& operator=(http_client&&) noexcept = default;
+    http_client& operator=(http_client other) noexcept;
 
     // Sends `request` as one operation; completes `token` with void(http_result). Works with
     // asio::use_awaitable, a callback, asio::use_future; cancellation as for async_execute.
