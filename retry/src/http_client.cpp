@@ -3,85 +3,28 @@
 #include <algorithm>
 #include <chrono>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/error.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/error.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/beast/core/string.hpp>
 
-#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
-#include <vector>
+#include <utility>
 
-#include "faultline/core/tls_client.hpp"
 #include "faultline/retry/classify.hpp"
 #include "faultline/retry/deadline.hpp"
 #include "faultline/retry/idempotency.hpp"
 #include "faultline/retry/retry_after.hpp"
+#include "transport.hpp"
 
 namespace faultline::retry {
 
 namespace beast = boost::beast;
-using tcp = asio::ip::tcp;
-using error_code = boost::system::error_code;
+using transport_detail::request_message;
+using transport_detail::response_message;
 
 namespace {
-
-// A connection: TCP, or TLS over it. Beast's timeouts act on the TCP stream either way.
-struct connection {
-    connection(const asio::any_io_executor& executor, asio::ssl::context* tls) : stream{executor} {
-        if (tls != nullptr) secure.emplace(stream, *tls);
-    }
-    // Calls `op` with the stream requests travel on: the TLS stream, else the TCP one.
-    template <class Op>
-    auto on_stream(Op&& op) {
-        return secure ? op(*secure) : op(stream);
-    }
-    beast::tcp_stream stream;
-    std::optional<asio::ssl::stream<beast::tcp_stream&>> secure;
-    beast::flat_buffer buffer;
-};
-
-// An idle keep-alive connection may have been closed by the server since its last response. A
-// non-blocking peek tells: "would block" means open and silent; EOF, an error or unexpected bytes
-// mean it must not carry another request (writing into a closed connection would turn a harmless
-// stale connection into an ambiguous "after write" failure).
-bool still_usable(connection& c) {
-    auto& socket = c.stream.socket();
-    error_code ec;
-    socket.non_blocking(true, ec);
-    if (ec) return false;
-    char byte = 0;
-    socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
-    error_code restore;
-    socket.non_blocking(false, restore);
-    return ec == asio::error::would_block && !restore;
-}
-
-attempt_outcome transport(outcome_kind kind) { return attempt_outcome::transport(kind); }
-
-// A handshake TLS itself refused (a certificate that does not verify, no common protocol) fails
-// the same way next time; a reset, EOF or timeout during it is a transport failure like a refused
-// connect, and no request byte was sent either way.
-bool refused_certificate(const error_code& ec) {
-    return ec.category() == asio::error::get_ssl_category() && ec != asio::ssl::error::stream_truncated;
-}
-
-bool is_cancelled(const asio::cancellation_state& state) {
-    return state.cancelled() != asio::cancellation_type::none;
-}
 
 retry_policy validated(retry_policy policy) {
     validate(policy);
@@ -95,83 +38,69 @@ public:
     http_client_state(asio::any_io_executor executor, std::string host, std::uint16_t port, retry_policy policy,
                       http_client_options options)
         : strand_{asio::make_strand(executor)},
-          host_{std::move(host)},
-          port_{port},
           policy_{std::move(policy)},
-          options_{options},
-          clock_{options.clk != nullptr ? *options.clk : steady_clock_source::instance()},
+          options_{std::move(options)},
+          clock_{options_.clk != nullptr ? *options_.clk : steady_clock_source::instance()},
           own_random_{default_random().next()},
-          random_{options.random != nullptr ? *options.random : own_random_} {}
+          random_{options_.random != nullptr ? *options_.random : own_random_},
+          connector_{std::make_shared<transport_detail::connector>(strand_, std::move(host), port, options_)},
+          transport_{options_.protocol == http_protocol::http2
+                         ? transport_detail::make_h2_transport(strand_, connector_, options_)
+                         : transport_detail::make_http1_transport(connector_, options_)} {}
 
     asio::any_io_executor strand() const { return strand_; }
-    std::uint64_t connections_opened() const { return opened_.load(std::memory_order_relaxed); }
+    std::uint64_t connections_opened() const { return connector_->opened(); }
 
     asio::awaitable<http_result> run(http_request request, request_options options);
 
 private:
+    // The request of one attempt, made when its connection is ready.
+    class attempt_request final : public transport_detail::request_factory {
+    public:
+        attempt_request(const http_client_state& client, const http_request& request, const attempt_context& ctx)
+            : client_{client}, request_{request}, ctx_{ctx}, planned_at_{client.clock_.now()} {}
+        request_message make() const override;
+
+    private:
+        const http_client_state& client_;
+        const http_request& request_;
+        const attempt_context& ctx_;
+        time_point planned_at_;
+    };
+
     asio::awaitable<attempt_outcome> attempt(const http_request& request, const attempt_context& ctx,
-                                             http::response<http::string_body>& response);
-    asio::awaitable<error_code> resolve();
-    // TLS on a connected `c`: SNI with the server name (not for an address), the name verified when
-    // the context verifies.
-    asio::awaitable<error_code> handshake(connection& c);
-    std::unique_ptr<connection> take_idle();
-    void put_idle(std::unique_ptr<connection> c);
+                                             response_message& response, std::string& failure_reason);
     // `deadline_ms` is the Faultline-Deadline-Ms value as of the moment the request is written.
-    http::request<http::string_body> build(const http_request& request, const attempt_context& ctx,
-                                           std::optional<std::int64_t> deadline_ms) const;
-    attempt_outcome from_response(const http::response<http::string_body>& response) const;
+    request_message build(const http_request& request, const attempt_context& ctx,
+                          std::optional<std::int64_t> deadline_ms) const;
+    attempt_outcome from_response(const response_message& response) const;
 
     asio::any_io_executor strand_;
-    std::string host_;
-    std::uint16_t port_;
     retry_policy policy_;
     http_client_options options_;
     clock& clock_;
     seeded_random own_random_;
     random_source& random_;
-    std::optional<tcp::resolver::results_type> endpoints_;
-    std::vector<std::unique_ptr<connection>> idle_;
-    std::atomic<std::uint64_t> opened_{0};
+    std::shared_ptr<transport_detail::connector> connector_;
+    std::unique_ptr<transport_detail::transport> transport_;
 };
 
-asio::awaitable<error_code> http_client_state::resolve() {
-    if (endpoints_) co_return error_code{};
-    tcp::resolver resolver{strand_};
-    auto [ec, results] =
-        co_await resolver.async_resolve(host_, std::to_string(port_), asio::as_tuple(asio::use_awaitable));
-    if (!ec) endpoints_ = std::move(results);
-    co_return ec;
-}
-
-asio::awaitable<error_code> http_client_state::handshake(connection& c) {
-    auto& tls = *c.secure;
-    const std::string& name = options_.tls_server_name.empty() ? host_ : options_.tls_server_name;
-    prepare_tls_client(tls, name, (SSL_CTX_get_verify_mode(options_.tls->native_handle()) & SSL_VERIFY_PEER) != 0);
-    auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
-    co_return ec;
-}
-
-std::unique_ptr<connection> http_client_state::take_idle() {
-    // Bounded by max_idle_connections: each pass removes one connection.
-    while (!idle_.empty()) {
-        std::unique_ptr<connection> c = std::move(idle_.back());
-        idle_.pop_back();
-        if (still_usable(*c)) return c;
+request_message http_client_state::attempt_request::make() const {
+    // The plan's deadline value was computed before connecting; the budget left when the request
+    // goes out is smaller by the time that took, and the server must not be promised more.
+    std::optional<std::int64_t> deadline_ms = ctx_.deadline_ms;
+    if (deadline_ms) {
+        const auto spent = std::chrono::ceil<std::chrono::milliseconds>(client_.clock_.now() - planned_at_).count();
+        deadline_ms = std::max<std::int64_t>(1, *deadline_ms - spent);
     }
-    return nullptr;
+    return client_.build(request_, ctx_, deadline_ms);
 }
 
-void http_client_state::put_idle(std::unique_ptr<connection> c) {
-    if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(c));
-}
-
-http::request<http::string_body> http_client_state::build(const http_request& request,
-                                                          const attempt_context& ctx,
-                                                          std::optional<std::int64_t> deadline_ms) const {
-    http::request<http::string_body> message{request.method, request.target, 11};
+request_message http_client_state::build(const http_request& request, const attempt_context& ctx,
+                                         std::optional<std::int64_t> deadline_ms) const {
+    request_message message{request.method, request.target, 11};
     for (const auto& field : request.headers) message.insert(field.name_string(), field.value());
-    if (message.find(http::field::host) == message.end()) message.set(http::field::host, host_);
+    if (message.find(http::field::host) == message.end()) message.set(http::field::host, connector_->host());
     message.set(attempt_header, std::to_string(ctx.attempt));
     if (deadline_ms) message.set(deadline_header, std::to_string(*deadline_ms));
     if (!ctx.idempotency_key.empty()) message.set(idempotency_key_header, ctx.idempotency_key);
@@ -181,7 +110,7 @@ http::request<http::string_body> http_client_state::build(const http_request& re
     return message;
 }
 
-attempt_outcome http_client_state::from_response(const http::response<http::string_body>& response) const {
+attempt_outcome http_client_state::from_response(const response_message& response) const {
     attempt_outcome out = attempt_outcome::http(static_cast<int>(response.result_int()));
     if (auto it = response.find(http::field::retry_after); it != response.end()) {
         const auto date = response.find(http::field::date);
@@ -197,77 +126,10 @@ attempt_outcome http_client_state::from_response(const http::response<http::stri
 }
 
 asio::awaitable<attempt_outcome> http_client_state::attempt(const http_request& request, const attempt_context& ctx,
-                                                            http::response<http::string_body>& response) {
-    const asio::cancellation_state cancel = co_await asio::this_coro::cancellation_state;
-    const time_point planned_at = clock_.now();
-    // One expiry covers the whole attempt (connect, write and read together, as Beast applies it to
-    // every operation until it is set again); on expiry Beast closes the socket, so a timed-out
-    // connection is never reused.
-    const auto arm = [&ctx](connection& conn) {
-        if (ctx.timeout) {
-            conn.stream.expires_after(*ctx.timeout);
-        } else {
-            conn.stream.expires_never();
-        }
-    };
-    std::unique_ptr<connection> c = take_idle();
-    if (c) {
-        arm(*c);
-    } else {
-        if (const error_code ec = co_await resolve(); ec) {
-            co_return transport(is_cancelled(cancel) ? outcome_kind::cancelled : outcome_kind::local_error);
-        }
-        c = std::make_unique<connection>(strand_, options_.tls.get());
-        arm(*c);
-        auto [ec, endpoint] = co_await c->stream.async_connect(*endpoints_, asio::as_tuple(asio::use_awaitable));
-        if (ec) co_return transport(is_cancelled(cancel) ? outcome_kind::cancelled : outcome_kind::connection_refused);
-        if (c->secure) {
-            if (const error_code tls_ec = co_await handshake(*c); tls_ec) {
-                if (is_cancelled(cancel)) co_return transport(outcome_kind::cancelled);
-                co_return transport(refused_certificate(tls_ec) ? outcome_kind::local_error
-                                                                : outcome_kind::connection_refused);
-            }
-        }
-        opened_.fetch_add(1, std::memory_order_relaxed);
-    }
-
-    // The plan's deadline value was computed before connecting; the budget left when the request
-    // goes out is smaller by the time that took, and the server must not be promised more.
-    std::optional<std::int64_t> deadline_ms = ctx.deadline_ms;
-    if (deadline_ms) {
-        const auto spent = std::chrono::ceil<std::chrono::milliseconds>(clock_.now() - planned_at).count();
-        deadline_ms = std::max<std::int64_t>(1, *deadline_ms - spent);
-    }
-    http::request<http::string_body> message = build(request, ctx, deadline_ms);
-    auto [write_ec, written] = co_await c->on_stream(
-        [&](auto& stream) { return http::async_write(stream, message, asio::as_tuple(asio::use_awaitable)); });
-    if (write_ec) {
-        if (is_cancelled(cancel)) co_return transport(outcome_kind::cancelled);
-        if (written == 0) co_return transport(outcome_kind::reset_before_write);
-        co_return transport(write_ec == beast::error::timeout ? outcome_kind::timeout_after_write
-                                                              : outcome_kind::reset_after_write);
-    }
-
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(options_.body_limit);
-    auto [read_ec, read] = co_await c->on_stream([&](auto& stream) {
-        return http::async_read(stream, c->buffer, parser, asio::as_tuple(asio::use_awaitable));
-    });
-    if (read_ec) {
-        if (is_cancelled(cancel)) co_return transport(outcome_kind::cancelled);
-        if (read_ec == beast::error::timeout) co_return transport(outcome_kind::timeout_after_write);
-        if (read_ec == http::error::end_of_stream || read_ec == http::error::partial_message ||
-            read_ec == asio::error::eof || read_ec == asio::ssl::error::stream_truncated) {
-            co_return transport(outcome_kind::eof_after_write);
-        }
-        co_return transport(outcome_kind::reset_after_write);
-    }
-    response = parser.release();
-    // Reusable only if the server keeps it alive and sent nothing beyond this response.
-    if (response.keep_alive() && c->buffer.size() == 0) {
-        c->stream.expires_never();
-        put_idle(std::move(c));
-    }
+                                                            response_message& response, std::string& failure_reason) {
+    const attempt_request factory{*this, request, ctx};
+    const attempt_outcome outcome = co_await transport_->exchange(ctx, factory, response, failure_reason);
+    if (outcome.kind != outcome_kind::response) co_return outcome;
     co_return from_response(response);
 }
 
@@ -291,19 +153,22 @@ asio::awaitable<http_result> http_client_state::run(http_request request, reques
     if (safety == request_safety::idempotency_key && !key) safety = request_safety::idempotent;
     execution_env env{&clock_, &random_, safety, options.deadline, key};
 
-    http::response<http::string_body> response;
+    response_message response;
     bool have_response = false;
+    std::string failure_reason;
     auto op = [&](const attempt_context& ctx) -> asio::awaitable<attempt_outcome> {
-        return [](http_client_state& self, const http_request& req, attempt_context c,
-                  http::response<http::string_body>& out, bool& have) -> asio::awaitable<attempt_outcome> {
-            http::response<http::string_body> fresh;
-            const attempt_outcome outcome = co_await self.attempt(req, c, fresh);
+        return [](http_client_state& self, const http_request& req, attempt_context c, response_message& out,
+                  bool& have, std::string& reason) -> asio::awaitable<attempt_outcome> {
+            response_message fresh;
+            std::string why;
+            const attempt_outcome outcome = co_await self.attempt(req, c, fresh, why);
             if (outcome.kind == outcome_kind::response) {
                 out = std::move(fresh);
                 have = true;
             }
+            reason = std::move(why);
             co_return outcome;
-        }(*this, request, ctx, response, have_response);
+        }(*this, request, ctx, response, have_response, failure_reason);
     };
     auto hook = [&](const decision_event& event) {
         if (event.outcome != nullptr) {
@@ -316,6 +181,7 @@ asio::awaitable<http_result> http_client_state::run(http_request request, reques
     result.final_decision = loop.final_decision;
     result.attempts = loop.attempts;
     result.last_outcome = loop.last_outcome;
+    if (result.last_outcome.kind == outcome_kind::local_error) result.failure_reason = std::move(failure_reason);
     if (have_response) {
         result.status = static_cast<int>(response.result_int());
         result.body = std::move(response.body());
@@ -340,6 +206,20 @@ http_client::http_client(asio::any_io_executor executor, std::string host, std::
                          http_client_options options)
     : state_{std::make_shared<http_client_state>(std::move(executor), std::move(host), port,
                                                  validated(std::move(policy)), options)} {}
+
+http_client::~http_client() {
+    if (!state_) return;  // moved from
+    // Its connections' handlers run on the strand; releasing the state anywhere else would race
+    // with them (the last holder closes the connections).
+    asio::any_io_executor strand = state_->strand();
+    asio::post(strand, [state = std::move(state_)]() mutable { state.reset(); });
+}
+
+http_client& http_client::operator=(http_client other) noexcept {
+    // The state held so far leaves with `other`, whose destructor releases it on its strand.
+    std::swap(state_, other.state_);
+    return *this;
+}
 
 std::uint64_t http_client::connections_opened() const { return state_->connections_opened(); }
 

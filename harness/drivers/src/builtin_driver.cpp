@@ -231,6 +231,9 @@ std::optional<builtin_config> read_builtin(table_reader& r) {
         c.order = *v == "weighted" ? template_order::weighted : template_order::round_robin;
     }
     if (const auto v = r.integer("threads", 1, 2)) c.threads = static_cast<std::uint32_t>(*v);
+    if (const auto v = r.choice("protocol", {"http1", "h2"})) {
+        c.protocol = *v == "h2" ? client_protocol::h2 : client_protocol::http1;
+    }
     if (const toml::array* requests = r.array_of_tables("request")) {
         c.requests.clear();
         if (requests->empty()) r.fail("request", "needs at least one [[client.request]] table");
@@ -391,6 +394,8 @@ private:
             options.clk = &ctx_.clk;
             options.random = randoms_.back().get();
             options.tls = tls;
+            options.protocol = config_.protocol == client_protocol::h2 ? retry::http_protocol::http2
+                                                                       : retry::http_protocol::http1;
             clients_.push_back(std::make_unique<retry::http_client>(io_.get_executor(), ctx_.host, ctx_.port,
                                                                     client_policy, options));
         }
@@ -455,6 +460,9 @@ private:
     // One lane finished: when it was the last, nothing keeps the io_context busy any more.
     void lane_done() {
         if (--lanes_left_ > 0) return;
+        // No operation is left to use them. An idle HTTP/2 connection keeps a read pending; gone with
+        // its client, it lets the io_context run out of work.
+        clients_.clear();
         limit_timer_.cancel();
         grace_timer_.cancel();
         if (interrupt_wait_.is_open()) interrupt_wait_.cancel();
@@ -714,8 +722,8 @@ std::optional<builtin_config> parse_builtin_config(config::table_reader& client)
 namespace {
 
 // Every key read_builtin reads (driver.hpp: other drivers' tables reject them by name).
-constexpr std::string_view builtin_keys[] = {"preset", "clients", "operations", "rate",    "duration",
-                                             "concurrency", "order", "threads", "request", "policy"};
+constexpr std::string_view builtin_keys[] = {"preset",  "clients", "operations", "rate",   "duration", "concurrency",
+                                             "order",   "threads", "protocol",   "request", "policy"};
 
 std::unique_ptr<driver> make_builtin(config::table_reader& client, const client_overrides&) {
     std::optional<builtin_config> config = parse_builtin_config(client);

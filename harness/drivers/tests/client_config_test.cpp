@@ -77,6 +77,7 @@ TEST(ClientConfig, EmptyTableIsTheGoodBuiltinClient) {
     EXPECT_EQ(c.requests[0].method, "POST");
     EXPECT_EQ(c.requests[0].path, "/payments");
     EXPECT_EQ(c.threads, 1u);
+    EXPECT_EQ(c.protocol, client_protocol::http1);
     EXPECT_EQ(total_operations(c.load), 1u);
 }
 
@@ -90,6 +91,7 @@ operations = 5
 concurrency = 8
 order = "weighted"
 threads = 2
+protocol = "h2"
 
 [[client.request]]
 method = "PUT"
@@ -126,6 +128,7 @@ circuit_breaker = { window_size = 30, minimum_calls = 5, failure_ratio = 0.25, o
     EXPECT_EQ(total_operations(c.load), 100u);
     EXPECT_EQ(c.order, template_order::weighted);
     EXPECT_EQ(c.threads, 2u);
+    EXPECT_EQ(c.protocol, client_protocol::h2);
     ASSERT_EQ(c.requests.size(), 2u);
     EXPECT_EQ(c.requests[0].method, "PUT");
     EXPECT_EQ(c.requests[0].path, "/kv/{client}-{n}");
@@ -538,7 +541,7 @@ TEST(ClientConfigErrors, UnknownKeyListsTheAllowedOnes) {
     EXPECT_EQ(e.where.column, 1u);
     EXPECT_THAT(e.message, HasSubstr("unknown key \"clinets\""));
     EXPECT_THAT(e.message, HasSubstr("allowed: clients, concurrency, driver, duration, operations, order, "
-                                     "policy, preset, rate, request, threads"));
+                                     "policy, preset, protocol, rate, request, threads"));
     EXPECT_EQ(e.to_string().rfind("scenario.toml:3:1: [client]", 0), 0u) << e.to_string();
 }
 
@@ -621,6 +624,8 @@ TEST(ClientConfigErrors, BadChoices) {
                           "ignores_retry_after, ignores_deadline"));
     EXPECT_THAT(single_error("[client]\ndriver = \"python\"\n").message,
                 HasSubstr("driver: unknown value \"python\"; allowed: builtin, command"));
+    EXPECT_THAT(single_error("[client]\nprotocol = \"http2\"\n").message,
+                HasSubstr("protocol: unknown value \"http2\"; allowed: http1, h2"));
     EXPECT_THAT(single_error("[client.policy.backoff]\njitter = \"lots\"\n").message,
                 HasSubstr("allowed: none, full, equal, decorrelated, proportional"));
     EXPECT_THAT(single_error("[[client.request]]\nmethod = \"FETCH\"\n").message, HasSubstr("method: unknown value"));
@@ -652,6 +657,8 @@ TEST(ClientConfigErrors, KeysOfTheOtherDriver) {
     EXPECT_THAT(e.message, HasSubstr("[client]: mode: only applies to driver = \"command\""));
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\ncommand = [\"true\"]\nclients = 3\n").message,
                 HasSubstr("clients: only applies to driver = \"builtin\""));
+    EXPECT_THAT(single_error("[client]\ndriver = \"command\"\ncommand = [\"true\"]\nprotocol = \"h2\"\n").message,
+                HasSubstr("protocol: only applies to driver = \"builtin\""));
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\ncommand = [\"true\"]\noperations = 3\n").message,
                 HasSubstr("operations: only applies to mode = \"per_operation\""));
     EXPECT_THAT(single_error("[client]\ndriver = \"command\"\n").message, HasSubstr("needs command = ["));

@@ -632,6 +632,141 @@ TEST(runner, with_tls_the_builtin_client_trusts_the_runs_ca) {
     for (const verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
 }
 
+// [client] protocol = "h2": the builtin clients speak HTTP/2 to the same server (h2c without TLS).
+// A stream refused (REFUSED_STREAM) and a GOAWAY below the stream were never processed, so a POST
+// without a key is sent again after each and every operation ends with one charge. Two driver
+// threads, so ThreadSanitizer sees the clients' connections wound down across threads.
+constexpr const char* h2_unprocessed = R"(name = "h2-unprocessed"
+seed = 11
+time_limit = "10s"
+
+[[fault]]
+name = "refuse-first"
+kind = "refused_stream"
+[fault.match]
+method = "POST"
+path = "/payments"
+[fault.when]
+attempts = [1]
+
+[[fault]]
+name = "go-away-second"
+kind = "goaway"
+[fault.match]
+method = "POST"
+path = "/payments"
+[fault.when]
+attempts = [2]
+
+[client]
+protocol = "h2"
+clients = 2
+operations = 3
+threads = 2
+[client.policy]
+max_attempts = 3
+idempotency_keys = "none"
+budget = { kind = "none" }
+[client.policy.backoff]
+base = "1ms"
+cap = "5ms"
+
+[[expect]]
+check = "no_double_effects"
+
+[[expect]]
+check = "success_rate"
+min = 1.0
+)";
+
+TEST(runner, h2_builtin_clients_retry_an_unkeyed_post_that_was_never_processed) {
+    const run_record run = run_scenario(load(h2_unprocessed));
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_THAT(run.journal, SizeIs(18));
+    ASSERT_THAT(run.wire, SizeIs(18));
+    for (const wire_detail& w : run.wire) {
+        ASSERT_TRUE(w.protocol);
+        EXPECT_EQ(*w.protocol, "h2c");
+        EXPECT_TRUE(w.stream);
+    }
+    for (const client_record& c : run.clients) {
+        EXPECT_EQ(c.attempts, 3u) << c.operation;
+        EXPECT_EQ(c.attempt_outcomes, "reset_before_write, reset_before_write, 201") << c.operation;
+    }
+    ASSERT_THAT(run.rule_firings, SizeIs(2));
+    EXPECT_EQ(run.rule_firings[0].fired, 6u);
+    EXPECT_EQ(run.rule_firings[1].fired, 6u);
+    for (const verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
+    EXPECT_EQ(exit_code_of(run), exit_code::passed);
+}
+
+// GOAWAY after the commit, then the end of the connection: the client cannot know whether the POST
+// was processed. The same scenario passes with a policy that does not resend an unkeyed POST and
+// fails no_double_effects with one that treats it as idempotent (the naive preset).
+std::string h2_lost_response(std::string_view preset) {
+    return R"(name = "h2-lost-response"
+seed = 12
+time_limit = "10s"
+
+[[fault]]
+kind = "goaway"
+phase = "after"
+[fault.match]
+method = "POST"
+path = "/payments"
+[fault.when]
+attempts = [1]
+
+[client]
+protocol = "h2"
+preset = ")" + std::string{preset} + R"("
+clients = 2
+operations = 2
+[client.policy]
+idempotency_keys = "none"
+budget = { kind = "none" }
+[client.policy.backoff]
+base = "1ms"
+cap = "5ms"
+
+[[expect]]
+check = "no_double_effects"
+)";
+}
+
+TEST(runner, h2_a_policy_that_resends_an_unkeyed_post_after_a_goaway_covering_it_fails_no_double_effects) {
+    const run_record careful = run_scenario(load(h2_lost_response("good")));
+    ASSERT_EQ(careful.harness_error, "");
+    ASSERT_THAT(careful.journal, SizeIs(4));
+    for (const client_record& c : careful.clients) EXPECT_EQ(c.attempt_outcomes, "eof_after_write") << c.operation;
+    ASSERT_FALSE(careful.verdicts.empty());
+    EXPECT_EQ(careful.verdicts[0].check, "no_double_effects");
+    EXPECT_TRUE(careful.verdicts[0].passed) << careful.verdicts[0].summary;
+
+    const run_record naive = run_scenario(load(h2_lost_response("naive")));
+    ASSERT_EQ(naive.harness_error, "");
+    ASSERT_FALSE(naive.verdicts.empty());
+    EXPECT_EQ(naive.verdicts[0].check, "no_double_effects");
+    EXPECT_FALSE(naive.verdicts[0].passed);
+    EXPECT_THAT(naive.verdicts[0].evidence, SizeIs(4));
+    EXPECT_EQ(exit_code_of(naive), exit_code::check_failed);
+}
+
+// With [server] tls, protocol = "h2" is HTTP/2 chosen by ALPN.
+TEST(runner, h2_over_tls_is_chosen_by_alpn) {
+    std::string text = tiny;
+    text.replace(text.find("[[fault]]"), 9, "[server]\ntls = true\n\n[[fault]]");
+    text.replace(text.find("[client]"), 8, "[client]\nprotocol = \"h2\"");
+    const run_record run = run_scenario(load(text));
+    ASSERT_EQ(run.harness_error, "");
+    ASSERT_THAT(run.wire, SizeIs(12));
+    for (const wire_detail& w : run.wire) {
+        ASSERT_TRUE(w.protocol);
+        EXPECT_EQ(*w.protocol, "h2");
+    }
+    for (const verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
+}
+
 // A command client gets the CA as {ca} and FAULTLINE_CA; the file is the run's and goes with it.
 TEST(runner, with_tls_a_command_client_gets_the_ca_file_which_the_run_removes) {
     if (!have_curl()) GTEST_SKIP() << "needs curl";

@@ -32,11 +32,19 @@ using tcp = asio::ip::tcp;
 
 // Accepts TLS connections on 127.0.0.1 and answers every request 200 "ok", keeping the connection
 // alive; counts connections and completed handshakes.
+struct without_alpn_t {};
+constexpr without_alpn_t without_alpn;
+
 class tls_ok_server {
 public:
     tls_ok_server(asio::io_context& io, const key_and_certificate& identity)
         : acceptor_{io, {asio::ip::make_address("127.0.0.1"), 0}}, context_{server_context(identity)} {
         accept();
+    }
+    // A server that selects no protocol by ALPN, whatever the client offers (an HTTP/1.1-only server).
+    tls_ok_server(asio::io_context& io, const key_and_certificate& identity, without_alpn_t)
+        : tls_ok_server{io, identity} {
+        SSL_CTX_set_alpn_select_cb(context_->native_handle(), nullptr, nullptr);
     }
     std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
     int connections = 0;
@@ -144,6 +152,26 @@ TEST(retry_client_over_tls, a_certificate_it_cannot_verify_ends_the_operation_wi
         EXPECT_EQ(server.connections, 1);
         EXPECT_EQ(server.requests, 0);
     }
+}
+
+// HTTP/2 over TLS needs the server to select h2 by ALPN; one that selects nothing (it speaks only
+// HTTP/1.1) would select nothing again, so the operation ends at once, saying why.
+TEST(retry_client_over_tls, http2_fails_clearly_when_the_server_does_not_select_h2) {
+    const run_certificates run{"retry_client_test CA", {}, temporary_ca_path("retry-client-h2"), false};
+    asio::io_context io;
+    tls_ok_server server{io, run.identity(), without_alpn};
+    retry::http_client_options options;
+    options.tls = client_context({run.ca_file(), true});
+    options.protocol = retry::http_protocol::http2;
+    retry::http_client client{io.get_executor(), "127.0.0.1", server.port(), three_quick_attempts(), options};
+    const auto result = get(io, client);
+    ASSERT_TRUE(result.has_value());
+    EXPECT_EQ(result->attempts, 1U);
+    EXPECT_EQ(result->final_decision, retry::decision::not_retryable);
+    EXPECT_EQ(result->last_outcome.kind, retry::outcome_kind::local_error);
+    EXPECT_EQ(result->failure_reason, "the server did not select h2 by ALPN (it selected \"\")");
+    EXPECT_EQ(server.requests, 0);
+    EXPECT_EQ(client.connections_opened(), 0U);
 }
 
 TEST(run_certificates, writes_the_ca_and_removes_it_unless_kept) {

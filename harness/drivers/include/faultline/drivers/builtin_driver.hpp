@@ -140,8 +140,13 @@ struct workload {
 // Operations the workload starts in all (the bound the driver never exceeds).
 std::uint64_t total_operations(const workload& w);
 
+// What the virtual clients speak to the server: HTTP/1.1, or HTTP/2 (h2 by ALPN when the server
+// speaks TLS, else h2c by prior knowledge). The fault server accepts both on the same port.
+enum class client_protocol { http1, h2 };
+
 struct builtin_config {
     client_preset preset = client_preset::good;
+    client_protocol protocol = client_protocol::http1;
     client_policy policy = preset_policy(client_preset::good);
     workload load;
     std::vector<request_template> requests{request_template{}};  // never empty
