@@ -49,6 +49,10 @@ public:
                          : transport_detail::make_http1_transport(connector_, options_)} {}
 
     asio::any_io_executor strand() const { return strand_; }
+    // The strand itself (make_strand's), rather than a copy of the type-erased handle to it.
+    asio::strand<asio::any_io_executor> strand_object() const {
+        return *strand_.target<asio::strand<asio::any_io_executor>>();
+    }
     std::uint64_t connections_opened() const { return connector_->opened(); }
 
     asio::awaitable<http_result> run(http_request request, request_options options);
@@ -211,7 +215,10 @@ http_client::~http_client() {
     if (!state_) return;  // moved from
     // Its connections' handlers run on the strand; releasing the state anywhere else would race
     // with them (the last holder closes the connections).
-    asio::any_io_executor strand = state_->strand();
+    // The strand itself is copied, not the type-erased handle: that handle's shared count is released
+    // with a fence ThreadSanitizer cannot follow, and the posted release may run first on another
+    // thread (a false data race report on the handle's delete).
+    const asio::strand<asio::any_io_executor> strand = state_->strand_object();
     asio::post(strand, [state = std::move(state_)]() mutable { state.reset(); });
 }
 
