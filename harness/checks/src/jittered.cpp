@@ -2,13 +2,15 @@
 // t_end → next t_request) at one retry index across operations. Without jitter every operation's k-th
 // gap is the same delay plus timing noise, so most of those gaps fall within one noise-wide window;
 // any jitter worth having spreads them far wider. The window is max(noise_floor, min_relative_spread ×
-// median), or the noise a control measured in the same run (timing_control.hpp) when that is wider.
+// median) or, when a control was measured in the same run (timing_control.hpp), max(noise_floor, the
+// control's noise): the control measures the noise a relative floor only guesses at.
 // An index with at least `min_samples` gaps is jittered when no such window holds more than half of
 // them. When one does, the index is NOT jittered only if the window is the floor's (a quiet run: the
 // control, if any, saw no more noise) and the majority sits well inside it; otherwise the check cannot
 // tell a constant delay from jitter narrower than the noise, and says insufficient evidence — never a
 // pass. An index whose median gap is under `min_gap` is not jittered either way: noise only lengthens
-// a wait, so such retries did not wait. The densest window is searched wherever it lies, not only
+// a wait, so such retries did not wait; nor is a client whose every operation that retried twice or
+// more did so with every gap under `min_gap` (back_to_back below), however few operations it ran. The densest window is searched wherever it lies, not only
 // around the median, so a scheduler stall that shifts a minority of the retries by a step (two herds
 // sharing two cores) does not pass for jitter, as it would with the interquartile range. When no index
 // has enough gaps, the indexes with two or more are pooled, each gap divided by its index's median (at
@@ -84,6 +86,29 @@ std::vector<std::uint64_t> some_seqs(const std::vector<gap>& gaps) {
 // How one index (or the pool) came out.
 enum class judged_as { jittered, not_jittered, cannot_tell };
 
+// Operations that retried at least twice, and whether every one of them did so back to back (each
+// gap under min_gap). Noise only lengthens a wait, so such a client has no delay to jitter, however
+// few operations it ran: a client that runs alone (no herd queueing it) shows it plainly. Full jitter
+// of 200 ms·2^(n-1) puts all three gaps of one operation under 20 ms once in 8,000.
+struct back_to_back {
+    std::size_t operations = 0;  // that retried twice or more
+    std::size_t idle = 0;        // of those, the ones with every gap under min_gap
+    std::vector<gap> gaps;       // the idle operations' gaps
+    double largest = 0;
+
+    void add(const std::vector<gap>& op_gaps, double min_gap) {
+        if (op_gaps.size() < 2) return;
+        ++operations;
+        if (std::any_of(op_gaps.begin(), op_gaps.end(), [&](const gap& g) { return g.ns >= min_gap; })) return;
+        ++idle;
+        for (const gap& g : op_gaps) largest = std::max(largest, g.ns);
+        gaps.insert(gaps.end(), op_gaps.begin(), op_gaps.end());
+    }
+    bool never_waited() const { return operations > 0 && idle == operations && gaps.size() >= min_gaps; }
+
+    static constexpr std::size_t min_gaps = 3;
+};
+
 class jittered final : public check {
 public:
     jittered(std::size_t min_samples, std::chrono::nanoseconds noise_floor, double min_relative_spread,
@@ -102,7 +127,8 @@ public:
 private:
     // The noise the gaps are judged against: the control's, when one was measured in the run.
     struct noise {
-        double control = 0;  // ns; 0 without a measured control
+        bool measured = false;  // a control measured in the run: its noise replaces the relative floor
+        double control = 0;     // ns; 0 without a measured control
         std::string source;  // said in the summary
     };
 
@@ -110,6 +136,7 @@ private:
         verdict v;
         noise n;
         if (control != nullptr && control->measured()) {
+            n.measured = true;
             n.control = static_cast<double>(control->noise_ns());
             n.source = "judged against " + control->describe();
         } else if (control != nullptr) {
@@ -120,7 +147,9 @@ private:
         std::map<std::size_t, std::vector<gap>> by_index;
         std::size_t after_retry_after = 0;
         std::size_t overlapping = 0;  // sent before the previous attempt ended: a timeout, not a backoff
+        back_to_back idle;
         for (const auto& op : operations) {
+            std::vector<gap> op_gaps;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const journal_record& prev = *op.attempts[k - 1];
                 const journal_record& next = *op.attempts[k];
@@ -132,13 +161,17 @@ private:
                     ++overlapping;
                     continue;
                 }
-                by_index[k].push_back(gap{static_cast<double>(next.request_ns - prev.finished_ns), next.seq});
+                const gap g{static_cast<double>(next.request_ns - prev.finished_ns), next.seq};
+                by_index[k].push_back(g);
+                op_gaps.push_back(g);
             }
+            idle.add(op_gaps, min_gap_);
         }
         std::string judged;
         std::string unjudged;
         std::vector<judged_as> outcomes;
         std::string cannot_tell;
+        if (idle.never_waited()) judged = judge_back_to_back(v, idle, outcomes);
         for (const auto& [k, gaps] : by_index) {
             if (gaps.size() < min_samples_) {
                 unjudged += (unjudged.empty() ? "" : ", ") + std::to_string(k) + " (" +
@@ -147,7 +180,7 @@ private:
             }
             judged += (judged.empty() ? "" : "; ") + judge_index(v, k, gaps, n, outcomes, cannot_tell);
         }
-        if (judged.empty()) judged = judge_pooled(v, by_index, n, outcomes, cannot_tell);
+        if (outcomes.empty()) judged = judge_pooled(v, by_index, n, outcomes, cannot_tell);
         std::string summary = judged;
         if (!unjudged.empty() && !outcomes.empty()) {
             summary += "; retry indexes with fewer than " + std::to_string(min_samples_) + " gaps, not judged alone: " +
@@ -175,6 +208,18 @@ private:
         return v;
     }
 
+    std::string judge_back_to_back(verdict& v, const back_to_back& idle, std::vector<judged_as>& outcomes) const {
+        outcomes.push_back(judged_as::not_jittered);
+        const std::string line = std::to_string(idle.operations) + (idle.operations == 1 ? " operation" : " operations") +
+                                 " retried back to back: all " + std::to_string(idle.gaps.size()) +
+                                 " of their gaps under min_gap " + ms(min_gap_) + " (the longest " + ms(idle.largest) +
+                                 ")";
+        add_evidence(v, evidence_item{"", some_seqs(idle.gaps),
+                                      line + ": the client does not wait (noise only lengthens a wait), so it has "
+                                             "no delay to jitter (seqs: its first retries)"});
+        return line;
+    }
+
     // The window a sample is judged in: the noise floor (or its share of the median), or the
     // control's noise when that is wider. `floor` in the sample's units, `control` too.
     static judged_as classify(const spread& s, double floor_width, double control_width) {
@@ -194,14 +239,15 @@ private:
         for (const gap& g : gaps) values.push_back(g.ns);
         std::vector<double> sorted = values;
         std::sort(sorted.begin(), sorted.end());
-        const double floor_width = std::max(noise_floor_, relative_ * quantile(sorted, 0.5));
+        const double floor_width = n.measured ? noise_floor_ : std::max(noise_floor_, relative_ * quantile(sorted, 0.5));
         const spread s = spread_of(std::move(values), std::max(floor_width, n.control), 0);
         const std::string line = "retry " + std::to_string(k) + ": " + std::to_string(s.n) +
                                  " gaps, min/median/max " + ms(s.min) + "/" + ms(s.median) + "/" + ms(s.max) +
                                  ", the densest " + ms(s.width) + " holds " + std::to_string(s.densest);
         const std::string width_is = "the width is max(noise floor " + ms(noise_floor_) + ", " +
-                                     format_number(relative_) + " × median" +
-                                     (n.control > 0 ? ", the control's noise " + ms(n.control) : std::string{}) + ")";
+                                     (n.measured ? "the control's noise " + ms(n.control)
+                                                    : format_number(relative_) + " × median") +
+                                     ")";
         if (s.median < min_gap_) {
             outcomes.push_back(judged_as::not_jittered);
             add_evidence(v, evidence_item{"", some_seqs(gaps),
@@ -251,7 +297,8 @@ private:
                    " needed): too few retries to tell jitter from timing noise";
         }
         // The noise in units of the smallest scale is the largest share of a delay noise can take.
-        const double floor_width = std::max(relative_, noise_floor_ / smallest_scale);
+        const double floor_width =
+            n.measured ? noise_floor_ / smallest_scale : std::max(relative_, noise_floor_ / smallest_scale);
         const double control_width = n.control / smallest_scale;
         const spread s = spread_of(std::move(normalised), std::max(floor_width, control_width), 0);
         const std::string line = "retries " + indexes + " pooled (" + std::to_string(s.n) +
@@ -268,8 +315,9 @@ private:
         outcomes.push_back(outcome);
         if (outcome == judged_as::not_jittered) {
             add_evidence(v, evidence_item{"", some_seqs(pooled),
-                                          line + ", more than half; the width is max(" + format_number(relative_) +
-                                              ", noise floor " + ms(noise_floor_) + " / " + ms(smallest_scale) +
+                                          line + ", more than half; the width is max(" +
+                                              (n.measured ? std::string{} : format_number(relative_) + ", ") +
+                                              "noise floor " + ms(noise_floor_) + " / " + ms(smallest_scale) +
                                               (n.control > 0 ? ", the control's noise " + ms(n.control) + " / " +
                                                                    ms(smallest_scale)
                                                              : std::string{}) +

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "check_test_support.hpp"
+#include "faultline/checks/timing_control.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -68,6 +69,38 @@ TEST(jittered, the_relative_threshold_applies_to_long_delays) {
     const verdict v = test::run_check("check = \"jittered\"\nmin_relative_spread = 0.01\n", retries(10, 1, gap));
     EXPECT_EQ(v.outcome(), verdict_outcome::fail);
     EXPECT_THAT(v.summary, HasSubstr("the densest 100.2ms holds 10"));
+}
+
+// With a control measured in the run its noise is the window, not a share of the delay: got's
+// +U(0, 100 ms) on a 4 s backoff (2.5 %) is jitter when the control's gaps spread over 17 ms.
+TEST(jittered, a_control_replaces_the_relative_threshold) {
+    timing_control control;
+    control.delay = std::chrono::seconds{1};
+    control.processes = 24;
+    for (int i = 0; i < 24; ++i) control.gaps_ns.push_back(test::ms(1000 + 17.0 * i / 23.0));
+    const run_record run = retries(24, 1, [](int i, int) { return 4000.0 + 100.0 * i / 23.0; });
+    constexpr std::string_view herd = "check = \"jittered\"\nnoise_floor = \"15ms\"\nmin_relative_spread = 0.03\n";
+    EXPECT_EQ(test::run_check(herd, run).outcome(), verdict_outcome::fail);
+    const verdict v = evaluate(test::parse_ok(herd), run, group_operations(run.journal), &control);
+    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("the densest 15.3ms holds 4; judged against the control"));
+}
+
+// One operation alone, retrying with every gap under min_gap: it never waits, so it has no delay to
+// jitter, though one operation says nothing about spread.
+TEST(jittered, an_operation_that_never_waits_fails_however_few_operations_ran) {
+    constexpr std::string_view solo = "check = \"jittered\"\nmin_gap = \"20ms\"\n";
+    const verdict v = test::run_check(solo, retries(1, 3, [](int, int k) { return 8.0 + k; }));
+    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 3u, 4u));
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("1 operation retried back to back: all 3 of their gaps under min_gap "
+                                                "20.0ms (the longest 11.0ms): the client does not wait"));
+    // One gap that waited, or only two gaps, is not enough to say so: too few to judge.
+    EXPECT_EQ(test::run_check(solo, retries(1, 3, [](int, int k) { return k == 3 ? 150.0 : 9.0; })).outcome(),
+              verdict_outcome::insufficient_evidence);
+    EXPECT_EQ(test::run_check(solo, retries(1, 2, [](int, int) { return 9.0; })).outcome(),
+              verdict_outcome::insufficient_evidence);
 }
 
 TEST(jittered, spread_gaps_pass_per_retry_index) {

@@ -162,14 +162,13 @@ TEST(timing_control_rates, without_a_control_load_makes_a_constant_delay_pass) {
 TEST(timing_control_rates, jitter_is_never_failed_with_a_control) {
     for (const shape s : jittered_shapes) {
         const rates quiet = measure(s, idle, true);
-        // +U(0, 100ms) on 1–4 s delays is under 3 % of the later ones: judged too little at the floor.
-        EXPECT_EQ(quiet.jittered.passed, s == shape::additive ? 0 : seeds) << name_of(s);
+        // +U(0, 100ms) too (got's noise), though under 3 % of 4 s: judged against the control's
+        // measured noise, not the relative floor a run without a control falls back on.
+        EXPECT_EQ(quiet.jittered.passed, seeds) << name_of(s);
         EXPECT_EQ(quiet.spacing.failed, 0) << name_of(s);
         for (const double load : loads) {
             const rates r = measure(s, load, true);
-            if (s != shape::additive) {
-                EXPECT_EQ(r.jittered.failed, 0) << name_of(s) << " at " << load;
-            }
+            EXPECT_EQ(r.jittered.failed, 0) << name_of(s) << " at " << load;
             EXPECT_EQ(r.spacing.failed, 0) << name_of(s) << " at " << load;
         }
     }
