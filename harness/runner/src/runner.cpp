@@ -436,31 +436,37 @@ run_record run_scenario(const scenario& s, const run_options& options) {
 
 std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
-                                      const std::function<void(std::size_t, const run_record&)>& on_finished) {
-    const std::size_t threads = std::clamp<std::size_t>(jobs, 1, std::max<std::size_t>(1, scenarios.size()));
+                                      const std::function<void(std::size_t, const run_record&)>& on_finished,
+                                      std::size_t lane) {
+    lane = std::min(lane, scenarios.size());
+    // The lane counts as one scenario: the rest are shared by all workers.
+    const std::size_t parallel = scenarios.size() - lane + (lane > 0 ? 1 : 0);
+    const std::size_t threads = std::clamp<std::size_t>(jobs, 1, std::max<std::size_t>(1, parallel));
     // The scenarios running at once share the threads for checks, so -jN does not multiply them.
     run_options shared = options;
     shared.check_threads = std::max<std::size_t>(1, options.check_threads / threads);
     std::vector<run_record> records(scenarios.size());
-    std::atomic<std::size_t> next{0};
+    std::atomic<std::size_t> next{lane};
     std::mutex report_mutex;
-    auto worker = [&] {
-        for (std::size_t i = next++; i < scenarios.size(); i = next++) {
-            if (options.interrupt != nullptr && options.interrupt->requested()) {
-                records[i].scenario = scenarios[i].name;
-                records[i].not_run = true;
-                continue;
-            }
-            records[i] = run_scenario(scenarios[i], shared);
-            if (on_finished) {
-                const std::lock_guard lock(report_mutex);
-                on_finished(i, records[i]);
-            }
+    const auto run_one = [&](std::size_t i) {
+        if (options.interrupt != nullptr && options.interrupt->requested()) {
+            records[i].scenario = scenarios[i].name;
+            records[i].not_run = true;
+            return;
         }
+        records[i] = run_scenario(scenarios[i], shared);
+        if (on_finished) {
+            const std::lock_guard lock(report_mutex);
+            on_finished(i, records[i]);
+        }
+    };
+    auto worker = [&] {
+        for (std::size_t i = next++; i < scenarios.size(); i = next++) run_one(i);
     };
     std::vector<std::thread> pool;
     pool.reserve(threads - 1);
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    for (std::size_t i = 0; i < lane; ++i) run_one(i);
     worker();
     for (std::thread& t : pool) t.join();
     return records;

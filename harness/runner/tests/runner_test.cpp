@@ -484,6 +484,18 @@ TEST(runner, parallel_scenarios_get_their_own_servers) {
     EXPECT_EQ(exit_code_of(runs), exit_code::passed);
 }
 
+// The lane's scenarios run one after another (never two at once), the rest beside them.
+TEST(runner, a_lanes_scenarios_run_one_after_another) {
+    std::vector<scenario> scenarios;
+    for (int i = 0; i < 4; ++i) scenarios.push_back(load(tiny));
+    const std::vector<run_record> runs = run_scenarios(scenarios, {}, 2, {}, 3);
+    ASSERT_THAT(runs, SizeIs(4));
+    for (const run_record& run : runs) EXPECT_THAT(run.journal, SizeIs(12));
+    for (std::size_t i = 1; i < 3; ++i) {
+        EXPECT_GE(runs[i].started_at, runs[i - 1].started_at + runs[i - 1].duration) << i;
+    }
+}
+
 // Records the progress events as text, and the live count each open journal reached by the time
 // it closed.
 class recording_listener final : public progress_listener {

@@ -1,8 +1,8 @@
 #include "faultline/score/run_probes.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
-#include <thread>
 
 #include <toml++/toml.h>
 
@@ -110,29 +110,26 @@ void judge_command_run(harness::run_record& run, const probe& p, const harness::
 }
 
 // The timing probes (those with a control) run one at a time in a lane of their own, beside the
-// others: two herds of 48 processes at once on a small machine would be each other's noise.
+// others: two herds of 48 processes at once on a small machine would be each other's noise. The
+// others go longest first (by their time limit), so no long probe starts last and runs alone.
 std::vector<harness::run_record> run_in_lanes(std::span<const probe> probes, const std::vector<harness::scenario>& scenarios,
                                               const harness::run_options& options, std::size_t jobs) {
-    std::vector<std::size_t> timing;
-    std::vector<std::size_t> others;
-    for (std::size_t i = 0; i < probes.size(); ++i) (probes[i].control > 0 ? timing : others).push_back(i);
-    if (timing.empty() || others.empty() || jobs < 2) return harness::run_scenarios(scenarios, options, jobs);
-    const auto pick = [&](const std::vector<std::size_t>& which) {
-        std::vector<harness::scenario> out;
-        for (const std::size_t i : which) out.push_back(scenarios[i]);
-        return out;
-    };
-    const std::vector<harness::scenario> timing_scenarios = pick(timing);
-    const std::vector<harness::scenario> other_scenarios = pick(others);
-    std::vector<harness::run_record> timing_runs;
-    std::vector<harness::run_record> other_runs;
-    {
-        std::jthread lane([&] { timing_runs = harness::run_scenarios(timing_scenarios, options, 1); });
-        other_runs = harness::run_scenarios(other_scenarios, options, jobs - 1);
-    }
+    std::vector<std::size_t> order(probes.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const bool timing_a = probes[a].control > 0;
+        const bool timing_b = probes[b].control > 0;
+        if (timing_a != timing_b) return timing_a;
+        return !timing_a && scenarios[a].time_limit > scenarios[b].time_limit;
+    });
+    const auto lane = static_cast<std::size_t>(
+        std::count_if(probes.begin(), probes.end(), [](const probe& p) { return p.control > 0; }));
+    std::vector<harness::scenario> ordered;
+    ordered.reserve(order.size());
+    for (const std::size_t i : order) ordered.push_back(scenarios[i]);
+    std::vector<harness::run_record> ran = harness::run_scenarios(ordered, options, jobs, {}, lane);
     std::vector<harness::run_record> runs(probes.size());
-    for (std::size_t j = 0; j < timing.size(); ++j) runs[timing[j]] = std::move(timing_runs[j]);
-    for (std::size_t j = 0; j < others.size(); ++j) runs[others[j]] = std::move(other_runs[j]);
+    for (std::size_t j = 0; j < order.size(); ++j) runs[order[j]] = std::move(ran[j]);
     return runs;
 }
 

@@ -100,9 +100,12 @@ std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, co
 // once per scenario as it finishes, with its index, serialised so output does not interleave.
 // Returns the records in the order of `scenarios`. Once `options.interrupt` is requested no further
 // scenario starts: the record of each that did not is `not_run` (and `on_finished` is not called
-// for it).
+// for it). The first `lane` scenarios run one after another on one of the workers, which then joins
+// the others: scenarios that must not overlap each other (`faultline score`'s herds, each the other's
+// noise) without a worker left idle once they are done.
 std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
-                                      const std::function<void(std::size_t, const run_record&)>& on_finished = {});
+                                      const std::function<void(std::size_t, const run_record&)>& on_finished = {},
+                                      std::size_t lane = 0);
 
 }  // namespace faultline::harness
