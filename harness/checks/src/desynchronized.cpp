@@ -11,6 +11,12 @@
 // than 1 (one retry is not a wave). Buckets tile first → last retry twice, the second grid offset by
 // half a bucket, so a wave at most half a bucket wide lies wholly in one bucket. `after`/`before`
 // restrict the check to retries inside a time range (e.g. around a mass outage in a longer run).
+// A herd is the operations the server failed together: those whose first failure ended within
+// `min_window` of another's (chained; scheduling delays a release by milliseconds, a barrier's next
+// group comes its timeout later). When the server let a herd go in several groups (a barrier that
+// timed out before all had arrived: 24 Node processes starting on 2 cores), each group is judged on
+// its own, since one window over two tight groups 800 ms apart reads either as a wave; groups smaller
+// than `min_retries` are left out, and with none large enough the verdict is insufficient evidence.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -29,9 +35,10 @@ struct retry_point {
     std::uint64_t seq;
 };
 
-// One retry index's retries and what the null model allows per bucket.
+// One retry index's retries (of one release group) and what the null model allows per bucket.
 struct retry_index {
     std::size_t k = 0;
+    std::string group;                // " (group 2 of 3)" when the herd was released in groups
     std::vector<retry_point> points;  // sorted by time
     std::int64_t window = 0;          // ns: central 90 % of the times, at least min_window and relative_floor
     std::int64_t relative_floor = 0;  // ns: min_relative_window × the median wait before this retry
@@ -58,27 +65,48 @@ public:
 
     verdict evaluate(const run_record&, const operation_groups& operations) const override {
         verdict v;
-        std::map<std::size_t, std::vector<retry_point>> by_index;
-        for (const auto& op : operations) {
-            for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-                const journal_record& r = *op.attempts[k];
-                if (r.request_ns < after_ || r.request_ns >= before_) continue;
-                by_index[k].push_back(retry_point{r.request_ns, r.request_ns - op.attempts[k - 1]->finished_ns, r.seq});
-            }
-        }
+        const std::vector<std::vector<std::size_t>> groups = released_together(operations);
         std::vector<retry_index> judged;
         std::size_t most = 0;
         std::size_t total_buckets = 0;
-        for (auto& [k, points] : by_index) {
-            most = std::max(most, points.size());
-            if (points.size() < min_retries_) continue;
-            judged.push_back(measure(k, std::move(points)));
-            total_buckets += judged.back().buckets;
+        std::size_t left_out = 0;  // operations in groups with no index judged
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            std::map<std::size_t, std::vector<retry_point>> by_index;
+            for (const std::size_t i : groups[g]) {
+                const operation_attempts op = operations[i];
+                for (std::size_t k = 1; k < op.attempts.size(); ++k) {
+                    const journal_record& r = *op.attempts[k];
+                    if (r.request_ns < after_ || r.request_ns >= before_) continue;
+                    by_index[k].push_back(
+                        retry_point{r.request_ns, r.request_ns - op.attempts[k - 1]->finished_ns, r.seq});
+                }
+            }
+            const std::size_t before = judged.size();
+            for (auto& [k, points] : by_index) {
+                most = std::max(most, points.size());
+                if (points.size() < min_retries_) continue;
+                judged.push_back(measure(k, std::move(points)));
+                if (groups.size() > 1) {
+                    judged.back().group =
+                        " (group " + std::to_string(g + 1) + " of " + std::to_string(groups.size()) + ")";
+                }
+                total_buckets += judged.back().buckets;
+            }
+            if (judged.size() == before) left_out += groups[g].size();
         }
+        const std::string released =
+            groups.size() > 1 ? "; the server released the herd in " + std::to_string(groups.size()) +
+                                    " groups (first failures more than " + format_ms(min_window_) +
+                                    " apart), each judged alone" +
+                                    (left_out > 0 ? ", " + std::to_string(left_out) +
+                                                        " operations in groups too small to judge left out"
+                                                  : std::string{})
+                              : std::string{};
         if (judged.empty()) {
             v.insufficient_evidence = true;
-            v.summary = "no retry index had " + std::to_string(min_retries_) + " retries (most: " +
-                        std::to_string(most) + "): too few to tell a wave from a spread";
+            v.summary = "no retry index had " + std::to_string(min_retries_) + " retries" +
+                        (groups.size() > 1 ? " in one release group" : std::string{}) + " (most: " +
+                        std::to_string(most) + "): too few to tell a wave from a spread" + released;
             return v;
         }
         // Bonferroni: each bucket may exceed its bound with at most rate / buckets, so a run of
@@ -89,11 +117,28 @@ public:
         v.passed = v.evidence_total == 0;
         v.summary = "busiest " + format_ms(bucket_) + " bucket vs its binomial bound (false-alarm rate " +
                     format_number(false_alarm_rate_) + " per run over " + std::to_string(total_buckets) +
-                    " buckets), per retry index: " + summary;
+                    " buckets), per retry index: " + summary + released;
         return v;
     }
 
 private:
+    // The operations that retried, in groups the server failed together: sorted by the end of their
+    // first attempt, a group runs while each ends within min_window of the one before.
+    std::vector<std::vector<std::size_t>> released_together(const operation_groups& operations) const {
+        std::vector<std::pair<std::int64_t, std::size_t>> firsts;
+        for (std::size_t i = 0; i < operations.size(); ++i) {
+            const operation_attempts op = operations[i];
+            if (op.attempts.size() > 1) firsts.emplace_back(op.attempts[0]->finished_ns, i);
+        }
+        std::sort(firsts.begin(), firsts.end());
+        std::vector<std::vector<std::size_t>> groups;
+        for (std::size_t j = 0; j < firsts.size(); ++j) {
+            if (j == 0 || firsts[j].first - firsts[j - 1].first > min_window_) groups.emplace_back();
+            groups.back().push_back(firsts[j].second);
+        }
+        return groups;
+    }
+
     retry_index measure(std::size_t k, std::vector<retry_point> points) const {
         std::sort(points.begin(), points.end(), [](const retry_point& a, const retry_point& b) {
             return a.at != b.at ? a.at < b.at : a.seq < b.seq;
@@ -161,7 +206,7 @@ private:
                 shown.push_back(index.points[i].seq);
             }
             add_evidence(v, evidence_item{"", std::move(shown),
-                                          "retry " + std::to_string(index.k) + ": " + std::to_string(b.count) +
+                                          "retry " + std::to_string(index.k) + index.group + ": " + std::to_string(b.count) +
                                               " retries in " + format_ms(b.from) + "–" + format_ms(b.from + bucket_) +
                                               "; " + std::to_string(n) + " retries spread over a " +
                                               format_ms(index.window) + " window (central 90 % of " +
@@ -171,7 +216,7 @@ private:
                                               " per bucket (binomial, p = " + format_number(density_) + " × " +
                                               format_ms(bucket_) + " / window = " + format_number(index.p) + ")"});
         }
-        return "retry " + std::to_string(index.k) + ": " + std::to_string(buckets.front().count) + " of " +
+        return "retry " + std::to_string(index.k) + index.group + ": " + std::to_string(buckets.front().count) + " of " +
                std::to_string(n) + " (bound " + std::to_string(limit) + ")";
     }
 

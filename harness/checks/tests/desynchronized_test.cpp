@@ -74,6 +74,40 @@ TEST(desynchronized, a_narrow_additive_jitter_is_judged_over_where_the_retries_f
     EXPECT_THAT(v.summary, HasSubstr("retry 1: 5 of 50"));
 }
 
+// A herd the server let go in two groups 800 ms apart (a barrier that timed out before all had
+// arrived): each group is judged alone. axios-retry's 200 ms + U(0, 40 ms) spreads each group; one
+// window over both (830 ms) made each group's spread look like a wave.
+TEST(desynchronized, a_herd_released_in_groups_is_judged_group_by_group) {
+    const auto released_in_two = [](auto gap) {
+        test::journal_builder j;
+        for (int i = 0; i < 50; ++i) {
+            j.op("op" + std::to_string(i)).at(i < 25 ? 0 : 800).attempt(503).wait(gap(i % 25)).attempt(200);
+        }
+        return j.run();
+    };
+    const verdict spread = test::run_check(R"(check = "desynchronized")",
+                                           released_in_two([](int i) { return 200.0 + 40.0 * i / 25; }));
+    EXPECT_EQ(spread.outcome(), verdict_outcome::pass) << spread.summary;
+    EXPECT_THAT(spread.summary, HasSubstr("retry 1 (group 1 of 2): 7 of 25 (bound"));
+    EXPECT_THAT(spread.summary, HasSubstr("the server released the herd in 2 groups (first failures more than "
+                                          "100.0ms apart), each judged alone"));
+
+    const verdict lock_step =
+        test::run_check(R"(check = "desynchronized")", released_in_two([](int) { return 200.0; }));
+    EXPECT_EQ(lock_step.outcome(), verdict_outcome::fail);
+    ASSERT_EQ(lock_step.evidence.size(), 2u);
+    EXPECT_THAT(lock_step.evidence[0].detail, HasSubstr("retry 1 (group 1 of 2): 25 retries in"));
+    EXPECT_THAT(lock_step.evidence[1].detail, HasSubstr("retry 1 (group 2 of 2): 25 retries in"));
+
+    // Groups too small to judge alone are left out, and say so.
+    test::journal_builder small;
+    for (int i = 0; i < 30; ++i) small.op("op" + std::to_string(i)).at(i < 15 ? 0 : 800).attempt(503).wait(200).attempt(200);
+    const verdict v = test::run_check(R"(check = "desynchronized")", small.run());
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(v.summary, HasSubstr("no retry index had 20 retries in one release group (most: 15)"));
+    EXPECT_THAT(v.summary, HasSubstr("30 operations in groups too small to judge left out"));
+}
+
 TEST(desynchronized, too_few_retries_are_insufficient_evidence) {
     test::journal_builder j;
     for (int i = 0; i < 5; ++i) j.op("op" + std::to_string(i)).attempt(503).wait(100).attempt(200);
