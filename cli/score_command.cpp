@@ -220,6 +220,15 @@ void run_score(const score_args& args) {
         if (selected) probes.push_back(std::move(p));
     }
     if (probes.empty()) bad_input("no probe matches --only");
+    // A probe that could judge nothing of this client (it needs a declaration that was not made) is not
+    // run: slow-responses waits out a command client's every timeout to judge only a declared deadline.
+    std::string left_out;
+    std::erase_if(probes, [&](const score::probe& p) {
+        const std::string why = score::nothing_to_judge(p, declared, builtin);
+        if (!why.empty()) left_out += (left_out.empty() ? "" : ", ") + p.scenario.name + " (" + why + ")";
+        return !why.empty();
+    });
+    if (probes.empty()) bad_input("every probe selected judges only what was not declared: " + left_out);
     if (const std::string problem = report_targets_problem(args.reports, probes.size()); !problem.empty()) {
         bad_input(problem);
     }
@@ -248,7 +257,9 @@ void run_score(const score_args& args) {
     options.keep_wire_details = reads_wire_details(args.reports);
     const bool terminal = ::isatty(STDOUT_FILENO) != 0;
     std::cout << "scoring " << (builtin ? std::string("the builtin client") : joined(args.command)) << " in "
-              << probes.size() << " situations, " << args.jobs << " at a time\n"
+              << probes.size() << " situations, " << args.jobs << " at a time"
+              << (left_out.empty() ? std::string{} : "; not run, judging only what was not declared: " + left_out)
+              << '\n'
               << std::flush;
     progress_tally tally(probes.size());
     std::optional<progress_display> progress;

@@ -238,8 +238,8 @@ TEST(score_command, an_interrupted_score_writes_the_reports_of_what_ran) {
     fs::remove(started);
     fs::remove(report);
     const std::string client = "echo $$ > " + started.string() + "; exec sleep 60";
-    child proc{score({"--only", "slow-responses", "--report", "json:" + report.string(), "--", "sh", "-c", client,
-                      "{url}"})};
+    child proc{score({"--only", "slow-responses", "--deadline", "5s", "--report", "json:" + report.string(), "--", "sh",
+                      "-c", client, "{url}"})};
     ASSERT_TRUE(proc.started());
     // Bounds a hung test; not a timing assertion.
     for (int i = 0; i < 2000 && !fs::exists(started); ++i) std::this_thread::sleep_for(10ms);
@@ -258,6 +258,18 @@ TEST(score_command, an_interrupted_score_writes_the_reports_of_what_ran) {
     EXPECT_EQ(run.at("interruption").at("signal").as_string(), "SIGINT");
     fs::remove(started);
     fs::remove(report);
+}
+
+// slow-responses judges only a declared deadline: without --deadline it is not run, and says why.
+TEST(score_command, a_probe_that_judges_only_what_was_not_declared_is_not_run) {
+    child alone{score({"--only", "slow-responses", "--", "sh", "-c", "exit 0", "{url}"})};
+    const auto r = alone.finish();
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr("every probe selected judges only what was not declared: slow-responses (no deadline "
+                                 "declared (--deadline))"));
+    child beside{score({"--only", "slow-responses", "--only", "status-404", "--", "sh", "-c", "exit 0", "{url}"})};
+    EXPECT_THAT(beside.finish().out, HasSubstr("in 1 situations, 4 at a time; not run, judging only what was not "
+                                               "declared: slow-responses (no deadline declared (--deadline))"));
 }
 
 TEST(score_command, a_program_that_cannot_start_is_a_harness_error) {

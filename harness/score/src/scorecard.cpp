@@ -38,13 +38,9 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
             if (!sent_keys(run)) return "the client sent no Idempotency-Key";
             return retried(run) ? "" : "the client did not retry here";
         case applicability::deadline_declared:
-            return builtin || declared.deadline ? "" : "no deadline declared (--deadline)";
         case applicability::max_attempts_declared:
-            return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
         case applicability::attempt_timeout_declared:
-            return builtin || declared.attempt_timeout ? "" : "no per-attempt timeout declared (--attempt-timeout)";
-        case applicability::grpc_throttling_declared:
-            return declared.grpc && declared.grpc->throttling ? "" : "no retryThrottling in the service config";
+        case applicability::grpc_throttling_declared: return undeclared_because(p, declared, builtin);
     }
     return "";
 }
@@ -136,6 +132,35 @@ void settle(property_row& row) {
 }
 
 }  // namespace
+
+std::string undeclared_because(const property_info& p, const declared_settings& declared, bool builtin) {
+    switch (p.applies) {
+        case applicability::deadline_declared:
+            return builtin || declared.deadline ? "" : "no deadline declared (--deadline)";
+        case applicability::max_attempts_declared:
+            return builtin || declared.max_attempts ? "" : "no attempt limit declared (--max-attempts)";
+        case applicability::attempt_timeout_declared:
+            return builtin || declared.attempt_timeout ? "" : "no per-attempt timeout declared (--attempt-timeout)";
+        case applicability::grpc_throttling_declared:
+            return declared.grpc && declared.grpc->throttling ? "" : "no retryThrottling in the service config";
+        case applicability::always:
+        case applicability::retried_unsent:
+        case applicability::probe_retried:
+        case applicability::keys_sent: return "";
+    }
+    return "";
+}
+
+std::string nothing_to_judge(const probe& p, const declared_settings& declared, bool builtin) {
+    std::string because;
+    for (const auto& [check, id] : p.properties) {
+        const property_info* property = find_property(id);
+        const std::string why = property == nullptr ? "" : undeclared_because(*property, declared, builtin);
+        if (why.empty()) return "";
+        if (because.find(why) == std::string::npos) because += (because.empty() ? "" : "; ") + why;
+    }
+    return because;
+}
 
 std::string_view to_string(property_outcome outcome) {
     switch (outcome) {

@@ -319,6 +319,23 @@ TEST(scorecard, one_failed_situation_fails_the_property_with_its_evidence) {
     EXPECT_EQ(found.at("evidence").as_array().at(0).at("detail").as_string(), "the proof");
 }
 
+// A probe whose every property needs a declaration that was not made is not run at all.
+TEST(scorecard, a_probe_that_judges_only_what_was_not_declared_has_nothing_to_judge) {
+    const probe slow = probe_of("slow-responses", {{"deadline", "deadline"}});
+    const probe hang = probe_of("hang", {{"max_attempts", "attempt_limit"}, {"attempt_timeout", "attempt_timeout"}});
+    EXPECT_EQ(nothing_to_judge(slow, {}, false), "no deadline declared (--deadline)");
+    EXPECT_EQ(nothing_to_judge(hang, {}, false),
+              "no attempt limit declared (--max-attempts); no per-attempt timeout declared (--attempt-timeout)");
+    declared_settings declared;
+    declared.deadline = 2s;
+    declared.max_attempts = 4;
+    EXPECT_EQ(nothing_to_judge(slow, declared, false), "");
+    EXPECT_EQ(nothing_to_judge(hang, declared, false), "");  // the attempt limit is judged
+    // The builtin client's policy declares everything; a probe judging anything else always runs.
+    EXPECT_EQ(nothing_to_judge(slow, {}, true), "");
+    EXPECT_EQ(nothing_to_judge(probe_of("lost", {{"no_double_effects", "single_execution"}}), {}, false), "");
+}
+
 TEST(scorecard, declared_settings_and_keys_decide_applicability) {
     const std::vector<probe> probes{probe_of("slow", {{"deadline", "deadline"}, {"idempotency_keys", "stable_key"}})};
     std::vector<harness::run_record> runs(1);

@@ -23,7 +23,16 @@ namespace faultline::score {
 
 enum class property_outcome { pass, fail, insufficient_evidence, not_applicable };
 
-std::string_view to_string(property_outcome outcome);  // "pass", "fail", "insufficient evidence", "n/a"
+std::string_view to_string(property_outcome outcome);
+
+// Why the property cannot be judged of this client whatever it does: it needs a declaration
+// (--deadline, --max-attempts, ...) that was not made. "" when it can be (always for the builtin
+// client, whose policy declares everything).
+std::string undeclared_because(const property_info& p, const declared_settings& declared, bool builtin);
+
+// Why running the probe could judge nothing: every property it maps needs a declaration that was not
+// made (slow-responses judges only a declared deadline). "" when it judges something.
+std::string nothing_to_judge(const probe& p, const declared_settings& declared, bool builtin);  // "pass", "fail", "insufficient evidence", "n/a"
 
 // One verdict of one probe, kept for the evidence section.
 struct finding {
