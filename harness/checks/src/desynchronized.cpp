@@ -11,6 +11,9 @@
 // than 1 (one retry is not a wave). Buckets tile first → last retry twice, the second grid offset by
 // half a bucket, so a wave at most half a bucket wide lies wholly in one bucket. `after`/`before`
 // restrict the check to retries inside a time range (e.g. around a mass outage in a longer run).
+// With a control measured in the same run (timing_control.hpp) the window's floor is the control's
+// noise instead of min_relative_window × the wait: the relative floor stood in for noise no run had
+// measured, and called got's +U(0, 100 ms) on a 2 s wait a wave.
 // A herd is the operations the server failed together: those whose first failure ended within
 // `min_window` of another's (chained; scheduling delays a release by milliseconds, a barrier's next
 // group comes its timeout later). When the server let a herd go in several groups (a barrier that
@@ -23,6 +26,7 @@
 #include <limits>
 #include <map>
 
+#include "faultline/checks/timing_control.hpp"
 #include "support.hpp"
 
 namespace faultline::harness::checks {
@@ -41,7 +45,7 @@ struct retry_index {
     std::string group;                // " (group 2 of 3)" when the herd was released in groups
     std::vector<retry_point> points;  // sorted by time
     std::int64_t window = 0;          // ns: central 90 % of the times, at least min_window and relative_floor
-    std::int64_t relative_floor = 0;  // ns: min_relative_window × the median wait before this retry
+    std::int64_t relative_floor = 0;  // ns: min_relative_window × the median wait, or the control's noise
     double p = 0;                     // the largest chance of one retry landing in a given bucket
     std::size_t buckets = 0;          // buckets judged, over both grids
 };
@@ -64,7 +68,18 @@ public:
           before_(before ? before->count() : std::numeric_limits<std::int64_t>::max()), top_(top) {}
 
     verdict evaluate(const run_record&, const operation_groups& operations) const override {
+        return judge(operations, nullptr);
+    }
+    verdict evaluate_with_control(const run_record&, const operation_groups& operations,
+                                  const timing_control& control) const override {
+        return judge(operations, control.measured() ? &control : nullptr);
+    }
+
+private:
+    verdict judge(const operation_groups& operations, const timing_control* control) const {
         verdict v;
+        // With a control the window's floor is the noise it measured, not a share of the wait.
+        const std::int64_t noise = control != nullptr ? control->noise_ns() : -1;
         const std::vector<std::vector<std::size_t>> groups = released_together(operations);
         std::vector<retry_index> judged;
         std::size_t most = 0;
@@ -85,7 +100,7 @@ public:
             for (auto& [k, points] : by_index) {
                 most = std::max(most, points.size());
                 if (points.size() < min_retries_) continue;
-                judged.push_back(measure(k, std::move(points)));
+                judged.push_back(measure(k, std::move(points), noise));
                 if (groups.size() > 1) {
                     judged.back().group =
                         " (group " + std::to_string(g + 1) + " of " + std::to_string(groups.size()) + ")";
@@ -117,11 +132,11 @@ public:
         v.passed = v.evidence_total == 0;
         v.summary = "busiest " + format_ms(bucket_) + " bucket vs its binomial bound (false-alarm rate " +
                     format_number(false_alarm_rate_) + " per run over " + std::to_string(total_buckets) +
-                    " buckets), per retry index: " + summary + released;
+                    " buckets), per retry index: " + summary + released +
+                    (control != nullptr ? "; the window's floor is the noise " + control->describe() : std::string{});
         return v;
     }
 
-private:
     // The operations that retried, in groups the server failed together: sorted by the end of their
     // first attempt, a group runs while each ends within min_window of the one before.
     std::vector<std::vector<std::size_t>> released_together(const operation_groups& operations) const {
@@ -139,7 +154,8 @@ private:
         return groups;
     }
 
-    retry_index measure(std::size_t k, std::vector<retry_point> points) const {
+    // `noise`: the control's, in ns, or -1 without one (the floor is then min_relative_window × the wait).
+    retry_index measure(std::size_t k, std::vector<retry_point> points, std::int64_t noise) const {
         std::sort(points.begin(), points.end(), [](const retry_point& a, const retry_point& b) {
             return a.at != b.at ? a.at < b.at : a.seq < b.seq;
         });
@@ -155,7 +171,8 @@ private:
         retry_index out;
         out.k = k;
         const auto central = static_cast<std::int64_t>(std::llround(quantile(times, 0.95) - quantile(times, 0.05)));
-        out.relative_floor = static_cast<std::int64_t>(std::llround(min_relative_window_ * quantile(gaps, 0.5)));
+        out.relative_floor = noise >= 0 ? noise
+                                        : static_cast<std::int64_t>(std::llround(min_relative_window_ * quantile(gaps, 0.5)));
         out.window = std::max({central, min_window_, out.relative_floor});
         out.p = std::min(1.0, density_ * static_cast<double>(bucket_) / static_cast<double>(out.window));
         const std::int64_t span = points.back().at - points.front().at;

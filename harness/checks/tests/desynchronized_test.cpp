@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "check_test_support.hpp"
+#include "faultline/checks/timing_control.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -106,6 +107,33 @@ TEST(desynchronized, a_herd_released_in_groups_is_judged_group_by_group) {
     EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("no retry index had 20 retries in one release group (most: 15)"));
     EXPECT_THAT(v.summary, HasSubstr("30 operations in groups too small to judge left out"));
+}
+
+// got's 2 s + U(0, 100 ms), 24 retries, nine of them inside 10 ms by chance (as in a real run): against
+// a window of 0.2 × the wait (400 ms) that is a wave; with a control measured in the run, the window's
+// floor is its noise (20 ms), the retries' own 100 ms spread is the window, and nine is within it.
+TEST(desynchronized, a_control_replaces_the_relative_window) {
+    test::journal_builder j;
+    for (int i = 0; i < 24; ++i) {
+        const double gap = i < 9 ? 2050.0 + i : 2000.0 + 100.0 * (i - 9) / 14;
+        j.op("op" + std::to_string(i)).attempt(503).wait(gap).attempt(200);
+    }
+    const run_record run = j.run();
+    constexpr std::string_view herd = "check = \"desynchronized\"\nmin_retries = 8\n";
+    EXPECT_EQ(test::run_check(herd, run).outcome(), verdict_outcome::fail);
+    timing_control control;
+    control.delay = std::chrono::seconds{1};
+    control.processes = 24;
+    for (int i = 0; i < 24; ++i) control.gaps_ns.push_back(test::ms(1000 + 20.0 * i / 23.0));
+    const verdict v = evaluate(test::parse_ok(herd), run, group_operations(run.journal), &control);
+    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("the window's floor is the noise the control (24 processes"));
+    // A lock-step wave still fails against the control.
+    test::journal_builder wave;
+    for (int i = 0; i < 24; ++i) wave.op("op" + std::to_string(i)).attempt(503).wait(2000).attempt(200);
+    const run_record lock_step = wave.run();
+    EXPECT_EQ(evaluate(test::parse_ok(herd), lock_step, group_operations(lock_step.journal), &control).outcome(),
+              verdict_outcome::fail);
 }
 
 TEST(desynchronized, too_few_retries_are_insufficient_evidence) {

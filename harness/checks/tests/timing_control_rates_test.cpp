@@ -91,10 +91,12 @@ struct tally {
 constexpr std::string_view probe_jittered =
     "check = \"jittered\"\nnoise_floor = \"15ms\"\nmin_relative_spread = 0.03\nmin_gap = \"20ms\"\n";
 constexpr std::string_view probe_spacing = "check = \"spacing\"\nnoise_floor = \"15ms\"\n";
+constexpr std::string_view probe_desynchronized = "check = \"desynchronized\"\n";
 
 struct rates {
     tally jittered;
     tally spacing;
+    tally desynchronized;
 };
 
 // `rounds`: as `faultline score` does, a run whose verdicts could not tell client from noise is
@@ -102,10 +104,12 @@ struct rates {
 rates measure(shape s, double queue_ms, bool with_control, int rounds = 1) {
     const expectation jittered = test::parse_ok(probe_jittered);
     const expectation spacing = test::parse_ok(probe_spacing);
+    const expectation desynchronized = test::parse_ok(probe_desynchronized);
     rates out;
     for (int seed = 1; seed <= seeds; ++seed) {
         verdict j;
         verdict sp;
+        verdict d;
         for (int round = 0; round < rounds; ++round) {
             seeded_random random(static_cast<std::uint64_t>(seed * 100 + round));
             run_record run;
@@ -115,16 +119,19 @@ rates measure(shape s, double queue_ms, bool with_control, int rounds = 1) {
             const operation_groups ops = group_operations(run.journal);
             j = evaluate(jittered, run, ops, with_control ? &control : nullptr);
             sp = evaluate(spacing, run, ops, with_control ? &control : nullptr);
+            d = evaluate(desynchronized, run, ops, with_control ? &control : nullptr);
             if (!j.insufficient_evidence && !sp.insufficient_evidence) break;
         }
         out.jittered.add(j.outcome());
         out.spacing.add(sp.outcome());
+        out.desynchronized.add(d.outcome());
     }
-    std::printf("| %s | %s | %s%s | %d / %d / %d | %d / %d / %d |\n", name_of(s),
+    std::printf("| %s | %s | %s%s | %d / %d / %d | %d / %d / %d | %d / %d / %d |\n", name_of(s),
                 queue_ms <= 2 ? "idle (≤ 2 ms)" : (std::to_string(static_cast<int>(queue_ms)) + " ms").c_str(),
                 with_control ? "control" : "no control", rounds > 1 ? (", " + std::to_string(rounds) + " rounds").c_str() : "",
                 out.jittered.passed, out.jittered.failed, out.jittered.insufficient, out.spacing.passed,
-                out.spacing.failed, out.spacing.insufficient);
+                out.spacing.failed, out.spacing.insufficient, out.desynchronized.passed, out.desynchronized.failed,
+                out.desynchronized.insufficient);
     return out;
 }
 
