@@ -39,6 +39,7 @@ void read_probe_table(const toml::table& document, const std::string& file, prob
     out.control_delay = r.duration("control_delay", std::chrono::milliseconds{100}, std::chrono::seconds{10})
                             .value_or(std::chrono::seconds{1});
     out.control_attempts = static_cast<std::uint32_t>(r.integer("control_attempts", 2, 10).value_or(4));
+    out.timeout = r.duration("timeout", std::chrono::milliseconds{100}, std::chrono::seconds{60});
     if (out.control > 0 && out.operations < 2) r.fail("control", "a control measures a herd's noise: only with operations >= 2");
     if (const auto mapped = r.string_table("properties", config::need::required)) {
         for (const auto& [check, property] : *mapped) {

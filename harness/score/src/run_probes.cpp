@@ -67,6 +67,8 @@ harness::scenario scenario_for(const probe& p, std::span<const std::string> clie
     harness::scenario s = p.scenario;
     apply_declarations(s, declared, client_template.empty());
     if (client_template.empty()) return s;
+    declared_settings filled = declared;
+    if (p.timeout) filled.timeout = std::max(declared.timeout, *p.timeout);
     harness::command_options command;
     command.mode = harness::command_mode::per_operation;
     command.operations = p.operations;
@@ -84,7 +86,7 @@ harness::scenario scenario_for(const probe& p, std::span<const std::string> clie
     facts.backoff = declared.backoff;
     facts.attempt_timeout = declared.attempt_timeout;
     facts.grpc = declared.grpc;
-    s.client = harness::make_command_driver(instantiate(client_template, p.request, declared), command, std::move(facts));
+    s.client = harness::make_command_driver(instantiate(client_template, p.request, filled), command, std::move(facts));
     return s;
 }
 

@@ -127,6 +127,12 @@ body = "v"
 check = "no_double_effects"
 )";
 
+std::string replaced(std::string_view text, std::string_view from, std::string_view to) {
+    std::string out(text);
+    out.replace(out.find(from), from.size(), to);
+    return out;
+}
+
 TEST(probe_file, a_probe_is_a_scenario_with_a_probe_table) {
     const catalogue c = parse_probe(probe_text, "p.toml");
     ASSERT_TRUE(c.ok()) << c.errors.front().to_string();
@@ -139,13 +145,16 @@ TEST(probe_file, a_probe_is_a_scenario_with_a_probe_table) {
     EXPECT_EQ(p.request.path, "/kv/{op}");
     EXPECT_EQ(p.property_of("no_double_effects"), "single_execution");
     EXPECT_EQ(p.property_of("max_attempts"), "");
+    EXPECT_FALSE(p.timeout.has_value());
+
+    const catalogue longer = parse_probe(replaced(probe_text, "operations = 3\n", "operations = 3\ntimeout = \"3s\"\n"), "p.toml");
+    ASSERT_TRUE(longer.ok()) << longer.errors.front().to_string();
+    EXPECT_EQ(longer.probes.front().timeout, std::chrono::seconds{3});
+    const catalogue too_long = parse_probe(replaced(probe_text, "operations = 3\n", "operations = 3\ntimeout = \"2m\"\n"), "p.toml");
+    ASSERT_EQ(too_long.errors.size(), 1u);
+    EXPECT_THAT(too_long.errors[0].to_string(), HasSubstr("timeout"));
 }
 
-std::string replaced(std::string_view text, std::string_view from, std::string_view to) {
-    std::string out(text);
-    out.replace(out.find(from), from.size(), to);
-    return out;
-}
 
 TEST(probe_file, mistakes_in_the_probe_table_are_errors) {
     const catalogue unknown = parse_probe(replaced(probe_text, "\"single_execution\"", "\"singel\""), "p.toml");

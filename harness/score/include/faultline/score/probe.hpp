@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,10 @@ struct probe {
     std::uint32_t control = 0;
     std::chrono::nanoseconds control_delay = std::chrono::seconds{1};
     std::uint32_t control_attempts = 4;
+    // The client's {timeout} in this probe when it is longer than the declared one ([probe] timeout):
+    // the herds hold their first attempts at a barrier until every process has started, and a client
+    // must not time out while held.
+    std::optional<std::chrono::nanoseconds> timeout;
     std::vector<std::pair<std::string, std::string>> properties;  // check name -> property id, file order
     // Checks this probe can only show broken ([probe] failures_only): their passes and insufficient
     // verdicts are left off the scorecard. One operation alone cannot show jitter, but it shows plainly a
