@@ -227,6 +227,7 @@ boost::json::object to_json(const harness::run_record& run) {
         vo["passed"] = v.passed;
         vo["outcome"] = to_string(v.outcome());
         vo["expected_to_fail"] = v.expected_to_fail;
+        vo["failures_only"] = v.failures_only;
         vo["summary"] = detail::valid_utf8(v.summary);
         vo["evidence_total"] = v.evidence_total;
         boost::json::object parameters;

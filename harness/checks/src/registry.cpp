@@ -41,6 +41,10 @@ std::optional<expectation> parse_expectation(const toml::table& table, std::stri
     out.check_name = *name;
     out.where = config::position_of(table, std::string(file));
     out.expect_failure = params.boolean("expect_failure").value_or(false);
+    out.failures_only = params.boolean("failures_only").value_or(false);
+    if (out.expect_failure && out.failures_only) {
+        params.fail("failures_only", "a check expected to fail is judged by its failure already; drop one of the two");
+    }
     out.impl = entry->make(params);
     params.finish();
     if (!params.ok()) return std::nullopt;
@@ -91,6 +95,7 @@ verdict evaluate(const expectation& e, const run_record& run, const operation_gr
                                    : e.impl->evaluate(run, operations);
     v.check = e.check_name;
     v.expected_to_fail = e.expect_failure;
+    v.failures_only = e.failures_only;
     if (v.insufficient_evidence) v.passed = false;
     if (e.expect_failure && !v.insufficient_evidence) {
         const bool held = v.passed;
@@ -105,6 +110,9 @@ verdict evaluate(const expectation& e, const run_record& run, const operation_gr
         v.summary = "nothing to judge: the run had 0 operations (" + v.summary + ")";
     }
     if (!v.passed) v.summary += unmatched_note(run);
+    if (e.failures_only && v.outcome() != verdict_outcome::fail) {
+        v.summary = "not judged here, only a failure counts (failures_only): " + v.summary;
+    }
     return v;
 }
 

@@ -75,7 +75,7 @@ TEST(grpc_hedging, bad_config) {
     ASSERT_EQ(errors.size(), 2u);
     EXPECT_THAT(errors[0].message, HasSubstr("grace: bad duration \"-1ms\""));
     EXPECT_THAT(errors[1].message,
-                HasSubstr("unknown key \"delay\"; allowed: check, expect_failure, grace, service_config, tolerance"));
+                HasSubstr("unknown key \"delay\"; allowed: check, expect_failure, failures_only, grace, service_config, tolerance"));
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ TEST(grpc_max_attempts, a_method_without_a_policy_is_held_to_one_attempt) {
 TEST(grpc_max_attempts, bad_config) {
     const auto errors = test::parse_errors(std::string(check_table) + "\nmax = 3\n");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_THAT(errors[0].message, HasSubstr("unknown key \"max\"; allowed: check, expect_failure, service_config"));
+    EXPECT_THAT(errors[0].message, HasSubstr("unknown key \"max\"; allowed: check, expect_failure, failures_only, service_config"));
 }
 
 }  // namespace

@@ -139,7 +139,7 @@ TEST(grpc_retryable_codes, bad_config) {
 
     errors = test::parse_errors(std::string(check_table) + "\ntolerance = \"1s\"\n");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_THAT(errors[0].message, HasSubstr("unknown key \"tolerance\"; allowed: check, expect_failure, service_config"));
+    EXPECT_THAT(errors[0].message, HasSubstr("unknown key \"tolerance\"; allowed: check, expect_failure, failures_only, service_config"));
 }
 
 }  // namespace

@@ -106,7 +106,7 @@ TEST(grpc_throttling, not_applicable_without_retry_throttling_and_nothing_to_jud
 TEST(grpc_throttling, bad_config) {
     const auto errors = test::parse_errors(std::string(check_table) + "\nmax_tokens = 10\n");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_THAT(errors[0].message, HasSubstr("unknown key \"max_tokens\"; allowed: check, expect_failure, service_config"));
+    EXPECT_THAT(errors[0].message, HasSubstr("unknown key \"max_tokens\"; allowed: check, expect_failure, failures_only, service_config"));
 }
 
 }  // namespace

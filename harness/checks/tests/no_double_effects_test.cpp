@@ -73,7 +73,7 @@ TEST(no_double_effects, takes_no_parameters) {
     const auto errors = test::parse_errors("check = \"no_double_effects\"\nmax = 1\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].to_string(),
-              "scenario.toml:2:1: check \"no_double_effects\": unknown key \"max\"; allowed: check, expect_failure");
+              "scenario.toml:2:1: check \"no_double_effects\": unknown key \"max\"; allowed: check, expect_failure, failures_only");
 }
 
 // A client that posts to a route the service does not declare gets 404s and commits nothing: the

@@ -207,7 +207,7 @@ TEST(no_retry_on_status, bad_strict) {
               "scenario.toml:2:10: check \"no_retry_on_status\": strict: expected true or false, got a string");
     errors = test::parse_errors("check = \"no_retry_on_status\"\nstrict = false\nstatuses = [404]\nstrictly = 1\n");
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_THAT(errors[0].message, HasSubstr("unknown key \"strictly\"; allowed: check, expect_failure"));
+    EXPECT_THAT(errors[0].message, HasSubstr("unknown key \"strictly\"; allowed: check, expect_failure, failures_only"));
     EXPECT_THAT(errors[0].message, HasSubstr("statuses, strict"));
 }
 

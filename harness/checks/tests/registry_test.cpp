@@ -43,7 +43,7 @@ TEST(check_registry, unknown_key_names_file_position_and_allowed_keys) {
     const auto errors = test::parse_errors("check = \"max_attempts\"\nmax = 3\nmaxx = 4\n");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].to_string(),
-              "scenario.toml:3:1: check \"max_attempts\": unknown key \"maxx\"; allowed: check, expect_failure, max");
+              "scenario.toml:3:1: check \"max_attempts\": unknown key \"maxx\"; allowed: check, expect_failure, failures_only, max");
 }
 
 TEST(check_registry, expect_failure_must_be_a_boolean) {
@@ -75,6 +75,33 @@ TEST(check_registry, expect_failure_inverts_the_verdict) {
     const verdict surprise = evaluate(lenient, run);
     EXPECT_FALSE(surprise.passed);
     EXPECT_THAT(surprise.summary, HasSubstr("expected to fail, but passed: "));
+}
+
+// One operation alone can show a client that never waits, never its jitter: only the failure of a
+// `failures_only` check decides the run; its insufficient evidence is reported and leaves it alone.
+TEST(check_registry, a_failures_only_check_decides_the_run_only_by_failing) {
+    test::journal_builder j;
+    j.op("a").attempt(503).attempt(503).attempt(503).attempt(200);
+    run_record run = j.run();
+
+    const expectation lone = test::parse_ok("check = \"max_attempts\"\nmax = 4\nfailures_only = true\n");
+    EXPECT_TRUE(lone.failures_only);
+    const expectation cannot_tell = test::parse_ok("check = \"jittered\"\nfailures_only = true\n");
+    run.verdicts = {evaluate(lone, run), evaluate(cannot_tell, run)};
+    EXPECT_TRUE(run.verdicts[0].passed);
+    EXPECT_TRUE(run.verdicts[1].failures_only);
+    EXPECT_EQ(run.verdicts[1].outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_THAT(run.verdicts[1].summary, HasSubstr("not judged here, only a failure counts (failures_only): "));
+    EXPECT_EQ(outcome_of(run), verdict_outcome::pass);
+
+    const expectation strict = test::parse_ok("check = \"max_attempts\"\nmax = 3\nfailures_only = true\n");
+    run.verdicts.push_back(evaluate(strict, run));
+    EXPECT_EQ(run.verdicts[2].outcome(), verdict_outcome::fail);
+    EXPECT_EQ(outcome_of(run), verdict_outcome::fail);
+
+    const auto both = test::parse_errors("check = \"max_attempts\"\nexpect_failure = true\nfailures_only = true\n");
+    ASSERT_EQ(both.size(), 1u);
+    EXPECT_THAT(both[0].to_string(), HasSubstr("failures_only: a check expected to fail is judged by its failure already"));
 }
 
 TEST(check_registry, evidence_is_capped_and_counted) {

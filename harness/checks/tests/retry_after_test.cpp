@@ -54,7 +54,7 @@ TEST(retry_after, bad_config) {
     const auto errors = test::parse_errors("check = \"retry_after\"\ntolerance = \"soon\"\nmax = 1\n");
     ASSERT_EQ(errors.size(), 2u);
     EXPECT_THAT(errors[0].message, HasSubstr("tolerance: bad duration \"soon\""));
-    EXPECT_THAT(errors[1].message, HasSubstr("unknown key \"max\"; allowed: check, expect_failure, tolerance"));
+    EXPECT_THAT(errors[1].message, HasSubstr("unknown key \"max\"; allowed: check, expect_failure, failures_only, tolerance"));
 }
 
 }  // namespace

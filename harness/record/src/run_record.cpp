@@ -157,7 +157,9 @@ verdict_outcome outcome_of(const run_record& run) {
     verdict_outcome out = run.interrupted ? verdict_outcome::insufficient_evidence : verdict_outcome::pass;
     for (const verdict& v : run.verdicts) {
         if (v.outcome() == verdict_outcome::fail) return verdict_outcome::fail;
-        if (v.outcome() == verdict_outcome::insufficient_evidence) out = verdict_outcome::insufficient_evidence;
+        if (v.outcome() == verdict_outcome::insufficient_evidence && !v.failures_only) {
+            out = verdict_outcome::insufficient_evidence;
+        }
     }
     return out;
 }

@@ -60,12 +60,6 @@ void read_probe_table(const toml::table& document, const std::string& file, prob
             out.properties.emplace_back(check, property);
         }
     }
-    out.failures_only = r.strings("failures_only").value_or(std::vector<std::string>{});
-    for (const std::string& check : out.failures_only) {
-        if (out.property_of(check).empty()) {
-            r.fail("failures_only", "\"" + check + "\" is not a check mapped in [probe] properties");
-        }
-    }
     r.finish();
 }
 
@@ -94,10 +88,6 @@ std::string_view probe::property_of(std::string_view check) const {
         if (name == check) return property;
     }
     return "";
-}
-
-bool probe::reports_failures_only(std::string_view check) const {
-    return std::find(failures_only.begin(), failures_only.end(), check) != failures_only.end();
 }
 
 catalogue parse_probe(std::string_view toml_text, const std::string& file) {

@@ -197,7 +197,7 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
             auto row = std::find_if(card.rows.begin(), card.rows.end(),
                                     [&](const property_row& r) { return r.property->id == id; });
             if (row == card.rows.end()) continue;
-            if (pr.reports_failures_only(v.check) && v.outcome() != harness::verdict_outcome::fail) continue;
+            if (v.failures_only && v.outcome() != harness::verdict_outcome::fail) continue;
             if (const std::string why = not_applicable_because(*row->property, run, client_retries, declared, builtin);
                 !why.empty()) {
                 if (row->reason.empty()) row->reason = why;

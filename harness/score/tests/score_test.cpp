@@ -177,13 +177,6 @@ TEST(probe_file, mistakes_in_the_probe_table_are_errors) {
                 HasSubstr("property \"evidence_intact\" is judged in every probe from the run's own "
                           "\"evidence_intact\" verdict; no check maps to it"));
 
-    const catalogue unmapped_failures_only =
-        parse_probe(replaced(probe_text, "[probe.properties]", "failures_only = [\"jittered\"]\n[probe.properties]"),
-                    "p.toml");
-    ASSERT_EQ(unmapped_failures_only.errors.size(), 1u);
-    EXPECT_THAT(unmapped_failures_only.errors[0].to_string(),
-                HasSubstr("failures_only: \"jittered\" is not a check mapped in [probe] properties"));
-
     const catalogue missing = parse_probe(replaced(probe_text, "situation = \"a lost reply\"\n", ""), "p.toml");
     ASSERT_EQ(missing.errors.size(), 1u);
     EXPECT_EQ(missing.errors[0].to_string(), "p.toml:2:1: [probe]: missing required key \"situation\"");
@@ -384,22 +377,22 @@ TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
               property_outcome::insufficient_evidence);
 }
 
-// A probe that can only show a property broken (one operation alone shows a client that never waits,
-// not its jitter): its failure stands, its pass and its insufficient evidence are left off the row.
+// An expectation that can only show a property broken (one operation alone shows a client that never
+// waits, not its jitter): its failure stands, its pass and its insufficient evidence are left off the row.
 TEST(scorecard, a_failures_only_check_reports_only_its_failures) {
-    probe solo = probe_of("persistent-5xx", {{"jittered", "jittered"}});
-    solo.failures_only = {"jittered"};
-    const std::vector<probe> probes{solo};
+    const std::vector<probe> probes{probe_of("persistent-5xx", {{"jittered", "jittered"}})};
     std::vector<harness::run_record> runs(1);
     runs[0].scenario = "persistent-5xx";
     runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
     for (const auto outcome : {harness::verdict_outcome::pass, harness::verdict_outcome::insufficient_evidence}) {
         runs[0].verdicts = {verdict_of("jittered", outcome)};
+        runs[0].verdicts[0].failures_only = true;
         const property_row& left_off = row(make_scorecard(probes, runs, {}, false), "jittered");
         EXPECT_EQ(left_off.outcome, property_outcome::not_applicable);
         EXPECT_TRUE(left_off.findings.empty());
     }
     runs[0].verdicts = {verdict_of("jittered", harness::verdict_outcome::fail)};
+    runs[0].verdicts[0].failures_only = true;
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(card, "jittered").outcome, property_outcome::fail);
     ASSERT_EQ(row(card, "jittered").findings.size(), 1u);

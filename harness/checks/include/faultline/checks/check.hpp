@@ -51,6 +51,10 @@ public:
 struct expectation {
     std::string check_name;
     bool expect_failure = false;  // the scenario passes only if this check fails
+    // The scenario can show this property broken but not holding (`failures_only = true`): one
+    // operation alone shows a client that never waits, never its jitter. Only its failure decides
+    // the run; a pass or insufficient evidence is reported and left out of the run's outcome.
+    bool failures_only = false;
     source_position where;        // the [[expect]] table
     std::shared_ptr<const check> impl;
 };

@@ -290,8 +290,8 @@ std::vector<const journal_record*> committed_records(const std::vector<journal_r
 std::vector<const rule_firing*> never_fired(const run_record& run);
 
 // The run's outcome: fail on a harness error or any failed check, else insufficient_evidence when
-// a check could not judge or a signal cut the run short (its checks saw only part of the workload),
-// else pass.
+// a check could not judge (but one that reports only failures) or a signal cut the run short (its
+// checks saw only part of the workload), else pass.
 verdict_outcome outcome_of(const run_record& run);
 bool all_checks_passed(const run_record& run);  // outcome_of(run) == pass
 

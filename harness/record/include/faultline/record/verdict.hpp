@@ -43,6 +43,7 @@ struct verdict {
     // Figures of the check's own configuration that reports draw with, by their `[[expect]]` key
     // (retry_budget's token bucket: max_tokens, token_ratio), so no report parses the summary.
     std::vector<std::pair<std::string, double>> parameters{};
+    bool failures_only = false;  // `failures_only = true`: only a failure counts in outcome_of
 
     std::optional<double> parameter(std::string_view key) const {
         for (const auto& [name, value] : parameters) {

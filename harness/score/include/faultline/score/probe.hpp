@@ -46,14 +46,9 @@ struct probe {
     // must not time out while held.
     std::optional<std::chrono::nanoseconds> timeout;
     std::vector<std::pair<std::string, std::string>> properties;  // check name -> property id, file order
-    // Checks this probe can only show broken ([probe] failures_only): their passes and insufficient
-    // verdicts are left off the scorecard. One operation alone cannot show jitter, but it shows plainly a
-    // client that never waits.
-    std::vector<std::string> failures_only;
 
     // The property a check of this probe proves ("" when it is not mapped).
     std::string_view property_of(std::string_view check) const;
-    bool reports_failures_only(std::string_view check) const;
 };
 
 struct catalogue {
