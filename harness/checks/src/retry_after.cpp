@@ -1,7 +1,8 @@
 // retry_after: after a response carrying Retry-After, (1) the next attempt of the operation comes
 // no sooner than Retry-After − tolerance after that response ended, and (2) when Retry-After reaches
 // past the operation's deadline (client record, else the first attempt's deadline header), the
-// operation ends there: no further attempt.
+// operation ends there: no further attempt. A retry that came too soon by no more than the server
+// itself ran late around the response (server_late: its stamps may be that late) is not judged.
 #include "support.hpp"
 
 namespace faultline::harness::checks {
@@ -15,7 +16,11 @@ public:
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
         const client_index clients{run};
+        const server_lateness lateness{run};
         std::size_t asked = 0;
+        std::size_t judged = 0;
+        std::size_t server_late = 0;
+        std::int64_t latest = 0;
         std::size_t too_soon = 0;
         std::size_t past_deadline = 0;
         for (const auto& op : operations) {
@@ -29,6 +34,13 @@ public:
                 const std::int64_t wanted = *prev.retry_after_ms * 1'000'000;
                 const std::int64_t waited = next.request_ns - prev.finished_ns;
                 const std::string pair = "\n" + describe_attempt(prev) + "\n" + describe_attempt(next);
+                const std::int64_t late = lateness.overlapping(prev.request_ns, prev.finished_ns);
+                if (late > 0 && waited < wanted - tolerance_ && wanted - waited - tolerance_ <= late) {
+                    ++server_late;
+                    latest = std::max(latest, late);
+                    continue;
+                }
+                ++judged;
                 if (end && prev.finished_ns + wanted > *end) {
                     ++past_deadline;
                     add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
@@ -45,12 +57,18 @@ public:
                 }
             }
         }
-        // No Retry-After sent (the rule that sends it never fired): nothing was asked of the client.
-        v.insufficient_evidence = asked == 0;
+        // No Retry-After sent (the rule that sends it never fired): nothing was asked of the client;
+        // every retry after one in a spell of the server's own lateness: nothing could be judged.
+        v.insufficient_evidence = asked == 0 || (judged == 0 && server_late > 0);
         v.passed = !v.insufficient_evidence && v.evidence_total == 0;
         v.summary = std::to_string(asked) + " responses carried Retry-After; " + std::to_string(too_soon) +
                     " retries came too soon, " + std::to_string(past_deadline) +
                     " went on past the deadline (tolerance " + format_ms(tolerance_) + ")";
+        if (server_late > 0) {
+            v.summary += "; " + std::to_string(server_late) + " not judged: they came too soon by no more than the "
+                         "server itself ran late around the response (up to " + format_ms(latest) +
+                         ", server_late), which its stamps may be";
+        }
         return v;
     }
 

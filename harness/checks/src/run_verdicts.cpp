@@ -38,10 +38,10 @@ verdict evidence_intact(const run_record& run) {
     std::map<server_event_kind, std::size_t> actions;
     std::map<server_event_kind, std::size_t> limits;
     for (const server_event& e : run.server_events) {
-        // The server's own schedule (a listener-level fault's window) and what it told of unmatched
-        // requests are neither actions nor limits.
+        // The server's own schedule (a listener-level fault's window), what it told of unmatched
+        // requests and the spells it ran late are neither actions nor limits.
         if (e.kind == server_event_kind::listener_closed || e.kind == server_event_kind::listener_reopened ||
-            e.kind == server_event_kind::unmatched_route) {
+            e.kind == server_event_kind::unmatched_route || e.kind == server_event_kind::server_late) {
             continue;
         }
         if (!is_control_action(e.kind)) {

@@ -123,6 +123,23 @@ std::optional<std::int64_t> operation_deadline(const operation_attempts& op, con
     return std::nullopt;
 }
 
+server_lateness::server_lateness(const run_record& run) {
+    for (const server_event& e : run.server_events) {
+        if (e.kind == server_event_kind::server_late && e.late_ns) spells_.emplace_back(e.at_ns, *e.late_ns);
+    }
+}
+
+std::int64_t server_lateness::overlapping(std::int64_t from_ns, std::int64_t to_ns) const {
+    // The server's watch fires every 20 ms: a stamp taken just after the last late firing, before
+    // the next, was still delayed.
+    constexpr std::int64_t timer_period_ns = 20'000'000;
+    std::int64_t longest = 0;
+    for (const auto& [from, length] : spells_) {
+        if (from <= to_ns && from + length + timer_period_ns >= from_ns) longest = std::max(longest, length);
+    }
+    return longest;
+}
+
 std::size_t window_counter::count_from(std::int64_t start) {
     while (begin_ < times_.size() && times_[begin_] < start) ++begin_;
     end_ = std::max(end_, begin_);

@@ -78,6 +78,19 @@ std::unordered_map<symbol, operation_attempts> find_operations(const operation_g
 // else from the first attempt's propagated deadline header (first t_request + deadline_ms).
 std::optional<std::int64_t> operation_deadline(const operation_attempts& op, const client_record* client);
 
+// The spells in which the server itself ran late (server_late events): a stamp taken in one may be
+// late by as much as the spell lasted, so a gap measured from it may be that much too short.
+class server_lateness {
+public:
+    explicit server_lateness(const run_record& run);
+    // How late a stamp taken in [from_ns, to_ns] may be: the longest spell overlapping it, each
+    // spell reaching one timer period past its last late firing (0 when none).
+    std::int64_t overlapping(std::int64_t from_ns, std::int64_t to_ns) const;
+
+private:
+    std::vector<std::pair<std::int64_t, std::int64_t>> spells_;  // (from, length) in ns
+};
+
 // Calls visit(s), in ascending order and once each, for the candidate starts of windows
 // [s, s + width) that cover every distinct way a window of that width can intersect the events of
 // two sorted time lists: windows starting at an event and windows ending at one (s = t - width + 1).

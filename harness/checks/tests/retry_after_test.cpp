@@ -50,6 +50,48 @@ TEST(retry_after, no_response_with_retry_after_is_insufficient_evidence) {
     EXPECT_THAT(v.summary, HasSubstr("0 responses carried Retry-After"));
 }
 
+// The server itself ran late around the response (its worker could not run for 1.2 s on a loaded
+// machine, so its stamps are that late): a retry too soon by less than that is not judged; one too
+// soon by more than the spell still fails.
+TEST(retry_after, a_retry_too_soon_by_no_more_than_the_server_ran_late_is_not_judged) {
+    test::journal_builder j;
+    j.op("a").attempt(503).retry_after(1000).wait(780).attempt(503).retry_after(1000).wait(1001).attempt(200);
+    run_record run = j.run();
+    server_event late;
+    late.kind = server_event_kind::server_late;
+    late.at_ns = run.journal[0].request_ns - 1'200'000'000;
+    late.late_ns = 1'224'000'000;
+    run.server_events.push_back(late);
+    const verdict excused = test::run_check(R"(check = "retry_after")", run);
+    EXPECT_TRUE(excused.passed) << excused.summary;
+    EXPECT_THAT(excused.summary, HasSubstr("0 retries came too soon"));
+    EXPECT_THAT(excused.summary, HasSubstr("1 not judged: they came too soon by no more than the server itself ran "
+                                           "late around the response (up to 1224.0ms, server_late)"));
+
+    run.server_events[0].late_ns = 100'000'000;  // 100 ms late cannot explain 220 ms too soon
+    const verdict caught = test::run_check(R"(check = "retry_after")", run);
+    EXPECT_FALSE(caught.passed);
+    EXPECT_THAT(caught.summary, HasSubstr("1 retries came too soon"));
+
+    run.server_events[0].at_ns = run.journal[1].request_ns;  // a spell after the response: no excuse
+    run.server_events[0].late_ns = 1'224'000'000;
+    EXPECT_FALSE(test::run_check(R"(check = "retry_after")", run).passed);
+}
+
+// Every retry after a Retry-After fell in a spell of the server's lateness: nothing was judged.
+TEST(retry_after, nothing_judged_outside_the_servers_late_spells_is_insufficient_evidence) {
+    test::journal_builder j;
+    j.op("a").attempt(503).retry_after(1000).wait(780).attempt(200);
+    run_record run = j.run();
+    server_event late;
+    late.kind = server_event_kind::server_late;
+    late.at_ns = run.journal[0].request_ns - 500'000'000;
+    late.late_ns = 600'000'000;
+    run.server_events.push_back(late);
+    const verdict v = test::run_check(R"(check = "retry_after")", run);
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+}
+
 TEST(retry_after, bad_config) {
     const auto errors = test::parse_errors("check = \"retry_after\"\ntolerance = \"soon\"\nmax = 1\n");
     ASSERT_EQ(errors.size(), 2u);

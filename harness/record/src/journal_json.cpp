@@ -82,6 +82,7 @@ void visit_event_fields(Event& e, Visitor& v) {
     v.string("detail", e.detail);
     v.string("peer", e.peer);
     v.optional_number("seed", e.seed);
+    v.optional_number("late_ns", e.late_ns);
 }
 
 // A round is written from round 2 on, so a journal of one round reads as it did before rounds.

@@ -29,7 +29,8 @@ bool is_control_action(server_event_kind kind) {
         case server_event_kind::unmatched_route:
         case server_event_kind::started:
         case server_event_kind::fault_not_mapped:
-        case server_event_kind::certificate_refused: return false;
+        case server_event_kind::certificate_refused:
+        case server_event_kind::server_late: return false;
     }
     return false;
 }

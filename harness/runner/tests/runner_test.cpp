@@ -949,7 +949,8 @@ TEST(runner, through_a_proxy_a_retried_lost_response_charges_the_real_service_tw
         EXPECT_EQ(r.effect, effect_kind::committed) << r.seq;
         EXPECT_EQ(r.outcome, r.attempt == 1 ? wire_outcome::reset : wire_outcome::responded) << r.seq;
     }
-    EXPECT_TRUE(run.server_events.empty());  // the proxy's merge anchor is not a run event
+    // The proxy's merge anchor is not a run event (a spell of the machine's load may be).
+    for (const server_event& e : run.server_events) EXPECT_EQ(e.kind, server_event_kind::server_late);
     ASSERT_FALSE(run.verdicts.empty());
     const verdict& v = run.verdicts.front();
     EXPECT_EQ(v.check, "no_double_effects");

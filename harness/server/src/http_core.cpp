@@ -103,6 +103,20 @@ void http_core::start() {
     context.engine.watch_rules([weak = weak_from_this()] {
         if (const auto self = weak.lock()) self->post_follow_listener_rules();
     });
+    lateness_.emplace([weak = weak_from_this()](lateness_watch::steady::time_point from, std::chrono::nanoseconds length) {
+        const auto self = weak.lock();
+        if (!self) return;
+        const auto ago = std::chrono::duration_cast<std::chrono::nanoseconds>(lateness_watch::steady::now() - from);
+        server_event event;
+        event.kind = server_event_kind::server_late;
+        event.at_ns = self->since_start_ns() - ago.count();
+        event.late_ns = length.count();
+        event.detail = "the server ran late for " + std::to_string(length.count() / 1'000'000) +
+                       " ms (its workers' 20 ms timer fired 10 ms or more after due): its stamps then may be "
+                       "that late";
+        self->context.records.append_event(std::move(event));
+    });
+    lateness_->start(listen);
     listen.start();
 }
 
@@ -115,6 +129,7 @@ void http_core::post_follow_listener_rules() {
 bool http_core::stop() {
     following_rules_ = false;
     context.engine.watch_rules({});
+    if (lateness_) lateness_->stop();
     // The schedule's wait would keep worker 0 from returning until the next window boundary.
     asio::post(listen.context(0), [weak = weak_from_this()] {
         if (const auto self = weak.lock(); self && self->listener_schedule_) self->listener_schedule_->cancel();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "backend.hpp"
+#include "lateness_watch.hpp"
 #include "limit_event_gate.hpp"
 
 #include "faultline/core/clock.hpp"
@@ -141,6 +142,8 @@ private:
     std::optional<listener_timer> listener_schedule_;
     // Cleared by stop() before the listener stops, so no follow-up arms the schedule again.
     std::atomic<bool> following_rules_{false};
+    // Journals the spells in which the workers ran late (server_late); set up by start().
+    std::optional<lateness_watch> lateness_;
 };
 
 // "address:port" of a connected socket's peer ("" when unknown).

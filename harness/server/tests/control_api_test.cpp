@@ -21,6 +21,12 @@ namespace {
 
 namespace json = boost::json;
 
+// The server's events but its late spells, which the machine's load adds at any time.
+std::vector<server_event> without_lateness(std::vector<server_event> events) {
+    std::erase_if(events, [](const server_event& e) { return e.kind == server_event_kind::server_late; });
+    return events;
+}
+
 struct control_reply {
     int status = 0;
     std::string body;
@@ -213,7 +219,7 @@ TEST(control_api, control_actions_are_server_events_that_survive_reset_in_memory
     ASSERT_EQ(call(s.control_port(), "DELETE", "rules").status, 200);
     ASSERT_EQ(call(s.control_port(), "POST", "reset").status, 200);
 
-    const auto events = s.context().records.events();
+    const auto events = without_lateness(s.context().records.events());
     ASSERT_EQ(events.size(), 5U);
     EXPECT_EQ(events[0].kind, server_event_kind::rule_added);
     EXPECT_EQ(events[0].rule, "teapot");
@@ -232,7 +238,7 @@ TEST(control_api, control_actions_are_server_events_that_survive_reset_in_memory
     const auto read = read_jsonl(path);
     ASSERT_TRUE(read.ok());
     EXPECT_EQ(read.records.size(), 1U);
-    ASSERT_EQ(read.server_events.size(), 5U);
+    ASSERT_EQ(without_lateness(read.server_events).size(), 5U);
     std::filesystem::remove(path);
 }
 

@@ -60,6 +60,10 @@ enum class server_event_kind {
     // and how it refused (OpenSSL's alert, or a connection closed with no request over it). The
     // evidence of check rejects_bad_certificates; never rate-limited.
     certificate_refused,
+    // The server itself ran late: a worker's timer, armed every 20 ms, fired `late_ns` or more after
+    // it was due, from `t` on (a CPU taken by other processes, the machine's load). Its stamps in that
+    // spell may be that much late, so the timing checks leave out the gaps it overlaps.
+    server_late,
 };
 
 // Their journal names.
@@ -81,6 +85,7 @@ inline constexpr enum_names server_event_kind_names{std::to_array<enum_name<serv
     {server_event_kind::started, "started"},
     {server_event_kind::fault_not_mapped, "fault_not_mapped"},
     {server_event_kind::certificate_refused, "certificate_refused"},
+    {server_event_kind::server_late, "server_late"},
 })};
 
 std::string_view to_string(server_event_kind kind);
@@ -101,6 +106,9 @@ struct server_event {
     // "seed": the `started` anchor's only (absent elsewhere, and in journals from before it was
     // written): the seed the writer decided its faults with, which `faultline check` reports.
     std::optional<std::uint64_t> seed = std::nullopt;
+    // "late_ns": server_late's only: how long the spell lasted, from `at_ns` (when the first late
+    // firing was due) to the last late firing.
+    std::optional<std::int64_t> late_ns = std::nullopt;
 };
 
 // The wall-clock anchor of a journal: a `started` server event saying the wall clock read `wall` at
