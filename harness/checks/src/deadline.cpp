@@ -11,7 +11,9 @@
 // processes overlap and its first request cannot be told, by its start + the same. Its life from
 // process start is stated beside it, not judged. This catches what the wire cannot show — a client
 // whose deadline fired but whose later tries failed locally, so it returned long after it should have.
-// Without an operation deadline or a declared one the verdict is insufficient evidence.
+// Without an operation deadline or a declared one the verdict is insufficient evidence. An attempt
+// stamped late, or a header found longer than the time left, by no more than the server itself ran
+// late around the stamp (server_late) is not judged: the stamp may be that late.
 #include <algorithm>
 
 #include "support.hpp"
@@ -91,6 +93,17 @@ public:
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
         verdict v;
         const client_index clients{run};
+        const server_lateness lateness{run};
+        std::size_t server_late = 0;
+        std::int64_t latest = 0;
+        // Over by `over` ns, with a stamp taken at `at`: within what the server's lateness explains.
+        auto explained = [&](std::int64_t at, std::int64_t over) {
+            const std::int64_t late = lateness.overlapping(at, at);
+            if (late == 0 || over > late) return false;
+            ++server_late;
+            latest = std::max(latest, late);
+            return true;
+        };
         std::size_t with_deadline = 0;
         std::size_t late_starts = 0;
         std::size_t late_finishes = 0;
@@ -107,7 +120,7 @@ public:
             if (end) ++with_deadline;
             const std::int64_t* previous_header = nullptr;
             for (const journal_record* r : op.attempts) {
-                if (end && r->request_ns > *end + tolerance_) {
+                if (end && r->request_ns > *end + tolerance_ && !explained(r->request_ns, r->request_ns - *end - tolerance_)) {
                     ++late_starts;
                     flag(r, "attempt started " + format_ms(r->request_ns - *end) + " after the deadline " +
                                 format_ms(*end) + ": " + describe_attempt(*r));
@@ -123,7 +136,8 @@ public:
                 if (header < 1) {
                     ++bad_headers;
                     flag(r, "deadline header " + std::to_string(header) + " ms (must be ≥ 1): " + describe_attempt(*r));
-                } else if (end && header * 1'000'000 > *end - r->request_ns + tolerance_) {
+                } else if (end && header * 1'000'000 > *end - r->request_ns + tolerance_ &&
+                           !explained(r->request_ns, header * 1'000'000 - (*end - r->request_ns) - tolerance_)) {
                     ++bad_headers;
                     flag(r, "deadline header " + std::to_string(header) + " ms exceeds the " +
                                 format_ms(*end - r->request_ns) + " left: " + describe_attempt(*r));
@@ -175,6 +189,10 @@ public:
                     std::to_string(late_starts) + " attempts started late, " + std::to_string(late_finishes) +
                     " clients finished late, " + std::to_string(bad_headers) + " bad deadline headers (tolerance " +
                     format_ms(tolerance_) + ")" + processes_summary;
+        if (server_late > 0) {
+            v.summary += "; " + std::to_string(server_late) + " not judged: late by no more than the server itself ran "
+                         "late around the stamp (up to " + format_ms(latest) + ", server_late)";
+        }
         // Every part measures against a deadline: without one there is nothing to break.
         const bool processes_judged = run.declared.deadline && run.command;
         if (with_deadline == 0 && !processes_judged && v.evidence_total == 0) {
