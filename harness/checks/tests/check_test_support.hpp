@@ -160,4 +160,13 @@ inline expectation parse_ok(std::string_view text) {
 
 inline verdict run_check(std::string_view text, const run_record& run) { return evaluate(parse_ok(text), run); }
 
+// A spell in which the server itself ran late (server_late), from `at_ns`, lasting `late_ns`.
+inline void add_server_late(run_record& run, std::int64_t at_ns, std::int64_t late_ns) {
+    server_event late;
+    late.kind = server_event_kind::server_late;
+    late.at_ns = at_ns;
+    late.late_ns = late_ns;
+    run.server_events.push_back(std::move(late));
+}
+
 }  // namespace faultline::harness::test

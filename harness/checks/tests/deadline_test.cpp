@@ -31,11 +31,7 @@ TEST(deadline, an_attempt_late_by_no_more_than_the_server_ran_late_is_not_judged
     test::journal_builder j;
     j.op("a").attempt(503).deadline(100).wait(200).attempt(200).deadline(1);
     run_record run = j.run();
-    server_event late;
-    late.kind = server_event_kind::server_late;
-    late.at_ns = run.journal[1].request_ns - 150'000'000;
-    late.late_ns = 150'000'000;
-    run.server_events.push_back(late);
+    test::add_server_late(run, run.journal[1].request_ns - 150'000'000, 150'000'000);
     const verdict excused = test::run_check(R"(check = "deadline")", run);
     EXPECT_TRUE(excused.passed) << excused.summary;
     EXPECT_THAT(excused.summary, HasSubstr("0 attempts started late"));

@@ -57,11 +57,7 @@ TEST(retry_after, a_retry_too_soon_by_no_more_than_the_server_ran_late_is_not_ju
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(1000).wait(780).attempt(503).retry_after(1000).wait(1001).attempt(200);
     run_record run = j.run();
-    server_event late;
-    late.kind = server_event_kind::server_late;
-    late.at_ns = run.journal[0].request_ns - 1'200'000'000;
-    late.late_ns = 1'224'000'000;
-    run.server_events.push_back(late);
+    test::add_server_late(run, run.journal[0].request_ns - 1'200'000'000, 1'224'000'000);
     const verdict excused = test::run_check(R"(check = "retry_after")", run);
     EXPECT_TRUE(excused.passed) << excused.summary;
     EXPECT_THAT(excused.summary, HasSubstr("0 retries came too soon"));
@@ -83,11 +79,7 @@ TEST(retry_after, nothing_judged_outside_the_servers_late_spells_is_insufficient
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(1000).wait(780).attempt(200);
     run_record run = j.run();
-    server_event late;
-    late.kind = server_event_kind::server_late;
-    late.at_ns = run.journal[0].request_ns - 500'000'000;
-    late.late_ns = 600'000'000;
-    run.server_events.push_back(late);
+    test::add_server_late(run, run.journal[0].request_ns - 500'000'000, 600'000'000);
     const verdict v = test::run_check(R"(check = "retry_after")", run);
     EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
 }
