@@ -5,6 +5,8 @@
 // timed the attempt out. The timeout is `max`, else the one the client declared (a command client's
 // [client] attempt_timeout, `faultline score --attempt-timeout`, the builtin policy's
 // per_attempt_timeout). An attempt that ends sooner is no finding: the deadline may have cut it short.
+// One held too long by no more than the server itself ran late when it saw the client leave
+// (server_late: that stamp may be as late) is not judged.
 #include "support.hpp"
 
 namespace faultline::harness::checks {
@@ -25,13 +27,22 @@ public:
             return v;
         }
         const std::int64_t bound = limit->count() + tolerance_.count();
+        const server_lateness lateness{run};
+        std::size_t server_late = 0;
+        std::int64_t latest = 0;
         std::size_t judged = 0;
         std::int64_t longest = 0;
         for (const auto& op : operations) {
             for (const journal_record* r : op.attempts) {
                 if (r->outcome != wire_outcome::hung) continue;
-                ++judged;
                 const std::int64_t lasted = r->finished_ns - r->request_ns;
+                if (const std::int64_t late = lateness.overlapping(r->finished_ns, r->finished_ns);
+                    lasted > bound && late > 0 && lasted - bound <= late) {
+                    ++server_late;
+                    latest = std::max(latest, late);
+                    continue;
+                }
+                ++judged;
                 longest = std::max(longest, lasted);
                 if (lasted <= bound) continue;
                 add_evidence(v, evidence_item{std::string(op.operation), {r->seq},
@@ -42,14 +53,19 @@ public:
         }
         const std::string against = std::string(max_ ? "max " : "the declared attempt timeout ") + format_ms(*limit) +
                                     " (tolerance " + format_ms(tolerance_) + ")";
+        const std::string not_judged =
+            server_late == 0 ? ""
+                             : "; " + std::to_string(server_late) + " not judged: held too long by no more than the "
+                                   "server itself ran late when the client left (up to " + format_ms(latest) +
+                                   ", server_late)";
         if (judged == 0) {
             v.insufficient_evidence = true;
-            v.summary = "no attempt was left unanswered (a hang fault) to judge against " + against;
+            v.summary = "no attempt was left unanswered (a hang fault) to judge against " + against + not_judged;
             return v;
         }
         v.passed = v.evidence_total == 0;
         v.summary = std::to_string(v.evidence_total) + " of " + std::to_string(judged) +
-                    " unanswered attempts were held past " + against + "; longest " + format_ms(longest);
+                    " unanswered attempts were held past " + against + "; longest " + format_ms(longest) + not_judged;
         return v;
     }
 

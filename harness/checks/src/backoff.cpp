@@ -16,7 +16,8 @@
 // among gaps whose envelope reaches the cap, the share within `tolerance` of the cap must not exceed
 // max_share_at_cap (judged once there are min_samples_at_cap of them; not for jitter "none", whose
 // gaps sit at the cap by design) — clamping after jitter piles delays up there. Without a gap checked
-// the verdict is insufficient evidence.
+// the verdict is insufficient evidence. A gap outside its envelope by no more than the server itself
+// ran late around one of its two stamps (server_late: that stamp may be as late) is not judged.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -42,7 +43,8 @@ public:
     backoff(policy p, bool has_curve) : p_(std::move(p)), has_curve_(has_curve) {}
 
     verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        if (has_curve_) return judge(p_, operations);
+        const server_lateness lateness{run};
+        if (has_curve_) return judge(p_, operations, lateness);
         if (!run.declared.backoff) {
             verdict v;
             v.insufficient_evidence = true;
@@ -51,16 +53,18 @@ public:
         }
         policy p = p_;
         p.curve = backoff_curve::declared(*run.declared.backoff);
-        verdict v = judge(p, operations);
+        verdict v = judge(p, operations, lateness);
         v.summary += " (the client's declared curve)";
         return v;
     }
 
 private:
-    verdict judge(const policy& p, const operation_groups& operations) const {
+    verdict judge(const policy& p, const operation_groups& operations, const server_lateness& lateness) const {
         const backoff_curve& curve = p.curve;
         verdict v;
         std::size_t checked = 0;
+        std::size_t server_late = 0;
+        std::int64_t latest = 0;
         std::size_t outside = 0;
         std::size_t could_reach_cap = 0;
         std::vector<std::uint64_t> at_cap_seqs;
@@ -73,8 +77,21 @@ private:
                 const auto [lo, hi] = backoff_envelope(curve, k, previous_gap);
                 previous_gap = gap;
                 if (prev.retry_after_ms) continue;
+                // Too short: the previous attempt's stamps may be late; too long: the retry's.
+                const bool short_gap = gap < lo - p.tolerance;
+                const bool long_gap = gap > hi + p.tolerance;
+                if (short_gap || long_gap) {
+                    const std::int64_t late = short_gap ? lateness.overlapping(prev.request_ns, prev.finished_ns)
+                                                        : lateness.overlapping(next.request_ns, next.request_ns);
+                    const double off = short_gap ? lo - p.tolerance - gap : gap - hi - p.tolerance;
+                    if (late > 0 && off <= static_cast<double>(late)) {
+                        ++server_late;
+                        latest = std::max(latest, late);
+                        continue;
+                    }
+                }
                 ++checked;
-                if (gap < lo - p.tolerance || gap > hi + p.tolerance) {
+                if (short_gap || long_gap) {
                     ++outside;
                     add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
                                                   "retry " + std::to_string(k) + ": gap " + ms(gap) + " outside [" +
@@ -91,6 +108,10 @@ private:
         std::string summary = std::to_string(checked) + " gaps checked against " + curve.jitter + " jitter (base " +
                               ms(curve.base) + ", " + (std::isinf(curve.cap) ? std::string("no cap") : "cap " + ms(curve.cap)) +
                               ", " + growth + "): " + std::to_string(outside) + " outside the envelope";
+        if (server_late > 0) {
+            summary += "; " + std::to_string(server_late) + " not judged: outside by no more than the server itself "
+                       "ran late around them (up to " + format_ms(latest) + ", server_late)";
+        }
         const double share = could_reach_cap == 0 ? 0
                                                   : static_cast<double>(at_cap_seqs.size()) /
                                                         static_cast<double>(could_reach_cap);

@@ -33,6 +33,21 @@ TEST(attempt_timeout, a_client_that_gives_up_at_its_timeout_passes) {
     EXPECT_TRUE(v.passed) << v.summary;
 }
 
+// The server ran late for 400 ms when the client left: held 900 ms against 500 + 100 may be its own
+// lateness, so it is not judged (and nothing else was); a 200 ms spell cannot explain 300 ms.
+TEST(attempt_timeout, held_too_long_by_no_more_than_the_server_ran_late_is_not_judged) {
+    run_record run = hung_once(900);
+    test::add_server_late(run, run.journal[0].finished_ns - 400'000'000, 400'000'000);
+    const verdict excused = test::run_check("check = \"attempt_timeout\"\nmax = \"500ms\"\n", run);
+    EXPECT_EQ(excused.outcome(), verdict_outcome::insufficient_evidence) << excused.summary;
+    EXPECT_THAT(excused.summary, HasSubstr("1 not judged: held too long by no more than the server itself ran late "
+                                           "when the client left (up to 400.0ms, server_late)"));
+
+    run.server_events[0].at_ns = run.journal[0].finished_ns - 200'000'000;
+    run.server_events[0].late_ns = 200'000'000;
+    EXPECT_FALSE(test::run_check("check = \"attempt_timeout\"\nmax = \"500ms\"\n", run).passed);
+}
+
 TEST(attempt_timeout, the_declared_timeout_is_used_without_max) {
     run_record run = hung_once(900);
     run.declared.attempt_timeout = std::chrono::milliseconds{500};

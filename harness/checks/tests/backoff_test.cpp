@@ -35,6 +35,26 @@ TEST(backoff, a_run_without_a_retry_is_insufficient_evidence) {
     EXPECT_THAT(v.summary, HasSubstr("no gap before a retry to judge"));
 }
 
+// A gap too short by no more than the server ran late around the previous attempt (its stamps may be
+// that late), or too long by no more than it ran late around the retry, is not judged.
+TEST(backoff, a_gap_outside_by_no_more_than_the_server_ran_late_is_not_judged) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(20).attempt(503).wait(300).attempt(200);
+    run_record run = j.run();
+    test::add_server_late(run, run.journal[0].request_ns - 30'000'000, 30'000'000);
+    test::add_server_late(run, run.journal[2].request_ns - 100'000'000, 100'000'000);
+    const verdict excused = test::run_check(equal_policy, run);
+    EXPECT_EQ(excused.outcome(), verdict_outcome::insufficient_evidence) << excused.summary;
+    EXPECT_THAT(excused.summary, HasSubstr("2 not judged: outside by no more than the server itself ran late around "
+                                           "them (up to 100.0ms, server_late)"));
+
+    run.server_events[0].late_ns = 10'000'000;  // 20 ms short: 10 ms late cannot explain it
+    run.server_events[1].late_ns = 50'000'000;  // 90 ms long: nor 50 ms
+    const verdict caught = test::run_check(equal_policy, run);
+    EXPECT_FALSE(caught.passed);
+    EXPECT_EQ(caught.evidence.size(), 2u);
+}
+
 TEST(backoff, gaps_inside_the_equal_jitter_envelope_pass) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(60).attempt(503).wait(190).attempt(200);
