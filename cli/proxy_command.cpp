@@ -217,6 +217,7 @@ std::shared_ptr<harness::http_named_proxy> make_http_proxy(const proxy_args& arg
     config.settings.apply(server_settings, limits);
     options.threads = args.threads ? *args.threads : server_settings.threads;
     options.body_limit = server_settings.body_limit;
+    options.watch_lateness = true;
     return std::make_shared<harness::http_named_proxy>(open_server_context(config, seed, args.journal, limits),
                                                        std::move(options));
 }

@@ -48,6 +48,7 @@ void run_serve(const serve_args& args) {
     faults::engine_limits limits;
     config.settings.apply(options, limits);
     options.allow_non_loopback = args.allow_non_loopback;
+    options.watch_lateness = true;
     if (!args.listen.empty()) {
         const listen_option listen = parse_listen_option(args.listen, "--listen", "serve", args.allow_non_loopback);
         options.address = listen.address;

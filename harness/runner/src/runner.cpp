@@ -146,6 +146,7 @@ public:
         if (s.proxy) {
             proxy_options forward = s.proxy->options();
             forward.threads = threads;
+            forward.watch_lateness = true;
             if (tls != nullptr) {
                 forward.tls = tls->identity();
                 forward.tls_faults = tls->bad();
@@ -155,6 +156,7 @@ public:
         } else {
             server_options listen;
             listen.threads = threads;
+            listen.watch_lateness = true;
             if (tls != nullptr) {
                 listen.tls = tls->identity();
                 listen.tls_faults = tls->bad();

@@ -103,6 +103,11 @@ void http_core::start() {
     context.engine.watch_rules([weak = weak_from_this()] {
         if (const auto self = weak.lock()) self->post_follow_listener_rules();
     });
+    if (settings.watch_lateness) start_watching_lateness();
+    listen.start();
+}
+
+void http_core::start_watching_lateness() {
     lateness_.emplace([weak = weak_from_this()](lateness_watch::steady::time_point from, std::chrono::nanoseconds length) {
         const auto self = weak.lock();
         if (!self) return;
@@ -117,7 +122,6 @@ void http_core::start() {
         self->context.records.append_event(std::move(event));
     });
     lateness_->start(listen);
-    listen.start();
 }
 
 void http_core::post_follow_listener_rules() {

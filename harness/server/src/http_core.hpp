@@ -61,6 +61,7 @@ struct http_settings {
     std::size_t body_limit = 1024 * 1024;  // request bodies; larger get 413 and close
     std::string instance;                  // written into every record ("" = none)
     listener_tls tls;                      // every port speaks TLS with tls.served (null: plain TCP)
+    bool watch_lateness = false;           // journal the workers' late spells (server_options)
 };
 
 // Thread-safe: the counters are atomics, the rest is set before start() and read after.
@@ -131,6 +132,8 @@ private:
     // (fault_engine::watch_rules).
     void follow_listener_rules();
     void post_follow_listener_rules();
+    // Journals each spell in which a worker ran late as a server_late event.
+    void start_watching_lateness();
     // Switches the service port as `decision` says, journals the switch (listener_closed /
     // listener_reopened), and counts the window as its rule's firing.
     void switch_service_port(const faults::listener_decision& decision);

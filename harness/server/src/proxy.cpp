@@ -50,7 +50,8 @@ struct proxy::core {
           http{std::make_shared<http_core>(
               context, time,
               server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, options.instance,
-                                           server_detail::make_listener_tls(options.tls, options.tls_faults)},
+                                           server_detail::make_listener_tls(options.tls, options.tls_faults),
+                                           options.watch_lateness},
               std::make_unique<upstream_backend>(context, upstream_of(options)))} {}
 
     upstream_backend& upstream() const { return static_cast<upstream_backend&>(*http->behind); }

@@ -20,7 +20,8 @@ struct server::core {
           http{std::make_shared<http_core>(
               context, time,
               server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, {},
-                                           server_detail::make_listener_tls(options.tls, options.tls_faults)},
+                                           server_detail::make_listener_tls(options.tls, options.tls_faults),
+                                           options.watch_lateness},
               std::make_unique<server_detail::service_backend>(context))} {}
 
     const server_options options;

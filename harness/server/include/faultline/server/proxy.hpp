@@ -61,6 +61,10 @@ struct proxy_options {
     std::size_t idle_upstream_per_thread = 256;         // kept-alive upstream connections kept per worker
     std::chrono::milliseconds drain_timeout{1000};
     std::string instance;  // written into every journal record ("instance"), "" = none
+    // As serve's (server_options): journal the spells in which the server itself ran late (server_late: a worker's 20 ms timer
+    // fired 10 ms or more after due), which the timing checks leave out. On in faultline run, score,
+    // serve and proxy; off by default, so an embedding's event list holds only what it did.
+    bool watch_lateness = false;
     // The control API on a port of its own, as serve's (server_options): nullopt = none, 0 = ephemeral;
     // loopback unless asked; the token nullopt = a fresh random one, "" = none.
     std::optional<std::uint16_t> control_port;

@@ -63,6 +63,10 @@ struct server_options {
     // issuer): issued with the run's own authority (tls::run_certificates::bad()). Absent with the
     // user's own certificate: a certificate fault then serves the real one and journals why.
     std::optional<tls::bad_certificates> tls_faults;
+    // Journal the spells in which the server itself ran late (server_late: a worker's 20 ms timer
+    // fired 10 ms or more after due), which the timing checks leave out. On in faultline run, score,
+    // serve and proxy; off by default, so an embedding's event list holds only what it did.
+    bool watch_lateness = false;
 };
 
 }  // namespace faultline::harness
