@@ -20,6 +20,9 @@
 // timed out before all had arrived: 24 Node processes starting on 2 cores), each group is judged on
 // its own, since one window over two tight groups 800 ms apart reads either as a wave; groups smaller
 // than `min_retries` are left out, and with none large enough the verdict is insufficient evidence.
+// A spread that passes is insufficient evidence when the client, run alone, retried within a fraction
+// of the herd's shortest gap (timing_control::queueing_explains): retries with no delay were spread by
+// the processes queueing for the CPU, and would come as one wave from clients on many machines.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -134,7 +137,26 @@ private:
                     format_number(false_alarm_rate_) + " per run over " + std::to_string(total_buckets) +
                     " buckets), per retry index: " + summary + released +
                     (control != nullptr ? "; the window's floor is the noise " + control->describe() : std::string{});
+        if (const std::string queueing = v.passed ? queueing_explains(judged, control) : ""; !queueing.empty()) {
+            v.passed = false;
+            v.insufficient_evidence = true;
+            v.summary = "cannot tell a spread from the herd's own queueing: " + queueing + "; " + v.summary;
+        }
         return v;
+    }
+
+    // Why retries spread over their window say nothing of the client (timing_control::queueing_explains),
+    // for the first index where they do not; "" when none.
+    static std::string queueing_explains(const std::vector<retry_index>& judged, const timing_control* control) {
+        if (control == nullptr) return "";
+        for (const retry_index& index : judged) {
+            const auto shortest = std::min_element(index.points.begin(), index.points.end(),
+                                                   [](const retry_point& a, const retry_point& b) { return a.gap < b.gap; });
+            if (std::string why = control->queueing_explains(shortest->gap); !why.empty()) {
+                return "retry " + std::to_string(index.k) + index.group + ": " + why;
+            }
+        }
+        return "";
     }
 
     // The operations that retried, in groups the server failed together: sorted by the end of their

@@ -136,6 +136,30 @@ TEST(desynchronized, a_control_replaces_the_relative_window) {
               verdict_outcome::fail);
 }
 
+// Retries with no delay, spread over 139 ms by 24 processes queueing for the CPU: no wave at the
+// server, but clients on many machines would send one. When the client alone retried within a quarter
+// of the herd's shortest gap, the spread is insufficient evidence, never a pass.
+TEST(desynchronized, a_spread_the_herds_queueing_explains_is_insufficient_evidence) {
+    test::journal_builder j;
+    for (int i = 0; i < 24; ++i) j.op("op" + std::to_string(i)).attempt(503).wait(232.0 + 139.0 * i / 23.0).attempt(200);
+    const run_record run = j.run();
+    constexpr std::string_view herd = "check = \"desynchronized\"\nmin_retries = 8\n";
+    timing_control control;
+    control.delay = std::chrono::seconds{1};
+    control.processes = 24;
+    for (int i = 0; i < 24; ++i) control.gaps_ns.push_back(test::ms(1000 + 18.7 * i / 23.0));
+    const auto judged = [&] { return evaluate(test::parse_ok(herd), run, group_operations(run.journal), &control); };
+    EXPECT_EQ(judged().outcome(), verdict_outcome::pass);
+    control.alone_gaps_ns = {test::ms(22), test::ms(28)};
+    const verdict v = judged();
+    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("cannot tell a spread from the herd's own queueing: retry 1: alone, the client "
+                                     "retried within 28.0ms (2 gaps), under 1/4 of the herd's shortest gap here, "
+                                     "232.0ms"));
+    control.alone_gaps_ns = {test::ms(22), test::ms(240)};
+    EXPECT_EQ(judged().outcome(), verdict_outcome::pass);
+}
+
 TEST(desynchronized, too_few_retries_are_insufficient_evidence) {
     test::journal_builder j;
     for (int i = 0; i < 5; ++i) j.op("op" + std::to_string(i)).attempt(503).wait(100).attempt(200);

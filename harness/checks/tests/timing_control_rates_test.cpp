@@ -62,21 +62,32 @@ double delay_ms(shape s, int k, double& previous, random_source& random) {
 }
 
 // One herd of `shape` retrying under `queue_ms` of scheduling noise; `path` keeps the control's
-// operations apart from the client's.
-std::vector<journal_record> herd(shape s, double queue_ms, random_source& random, const std::string& name) {
+// operations apart from the client's. `count` operations (a herd's, or one alone). `own_queue_ms`: a
+// heavy runtime's own queueing after a release, shared fairly, so every process comes late and the
+// first at about 60 % of the last (the naive Node.js loop: 232-371 ms).
+std::vector<journal_record> herd(shape s, double queue_ms, random_source& random, const std::string& name,
+                                 int count = operations, double own_queue_ms = 0) {
     test::journal_builder j;
-    for (int i = 0; i < operations; ++i) {
+    for (int i = 0; i < count; ++i) {
         j.op(name + std::to_string(i)).at(uniform(random, 0, 1));
         double previous = base_ms;
         for (int k = 1; k <= retries; ++k) {
             j.attempt(503, 1 + uniform(random, -0.5, 0.5));
-            const double noise = uniform(random, -1, 1) + uniform(random, 0, queue_ms);
+            double noise = uniform(random, -1, 1) + uniform(random, 0, queue_ms);
+            if (own_queue_ms > 0) noise += own_queue_ms * uniform(random, 0.6, 1.0);
             j.wait(std::max(0.0, delay_ms(s, k, previous, random) + noise));
         }
         j.attempt(200, 1 + uniform(random, -0.5, 0.5));
     }
     return j.run().journal;
 }
+
+// A heavy runtime's own CPU queueing in its herd, which the light control does not share (the naive
+// Node.js loop: 232-371 ms after a release), and the client's pace when it ran alone.
+struct runtime {
+    double herd_queue_ms = 0;  // the client's own_queue_ms in its herd (not alone, not the control's)
+    bool alone = false;        // its pace alone (one operation under queue_ms) given to the checks
+};
 
 struct tally {
     int passed = 0;
@@ -101,7 +112,7 @@ struct rates {
 
 // `rounds`: as `faultline score` does, a run whose verdicts could not tell client from noise is
 // repeated (a fresh herd and control) up to this many times in all; the first decisive one counts.
-rates measure(shape s, double queue_ms, bool with_control, int rounds = 1) {
+rates measure(shape s, double queue_ms, bool with_control, int rounds = 1, runtime heavy = {}) {
     const expectation jittered = test::parse_ok(probe_jittered);
     const expectation spacing = test::parse_ok(probe_spacing);
     const expectation desynchronized = test::parse_ok(probe_desynchronized);
@@ -113,9 +124,10 @@ rates measure(shape s, double queue_ms, bool with_control, int rounds = 1) {
         for (int round = 0; round < rounds; ++round) {
             seeded_random random(static_cast<std::uint64_t>(seed * 100 + round));
             run_record run;
-            run.journal = herd(s, queue_ms, random, "op");
-            const timing_control control = measure_control(herd(shape::constant, queue_ms, random, "control"),
-                                                           std::chrono::seconds{1}, operations);
+            run.journal = herd(s, queue_ms, random, "op", operations, heavy.herd_queue_ms);
+            timing_control control = measure_control(herd(shape::constant, queue_ms, random, "control"),
+                                                     std::chrono::seconds{1}, operations);
+            if (heavy.alone) control.alone_gaps_ns = gaps_alone(herd(s, queue_ms, random, "alone", 1));
             const operation_groups ops = group_operations(run.journal);
             j = evaluate(jittered, run, ops, with_control ? &control : nullptr);
             sp = evaluate(spacing, run, ops, with_control ? &control : nullptr);
@@ -126,9 +138,13 @@ rates measure(shape s, double queue_ms, bool with_control, int rounds = 1) {
         out.spacing.add(sp.outcome());
         out.desynchronized.add(d.outcome());
     }
-    std::printf("| %s | %s | %s%s | %d / %d / %d | %d / %d / %d | %d / %d / %d |\n", name_of(s),
+    const std::string conditions =
+        std::string(with_control ? "control" : "no control") + (rounds > 1 ? ", " + std::to_string(rounds) + " rounds" : "") +
+        (heavy.herd_queue_ms > 0 ? ", +" + std::to_string(static_cast<int>(heavy.herd_queue_ms)) + " ms the client's own" : "") +
+        (heavy.alone ? ", pace alone" : "");
+    std::printf("| %s | %s | %s | %d / %d / %d | %d / %d / %d | %d / %d / %d |\n", name_of(s),
                 queue_ms <= 2 ? "idle (≤ 2 ms)" : (std::to_string(static_cast<int>(queue_ms)) + " ms").c_str(),
-                with_control ? "control" : "no control", rounds > 1 ? (", " + std::to_string(rounds) + " rounds").c_str() : "",
+                conditions.c_str(),
                 out.jittered.passed, out.jittered.failed, out.jittered.insufficient, out.spacing.passed,
                 out.spacing.failed, out.spacing.insufficient, out.desynchronized.passed, out.desynchronized.failed,
                 out.desynchronized.insufficient);
@@ -177,6 +193,30 @@ TEST(timing_control_rates, jitter_is_never_failed_with_a_control) {
             const rates r = measure(s, load, true);
             EXPECT_EQ(r.jittered.failed, 0) << name_of(s) << " at " << load;
             EXPECT_EQ(r.spacing.failed, 0) << name_of(s) << " at " << load;
+        }
+    }
+}
+
+// A heavy runtime with no delay, queueing 300 ms in its own herd beside a light control: its spread
+// passes both verdicts unless its pace alone is known; with it, never a pass. A jittered client's
+// pace alone turns none of its passes into insufficient evidence.
+TEST(timing_control_rates, the_clients_pace_alone_tells_its_own_queueing_from_jitter) {
+    for (const double load : {idle, 30.0}) {
+        const rates blind = measure(shape::no_delay, load, true, 1, runtime{300, false});
+        EXPECT_GT(blind.jittered.passed, 0) << load;
+        const rates paced = measure(shape::no_delay, load, true, 1, runtime{300, true});
+        EXPECT_EQ(paced.jittered.passed, 0) << load;
+        EXPECT_EQ(paced.desynchronized.passed, 0) << load;
+    }
+    for (const shape s : jittered_shapes) {
+        for (const double load : {idle, 30.0, 100.0}) {
+            for (const double own : {0.0, 300.0}) {
+                const rates without = measure(s, load, true, 1, runtime{own, false});
+                const rates with = measure(s, load, true, 1, runtime{own, true});
+                EXPECT_EQ(with.jittered.passed, without.jittered.passed) << name_of(s) << " at " << load << " + " << own;
+                EXPECT_EQ(with.desynchronized.passed, without.desynchronized.passed)
+                    << name_of(s) << " at " << load << " + " << own;
+            }
         }
     }
 }

@@ -90,6 +90,13 @@ std::string_view probe::property_of(std::string_view check) const {
     return "";
 }
 
+bool probe::alone() const {
+    return operations == 1 && control == 0 &&
+           std::any_of(scenario.expectations.begin(), scenario.expectations.end(), [](const harness::expectation& e) {
+               return e.check_name == "jittered" && e.failures_only;
+           });
+}
+
 catalogue parse_probe(std::string_view toml_text, const std::string& file) {
     catalogue out;
     harness::scenario_result loaded = harness::parse_scenario(toml_text, file);

@@ -93,13 +93,18 @@ harness::scenario scenario_for(const probe& p, std::span<const std::string> clie
 // A command client's run, judged again on the client's own attempts: without the control's, each
 // process's attempts as its operation when they ran one after another, the timing checks against the
 // control. The run's own verdicts come after the [[expect]] ones, as the runner orders them.
-void judge_command_run(harness::run_record& run, const probe& p, const harness::scenario& s) {
+// `alone_gaps`: the client's own pace, from the probes where it ran alone (timing_control.hpp).
+void judge_command_run(harness::run_record& run, const probe& p, const harness::scenario& s,
+                       const std::vector<std::int64_t>& alone_gaps) {
     if (!run.harness_error.empty()) return;
     const bool with_control = p.control > 0 && run.command &&
                               std::any_of(run.command->processes.begin(), run.command->processes.end(),
                                           [&](const harness::process_record& r) { return r.op >= p.operations; });
     harness::timing_control control;
-    if (with_control) control = take_control(run, p);
+    if (with_control) {
+        control = take_control(run, p);
+        control.alone_gaps_ns = alone_gaps;
+    }
     const bool attributed = attribute_to_processes(run);
     if (!with_control && !attributed) return;
     run.verdicts.clear();
@@ -167,7 +172,19 @@ std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::
     for (const probe& p : probes) scenarios.push_back(scenario_for(p, client_template, declared, probe_options));
     std::vector<harness::run_record> runs = run_in_lanes(probes, scenarios, options, jobs);
     if (builtin) return runs;
-    for (std::size_t i = 0; i < runs.size(); ++i) judge_command_run(runs[i], probes[i], scenarios[i]);
+    // The probes without a control first: those where the client ran alone give its pace, against
+    // which the timing probes tell its own delay from the herd's queueing.
+    std::vector<std::int64_t> alone_gaps;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (probes[i].control > 0) continue;
+        judge_command_run(runs[i], probes[i], scenarios[i], {});
+        if (!probes[i].alone() || !runs[i].harness_error.empty()) continue;
+        const std::vector<std::int64_t> gaps = harness::gaps_alone(runs[i].journal);
+        alone_gaps.insert(alone_gaps.end(), gaps.begin(), gaps.end());
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (probes[i].control > 0) judge_command_run(runs[i], probes[i], scenarios[i], alone_gaps);
+    }
 
     // Timing probes that could not tell the client from noise run again, all of them at once.
     for (std::uint32_t round = 2; round <= probe_options.timing_rounds; ++round) {
@@ -187,7 +204,7 @@ std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::
         for (std::size_t j = 0; j < again.size(); ++j) {
             harness::run_record& next = rerun[j];
             if (next.not_run) continue;
-            judge_command_run(next, probes[again[j]], scenarios[again[j]]);
+            judge_command_run(next, probes[again[j]], scenarios[again[j]], alone_gaps);
             const std::string note = "round " + std::to_string(round) + " of at most " +
                                      std::to_string(probe_options.timing_rounds) +
                                      " (the earlier could not tell the client from timing noise): ";

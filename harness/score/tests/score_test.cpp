@@ -560,6 +560,26 @@ TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
     EXPECT_FALSE(control.measured());  // 4 gaps: fewer than the 8 a noise figure needs
 }
 
+// The client's pace alone: its gaps, but not those after a Retry-After (the server chose them), nor a
+// retry sent before its attempt ended (a timeout).
+TEST(control, the_clients_pace_alone_is_its_own_gaps) {
+    std::vector<harness::journal_record> journal;
+    for (std::uint64_t seq = 1; seq <= 4; ++seq) journal.push_back(attempt(seq, "op"));
+    journal[1].retry_after_ms = 1000;  // the gap to seq 3 is the server's
+    journal[3].request_ns = journal[2].finished_ns - 1;  // sent before seq 3 ended
+    EXPECT_EQ(harness::gaps_alone(journal), std::vector<std::int64_t>{990});
+}
+
+TEST(probe_file, the_probes_that_run_the_client_alone_give_its_pace) {
+    const catalogue c = load_catalogue(FAULTLINE_CONFORMANCE_DIR);
+    ASSERT_TRUE(c.ok()) << c.errors.front().to_string();
+    std::vector<std::string> alone;
+    for (const probe& p : c.probes) {
+        if (p.alone()) alone.push_back(p.scenario.name);
+    }
+    EXPECT_EQ(alone, words({"persistent-5xx", "persistent-5xx-get"}));
+}
+
 TEST(attribution, attempts_during_one_process_are_its_operation) {
     harness::run_record run;
     for (std::uint64_t i = 1; i <= 4; ++i) run.journal.push_back(attempt(i, "key-" + std::to_string(i), "key-" + std::to_string(i)));

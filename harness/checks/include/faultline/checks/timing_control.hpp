@@ -6,6 +6,11 @@
 // hundreds. The timing checks (`jittered`, `spacing`) judge the client's gaps against it: a spread
 // wider than the control's is the client's own; one within it cannot be told from noise. Without a
 // control they judge against their configured `noise_floor`, and say so.
+// A light control does not carry a heavy runtime's own CPU queueing: 24 Node.js processes that all
+// retry at once with no delay reach the server spread over hundreds of milliseconds. So the control
+// also holds the client's own pace, its gaps when it ran alone: when even the herd's shortest gap is
+// several times longer than any of those, the herd's spread is its queueing, not a delay the client
+// chose, and the timing checks cannot judge it.
 #pragma once
 
 #include <chrono>
@@ -23,6 +28,9 @@ struct timing_control {
     std::vector<std::int64_t> gaps_ns;
     std::vector<std::uint64_t> seqs;  // the control's retries, for evidence (journal sequence numbers)
     std::size_t processes = 0;        // control processes that ran
+    // The client's retry gaps when it ran alone (one operation, no herd queueing it), in ns; empty
+    // when no such probe ran.
+    std::vector<std::int64_t> alone_gaps_ns;
 
     // The noise the control measured: the width of the central 90 % of its gaps (5th to 95th
     // percentile), so one straggler does not decide it. Zero with fewer than `min_gaps` gaps.
@@ -31,12 +39,25 @@ struct timing_control {
     // "the control (24 processes, fixed 500.0ms delay): 72 gaps, central 90 % over 3.1ms (500.9ms–504.0ms)".
     std::string describe() const;
 
+    // Why a herd whose shortest gap at one retry index was `shortest_ns` shows queueing rather than the
+    // client's delay: alone, the client retried every time within 1/queueing_ratio of it. "" when it
+    // did not, or ran alone fewer than `min_alone_gaps` times.
+    std::string queueing_explains(std::int64_t shortest_ns) const;
+
     static constexpr std::size_t min_gaps = 8;
+    static constexpr std::size_t min_alone_gaps = 2;
+    // A client with a real delay d retries alone after d and in a herd after at least d (ratio about
+    // 1); the naive Node.js loop took 9-28 ms alone and 232 ms or more in its herd (ratio 8 or more).
+    static constexpr std::int64_t queueing_ratio = 4;
 };
 
 // The control of a run from the control processes' own attempts: their operations' gaps (a retry
 // sent before its previous attempt ended is left out: a timeout, not a delay).
 timing_control measure_control(const std::vector<journal_record>& control_journal, std::chrono::nanoseconds delay,
                                std::size_t processes);
+
+// A client's gaps in a run where it ran alone, for `alone_gaps_ns`: as the control's, and gaps after a
+// Retry-After are left out (the server chose them).
+std::vector<std::int64_t> gaps_alone(const std::vector<journal_record>& journal);
 
 }  // namespace faultline::harness

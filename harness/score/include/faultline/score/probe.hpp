@@ -49,6 +49,9 @@ struct probe {
 
     // The property a check of this probe proves ("" when it is not mapped).
     std::string_view property_of(std::string_view check) const;
+    // The client runs alone here, so its gaps are its own pace (timing_control::alone_gaps_ns): one
+    // operation, no control, and `jittered` judged only by its failure (failures_only).
+    bool alone() const;
 };
 
 struct catalogue {
