@@ -20,9 +20,9 @@
 // timed out before all had arrived: 24 Node processes starting on 2 cores), each group is judged on
 // its own, since one window over two tight groups 800 ms apart reads either as a wave; groups smaller
 // than `min_retries` are left out, and with none large enough the verdict is insufficient evidence.
-// A spread that passes is insufficient evidence when the client, run alone, retried within a fraction
-// of the herd's shortest gap (timing_control::queueing_explains): retries with no delay were spread by
-// the processes queueing for the CPU, and would come as one wave from clients on many machines.
+// A spread that passes is insufficient evidence when every gap the client showed alone at an index was
+// a fraction of the herd's median there (timing_control::queueing_explains): retries with no delay were
+// spread by the processes queueing for the CPU, and would come as one wave from clients on many machines.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -150,9 +150,10 @@ private:
     static std::string queueing_explains(const std::vector<retry_index>& judged, const timing_control* control) {
         if (control == nullptr) return "";
         for (const retry_index& index : judged) {
-            const auto shortest = std::min_element(index.points.begin(), index.points.end(),
-                                                   [](const retry_point& a, const retry_point& b) { return a.gap < b.gap; });
-            if (std::string why = control->queueing_explains(shortest->gap); !why.empty()) {
+            std::vector<double> gaps;
+            for (const retry_point& p : index.points) gaps.push_back(static_cast<double>(p.gap));
+            std::sort(gaps.begin(), gaps.end());
+            if (std::string why = control->queueing_explains(index.k, std::llround(quantile(gaps, 0.5))); !why.empty()) {
                 return "retry " + std::to_string(index.k) + index.group + ": " + why;
             }
         }

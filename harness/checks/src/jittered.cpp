@@ -16,10 +16,10 @@
 // has enough gaps, the indexes with two or more are pooled, each gap divided by its index's median (at
 // least the noise floor), with the window max(min_relative_spread, noise / the smallest such median).
 // With fewer gaps than that the verdict is insufficient evidence. Gaps after a response with
-// Retry-After are left out: the server chose them, and equal ones are right. A spread that would pass
-// is insufficient evidence when the client, run alone, retried every time within a fraction of the
-// shortest gap judged (timing_control::queueing_explains): a herd of processes that retry at once with
-// no delay is spread by their queueing for the CPU.
+// Retry-After are left out: the server chose them, and equal ones are right. An index whose spread
+// would pass is insufficient evidence when every gap the client showed alone at that index was a
+// fraction of the index's median (timing_control::queueing_explains): a herd of processes that retry
+// at once with no delay is spread by their queueing for the CPU.
 #include <algorithm>
 #include <map>
 
@@ -133,7 +133,7 @@ private:
         bool measured = false;  // a control measured in the run: its noise replaces the relative floor
         double control = 0;     // ns; 0 without a measured control
         std::string source;  // said in the summary
-        const timing_control* run_control = nullptr;  // its queueing_explains, when there is one
+        const timing_control* run_control = nullptr;  // for its queueing_explains, when there is one
     };
 
     verdict judge(const run_record&, const operation_groups& operations, const timing_control* control) const {
@@ -262,7 +262,8 @@ private:
             return line;
         }
         judged_as outcome = classify(s, floor_width, n.control);
-        const std::string queueing = outcome == judged_as::jittered ? queueing_explains(n, s.min) : "";
+        const std::string queueing =
+            outcome == judged_as::jittered && n.run_control != nullptr ? n.run_control->queueing_explains(k, std::llround(s.median)) : "";
         if (!queueing.empty()) outcome = judged_as::cannot_tell;
         outcomes.push_back(outcome);
         if (outcome == judged_as::not_jittered) {
@@ -319,12 +320,7 @@ private:
                                               ": the retries do not wait (noise only lengthens a wait), not jittered"});
             return line;
         }
-        judged_as outcome = classify(s, floor_width, control_width);
-        const double shortest = std::min_element(pooled.begin(), pooled.end(), [](const gap& a, const gap& b) {
-                                    return a.ns < b.ns;
-                                })->ns;
-        const std::string queueing = outcome == judged_as::jittered ? queueing_explains(n, shortest) : "";
-        if (!queueing.empty()) outcome = judged_as::cannot_tell;
+        const judged_as outcome = classify(s, floor_width, control_width);
         outcomes.push_back(outcome);
         if (outcome == judged_as::not_jittered) {
             add_evidence(v, evidence_item{"", some_seqs(pooled),
@@ -336,17 +332,10 @@ private:
                                                              : std::string{}) +
                                               "): one delay per index plus timing noise, not jittered"});
         } else if (outcome == judged_as::cannot_tell) {
-            cannot_tell +=
-                (queueing.empty() ? cannot_tell_because(s, floor_width, control_width, format_number(s.width / 2) + " of a median")
-                                  : queueing) +
-                " (pooled)";
+            cannot_tell += cannot_tell_because(s, floor_width, control_width, format_number(s.width / 2) + " of a median") +
+                           " (pooled)";
         }
         return line;
-    }
-
-    // A spread the herd's own CPU queueing explains (timing_control::queueing_explains) is no jitter.
-    static std::string queueing_explains(const noise& n, double shortest_ns) {
-        return n.run_control == nullptr ? "" : n.run_control->queueing_explains(std::llround(shortest_ns));
     }
 
     static std::string cannot_tell_because(const spread& s, double floor_width, double control_width,

@@ -25,13 +25,14 @@ std::string timing_control::describe() const {
            checks::format_ms(at(0.95)) + ")";
 }
 
-std::string timing_control::queueing_explains(std::int64_t shortest_ns) const {
-    if (alone_gaps_ns.size() < min_alone_gaps) return "";
-    const std::int64_t longest = *std::max_element(alone_gaps_ns.begin(), alone_gaps_ns.end());
-    if (longest * queueing_ratio >= shortest_ns) return "";
-    return "alone, the client retried within " + checks::format_ms(longest) + " (" +
-           std::to_string(alone_gaps_ns.size()) + " gaps), under 1/" + std::to_string(queueing_ratio) +
-           " of the herd's shortest gap here, " + checks::format_ms(shortest_ns) +
+std::string timing_control::queueing_explains(std::size_t k, std::int64_t herd_median_ns) const {
+    const auto at = alone_gaps_ns.find(k);
+    if (at == alone_gaps_ns.end() || at->second.size() < min_alone_gaps) return "";
+    const std::int64_t longest = *std::max_element(at->second.begin(), at->second.end());
+    if (longest * queueing_ratio >= herd_median_ns) return "";
+    return "alone, the client's " + std::to_string(at->second.size()) + " gaps at this index were all within " +
+           checks::format_ms(longest) + ", under 1/" + std::to_string(queueing_ratio) + " of the herd's median gap, " +
+           checks::format_ms(herd_median_ns) +
            ": the herd's spread is its processes queueing for the CPU, not a delay the client chose";
 }
 
@@ -39,13 +40,16 @@ namespace {
 
 // Each retry's gap (previous attempt's t_end → its t_request) with its seq, over the journal's
 // operations; a retry sent before its previous attempt ended is a timeout, not a delay, and is left out.
+// Each retry's gap (previous attempt's t_end → its t_request) with its index and seq, over the
+// journal's operations; a retry sent before its previous attempt ended is a timeout, not a delay, and
+// is left out.
 template <typename Take>
 void for_each_gap(const std::vector<journal_record>& journal, Take take) {
     for (const operation_attempts& op : group_operations(journal)) {
         for (std::size_t k = 1; k < op.attempts.size(); ++k) {
             const journal_record& prev = *op.attempts[k - 1];
             const journal_record& next = *op.attempts[k];
-            if (next.request_ns >= prev.finished_ns) take(prev, next);
+            if (next.request_ns >= prev.finished_ns) take(k, prev, next);
         }
     }
 }
@@ -57,19 +61,17 @@ timing_control measure_control(const std::vector<journal_record>& control_journa
     timing_control out;
     out.delay = delay;
     out.processes = processes;
-    for_each_gap(control_journal, [&](const journal_record& prev, const journal_record& next) {
+    for_each_gap(control_journal, [&](std::size_t, const journal_record& prev, const journal_record& next) {
         out.gaps_ns.push_back(next.request_ns - prev.finished_ns);
         out.seqs.push_back(next.seq);
     });
     return out;
 }
 
-std::vector<std::int64_t> gaps_alone(const std::vector<journal_record>& journal) {
-    std::vector<std::int64_t> out;
-    for_each_gap(journal, [&](const journal_record& prev, const journal_record& next) {
-        if (!prev.retry_after_ms) out.push_back(next.request_ns - prev.finished_ns);
+void add_gaps_alone(const std::vector<journal_record>& journal, std::map<std::size_t, std::vector<std::int64_t>>& out) {
+    for_each_gap(journal, [&](std::size_t k, const journal_record& prev, const journal_record& next) {
+        if (!prev.retry_after_ms) out[k].push_back(next.request_ns - prev.finished_ns);
     });
-    return out;
 }
 
 }  // namespace faultline::harness

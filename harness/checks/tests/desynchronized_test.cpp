@@ -137,8 +137,8 @@ TEST(desynchronized, a_control_replaces_the_relative_window) {
 }
 
 // Retries with no delay, spread over 139 ms by 24 processes queueing for the CPU: no wave at the
-// server, but clients on many machines would send one. When the client alone retried within a quarter
-// of the herd's shortest gap, the spread is insufficient evidence, never a pass.
+// server, but clients on many machines would send one. When every gap the client showed alone at that
+// index was under a quarter of the herd's median, the spread is insufficient evidence, never a pass.
 TEST(desynchronized, a_spread_the_herds_queueing_explains_is_insufficient_evidence) {
     test::journal_builder j;
     for (int i = 0; i < 24; ++i) j.op("op" + std::to_string(i)).attempt(503).wait(232.0 + 139.0 * i / 23.0).attempt(200);
@@ -150,13 +150,13 @@ TEST(desynchronized, a_spread_the_herds_queueing_explains_is_insufficient_eviden
     for (int i = 0; i < 24; ++i) control.gaps_ns.push_back(test::ms(1000 + 18.7 * i / 23.0));
     const auto judged = [&] { return evaluate(test::parse_ok(herd), run, group_operations(run.journal), &control); };
     EXPECT_EQ(judged().outcome(), verdict_outcome::pass);
-    control.alone_gaps_ns = {test::ms(22), test::ms(28)};
+    control.alone_gaps_ns = {{1, {test::ms(22), test::ms(28), test::ms(25)}}};
     const verdict v = judged();
     EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
-    EXPECT_THAT(v.summary, HasSubstr("cannot tell a spread from the herd's own queueing: retry 1: alone, the client "
-                                     "retried within 28.0ms (2 gaps), under 1/4 of the herd's shortest gap here, "
-                                     "232.0ms"));
-    control.alone_gaps_ns = {test::ms(22), test::ms(240)};
+    EXPECT_THAT(v.summary, HasSubstr("cannot tell a spread from the herd's own queueing: retry 1: alone, the client's 3 "
+                                     "gaps at this index were all within 28.0ms, under 1/4 of the herd's median gap, "
+                                     "301.5ms"));
+    control.alone_gaps_ns = {{1, {test::ms(22), test::ms(28), test::ms(240)}}};
     EXPECT_EQ(judged().outcome(), verdict_outcome::pass);
 }
 

@@ -95,7 +95,7 @@ harness::scenario scenario_for(const probe& p, std::span<const std::string> clie
 // control. The run's own verdicts come after the [[expect]] ones, as the runner orders them.
 // `alone_gaps`: the client's own pace, from the probes where it ran alone (timing_control.hpp).
 void judge_command_run(harness::run_record& run, const probe& p, const harness::scenario& s,
-                       const std::vector<std::int64_t>& alone_gaps) {
+                       const std::map<std::size_t, std::vector<std::int64_t>>& alone_gaps) {
     if (!run.harness_error.empty()) return;
     const bool with_control = p.control > 0 && run.command &&
                               std::any_of(run.command->processes.begin(), run.command->processes.end(),
@@ -174,13 +174,11 @@ std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::
     if (builtin) return runs;
     // The probes without a control first: those where the client ran alone give its pace, against
     // which the timing probes tell its own delay from the herd's queueing.
-    std::vector<std::int64_t> alone_gaps;
+    std::map<std::size_t, std::vector<std::int64_t>> alone_gaps;
     for (std::size_t i = 0; i < runs.size(); ++i) {
         if (probes[i].control > 0) continue;
         judge_command_run(runs[i], probes[i], scenarios[i], {});
-        if (!probes[i].alone() || !runs[i].harness_error.empty()) continue;
-        const std::vector<std::int64_t> gaps = harness::gaps_alone(runs[i].journal);
-        alone_gaps.insert(alone_gaps.end(), gaps.begin(), gaps.end());
+        if (probes[i].alone() && runs[i].harness_error.empty()) harness::add_gaps_alone(runs[i].journal, alone_gaps);
     }
     for (std::size_t i = 0; i < runs.size(); ++i) {
         if (probes[i].control > 0) judge_command_run(runs[i], probes[i], scenarios[i], alone_gaps);

@@ -560,14 +560,16 @@ TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
     EXPECT_FALSE(control.measured());  // 4 gaps: fewer than the 8 a noise figure needs
 }
 
-// The client's pace alone: its gaps, but not those after a Retry-After (the server chose them), nor a
-// retry sent before its attempt ended (a timeout).
+// The client's pace alone: its gaps by retry index, added to what other lone probes gave, but not those
+// after a Retry-After (the server chose them), nor a retry sent before its attempt ended (a timeout).
 TEST(control, the_clients_pace_alone_is_its_own_gaps) {
     std::vector<harness::journal_record> journal;
     for (std::uint64_t seq = 1; seq <= 4; ++seq) journal.push_back(attempt(seq, "op"));
     journal[1].retry_after_ms = 1000;  // the gap to seq 3 is the server's
     journal[3].request_ns = journal[2].finished_ns - 1;  // sent before seq 3 ended
-    EXPECT_EQ(harness::gaps_alone(journal), std::vector<std::int64_t>{990});
+    std::map<std::size_t, std::vector<std::int64_t>> gaps{{1, {5}}};
+    harness::add_gaps_alone(journal, gaps);
+    EXPECT_EQ(gaps, (std::map<std::size_t, std::vector<std::int64_t>>{{1, {5, 990}}}));
 }
 
 TEST(probe_file, the_probes_that_run_the_client_alone_give_its_pace) {
@@ -577,7 +579,7 @@ TEST(probe_file, the_probes_that_run_the_client_alone_give_its_pace) {
     for (const probe& p : c.probes) {
         if (p.alone()) alone.push_back(p.scenario.name);
     }
-    EXPECT_EQ(alone, words({"persistent-5xx", "persistent-5xx-get"}));
+    EXPECT_EQ(alone, words({"persistent-5xx", "persistent-5xx-delete", "persistent-5xx-get", "persistent-5xx-head"}));
 }
 
 TEST(attribution, attempts_during_one_process_are_its_operation) {

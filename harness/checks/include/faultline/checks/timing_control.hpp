@@ -8,13 +8,14 @@
 // control they judge against their configured `noise_floor`, and say so.
 // A light control does not carry a heavy runtime's own CPU queueing: 24 Node.js processes that all
 // retry at once with no delay reach the server spread over hundreds of milliseconds. So the control
-// also holds the client's own pace, its gaps when it ran alone: when even the herd's shortest gap is
-// several times longer than any of those, the herd's spread is its queueing, not a delay the client
-// chose, and the timing checks cannot judge it.
+// also holds the client's own pace, its gaps when it ran alone: when the herd's median gap at a retry
+// index is several times every gap the client showed alone at that index, the herd's spread there is
+// its queueing, not a delay the client chose, and the timing checks cannot judge it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,9 @@ struct timing_control {
     std::vector<std::int64_t> gaps_ns;
     std::vector<std::uint64_t> seqs;  // the control's retries, for evidence (journal sequence numbers)
     std::size_t processes = 0;        // control processes that ran
-    // The client's retry gaps when it ran alone (one operation, no herd queueing it), in ns; empty
-    // when no such probe ran.
-    std::vector<std::int64_t> alone_gaps_ns;
+    // The client's retry gaps when it ran alone (one operation, no herd queueing it), in ns, by retry
+    // index (1 for the first retry); empty when no such probe ran.
+    std::map<std::size_t, std::vector<std::int64_t>> alone_gaps_ns;
 
     // The noise the control measured: the width of the central 90 % of its gaps (5th to 95th
     // percentile), so one straggler does not decide it. Zero with fewer than `min_gaps` gaps.
@@ -39,15 +40,19 @@ struct timing_control {
     // "the control (24 processes, fixed 500.0ms delay): 72 gaps, central 90 % over 3.1ms (500.9ms–504.0ms)".
     std::string describe() const;
 
-    // Why a herd whose shortest gap at one retry index was `shortest_ns` shows queueing rather than the
-    // client's delay: alone, the client retried every time within 1/queueing_ratio of it. "" when it
-    // did not, or ran alone fewer than `min_alone_gaps` times.
-    std::string queueing_explains(std::int64_t shortest_ns) const;
+    // Why a herd whose median gap at retry index `k` was `herd_median_ns` shows queueing rather than
+    // the client's delay: every gap the client showed alone at that index, `min_alone_gaps` or more,
+    // was under 1/queueing_ratio of it. Index by index, since a backoff grows; every gap, since a
+    // jittered delay may be short by chance (full jitter: each under 1/8 of its range once in 8).
+    // "" when not.
+    std::string queueing_explains(std::size_t k, std::int64_t herd_median_ns) const;
 
     static constexpr std::size_t min_gaps = 8;
-    static constexpr std::size_t min_alone_gaps = 2;
-    // A client with a real delay d retries alone after d and in a herd after at least d (ratio about
-    // 1); the naive Node.js loop took 9-28 ms alone and 232 ms or more in its herd (ratio 8 or more).
+    // Four lone probes (persistent-5xx, -get, -head, -delete) give four gaps an index; full jitter puts
+    // all four under a quarter of its herd's median once in 4,096.
+    static constexpr std::size_t min_alone_gaps = 3;
+    // A client with a real delay d waits d alone and at least d in a herd (ratio about 1); the naive
+    // Node.js loop's second retries took 6-20 ms alone and a median of 194 ms in its herd under two hogs.
     static constexpr std::int64_t queueing_ratio = 4;
 };
 
@@ -56,8 +61,8 @@ struct timing_control {
 timing_control measure_control(const std::vector<journal_record>& control_journal, std::chrono::nanoseconds delay,
                                std::size_t processes);
 
-// A client's gaps in a run where it ran alone, for `alone_gaps_ns`: as the control's, and gaps after a
-// Retry-After are left out (the server chose them).
-std::vector<std::int64_t> gaps_alone(const std::vector<journal_record>& journal);
+// A client's gaps in a run where it ran alone, added to `alone_gaps_ns` by retry index: as the
+// control's, and gaps after a Retry-After are left out (the server chose them).
+void add_gaps_alone(const std::vector<journal_record>& journal, std::map<std::size_t, std::vector<std::int64_t>>& out);
 
 }  // namespace faultline::harness
