@@ -118,19 +118,21 @@ void judge_command_run(harness::run_record& run, const probe& p, const harness::
 
 // The timing probes (those with a control) run one at a time in a lane of their own, beside the
 // others: two herds of 48 processes at once on a small machine would be each other's noise. The
-// others go longest first (by their time limit), so no long probe starts last and runs alone.
+// probes that run the client alone go first in that lane, so no herd queues the pace they measure
+// (beside a herd, a no-delay client's lone retries took up to 380 ms). The others go longest first
+// (by their time limit), so no long probe starts last and runs alone.
 std::vector<harness::run_record> run_in_lanes(std::span<const probe> probes, const std::vector<harness::scenario>& scenarios,
                                               const harness::run_options& options, std::size_t jobs) {
+    // 0: alone, 1: timing, 2: the rest.
+    const auto place = [&](std::size_t i) { return probes[i].alone() ? 0 : probes[i].control > 0 ? 1 : 2; };
     std::vector<std::size_t> order(probes.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const bool timing_a = probes[a].control > 0;
-        const bool timing_b = probes[b].control > 0;
-        if (timing_a != timing_b) return timing_a;
-        return !timing_a && scenarios[a].time_limit > scenarios[b].time_limit;
+        if (place(a) != place(b)) return place(a) < place(b);
+        return place(a) == 2 && scenarios[a].time_limit > scenarios[b].time_limit;
     });
     const auto lane = static_cast<std::size_t>(
-        std::count_if(probes.begin(), probes.end(), [](const probe& p) { return p.control > 0; }));
+        std::count_if(order.begin(), order.end(), [&](std::size_t i) { return place(i) < 2; }));
     std::vector<harness::scenario> ordered;
     ordered.reserve(order.size());
     for (const std::size_t i : order) ordered.push_back(scenarios[i]);
