@@ -21,6 +21,24 @@ TEST(retry_after, a_retry_sooner_than_asked_is_named) {
     EXPECT_EQ(v.summary, "1 responses carried Retry-After; 1 retries came too soon, 0 went on past the deadline (tolerance 10.0ms)");
 }
 
+// A loaded machine: the server's write handler ran 11 ms after the 503's first byte went out, so its
+// end was stamped 13.2 ms after the request. curl waited 1001 ms after that byte, 989.9 ms after the
+// stamp: from the request it answered, 1003.1 ms, so it did not come too soon. One that came 20 ms
+// early even from the request still fails.
+TEST(retry_after, too_soon_is_counted_from_the_request_the_response_answered) {
+    test::journal_builder late_stamp;
+    late_stamp.op("a").attempt(503, 13.2).retry_after(1000).wait(989.9).attempt(200);
+    EXPECT_TRUE(test::run_check(R"(check = "retry_after")", late_stamp.run()).passed);
+
+    test::journal_builder early;
+    early.op("a").attempt(503, 13.2).retry_after(1000).wait(966.8).attempt(200);
+    const verdict v = test::run_check(R"(check = "retry_after")", early.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail,
+                HasSubstr("waited 966.8ms of the 1000 ms Retry-After asked (980.0ms even from the request it answered)"));
+}
+
 TEST(retry_after, a_retry_after_past_the_deadline_must_end_the_operation) {
     test::journal_builder j;
     j.op("b").attempt(503).deadline(200).retry_after(500).wait(500).attempt(200);

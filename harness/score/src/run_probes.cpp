@@ -118,13 +118,13 @@ void judge_command_run(harness::run_record& run, const probe& p, const harness::
 
 // The timing probes (those with a control) run one at a time in a lane of their own, beside the
 // others: two herds of 48 processes at once on a small machine would be each other's noise. The
-// probes that run the client alone go first in that lane, so no herd queues the pace they measure
+// probes that run the client alone follow them in that lane, so no herd queues the pace they measure
 // (beside a herd, a no-delay client's lone retries took up to 380 ms). The others go longest first
 // (by their time limit), so no long probe starts last and runs alone.
 std::vector<harness::run_record> run_in_lanes(std::span<const probe> probes, const std::vector<harness::scenario>& scenarios,
                                               const harness::run_options& options, std::size_t jobs) {
-    // 0: alone, 1: timing, 2: the rest.
-    const auto place = [&](std::size_t i) { return probes[i].alone() ? 0 : probes[i].control > 0 ? 1 : 2; };
+    // 0: timing, 1: alone, 2: the rest.
+    const auto place = [&](std::size_t i) { return probes[i].control > 0 ? 0 : probes[i].alone() ? 1 : 2; };
     std::vector<std::size_t> order(probes.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
