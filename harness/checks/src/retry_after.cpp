@@ -58,8 +58,7 @@ public:
                     add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
                                                   "waited " + format_ms(waited) + " of the " +
                                                       std::to_string(*prev.retry_after_ms) +
-                                                      " ms Retry-After asked (" + format_ms(at_most) +
-                                                      " even from the request it answered):" + pair});
+                                                      " ms Retry-After asked:" + pair});
                 }
             }
         }

