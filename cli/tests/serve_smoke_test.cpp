@@ -274,10 +274,11 @@ TEST(serve_command, kill_9_leaves_every_answered_attempt_in_the_journal_file) {
     const auto count_lines = [&journal] {
         std::ifstream in{journal};
         std::size_t n = 0;
-        for (std::string l; std::getline(in, l);) n += l.empty() ? 0U : 1U;
+        for (std::string l; std::getline(in, l);) n += l.empty() || l.find("\"event\":\"server_late\"") != std::string::npos ? 0U : 1U;
         return n;
     };
-    // The anchor line, then one line per attempt.
+    // The anchor line, then one line per attempt; a `server_late` spell (a loaded machine) is not
+    // counted, or it would stand in for an attempt not yet written.
     const std::size_t expected_lines = answered + 1;
     std::size_t lines = count_lines();
     for (int round = 0; round < 200 && lines < expected_lines; ++round) {
