@@ -38,8 +38,6 @@ std::string timing_control::queueing_explains(std::size_t k, std::int64_t herd_m
 
 namespace {
 
-// Each retry's gap (previous attempt's t_end → its t_request) with its seq, over the journal's
-// operations; a retry sent before its previous attempt ended is a timeout, not a delay, and is left out.
 // Each retry's gap (previous attempt's t_end → its t_request) with its index and seq, over the
 // journal's operations; a retry sent before its previous attempt ended is a timeout, not a delay, and
 // is left out.
