@@ -236,7 +236,7 @@ journal_lines parse_journal_lines(std::string_view body) {
         if (line.empty()) continue;
         boost::json::object record = boost::json::parse(line).as_object();
         if (const auto* event = record.if_contains("event")) {
-            out.events.emplace_back(event->as_string());
+            if (event->as_string() != "server_late") out.events.emplace_back(event->as_string());
         } else {
             out.attempts.push_back(std::move(record));
         }

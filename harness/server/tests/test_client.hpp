@@ -89,7 +89,8 @@ control_reply control_call(std::uint16_t port, std::string_view method, std::str
 control_reply control_until(std::uint16_t port, std::string_view path, const std::string& token,
                             const std::function<bool(const control_reply&)>& done,
                             std::chrono::milliseconds within = default_timeout);
-// A journal download (JSON Lines): its attempts (lines without "event") and its server events' names.
+// A journal download (JSON Lines): its attempts (lines without "event") and its server events' names,
+// but not `server_late` (a spell of a loaded machine, which no test's action causes).
 struct journal_lines {
     std::vector<boost::json::object> attempts;
     std::vector<std::string> events;
