@@ -11,10 +11,10 @@
 
 namespace {
 
-using faultline::harness::journal;
-using faultline::harness::journal_options;
-using faultline::harness::journal_record;
-using faultline::harness::wire_detail;
+using faultline::server::journal;
+using faultline::server::journal_options;
+using faultline::record::journal_record;
+using faultline::record::wire_detail;
 
 // What the fault server records for `GET /` with no fault: the benchmark's hot-path record and its
 // wire detail.
@@ -111,7 +111,7 @@ void BM_jsonl_line(benchmark::State& state) {
     std::string line;
     for (auto _ : state) {
         line.clear();
-        faultline::harness::append_jsonl_line(line, sample, &sample_wire);
+        faultline::record::append_jsonl_line(line, sample, &sample_wire);
         benchmark::DoNotOptimize(line.data());
     }
     state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(line.size()));

@@ -38,7 +38,9 @@ extern std::atomic<long long> peak_heap_bytes;
 
 namespace {
 
-using namespace faultline::harness;
+using namespace faultline::record;
+using namespace faultline::runner;
+using namespace faultline::checks;
 
 // Uniform in [0, 1) from the top 53 bits: the standard distributions differ between libraries.
 double uniform(std::mt19937_64& random) { return static_cast<double>(random() >> 11) * 0x1.0p-53; }

@@ -45,7 +45,7 @@ struct check_args {
 };
 
 // "2, 3 and 5".
-std::string round_list(const std::vector<harness::journal_round>& rounds) {
+std::string round_list(const std::vector<record::journal_round>& rounds) {
     std::string out;
     for (std::size_t i = 0; i < rounds.size(); ++i) {
         if (i > 0) out += i + 1 == rounds.size() ? " and " : ", ";
@@ -55,10 +55,10 @@ std::string round_list(const std::vector<harness::journal_round>& rounds) {
 }
 
 // The rounds to judge: every one, or the one `--round` names (bad input when it holds no attempts).
-std::vector<harness::journal_round> chosen_rounds(std::vector<harness::journal_round> rounds,
+std::vector<record::journal_round> chosen_rounds(std::vector<record::journal_round> rounds,
                                                   const check_args& args) {
     if (!args.round) return rounds;
-    for (harness::journal_round& r : rounds) {
+    for (record::journal_round& r : rounds) {
         if (r.number == *args.round) return {std::move(r)};
     }
     std::cerr << "--round " << *args.round << ": the journal has no attempts in that round; rounds with attempts: "
@@ -68,10 +68,10 @@ std::vector<harness::journal_round> chosen_rounds(std::vector<harness::journal_r
 
 // The seed the journals were written with (their anchors'), said on stderr when they disagree; 0
 // when none says.
-std::uint64_t seed_of(const std::vector<harness::named_journal>& journals) {
+std::uint64_t seed_of(const std::vector<record::named_journal>& journals) {
     std::optional<std::uint64_t> seed;
-    for (const harness::named_journal& j : journals) {
-        const std::optional<std::uint64_t> own = harness::journal_seed(j.server_events);
+    for (const record::named_journal& j : journals) {
+        const std::optional<std::uint64_t> own = record::journal_seed(j.server_events);
         if (own && seed && *own != *seed) {
             std::cerr << j.name << ": written with seed " << *own << ", not " << *seed
                       << " as the journal before it; reports show " << *seed << '\n';
@@ -83,7 +83,7 @@ std::uint64_t seed_of(const std::vector<harness::named_journal>& journals) {
 
 void run_check(const check_args& args) {
     // The expectations first: a misspelt key is reported before a large journal is read.
-    const harness::expectations_result expected = harness::load_expectations_file(args.expect);
+    const runner::expectations_result expected = runner::load_expectations_file(args.expect);
     if (!expected.ok()) {
         for (const auto& e : expected.errors) std::cerr << e.to_string() << '\n';
         throw CLI::RuntimeError(exit_bad_input);
@@ -100,7 +100,7 @@ void run_check(const check_args& args) {
             }
         }
     }
-    std::vector<harness::named_journal> read;
+    std::vector<record::named_journal> read;
     for (const std::string& path : args.journals) {
         // A TCP-mode journal parses as JSON but holds connections: say so rather than "bad record".
         if (std::ifstream in{path}; in && tcp::holds_tcp_connections(in)) {
@@ -108,7 +108,7 @@ void run_check(const check_args& args) {
                                  "attempts: the checks have nothing to judge in it\n";
             throw CLI::RuntimeError(exit_bad_input);
         }
-        harness::jsonl_read_result journal = harness::read_jsonl(path);
+        record::jsonl_read_result journal = record::read_jsonl(path);
         if (!journal.ok()) {
             for (const auto& e : journal.errors) std::cerr << e.to_string() << '\n';
             throw CLI::RuntimeError(exit_bad_input);
@@ -120,24 +120,24 @@ void run_check(const check_args& args) {
     for (std::size_t i = 1; i < args.journals.size(); ++i) names += " + " + args.journals[i];
     const std::uint64_t seed = seed_of(read);
 
-    std::vector<harness::journal_record> records;
-    std::vector<harness::server_event> events;
+    std::vector<record::journal_record> records;
+    std::vector<record::server_event> events;
     if (read.size() == 1) {
         records = std::move(read.front().records);
         events = std::move(read.front().server_events);
     } else {
-        harness::merged_journal merged = harness::merge_journals(std::move(read));
+        record::merged_journal merged = record::merge_journals(std::move(read));
         for (const auto& w : merged.warnings) std::cerr << w << '\n';
         records = std::move(merged.records);
         events = std::move(merged.server_events);
     }
-    std::vector<harness::journal_round> rounds = harness::split_rounds(std::move(records), std::move(events));
+    std::vector<record::journal_round> rounds = record::split_rounds(std::move(records), std::move(events));
     const bool several_rounds = rounds.size() > 1;
     rounds = chosen_rounds(std::move(rounds), args);
 
-    std::vector<harness::run_record> runs;
-    for (harness::journal_round& round : rounds) {
-        harness::run_record& run = runs.emplace_back();
+    std::vector<record::run_record> runs;
+    for (record::journal_round& round : rounds) {
+        record::run_record& run = runs.emplace_back();
         // Each verdict says which round it judged when the journal has several.
         run.scenario = names + (several_rounds ? " round " + std::to_string(round.number) : "");
         run.description = (args.journals.size() > 1 ? "journals " : "journal ") + run.scenario + " checked against " +
@@ -156,19 +156,19 @@ void run_check(const check_args& args) {
         // The server writes in seq order; sorting a sorted journal would still move every (large) record.
         if (!in_seq_order) {
             std::sort(run.journal.begin(), run.journal.end(),
-                      [](const harness::journal_record& a, const harness::journal_record& b) { return a.seq < b.seq; });
+                      [](const record::journal_record& a, const record::journal_record& b) { return a.seq < b.seq; });
         }
         // The rounds are judged one after another, each on a thread per core.
-        harness::evaluate_checks(expected.expectations, run, harness::hardware_threads());
+        runner::evaluate_checks(expected.expectations, run, runner::hardware_threads());
     }
 
     reports::console_options console;
     console.color = ::isatty(STDOUT_FILENO) != 0;
     console.show_replay = false;
-    for (const harness::run_record& run : runs) std::cout << reports::console_report(run, console);
-    harness::exit_code code = harness::exit_code_of(runs);
-    if (!write_reports(args.reports, std::span{runs})) code = harness::worst(code, harness::exit_code::harness_error);
-    if (code != harness::exit_code::passed) throw CLI::RuntimeError(harness::to_int(code));
+    for (const record::run_record& run : runs) std::cout << reports::console_report(run, console);
+    runner::exit_code code = runner::exit_code_of(runs);
+    if (!write_reports(args.reports, std::span{runs})) code = runner::worst(code, runner::exit_code::harness_error);
+    if (code != runner::exit_code::passed) throw CLI::RuntimeError(runner::to_int(code));
 }
 
 }  // namespace

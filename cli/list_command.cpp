@@ -41,7 +41,7 @@ std::vector<row> rows_of(const core::registry<Entry>& registry) {
 
 std::vector<row> check_rows() {
     std::vector<row> rows;
-    for (const std::string_view name : harness::check_names()) rows.emplace_back(name, harness::check_summary(name));
+    for (const std::string_view name : checks::check_names()) rows.emplace_back(name, checks::check_summary(name));
     return rows;
 }
 
@@ -56,7 +56,7 @@ void add_list_command(CLI::App& app) {
         const std::pair<std::string_view, std::vector<row>> lists[] = {
             {"faults", rows_of(faults::kind_registry::instance())},
             {"checks", check_rows()},
-            {"drivers", rows_of(harness::driver_registry::instance())},
+            {"drivers", rows_of(drivers::driver_registry::instance())},
             {"reports", rows_of(reports::report_registry::instance())},
             {"toxics", rows_of(tcp::toxic_registry::instance())},
         };

@@ -45,18 +45,18 @@ std::string progress_line::clear() {
     return out;
 }
 
-void progress_tally::attempts_opened(const harness::journal& live) {
+void progress_tally::attempts_opened(const server::journal& live) {
     const std::lock_guard lock(mutex_);
     open_.push_back(&live);
 }
 
-void progress_tally::attempts_closed(const harness::journal& live) {
+void progress_tally::attempts_closed(const server::journal& live) {
     const std::lock_guard lock(mutex_);
     closed_attempts_ += live.appended();
     std::erase(open_, &live);
 }
 
-void progress_tally::scenario_finished(const harness::run_record&) {
+void progress_tally::scenario_finished(const record::run_record&) {
     const std::lock_guard lock(mutex_);
     ++done_;
 }
@@ -65,7 +65,7 @@ progress_snapshot progress_tally::snapshot() const {
     const std::lock_guard lock(mutex_);
     progress_snapshot out{done_, total_, closed_attempts_};
     // Under the lock, so no journal can close (and go away) while it is read.
-    for (const harness::journal* live : open_) out.attempts += live->appended();
+    for (const server::journal* live : open_) out.attempts += live->appended();
     return out;
 }
 

@@ -58,13 +58,13 @@ private:
 
 // Counts what the runner reports. Thread-safe. The journals it holds are the runner's, read only
 // between their attempts_opened and attempts_closed, as the interface allows.
-class progress_tally final : public harness::progress_listener {
+class progress_tally final : public runner::progress_listener {
 public:
     explicit progress_tally(std::size_t scenarios_total) : total_(scenarios_total) {}
 
-    void attempts_opened(const harness::journal& live) override;
-    void attempts_closed(const harness::journal& live) override;
-    void scenario_finished(const harness::run_record& run) override;
+    void attempts_opened(const server::journal& live) override;
+    void attempts_closed(const server::journal& live) override;
+    void scenario_finished(const record::run_record& run) override;
 
     progress_snapshot snapshot() const;
 
@@ -73,7 +73,7 @@ private:
     const std::size_t total_;
     std::size_t done_ = 0;
     std::uint64_t closed_attempts_ = 0;
-    std::vector<const harness::journal*> open_;
+    std::vector<const server::journal*> open_;
 };
 
 // Redraws the line on `out` from its own thread about every `interval` until destroyed, which

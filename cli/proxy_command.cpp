@@ -86,8 +86,8 @@ struct proxy_args {
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
 
-harness::host_port host_port_option(const std::string& text, const char* option) {
-    const auto parsed = harness::parse_host_port(text);
+server::host_port host_port_option(const std::string& text, const char* option) {
+    const auto parsed = server::parse_host_port(text);
     if (!parsed) {
         std::cerr << "faultline proxy: " << option << " '" << text << "': expected ADDRESS:PORT, e.g. 127.0.0.1:8080\n";
         fail(exit_bad_input);
@@ -107,9 +107,9 @@ std::chrono::milliseconds duration_option(const std::string& text, const char* o
 
 // The upstream first: a proxy in front of nothing is a setup error (exit 3), unless asked to wait for
 // it (a sidecar starting beside its app), polling until it answers or a signal ends the wait (false).
-bool upstream_ready(const proxy_args& args, const harness::host_port& upstream,
+bool upstream_ready(const proxy_args& args, const server::host_port& upstream,
                     std::chrono::milliseconds connect_timeout, termination_signals& signals) {
-    auto probe = [&] { return harness::probe_upstream(upstream.address, upstream.port, connect_timeout); };
+    auto probe = [&] { return server::probe_upstream(upstream.address, upstream.port, connect_timeout); };
     auto reachable = probe();
     if (reachable && args.wait_upstream) {
         std::cerr << "faultline proxy: waiting for the upstream " << args.upstream << " (" << reachable.message()
@@ -162,8 +162,8 @@ upstream_flag split_upstream(const std::string& text) {
 }
 
 // The proxy the single-proxy flags describe: named by --instance or "default".
-harness::proxy_definition flags_definition(const proxy_args& args) {
-    harness::proxy_definition definition;
+server::proxy_definition flags_definition(const proxy_args& args) {
+    server::proxy_definition definition;
     definition.name = args.instance.empty() ? "default" : args.instance;
     definition.mode = args.mode;
     const listen_option listen = parse_listen_option(args.listen, "--listen", "proxy", args.allow_non_loopback);
@@ -183,20 +183,20 @@ harness::proxy_definition flags_definition(const proxy_args& args) {
 // Options of either mode from the flags' definition. The journal's instance is --instance alone:
 // a proxy without one writes none, as before there were named proxies.
 template <class Options>
-Options flags_options(const proxy_args& args, const harness::proxy_definition& definition) {
+Options flags_options(const proxy_args& args, const server::proxy_definition& definition) {
     Options options;
-    harness::set_endpoints(options, definition);
+    server::set_endpoints(options, definition);
     options.instance = args.instance;
     options.connect_timeout = duration_option(args.connect_timeout, "--connect-timeout");
     return options;
 }
 
 // The flags' http proxy: serve's rules file ([[fault]] rules, [server] with its routes).
-std::shared_ptr<harness::http_named_proxy> make_http_proxy(const proxy_args& args,
-                                                           const harness::proxy_definition& definition,
-                                                           harness::serve_config config, std::uint64_t seed,
+std::shared_ptr<server::http_named_proxy> make_http_proxy(const proxy_args& args,
+                                                           const server::proxy_definition& definition,
+                                                           server::serve_config config, std::uint64_t seed,
                                                            const tls_choice& tls) {
-    auto options = flags_options<harness::proxy_options>(args, definition);
+    auto options = flags_options<server::proxy_options>(args, definition);
     options.tls = tls.identity;
     if (tls.generated) options.tls_faults = tls.generated->bad();
     if (split_upstream(args.upstream).tls) {
@@ -212,18 +212,18 @@ std::shared_ptr<harness::http_named_proxy> make_http_proxy(const proxy_args& arg
         fail(exit_bad_input);
     }
     options.upstream_timeout = duration_option(args.upstream_timeout, "--upstream-timeout");
-    harness::server_options server_settings;
+    server::server_options server_settings;
     faults::engine_limits limits;
     config.settings.apply(server_settings, limits);
     options.threads = args.threads ? *args.threads : server_settings.threads;
     options.body_limit = server_settings.body_limit;
     options.watch_lateness = true;
-    return std::make_shared<harness::http_named_proxy>(open_server_context(config, seed, args.journal, limits),
+    return std::make_shared<server::http_named_proxy>(open_server_context(config, seed, args.journal, limits),
                                                        std::move(options));
 }
 
 // The flags' tcp proxy: the toxics file instead of the rules, a journal of connections.
-std::shared_ptr<tcp::tcp_named_proxy> make_tcp_proxy(const proxy_args& args, const harness::proxy_definition& definition,
+std::shared_ptr<tcp::tcp_named_proxy> make_tcp_proxy(const proxy_args& args, const server::proxy_definition& definition,
                                                      std::uint64_t seed) {
     auto options = flags_options<tcp::tcp_proxy_options>(args, definition);
     options.max_hold = duration_option(args.max_hold, "--max-hold");
@@ -244,23 +244,23 @@ std::shared_ptr<tcp::tcp_named_proxy> make_tcp_proxy(const proxy_args& args, con
 
 // A proxy that was not made: a bad definition or a duplicate name is bad input (2), a port that
 // cannot be listened on a harness error (3), as serve's.
-[[noreturn]] void report_create_failure(const harness::create_result& result, std::string_view what) {
+[[noreturn]] void report_create_failure(const server::create_result& result, std::string_view what) {
     for (const std::string& e : result.errors) std::cerr << "faultline proxy: " << what << ": " << e << '\n';
-    const bool bad_input = result.failure == harness::create_failure::invalid ||
-                           result.failure == harness::create_failure::duplicate_name;
-    if (result.failure == harness::create_failure::address_in_use || !bad_input) fail(exit_harness_error);
+    const bool bad_input = result.failure == server::create_failure::invalid ||
+                           result.failure == server::create_failure::duplicate_name;
+    if (result.failure == server::create_failure::address_in_use || !bad_input) fail(exit_harness_error);
     fail(exit_bad_input);
 }
 
 // --config: every [[proxy]] table of the file. An unreadable file is bad input.
-void create_from_config(harness::proxy_set& set, const std::string& path) {
+void create_from_config(server::proxy_set& set, const std::string& path) {
     std::ifstream in{path};
     if (!in) {
         std::cerr << "faultline proxy: --config " << path << ": cannot be read\n";
         fail(exit_bad_input);
     }
     const std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-    const harness::create_result made = set.create_all(text, path);
+    const server::create_result made = set.create_all(text, path);
     if (made.failure) report_create_failure(made, "--config " + path);
 }
 
@@ -277,7 +277,7 @@ void reject_options_without_upstream(const proxy_args& args) {
 }
 
 // What `faultline proxy` prints when it stops, per mode of the flags' proxy.
-void report_http_stop(const harness::http_named_proxy& proxy, const proxy_args& args) {
+void report_http_stop(const server::http_named_proxy& proxy, const proxy_args& args) {
     const auto counters = proxy.running().counters();
     std::cerr << "after " << counters.attempts << " attempts (" << counters.forwarded << " forwarded, "
               << counters.upstream_failures << " upstream failures) on " << counters.connections << " connections";
@@ -300,15 +300,15 @@ void run_proxy(proxy_args& args) {
                                                              args.mode == "tcp" ? "http" : "tcp");
     // The control API, as serve's: a port of its own, loopback unless asked (then with a token).
     const control_choice control = choose_control(args.control_listen, args.token, args.allow_non_loopback, "proxy");
-    std::optional<harness::proxy_definition> definition;
+    std::optional<server::proxy_definition> definition;
     if (!args.upstream.empty()) definition = flags_definition(args);
 
     // The flags' http proxy takes its seed from its rules file's [server] table, as serve does.
-    harness::serve_config rules;
+    server::serve_config rules;
     if (definition && args.mode == "http") rules = load_rules(args.rules);
     const std::uint64_t seed = definition && args.mode == "http" ? choose_seed(args.seed, rules) : choose_seed(args.seed);
 
-    harness::proxy_set_options options;
+    server::proxy_set_options options;
     options.allow_non_loopback = args.allow_non_loopback;
     options.seed = seed;
     options.control_address = control.address;
@@ -323,9 +323,9 @@ void run_proxy(proxy_args& args) {
     const tls_choice tls = choose_tls(args.tls, definition ? definition->listen.address : control.address, "proxy");
     options.tls = tls.identity;
     if (tls.generated) options.tls_faults = tls.generated->bad();
-    harness::proxy_set set{options, {tcp::tcp_named_proxy::mode()}};
+    server::proxy_set set{options, {tcp::tcp_named_proxy::mode()}};
 
-    std::shared_ptr<harness::http_named_proxy> http_proxy;
+    std::shared_ptr<server::http_named_proxy> http_proxy;
     std::shared_ptr<tcp::tcp_named_proxy> tcp_proxy;
     if (definition) {
         if (args.mode == "http") {
@@ -346,10 +346,10 @@ void run_proxy(proxy_args& args) {
                   << ec.message() << '\n';
         fail(exit_harness_error);
     }
-    std::shared_ptr<harness::named_proxy> flags_proxy =
-        http_proxy ? std::shared_ptr<harness::named_proxy>{http_proxy} : std::shared_ptr<harness::named_proxy>{tcp_proxy};
+    std::shared_ptr<server::named_proxy> flags_proxy =
+        http_proxy ? std::shared_ptr<server::named_proxy>{http_proxy} : std::shared_ptr<server::named_proxy>{tcp_proxy};
     if (flags_proxy) {
-        const harness::create_result added = set.add(*definition, flags_proxy, true);
+        const server::create_result added = set.add(*definition, flags_proxy, true);
         if (!added.ok()) report_create_failure(added, "--listen " + args.listen);
     }
     if (!args.config.empty()) create_from_config(set, args.config);

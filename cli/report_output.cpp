@@ -59,7 +59,7 @@ bool write_file(const std::filesystem::path& path, const std::string& text) {
 
 // One file per run when the path names the scenario, else one for all runs.
 bool write_one(const reports::report_writer& writer, const std::string& path,
-               std::span<const harness::run_record> runs) {
+               std::span<const record::run_record> runs) {
     if (path.find(placeholder) == std::string::npos) return write_file(path, writer.render(runs));
     bool ok = true;
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -107,7 +107,7 @@ std::string report_targets_problem(const report_targets& targets, std::size_t ru
     return {};
 }
 
-bool write_reports(const report_targets& targets, std::span<const harness::run_record> runs) {
+bool write_reports(const report_targets& targets, std::span<const record::run_record> runs) {
     bool ok = true;
     for (const std::string& spec : targets.reports) {
         const report_spec s = split_spec(spec);
@@ -129,9 +129,9 @@ bool write_reports(const report_targets& targets, std::span<const harness::run_r
     return ok;
 }
 
-harness::exit_code write_reports_for(const report_targets& targets, std::span<const harness::run_record> runs,
-                                     harness::exit_code code) {
-    if (!write_reports(targets, runs)) return harness::worst(code, harness::exit_code::harness_error);
+runner::exit_code write_reports_for(const report_targets& targets, std::span<const record::run_record> runs,
+                                     runner::exit_code code) {
+    if (!write_reports(targets, runs)) return runner::worst(code, runner::exit_code::harness_error);
     if (!targets.report_dir.empty()) std::cout << "reports written to " << targets.report_dir << '\n';
     return code;
 }

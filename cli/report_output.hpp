@@ -30,11 +30,11 @@ bool reads_wire_details(const report_targets& targets);
 std::string report_targets_problem(const report_targets& targets, std::size_t runs);
 
 // Writes every requested report; prints what it could not write to stderr and returns false then.
-bool write_reports(const report_targets& targets, std::span<const harness::run_record> runs);
+bool write_reports(const report_targets& targets, std::span<const record::run_record> runs);
 
 // What `run` and `score` do once the runs are judged: writes the reports, says where --report-dir
 // put them, and returns `code`, made a harness error when a report could not be written.
-harness::exit_code write_reports_for(const report_targets& targets, std::span<const harness::run_record> runs,
-                                     harness::exit_code code);
+runner::exit_code write_reports_for(const report_targets& targets, std::span<const record::run_record> runs,
+                                     runner::exit_code code);
 
 }  // namespace faultline::cli

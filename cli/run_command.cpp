@@ -4,7 +4,7 @@
 // them, each with its own server, printing the console report as each finishes (with a live progress
 // line on stderr when it is a terminal: progress_line.hpp), and last the scenarios that did not pass
 // with their replay commands; optionally writes reports (report_output.hpp). Exit codes:
-// harness::exit_code (0 passed, 1 a check failed, 3 harness error, 4 insufficient evidence). On
+// runner::exit_code (0 passed, 1 a check failed, 3 harness error, 4 insufficient evidence). On
 // SIGINT or SIGTERM (stop_signals.hpp) the running clients are stopped, no further scenario starts,
 // what ran is judged and reported, and the exit status is 128 + the signal (130, 143).
 #include "commands.hpp"
@@ -48,21 +48,21 @@ struct run_args {
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
 
-bool selected(const harness::scenario& s, const std::vector<std::string>& only) {
+bool selected(const runner::scenario& s, const std::vector<std::string>& only) {
     if (only.empty()) return true;
     return std::any_of(only.begin(), only.end(),
                        [&](const std::string& pattern) { return faults::glob_match(pattern, s.name); });
 }
 
-std::vector<harness::scenario> load_all(const run_args& args) {
-    const harness::scenario_files found = harness::collect_scenario_files(args.paths);
+std::vector<runner::scenario> load_all(const run_args& args) {
+    const runner::scenario_files found = runner::collect_scenario_files(args.paths);
     config_errors errors = found.errors;
-    harness::scenario_options options;
+    runner::scenario_options options;
     options.client.command = args.command;
-    std::vector<harness::scenario> scenarios;
+    std::vector<runner::scenario> scenarios;
     std::size_t grpc_probes = 0;  // left out: their own [client] cannot make a gRPC call
     for (const std::string& file : found.files) {
-        harness::scenario_result loaded = harness::load_scenario_file(file, options);
+        runner::scenario_result loaded = runner::load_scenario_file(file, options);
         errors.insert(errors.end(), loaded.errors.begin(), loaded.errors.end());
         if (!loaded.value || !selected(*loaded.value, args.only)) continue;
         if (loaded.value->needs_grpc_client && args.command.empty()) {
@@ -92,14 +92,14 @@ std::vector<harness::scenario> load_all(const run_args& args) {
 }
 
 void run_run(const run_args& args) {
-    const std::vector<harness::scenario> scenarios = load_all(args);
+    const std::vector<runner::scenario> scenarios = load_all(args);
     if (const std::string problem = report_targets_problem(args.reports, scenarios.size()); !problem.empty()) {
         std::cerr << "faultline: " << problem << '\n';
         fail(exit_bad_input);
     }
-    harness::run_interrupt interrupt;
+    drivers::run_interrupt interrupt;
     const stop_signals handlers{interrupt};
-    harness::run_options options;
+    runner::run_options options;
     options.seed = args.seed;
     options.strict = args.strict;
     options.keep_wire_details = reads_wire_details(args.reports);
@@ -118,9 +118,9 @@ void run_run(const run_args& args) {
         options.progress = &tally;
         progress.emplace(std::cerr, tally, steady_clock_source::instance());
     }
-    std::vector<harness::run_record> runs =
-        harness::run_scenarios(scenarios, options, args.jobs, [&](std::size_t, const harness::run_record& run) {
-            if (args.failures_only && harness::outcome_of(run) == harness::verdict_outcome::pass) return;
+    std::vector<record::run_record> runs =
+        runner::run_scenarios(scenarios, options, args.jobs, [&](std::size_t, const record::run_record& run) {
+            if (args.failures_only && record::outcome_of(run) == record::verdict_outcome::pass) return;
             const auto print = [&] { std::cout << reports::console_report(run, console) << std::flush; };
             if (progress) {
                 progress->without_line(print);
@@ -130,21 +130,21 @@ void run_run(const run_args& args) {
         });
     progress.reset();  // erases the line before the totals
     // Reports hold what ran; a scenario the interrupt kept from starting has nothing to show.
-    const auto not_run = std::erase_if(runs, [](const harness::run_record& run) { return run.not_run; });
+    const auto not_run = std::erase_if(runs, [](const record::run_record& run) { return run.not_run; });
 
-    const auto passed = std::count_if(runs.begin(), runs.end(), [](const harness::run_record& run) {
-        return harness::exit_code_of(run) == harness::exit_code::passed;
+    const auto passed = std::count_if(runs.begin(), runs.end(), [](const record::run_record& run) {
+        return runner::exit_code_of(run) == runner::exit_code::passed;
     });
-    harness::exit_code code = harness::exit_code_of(runs);
+    runner::exit_code code = runner::exit_code_of(runs);
     std::cout << passed << " of " << runs.size() << " scenario(s) passed\n" << reports::console_not_passed(runs, console);
 
     code = write_reports_for(args.reports, runs, code);
     if (interrupt.requested()) {
-        std::cout << "interrupted by " << harness::signal_name(interrupt.signal()) << ": " << runs.size() << " of "
+        std::cout << "interrupted by " << record::signal_name(interrupt.signal()) << ": " << runs.size() << " of "
                   << scenarios.size() << " scenario(s) ran, " << not_run << " not started\n";
-        fail(harness::interrupted_exit_status(interrupt.signal()));
+        fail(runner::interrupted_exit_status(interrupt.signal()));
     }
-    if (code != harness::exit_code::passed) fail(harness::to_int(code));
+    if (code != runner::exit_code::passed) fail(runner::to_int(code));
 }
 
 }  // namespace

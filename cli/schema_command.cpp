@@ -25,12 +25,12 @@ const std::vector<std::string> discriminators{"kind", "check", "driver"};
 boost::json::object schema_of(const std::string& format) {
     if (format == "scenario") {
         return config::generate_schema("faultline scenario", [](std::string_view text) {
-            harness::parse_scenario(text, "schema.toml");
+            runner::parse_scenario(text, "schema.toml");
         }, discriminators);
     }
     if (format == "rules") {
         return config::generate_schema("faultline rules file (serve --rules)", [](std::string_view text) {
-            harness::parse_serve_config(text, "schema.toml");
+            server::parse_serve_config(text, "schema.toml");
         }, discriminators);
     }
     if (format == "toxics") {

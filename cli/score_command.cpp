@@ -103,17 +103,17 @@ std::chrono::nanoseconds seconds_option(const std::string& option, const std::st
 }
 
 // The curve as a run record's declared fact, where that form can say it.
-std::optional<harness::declared_backoff> as_fact(const score::declared_curve& c) {
+std::optional<record::declared_backoff> as_fact(const score::declared_curve& c) {
     if (c.growth == "linear" || c.jitter == "additive" || (c.jitter == "proportional" && c.sides != "both")) {
         return std::nullopt;
     }
-    const std::vector<std::pair<std::string_view, harness::declared_jitter>> kinds{
-        {"none", harness::declared_jitter::none},
-        {"full", harness::declared_jitter::full},
-        {"equal", harness::declared_jitter::equal},
-        {"decorrelated", harness::declared_jitter::decorrelated},
-        {"proportional", harness::declared_jitter::proportional}};
-    harness::declared_backoff fact;
+    const std::vector<std::pair<std::string_view, record::declared_jitter>> kinds{
+        {"none", record::declared_jitter::none},
+        {"full", record::declared_jitter::full},
+        {"equal", record::declared_jitter::equal},
+        {"decorrelated", record::declared_jitter::decorrelated},
+        {"proportional", record::declared_jitter::proportional}};
+    record::declared_backoff fact;
     fact.base = c.base;
     fact.cap = c.cap.value_or(std::chrono::hours{24});
     fact.multiplier = c.growth == "constant" ? 1.0 : c.multiplier;
@@ -133,15 +133,15 @@ score::declared_settings declared_of(const score_args& args) {
     }
     d.strict = args.strict;
     if (args.grpc) {
-        d.grpc = std::make_shared<const harness::grpc_service_config>();
+        d.grpc = std::make_shared<const record::grpc_service_config>();
         if (!args.service_config.empty()) {
             auto loaded = config::load_grpc_service_config(args.service_config);
             if (auto* errors = std::get_if<config_errors>(&loaded)) {
                 for (const auto& e : *errors) std::cerr << e.to_string() << '\n';
                 bad_input("--service-config " + args.service_config + ": not a usable gRPC service config");
             }
-            d.grpc = std::make_shared<const harness::grpc_service_config>(
-                std::move(std::get<harness::grpc_service_config>(loaded)));
+            d.grpc = std::make_shared<const record::grpc_service_config>(
+                std::move(std::get<record::grpc_service_config>(loaded)));
             d.service_config_path = std::filesystem::absolute(args.service_config).string();
         }
     }
@@ -249,9 +249,9 @@ void run_score(const score_args& args) {
         }
     }
 
-    harness::run_interrupt interrupt;
+    drivers::run_interrupt interrupt;
     const stop_signals handlers{interrupt};
-    harness::run_options options;
+    runner::run_options options;
     options.seed = args.seed;
     options.interrupt = &interrupt;
     options.keep_wire_details = reads_wire_details(args.reports);
@@ -270,21 +270,21 @@ void run_score(const score_args& args) {
     score::probe_run_options probe_options;
     probe_options.control_executable = this_executable().string();
     probe_options.timing_rounds = args.timing_rounds;
-    std::vector<harness::run_record> runs =
+    std::vector<record::run_record> runs =
         score::run_probes(probes, args.command, declared, options, args.jobs, probe_options);
     progress.reset();  // erases the line before the scorecard
     if (interrupt.requested()) {
         // A scorecard over part of the catalogue would misstate the client: none is printed. The
         // reports hold what ran (the probes cut short marked interrupted), as `faultline run` writes them.
-        std::erase_if(runs, [](const harness::run_record& r) { return r.not_run; });
+        std::erase_if(runs, [](const record::run_record& r) { return r.not_run; });
         const bool wants_reports = !args.reports.reports.empty() || !args.reports.report_dir.empty();
         const bool reported =
-            write_reports_for(args.reports, runs, harness::exit_code::passed) == harness::exit_code::passed;
-        std::cout << "faultline score: interrupted by " << harness::signal_name(interrupt.signal())
+            write_reports_for(args.reports, runs, runner::exit_code::passed) == runner::exit_code::passed;
+        std::cout << "faultline score: interrupted by " << record::signal_name(interrupt.signal())
                   << ": stopped the clients; " << runs.size() << " of " << probes.size() << " probes ran"
                   << (!wants_reports ? "" : reported ? ", their reports written" : ", not all their reports written")
                   << "; no scorecard\n";
-        fail(harness::interrupted_exit_status(interrupt.signal()));
+        fail(runner::interrupted_exit_status(interrupt.signal()));
     }
 
     const score::scorecard card = score::make_scorecard(probes, runs, declared, builtin);
@@ -294,17 +294,17 @@ void run_score(const score_args& args) {
     }
     std::cout << score::render_scorecard(
         card, declared, {builtin ? "builtin" : joined(args.command), builtin, terminal, args.verbose});
-    harness::exit_code code = score::exit_code_of(card);
+    runner::exit_code code = score::exit_code_of(card);
     if (!args.scorecard_json.empty()) {
         std::ofstream out(args.scorecard_json, std::ios::binary | std::ios::trunc);
         out << score::scorecard_json(card, builtin ? "builtin" : joined(args.command));
         if (!out) {
             std::cerr << "faultline score: cannot write " << args.scorecard_json << '\n';
-            code = harness::worst(code, harness::exit_code::harness_error);
+            code = runner::worst(code, runner::exit_code::harness_error);
         }
     }
     code = write_reports_for(args.reports, runs, code);
-    if (code != harness::exit_code::passed) fail(harness::to_int(code));
+    if (code != runner::exit_code::passed) fail(runner::to_int(code));
 }
 
 }  // namespace

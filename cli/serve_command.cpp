@@ -42,9 +42,9 @@ struct serve_args {
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
 
 void run_serve(const serve_args& args) {
-    harness::serve_config config = load_rules(args.rules);
+    server::serve_config config = load_rules(args.rules);
 
-    harness::server_options options;
+    server::server_options options;
     faults::engine_limits limits;
     config.settings.apply(options, limits);
     options.allow_non_loopback = args.allow_non_loopback;
@@ -71,12 +71,12 @@ void run_serve(const serve_args& args) {
     const auto context = open_server_context(config, seed, args.journal, limits);
     termination_signals signals;
 
-    harness::server server{*context, options};
+    server::server server{*context, options};
     // The journal's first line: its wall-clock anchor, so `faultline check a.jsonl b.jsonl` can put
     // several instances on one timeline. Written before the server listens, so nothing precedes it.
     faultline::clock& time = faultline::steady_clock_source::instance();
     context->records.append_event(
-        harness::wall_clock_anchor(
+        record::wall_clock_anchor(
             std::chrono::duration_cast<std::chrono::nanoseconds>(time.now() - server.run_start()).count(),
             time.wall_now(), "", seed));
     if (const auto ec = server.start()) {

@@ -18,8 +18,8 @@
 
 namespace faultline::cli {
 
-harness::serve_config load_rules(const std::string& path) {
-    auto loaded = path.empty() ? harness::parse_serve_config("", "(no rules)") : harness::load_serve_config(path);
+server::serve_config load_rules(const std::string& path) {
+    auto loaded = path.empty() ? server::parse_serve_config("", "(no rules)") : server::load_serve_config(path);
     if (!loaded.ok()) {
         for (const auto& e : loaded.errors) std::cerr << e.to_string() << '\n';
         throw CLI::RuntimeError(exit_bad_input);
@@ -27,7 +27,7 @@ harness::serve_config load_rules(const std::string& path) {
     return std::move(*loaded.config);
 }
 
-std::uint64_t choose_seed(std::optional<std::uint64_t> flag, const harness::serve_config& config) {
+std::uint64_t choose_seed(std::optional<std::uint64_t> flag, const server::serve_config& config) {
     if (!flag && config.settings.seed) return *config.settings.seed;
     return choose_seed(flag);
 }
@@ -38,14 +38,14 @@ std::uint64_t choose_seed(std::optional<std::uint64_t> flag) {
     return (std::uint64_t{device()} << 32U) ^ device();
 }
 
-std::unique_ptr<harness::server_context> open_server_context(harness::serve_config& config, std::uint64_t seed,
+std::unique_ptr<server::server_context> open_server_context(server::serve_config& config, std::uint64_t seed,
                                                              const std::string& journal_path,
                                                              const faults::engine_limits& limits) {
-    harness::journal_options journal;
+    server::journal_options journal;
     journal.max_records = config.model.journal_max_records;
     journal.path = journal_path;
     try {
-        return std::make_unique<harness::server_context>(config.model, std::move(config.rules), seed, journal, limits);
+        return std::make_unique<server::server_context>(config.model, std::move(config.rules), seed, journal, limits);
     } catch (const std::system_error& e) {
         std::cerr << journal_path << ": cannot open the journal file: " << e.what() << '\n';
         throw CLI::RuntimeError(exit_bad_input);
@@ -119,14 +119,14 @@ listen_option parse_listen_option(const std::string& text, std::string_view opti
     boost::asio::ip::make_address(text, ec);
     if (!ec) {
         out.address = text;
-    } else if (const auto parsed = harness::parse_host_port(text)) {
+    } else if (const auto parsed = server::parse_host_port(text)) {
         out.address = parsed->address;
         out.port = parsed->port;
     } else {
         out.address = text;
     }
     boost::asio::ip::address address;
-    ec = harness::parse_listen_address(out.address, allow_non_loopback, address);
+    ec = server::parse_listen_address(out.address, allow_non_loopback, address);
     if (ec == boost::asio::error::access_denied) {
         std::cerr << "faultline " << command << ": " << option << " '" << text
                   << "' is not loopback: pass --allow-non-loopback to listen there\n";
@@ -149,7 +149,7 @@ control_choice choose_control(const std::string& control_listen, const control_t
         out.port = listen.port;
     }
     out.token = choose_control_token(token, command);
-    if (!harness::is_loopback_address(out.address) && out.token.token && out.token.token->empty()) {
+    if (!server::is_loopback_address(out.address) && out.token.token && out.token.token->empty()) {
         std::cerr << "faultline " << command << ": --control-listen " << control_listen
                   << " is not loopback: the control API then needs a token (drop --no-control-token)\n";
         throw CLI::RuntimeError(exit_bad_input);

@@ -20,15 +20,15 @@
 namespace faultline::cli {
 
 // The rules file ([[fault]] rules and [server]); an empty path is an empty rule set. Bad rules: exit 2.
-harness::serve_config load_rules(const std::string& path);
+server::serve_config load_rules(const std::string& path);
 
 // --seed, else the rules file's [server] seed, else a random one (printed by the command).
-std::uint64_t choose_seed(std::optional<std::uint64_t> flag, const harness::serve_config& config);
+std::uint64_t choose_seed(std::optional<std::uint64_t> flag, const server::serve_config& config);
 // --seed, else a random one (a file without a seed of its own: proxy --mode tcp's toxics).
 std::uint64_t choose_seed(std::optional<std::uint64_t> flag);
 
 // The server context, journaling to `journal_path` when it is not empty. An unopenable journal: exit 2.
-std::unique_ptr<harness::server_context> open_server_context(harness::serve_config& config, std::uint64_t seed,
+std::unique_ptr<server::server_context> open_server_context(server::serve_config& config, std::uint64_t seed,
                                                              const std::string& journal_path,
                                                              const faults::engine_limits& limits);
 

@@ -11,7 +11,7 @@ namespace faultline::cli {
 
 namespace {
 
-std::atomic<harness::run_interrupt*> target{nullptr};
+std::atomic<drivers::run_interrupt*> target{nullptr};
 
 void set_disposition(void (*handler)(int)) {
     struct sigaction action {};
@@ -25,7 +25,7 @@ void set_disposition(void (*handler)(int)) {
 // Async-signal-safe throughout: an atomic load, the interrupt's request, sigaction, write.
 extern "C" void on_stop_signal(int signal) {
     const int saved_errno = errno;
-    if (harness::run_interrupt* interrupt = target.load()) interrupt->request(signal);
+    if (drivers::run_interrupt* interrupt = target.load()) interrupt->request(signal);
     set_disposition(SIG_DFL);
     constexpr std::string_view on_int =
         "\nfaultline: SIGINT: stopping the clients, then judging and reporting what ran (Ctrl-C again to kill "
@@ -39,7 +39,7 @@ extern "C" void on_stop_signal(int signal) {
 
 }  // namespace
 
-stop_signals::stop_signals(harness::run_interrupt& interrupt) {
+stop_signals::stop_signals(drivers::run_interrupt& interrupt) {
     target.store(&interrupt);
     set_disposition(&on_stop_signal);
 }

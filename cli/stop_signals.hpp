@@ -11,7 +11,7 @@ namespace faultline::cli {
 // One at a time per process. Not copyable; the interrupt outlives it.
 class stop_signals {
 public:
-    explicit stop_signals(harness::run_interrupt& interrupt);
+    explicit stop_signals(drivers::run_interrupt& interrupt);
     ~stop_signals();  // the handlers are removed (the defaults restored)
     stop_signals(const stop_signals&) = delete;
     stop_signals& operator=(const stop_signals&) = delete;

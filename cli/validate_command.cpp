@@ -15,11 +15,11 @@ namespace faultline::cli {
 namespace {
 
 void run_validate(const std::vector<std::string>& paths) {
-    const harness::scenario_files found = harness::collect_scenario_files(paths);
+    const runner::scenario_files found = runner::collect_scenario_files(paths);
     std::size_t bad = found.errors.size();
     for (const auto& e : found.errors) std::cerr << e.to_string() << '\n';
     for (const std::string& file : found.files) {
-        const harness::scenario_result loaded = harness::load_scenario_file(file);
+        const runner::scenario_result loaded = runner::load_scenario_file(file);
         if (loaded.ok()) {
             std::cout << "ok    " << file << " (" << loaded.value->name << ")\n";
             continue;

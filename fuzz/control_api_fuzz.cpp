@@ -14,12 +14,12 @@
 #include "faultline/server/server_context.hpp"
 
 namespace http = boost::beast::http;
-using faultline::harness::control_api;
+using faultline::server::control_api;
 
 namespace {
 
-faultline::harness::server_context& context() {
-    static faultline::harness::server_context ctx{{}, {}, 1};
+faultline::server::server_context& context() {
+    static faultline::server::server_context ctx{{}, {}, 1};
     return ctx;
 }
 

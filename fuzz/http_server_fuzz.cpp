@@ -1,4 +1,4 @@
-// Raw request bytes into the fault-injecting server. One harness::server runs for the whole process
+// Raw request bytes into the fault-injecting server. One server::server runs for the whole process
 // on 127.0.0.1 (ephemeral port) with a rule that answers some requests 503 + Retry-After, so both the
 // service's and the fault's reply paths run. Each input is written over a fresh TCP connection,
 // which is then half-closed; the reply is read until the server closes. A server that neither
@@ -26,7 +26,6 @@
 #include "faultline/server/server.hpp"
 #include "faultline/server/server_context.hpp"
 
-namespace fh = faultline::harness;
 
 namespace {
 
@@ -45,19 +44,19 @@ probability = 0.3
 )";
 
 struct running_server {
-    std::unique_ptr<fh::server_context> context;
-    std::unique_ptr<fh::server> server;
+    std::unique_ptr<faultline::server::server_context> context;
+    std::unique_ptr<faultline::server::server> server;
 };
 
 running_server start() {
-    const auto config = fh::parse_serve_config(rules, "fuzz-rules.toml");
+    const auto config = faultline::server::parse_serve_config(rules, "fuzz-rules.toml");
     if (!config.ok()) {
         std::fprintf(stderr, "fuzz rules: %s\n", config.errors.front().message.c_str());
         std::abort();
     }
     running_server s;
-    s.context = std::make_unique<fh::server_context>(config.config->model, config.config->rules, 1);
-    s.server = std::make_unique<fh::server>(*s.context);
+    s.context = std::make_unique<faultline::server::server_context>(config.config->model, config.config->rules, 1);
+    s.server = std::make_unique<faultline::server::server>(*s.context);
     if (const auto ec = s.server->start()) {
         std::fprintf(stderr, "server start: %s\n", ec.message().c_str());
         std::abort();

@@ -9,6 +9,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::istringstream in{std::string{reinterpret_cast<const char*>(data), size}};
-    (void)faultline::harness::read_jsonl(in, "fuzz.jsonl");
+    (void)faultline::record::read_jsonl(in, "fuzz.jsonl");
     return 0;
 }

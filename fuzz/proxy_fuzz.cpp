@@ -1,4 +1,4 @@
-// Raw bytes into the fault-injecting proxy from both sides. One harness::proxy runs for the whole
+// Raw bytes into the fault-injecting proxy from both sides. One server::proxy runs for the whole
 // process on 127.0.0.1 in front of an upstream of this file's own (a thread with a listening socket),
 // with a rule that answers some requests 503 after forwarding them, so the fault path runs on top of
 // the upstream's reply. An input is the client's bytes, then optionally the separator `\0UPSTREAM\0`
@@ -33,7 +33,6 @@
 #include "faultline/server/serve_config.hpp"
 #include "faultline/server/server_context.hpp"
 
-namespace fh = faultline::harness;
 
 namespace {
 
@@ -138,24 +137,24 @@ private:
 
 struct running_proxy {
     std::unique_ptr<upstream> behind;
-    std::unique_ptr<fh::server_context> context;
-    std::unique_ptr<fh::proxy> proxy;
+    std::unique_ptr<faultline::server::server_context> context;
+    std::unique_ptr<faultline::server::proxy> proxy;
 };
 
 running_proxy start() {
-    const auto config = fh::parse_serve_config(rules, "fuzz-rules.toml");
+    const auto config = faultline::server::parse_serve_config(rules, "fuzz-rules.toml");
     if (!config.ok()) {
         std::fprintf(stderr, "fuzz rules: %s\n", config.errors.front().message.c_str());
         std::abort();
     }
     running_proxy p;
     p.behind = std::make_unique<upstream>();
-    p.context = std::make_unique<fh::server_context>(config.config->model, config.config->rules, 1);
-    fh::proxy_options options;
+    p.context = std::make_unique<faultline::server::server_context>(config.config->model, config.config->rules, 1);
+    faultline::server::proxy_options options;
     options.upstream_port = p.behind->port();
     options.upstream_timeout = std::chrono::seconds{3};
     options.connect_timeout = std::chrono::seconds{2};
-    p.proxy = std::make_unique<fh::proxy>(*p.context, options);
+    p.proxy = std::make_unique<faultline::server::proxy>(*p.context, options);
     if (const auto ec = p.proxy->start()) {
         std::fprintf(stderr, "proxy start: %s\n", ec.message().c_str());
         std::abort();

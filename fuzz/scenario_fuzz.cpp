@@ -9,6 +9,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text{reinterpret_cast<const char*>(data), size};
-    (void)faultline::harness::parse_scenario(text, "fuzz.toml");
+    (void)faultline::runner::parse_scenario(text, "fuzz.toml");
     return 0;
 }

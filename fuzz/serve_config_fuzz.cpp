@@ -7,6 +7,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text{reinterpret_cast<const char*>(data), size};
-    (void)faultline::harness::parse_serve_config(text, "rules.toml");
+    (void)faultline::server::parse_serve_config(text, "rules.toml");
     return 0;
 }

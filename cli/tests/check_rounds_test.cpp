@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 // One attempt of PUT /kv/a (identity: the request's hash, the same in every round), as serve writes
@@ -143,4 +143,4 @@ TEST(check_rounds, a_round_field_the_resets_contradict_is_bad_input) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

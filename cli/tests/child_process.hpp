@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 
 namespace fs = std::filesystem;
 
@@ -199,4 +199,4 @@ inline fs::path temp_file(const std::string& name) {
     return fs::temp_directory_path() / ("faultline_cli_" + std::to_string(::getpid()) + "_" + name);
 }
 
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

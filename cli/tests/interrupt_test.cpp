@@ -21,7 +21,7 @@
 #include "child_process.hpp"
 #include "process_gone.hpp"
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -125,4 +125,4 @@ TEST(run_interrupted, a_second_ctrl_c_kills_faultline_at_once) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

@@ -11,16 +11,16 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 
-inline std::vector<wire_detail> wire_details_of(const std::string& path) {
-    std::vector<wire_detail> out;
+inline std::vector<record::wire_detail> wire_details_of(const std::string& path) {
+    std::vector<record::wire_detail> out;
     std::ifstream in{path};
     for (std::string line; std::getline(in, line);) {
         const boost::json::value v = boost::json::parse(line);
         if (v.as_object().contains("event")) continue;
         std::string error;
-        wire_detail wire;
+        record::wire_detail wire;
         EXPECT_TRUE(record_from_json(v, error, &wire)) << error;
         out.push_back(wire);
     }

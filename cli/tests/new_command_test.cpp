@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -55,4 +55,4 @@ TEST(new_command, an_existing_file_is_kept_unless_forced) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

@@ -65,8 +65,8 @@ TEST(progress_wanted, on_a_terminal_unless_quiet_or_no_color_and_always_when_for
     EXPECT_TRUE(progress_wanted(true, false, false, true));     // --progress
 }
 
-harness::journal_record attempt_record() {
-    harness::journal_record r;
+record::journal_record attempt_record() {
+    record::journal_record r;
     r.method = "GET";
     r.target = "/";
     return r;
@@ -74,8 +74,8 @@ harness::journal_record attempt_record() {
 
 TEST(progress_tally, counts_live_attempts_then_closed_ones_and_finished_scenarios) {
     progress_tally tally(2);
-    harness::journal first;
-    harness::journal second;
+    server::journal first;
+    server::journal second;
     tally.attempts_opened(first);
     tally.attempts_opened(second);
     first.append(attempt_record());
@@ -84,7 +84,7 @@ TEST(progress_tally, counts_live_attempts_then_closed_ones_and_finished_scenario
     EXPECT_EQ(tally.snapshot().attempts, 3u);
     EXPECT_EQ(tally.snapshot().scenarios_done, 0u);
     tally.attempts_closed(first);
-    tally.scenario_finished(harness::run_record{});
+    tally.scenario_finished(record::run_record{});
     second.append(attempt_record());
     const progress_snapshot s = tally.snapshot();
     EXPECT_EQ(s.scenarios_done, 1u);
@@ -94,7 +94,7 @@ TEST(progress_tally, counts_live_attempts_then_closed_ones_and_finished_scenario
     EXPECT_EQ(tally.snapshot().attempts, 4u);
 }
 
-using harness::testing::child;
+using cli::testing::child;
 
 const std::string suite = std::string{FAULTLINE_SUITES_DIR} + "/lost-response-keys.good.toml";
 

@@ -19,7 +19,7 @@
 #include <fstream>
 #include <string>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -50,7 +50,7 @@ TEST(proxy_command, an_unreachable_upstream_is_exit_3) {
 }
 
 TEST(proxy_command, bad_rules_and_bad_addresses_are_exit_2) {
-    test_server upstream{""};
+    server::testing::test_server upstream{""};
     const fs::path rules = temp_file("proxy-bad-rules.toml");
     std::ofstream{rules} << "[[fault]]\nname = \"x\"\nkind = \"no-such-kind\"\n";
     const std::string up = "127.0.0.1:" + std::to_string(upstream.port());
@@ -64,7 +64,7 @@ TEST(proxy_command, bad_rules_and_bad_addresses_are_exit_2) {
 }
 
 TEST(proxy_command, two_tiers_journal_one_history_that_check_merges) {
-    test_server service{""};
+    server::testing::test_server service{""};
     const fs::path rules_b = temp_file("tier-b.toml");
     const fs::path rules_a = temp_file("tier-a.toml");
     const fs::path journal_a = temp_file("tier-a.jsonl");
@@ -84,11 +84,11 @@ TEST(proxy_command, two_tiers_journal_one_history_that_check_merges) {
     const auto port_a = proxy_port(tier_a);
     ASSERT_NE(port_a, 0);
 
-    const header_pairs key{{"Idempotency-Key", "k1"}};
-    const auto first = exchange(port_a, make_request("POST", "/payments", R"({"amount":5})", key));
+    const server::testing::header_pairs key{{"Idempotency-Key", "k1"}};
+    const auto first = server::testing::exchange(port_a, server::testing::make_request("POST", "/payments", R"({"amount":5})", key));
     ASSERT_TRUE(first.parsed());
     EXPECT_EQ(first.parsed()->result_int(), 502);  // B reset A's upstream connection
-    const auto second = exchange(port_a, make_request("POST", "/payments", R"({"amount":5})", key));
+    const auto second = server::testing::exchange(port_a, server::testing::make_request("POST", "/payments", R"({"amount":5})", key));
     ASSERT_TRUE(second.parsed());
     EXPECT_EQ(second.parsed()->result_int(), 201);
     EXPECT_EQ(service.context().model.charge_count(), 2U);  // the service has no idempotency keys
@@ -98,13 +98,13 @@ TEST(proxy_command, two_tiers_journal_one_history_that_check_merges) {
     tier_b.signal(SIGTERM);
     EXPECT_EQ(tier_b.wait(), 0);
 
-    const auto read_a = read_jsonl(journal_a.string());
+    const auto read_a = record::read_jsonl(journal_a.string());
     ASSERT_TRUE(read_a.ok());
     ASSERT_EQ(read_a.records.size(), 2U);
     EXPECT_EQ(testing::wire_details_of(journal_a.string()).at(0).upstream_error, "reset");
     EXPECT_EQ(read_a.records[0].instance, "tier-a");
     ASSERT_FALSE(read_a.server_events.empty());
-    EXPECT_EQ(read_a.server_events[0].kind, server_event_kind::started);
+    EXPECT_EQ(read_a.server_events[0].kind, record::server_event_kind::started);
 
     child check{{FAULTLINE_BINARY, "check", journal_a.string(), journal_b.string(), "--expect", expect.string()}};
     const auto judged = check.finish();
@@ -116,7 +116,7 @@ TEST(proxy_command, two_tiers_journal_one_history_that_check_merges) {
 // `[proxy]` in a scenario, through `faultline run`: the exit codes of a failed check (a double charge
 // at the real upstream), an unreachable upstream and a conflicting [server] key.
 TEST(proxy_command, run_with_a_proxy_table_exits_1_for_a_double_charge_3_unreachable_2_conflicting) {
-    test_server service{""};
+    server::testing::test_server service{""};
     const fs::path scenario = temp_file("proxied-run.toml");
     const auto write_scenario = [&](std::uint16_t port, std::string_view server_table) {
         std::ofstream{scenario} << "name = \"proxied\"\ntime_limit = \"10s\"\n" << server_table
@@ -151,4 +151,4 @@ TEST(proxy_command, run_with_a_proxy_table_exits_1_for_a_double_charge_3_unreach
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 namespace json = boost::json;
@@ -49,28 +49,28 @@ TEST(proxy_control, a_rule_added_and_removed_at_runtime_changes_the_round_the_jo
                   std::to_string(upstream_port) + R"("}])");
 
     // Serve's access rules: no token, 401.
-    EXPECT_EQ(control_call(control_port, "GET", "health", "").status, 401);
-    const int upstream_status = status_of(port, "GET", "/kv/a");
+    EXPECT_EQ(server::testing::control_call(control_port, "GET", "health", "").status, 401);
+    const int upstream_status = server::testing::status_of(port, "GET", "/kv/a");
     ASSERT_NE(upstream_status, 0);
     ASSERT_NE(upstream_status, 503);
 
-    const auto added = control_call(control_port, "POST", "rules", token,
+    const auto added = server::testing::control_call(control_port, "POST", "rules", token,
                                R"({"name":"down","kind":"status","status":503,"match":{"path":"/kv/*"}})");
     EXPECT_EQ(added.status, 201) << added.body;
-    EXPECT_EQ(status_of(port, "GET", "/kv/b"), 503);
-    EXPECT_EQ(status_of(port, "GET", "/kv/c"), 503);
-    EXPECT_EQ(control_call(control_port, "DELETE", "rules/down", token).status, 200);
-    EXPECT_EQ(status_of(port, "GET", "/kv/d"), upstream_status);
-    EXPECT_EQ(control_call(control_port, "DELETE", "rules/down", token).status, 404);
+    EXPECT_EQ(server::testing::status_of(port, "GET", "/kv/b"), 503);
+    EXPECT_EQ(server::testing::status_of(port, "GET", "/kv/c"), 503);
+    EXPECT_EQ(server::testing::control_call(control_port, "DELETE", "rules/down", token).status, 200);
+    EXPECT_EQ(server::testing::status_of(port, "GET", "/kv/d"), upstream_status);
+    EXPECT_EQ(server::testing::control_call(control_port, "DELETE", "rules/down", token).status, 404);
 
     // The round: four attempts, the rule fired on the two between its add and removal, whose
     // requests the upstream never saw (phase before); the two control actions journaled.
     // The last attempt is journaled when its reply's write ends: wait for it, bounded.
-    const auto journal = control_until(control_port, "journal", token, [](const control_reply& r) {
-        return r.status == 200 && parse_journal_lines(r.body).attempts.size() >= 4;
+    const auto journal = server::testing::control_until(control_port, "journal", token, [](const server::testing::control_reply& r) {
+        return r.status == 200 && server::testing::parse_journal_lines(r.body).attempts.size() >= 4;
     });
     ASSERT_EQ(journal.status, 200);
-    const journal_lines lines = parse_journal_lines(journal.body);
+    const server::testing::journal_lines lines = server::testing::parse_journal_lines(journal.body);
     std::vector<std::string> targets_fired;
     for (const json::object& line : lines.attempts) {
         EXPECT_EQ(line.at("instance").as_string(), "edge");
@@ -82,7 +82,7 @@ TEST(proxy_control, a_rule_added_and_removed_at_runtime_changes_the_round_the_jo
     EXPECT_EQ(attempts, 4U);
     EXPECT_EQ(targets_fired, (std::vector<std::string>{"/kv/b", "/kv/c"}));
     EXPECT_EQ(events, (std::vector<std::string>{"started", "rule_added", "rule_removed"}));
-    const auto stats = json::parse(control_call(control_port, "GET", "stats", token).body).as_object();
+    const auto stats = json::parse(server::testing::control_call(control_port, "GET", "stats", token).body).as_object();
     EXPECT_EQ(stats.at("server").at("attempts").to_number<int>(), 4);
 
     proxy.signal(SIGTERM);
@@ -93,4 +93,4 @@ TEST(proxy_control, a_rule_added_and_removed_at_runtime_changes_the_round_the_jo
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 namespace json = boost::json;
@@ -33,7 +33,7 @@ std::uint16_t port_of(const json::value& listen) {
 }
 
 TEST(proxy_set_command, proxies_created_at_runtime_take_rules_and_toxics_and_journal_their_round) {
-    test_server upstream{""};
+    server::testing::test_server upstream{""};
     const std::string up = "127.0.0.1:" + std::to_string(upstream.port());
     const fs::path ready_path = temp_file("proxy_set_ready.json");
     fs::remove(ready_path);
@@ -45,39 +45,39 @@ TEST(proxy_set_command, proxies_created_at_runtime_take_rules_and_toxics_and_jou
     EXPECT_EQ(ready.at("url").as_string(), "");
     const auto control = ready.at("control_port").to_number<std::uint16_t>();
     const std::string token{ready.at("token").as_string()};
-    EXPECT_EQ(control_call(control, "GET", "proxies").status, 401);  // serve's access rules
+    EXPECT_EQ(server::testing::control_call(control, "GET", "proxies").status, 401);  // serve's access rules
 
-    const control_reply api = control_call(control, "POST", "proxies", token, R"({"name":"api","upstream":")" + up + R"("})");
+    const server::testing::control_reply api = server::testing::control_call(control, "POST", "proxies", token, R"({"name":"api","upstream":")" + up + R"("})");
     ASSERT_EQ(api.status, 201) << api.body;
-    const control_reply raw =
-        control_call(control, "POST", "proxies", token, R"({"name":"raw","mode":"tcp","upstream":")" + up + R"("})");
+    const server::testing::control_reply raw =
+        server::testing::control_call(control, "POST", "proxies", token, R"({"name":"raw","mode":"tcp","upstream":")" + up + R"("})");
     ASSERT_EQ(raw.status, 201) << raw.body;
     const std::uint16_t api_port = port_of(json::parse(api.body).at("listen"));
     const std::uint16_t raw_port = port_of(json::parse(raw.body).at("listen"));
     EXPECT_EQ(json::parse(raw.body).at("url").as_string(), "tcp://127.0.0.1:" + std::to_string(raw_port));
-    const int healthy = status_of(upstream.port(), "GET", "/kv/x");
+    const int healthy = server::testing::status_of(upstream.port(), "GET", "/kv/x");
     ASSERT_NE(healthy, 0);
     ASSERT_NE(healthy, 503);
 
-    EXPECT_EQ(status_of(api_port, "GET", "/kv/1"), healthy);
-    EXPECT_EQ(control_call(control, "POST", "proxies/api/rules", token, R"({"name":"down","kind":"status","status":503})")
+    EXPECT_EQ(server::testing::status_of(api_port, "GET", "/kv/1"), healthy);
+    EXPECT_EQ(server::testing::control_call(control, "POST", "proxies/api/rules", token, R"({"name":"down","kind":"status","status":503})")
                   .status,
               201);
-    EXPECT_EQ(status_of(api_port, "GET", "/kv/2"), 503);
-    EXPECT_EQ(status_of(raw_port, "GET", "/kv/3"), healthy);  // the other proxy has no rule
-    EXPECT_EQ(control_call(control, "DELETE", "proxies/api/rules/down", token).status, 200);
-    EXPECT_EQ(status_of(api_port, "GET", "/kv/4"), healthy);
+    EXPECT_EQ(server::testing::status_of(api_port, "GET", "/kv/2"), 503);
+    EXPECT_EQ(server::testing::status_of(raw_port, "GET", "/kv/3"), healthy);  // the other proxy has no rule
+    EXPECT_EQ(server::testing::control_call(control, "DELETE", "proxies/api/rules/down", token).status, 200);
+    EXPECT_EQ(server::testing::status_of(api_port, "GET", "/kv/4"), healthy);
 
     // The tcp proxy takes a toxic at runtime: the next connection is reset on accept.
-    EXPECT_EQ(control_call(control, "POST", "proxies/raw/toxics", token, R"({"name":"cut","kind":"refused"})").status, 201);
-    EXPECT_TRUE(exchange(raw_port, make_request("GET", "/kv/5")).was_reset());
-    EXPECT_EQ(control_call(control, "DELETE", "proxies/raw/toxics/cut", token).status, 200);
-    EXPECT_EQ(status_of(raw_port, "GET", "/kv/6"), healthy);
+    EXPECT_EQ(server::testing::control_call(control, "POST", "proxies/raw/toxics", token, R"({"name":"cut","kind":"refused"})").status, 201);
+    EXPECT_TRUE(server::testing::exchange(raw_port, server::testing::make_request("GET", "/kv/5")).was_reset());
+    EXPECT_EQ(server::testing::control_call(control, "DELETE", "proxies/raw/toxics/cut", token).status, 200);
+    EXPECT_EQ(server::testing::status_of(raw_port, "GET", "/kv/6"), healthy);
 
-    const control_reply journal = control_until(control, "proxies/api/journal", token, [](const control_reply& r) {
-        return r.status == 200 && parse_journal_lines(r.body).attempts.size() >= 3;
+    const server::testing::control_reply journal = server::testing::control_until(control, "proxies/api/journal", token, [](const server::testing::control_reply& r) {
+        return r.status == 200 && server::testing::parse_journal_lines(r.body).attempts.size() >= 3;
     });
-    const journal_lines lines = parse_journal_lines(journal.body);
+    const server::testing::journal_lines lines = server::testing::parse_journal_lines(journal.body);
     std::vector<std::string> fired;
     for (const json::object& attempt : lines.attempts) {
         fired.push_back(std::string{attempt.at("target").as_string()} + ":" + std::string{attempt.at("rule").as_string()});
@@ -85,11 +85,11 @@ TEST(proxy_set_command, proxies_created_at_runtime_take_rules_and_toxics_and_jou
     EXPECT_EQ(fired, (std::vector<std::string>{"/kv/1:", "/kv/2:down", "/kv/4:"}));
     EXPECT_EQ(lines.events, (std::vector<std::string>{"started", "rule_added", "rule_removed"}));
 
-    EXPECT_EQ(control_call(control, "DELETE", "proxies/raw", token).status, 200);
-    const json::value listed = json::parse(control_call(control, "GET", "proxies", token).body);
+    EXPECT_EQ(server::testing::control_call(control, "DELETE", "proxies/raw", token).status, 200);
+    const json::value listed = json::parse(server::testing::control_call(control, "GET", "proxies", token).body);
     ASSERT_EQ(listed.at("proxies").as_array().size(), 1U);
     EXPECT_EQ(listed.at("proxies").at(0).at("name").as_string(), "api");
-    EXPECT_EQ(control_call(control, "POST", "proxies", token, R"({"name":"far","upstream":")" + up +
+    EXPECT_EQ(server::testing::control_call(control, "POST", "proxies", token, R"({"name":"far","upstream":")" + up +
                                                                    R"(","listen":"0.0.0.0:0"})")
                   .status,
               400);
@@ -100,7 +100,7 @@ TEST(proxy_set_command, proxies_created_at_runtime_take_rules_and_toxics_and_jou
 }
 
 TEST(proxy_set_command, a_config_files_proxies_are_listed_in_the_ready_file_and_keep_their_rules) {
-    test_server upstream{""};
+    server::testing::test_server upstream{""};
     const std::string up = "127.0.0.1:" + std::to_string(upstream.port());
     const fs::path config = temp_file("proxy_set_config.toml");
     const fs::path ready_path = temp_file("proxy_set_config_ready.json");
@@ -119,14 +119,14 @@ TEST(proxy_set_command, a_config_files_proxies_are_listed_in_the_ready_file_and_
     EXPECT_EQ(proxies.at(0).at("name").as_string(), "teapot");
     EXPECT_EQ(proxies.at(1).at("mode").as_string(), "tcp");
     EXPECT_EQ(json::parse(text).at("url"), proxies.at(0).at("url"));
-    EXPECT_EQ(status_of(port_of(proxies.at(0).at("listen")), "GET", "/kv/a"), 418);
-    EXPECT_NE(status_of(port_of(proxies.at(1).at("listen")), "GET", "/kv/a"), 418);
+    EXPECT_EQ(server::testing::status_of(port_of(proxies.at(0).at("listen")), "GET", "/kv/a"), 418);
+    EXPECT_NE(server::testing::status_of(port_of(proxies.at(1).at("listen")), "GET", "/kv/a"), 418);
     proxy.signal(SIGTERM);
     EXPECT_EQ(proxy.finish().code, 0);
     // The teapot's own journal file, flushed at the stop: its one attempt, fired by its rule.
     std::ifstream in{journal};
     const std::string written{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-    const journal_lines lines = parse_journal_lines(written);
+    const server::testing::journal_lines lines = server::testing::parse_journal_lines(written);
     ASSERT_EQ(lines.attempts.size(), 1U) << written;
     EXPECT_EQ(lines.attempts.front().at("rule").as_string(), "brew");
     EXPECT_EQ(lines.attempts.front().at("instance").as_string(), "teapot");
@@ -135,7 +135,7 @@ TEST(proxy_set_command, a_config_files_proxies_are_listed_in_the_ready_file_and_
 }
 
 TEST(proxy_set_command, a_bad_config_a_listen_beyond_loopback_and_a_proxy_flag_without_upstream_are_exit_2) {
-    test_server upstream{""};
+    server::testing::test_server upstream{""};
     const std::string up = "127.0.0.1:" + std::to_string(upstream.port());
     const fs::path config = temp_file("proxy_set_bad.toml");
     std::ofstream{config} << "[[proxy]]\nname = \"x\"\nupstream = \"" << up << "\"\ncolour = \"red\"\n";
@@ -165,4 +165,4 @@ TEST(proxy_set_command, a_bad_config_a_listen_beyond_loopback_and_a_proxy_flag_w
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 const std::string suite = std::string{FAULTLINE_SUITES_DIR} + "/lost-response-keys.good.toml";
@@ -203,4 +203,4 @@ TEST(check_command, refuses_a_journal_with_a_copied_line_and_a_journal_named_twi
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

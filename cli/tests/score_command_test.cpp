@@ -18,7 +18,7 @@
 
 #include "child_process.hpp"
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -288,4 +288,4 @@ TEST(score_command, a_client_that_never_reaches_the_server_is_bad_input) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

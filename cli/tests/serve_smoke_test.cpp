@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 // The two lines serve prints at start.
@@ -54,9 +54,9 @@ serve_banner read_banner(child& proc) {
 }
 
 int control_status(std::uint16_t port, std::string_view path, const std::string& token) {
-    header_pairs headers;
+    server::testing::header_pairs headers;
     if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
-    const auto reply = exchange(port, make_request("GET", "/__faultline/" + std::string{path}, {}, headers));
+    const auto reply = server::testing::exchange(port, server::testing::make_request("GET", "/__faultline/" + std::string{path}, {}, headers));
     const auto res = reply.parsed();
     return res ? static_cast<int>(res->result_int()) : 0;
 }
@@ -78,14 +78,14 @@ TEST(serve_command, serves_until_sigterm_and_writes_the_journal) {
 
     EXPECT_EQ(control_status(banner.control_port, "health", banner.token), 200);
     EXPECT_EQ(control_status(banner.control_port, "health", ""), 401);
-    const auto tea = exchange(port, make_request("GET", "/tea"));
+    const auto tea = server::testing::exchange(port, server::testing::make_request("GET", "/tea"));
     ASSERT_TRUE(tea.parsed());
     EXPECT_EQ(tea.parsed()->result_int(), 418);
 
     proc.signal(SIGTERM);
     EXPECT_EQ(proc.wait(), 0) << proc.drain_stderr();
 
-    const auto records = read_jsonl(journal.string());
+    const auto records = record::read_jsonl(journal.string());
     ASSERT_TRUE(records.ok());
     ASSERT_EQ(records.records.size(), 1U);  // control requests are not journaled
     EXPECT_EQ(records.records[0].status, 418);
@@ -112,14 +112,14 @@ TEST(serve_command, the_journal_opens_with_a_wall_clock_anchor_that_orders_insta
     ASSERT_TRUE(a.started());
     const serve_banner banner_a = read_banner(a);
     ASSERT_NE(banner_a.port, 0);
-    ASSERT_TRUE(exchange(banner_a.port, make_request("GET", "/kv/first")).parsed());
+    ASSERT_TRUE(server::testing::exchange(banner_a.port, server::testing::make_request("GET", "/kv/first")).parsed());
     // B starts only after A's attempt was answered: in the merged history B's attempt comes second,
     // although each journal counts its times from its own start.
     child b{{FAULTLINE_BINARY, "serve", "--rules", rules.string(), "--journal", journal_b.string()}};
     ASSERT_TRUE(b.started());
     const serve_banner banner_b = read_banner(b);
     ASSERT_NE(banner_b.port, 0);
-    ASSERT_TRUE(exchange(banner_b.port, make_request("GET", "/kv/second")).parsed());
+    ASSERT_TRUE(server::testing::exchange(banner_b.port, server::testing::make_request("GET", "/kv/second")).parsed());
     a.signal(SIGTERM);
     b.signal(SIGTERM);
     EXPECT_EQ(a.wait(), 0);
@@ -132,14 +132,14 @@ TEST(serve_command, the_journal_opens_with_a_wall_clock_anchor_that_orders_insta
         std::getline(in, first_line);
         EXPECT_EQ(first_line.rfind("{\"event\":\"started\"", 0), 0U) << first_line;
     }
-    auto read_a = read_jsonl(journal_a.string());
-    auto read_b = read_jsonl(journal_b.string());
+    auto read_a = record::read_jsonl(journal_a.string());
+    auto read_b = record::read_jsonl(journal_b.string());
     ASSERT_TRUE(read_a.ok());
     ASSERT_TRUE(read_b.ok());
     ASSERT_EQ(read_a.records.size(), 1U);
     ASSERT_EQ(read_b.records.size(), 1U);
-    const auto anchor_a = wall_anchor_ns(read_a.server_events);
-    const auto anchor_b = wall_anchor_ns(read_b.server_events);
+    const auto anchor_a = record::wall_anchor_ns(read_a.server_events);
+    const auto anchor_b = record::wall_anchor_ns(read_b.server_events);
     ASSERT_TRUE(anchor_a && anchor_b);
     EXPECT_GE(*anchor_a, before_a);
     EXPECT_LE(*anchor_b, after_b);
@@ -151,7 +151,7 @@ TEST(serve_command, the_journal_opens_with_a_wall_clock_anchor_that_orders_insta
     ASSERT_GE(wire_a[0].response_started_ns, 0);
     EXPECT_GT(*anchor_b, *anchor_a + wire_a[0].response_started_ns);
 
-    const merged_journal merged = merge_journals({{journal_a.string(), read_a.records, read_a.server_events, wire_a},
+    const record::merged_journal merged = record::merge_journals({{journal_a.string(), read_a.records, read_a.server_events, wire_a},
                                                   {journal_b.string(), read_b.records, read_b.server_events, {}}});
     EXPECT_TRUE(merged.warnings.empty());
     ASSERT_EQ(merged.records.size(), 2U);
@@ -177,8 +177,8 @@ TEST(serve_command, control_token_is_set_or_dropped_on_request) {
         const serve_banner banner = read_banner(proc);
         EXPECT_NE(banner.control_line.find("Bearer let-me-in"), std::string::npos) << banner.control_line;
         EXPECT_EQ(control_status(banner.control_port, "health", ""), 401);
-        header_pairs auth{{"Authorization", "Bearer let-me-in"}};
-        const auto ok = exchange(banner.control_port, make_request("GET", "/__faultline/health", {}, auth));
+        server::testing::header_pairs auth{{"Authorization", "Bearer let-me-in"}};
+        const auto ok = server::testing::exchange(banner.control_port, server::testing::make_request("GET", "/__faultline/health", {}, auth));
         ASSERT_TRUE(ok.parsed());
         EXPECT_EQ(ok.parsed()->result_int(), 200);
         proc.signal(SIGTERM);
@@ -260,10 +260,10 @@ TEST(serve_command, kill_9_leaves_every_answered_attempt_in_the_journal_file) {
     const serve_banner banner = read_banner(proc);
     ASSERT_NE(banner.port, 0);
     constexpr std::size_t answered = 300;
-    connection c{banner.port};
+    server::testing::connection c{banner.port};
     ASSERT_TRUE(c.connected());
     for (std::size_t i = 0; i < answered; ++i) {
-        const auto reply = c.round_trip(make_request("GET", "/kv/k" + std::to_string(i), {}, {}, true));
+        const auto reply = c.round_trip(server::testing::make_request("GET", "/kv/k" + std::to_string(i), {}, {}, true));
         ASSERT_TRUE(reply.parsed()) << i;
     }
     // Bounded wait for the writer (it flushes every 2 ms): the lines appear without a stop. Each look
@@ -294,7 +294,7 @@ TEST(serve_command, kill_9_leaves_every_answered_attempt_in_the_journal_file) {
     EXPECT_EQ(lines, expected_lines);
     proc.signal(SIGKILL);
     proc.wait();
-    const auto read = read_jsonl(journal.string());
+    const auto read = record::read_jsonl(journal.string());
     EXPECT_TRUE(read.ok()) << (read.errors.empty() ? "" : read.errors.front().to_string());
     EXPECT_EQ(read.records.size(), answered);
     fs::remove(rules);
@@ -343,4 +343,4 @@ TEST(serve_command, a_busy_control_port_is_named_as_the_control_apis) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

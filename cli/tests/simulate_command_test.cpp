@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 // The output without the timing line (its figures differ between runs).
@@ -194,4 +194,4 @@ TEST(simulate_command, bad_input_is_exit_2_before_anything_runs) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

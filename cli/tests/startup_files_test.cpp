@@ -15,7 +15,7 @@
 #include <fstream>
 #include <string>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 namespace json = boost::json;
@@ -58,7 +58,7 @@ TEST(startup_files, environment_lines_quote_for_the_shell) {
 }
 
 int control_status(std::uint16_t port, const std::string& token) {
-    const auto reply = exchange(port, make_request("GET", "/__faultline/health", {},
+    const auto reply = server::testing::exchange(port, server::testing::make_request("GET", "/__faultline/health", {},
                                                    {{"Authorization", "Bearer " + token}}));
     const auto res = reply.parsed();
     return res ? static_cast<int>(res->result_int()) : 0;
@@ -97,7 +97,7 @@ TEST(serve_startup, writes_the_ready_and_env_files_once_listening_and_removes_th
                             "'\nexport FAULTLINE_PID=" + std::to_string(proc.pid()) + "\n");
     // Listening already: the file is written after every port listens.
     EXPECT_EQ(control_status(control_port, token), 200);
-    const auto reply = exchange(port, make_request("GET", "/kv/a"));
+    const auto reply = server::testing::exchange(port, server::testing::make_request("GET", "/kv/a"));
     EXPECT_TRUE(reply.parsed());
 
     proc.signal(SIGTERM);
@@ -118,7 +118,7 @@ TEST(serve_startup, print_env_writes_export_lines_then_closes_stdout) {
     EXPECT_EQ(proc.read_err_line(std::chrono::seconds{10}).rfind("faultline serving on http://127.0.0.1:", 0), 0U);
     EXPECT_EQ(proc.read_line(std::chrono::seconds{10}), "");
     const std::uint16_t port = static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
-    EXPECT_TRUE(exchange(port, make_request("GET", "/kv/a")).parsed());
+    EXPECT_TRUE(server::testing::exchange(port, server::testing::make_request("GET", "/kv/a")).parsed());
     proc.signal(SIGTERM);
     EXPECT_EQ(proc.finish().code, 0);
 }
@@ -149,14 +149,14 @@ TEST(serve_startup, listens_beyond_loopback_only_when_asked) {
     const auto control_port = doc.at("control_port").to_number<std::uint16_t>();
     // A wildcard address is reached here through loopback.
     EXPECT_EQ(doc.at("url").as_string(), "http://127.0.0.1:" + std::to_string(port));
-    EXPECT_TRUE(exchange(port, make_request("GET", "/kv/a")).parsed());
+    EXPECT_TRUE(server::testing::exchange(port, server::testing::make_request("GET", "/kv/a")).parsed());
     // A control port open to the network takes any Host (a container's name), with the token.
     const std::string token{doc.at("token").as_string()};
-    const auto named = exchange(control_port, "GET /__faultline/health HTTP/1.1\r\nHost: faultline:8081\r\n"
+    const auto named = server::testing::exchange(control_port, "GET /__faultline/health HTTP/1.1\r\nHost: faultline:8081\r\n"
                                               "Authorization: Bearer " + token + "\r\nConnection: close\r\n\r\n");
     ASSERT_TRUE(named.parsed());
     EXPECT_EQ(named.parsed()->result_int(), 200U);
-    const auto without = exchange(control_port, "GET /__faultline/health HTTP/1.1\r\nHost: faultline:8081\r\n"
+    const auto without = server::testing::exchange(control_port, "GET /__faultline/health HTTP/1.1\r\nHost: faultline:8081\r\n"
                                                 "Connection: close\r\n\r\n");
     ASSERT_TRUE(without.parsed());
     EXPECT_EQ(without.parsed()->result_int(), 401U);
@@ -165,4 +165,4 @@ TEST(serve_startup, listens_beyond_loopback_only_when_asked) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -56,7 +56,7 @@ std::vector<boost::json::object> journal_lines(const fs::path& path) {
 }
 
 TEST(tcp_proxy_command, forwards_http_as_bytes_journals_each_connection_and_check_refuses_the_journal) {
-    test_server service{""};
+    server::testing::test_server service{""};
     const fs::path toxics = temp_file("tcp-toxics.toml");
     const fs::path journal = temp_file("tcp.jsonl");
     const fs::path expect = temp_file("tcp-expect.toml");
@@ -69,10 +69,10 @@ TEST(tcp_proxy_command, forwards_http_as_bytes_journals_each_connection_and_chec
     const auto port = listening_port(proxy);
     ASSERT_NE(port, 0);
 
-    const auto first = exchange(port, make_request("POST", "/payments", R"({"amount":5})"));
+    const auto first = server::testing::exchange(port, server::testing::make_request("POST", "/payments", R"({"amount":5})"));
     ASSERT_TRUE(first.parsed()) << first.read_error.message();
     EXPECT_EQ(first.parsed()->result_int(), 201);
-    EXPECT_TRUE(exchange(port, make_request("GET", "/payments/ch_1")).was_reset());  // connection 2: refused
+    EXPECT_TRUE(server::testing::exchange(port, server::testing::make_request("GET", "/payments/ch_1")).was_reset());  // connection 2: refused
     std::size_t connections = 2;
     if (fs::exists("/usr/bin/curl")) {
         child curl{{"/usr/bin/curl", "-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}",
@@ -114,7 +114,7 @@ TEST(tcp_proxy_command, forwards_http_as_bytes_journals_each_connection_and_chec
 }
 
 TEST(tcp_proxy_command, exit_codes_for_bad_toxics_a_flag_of_the_other_mode_a_bad_journal_and_an_unreachable_upstream) {
-    test_server service{""};
+    server::testing::test_server service{""};
     const std::string up = "127.0.0.1:" + std::to_string(service.port());
     const fs::path toxics = temp_file("tcp-bad-toxics.toml");
     std::ofstream{toxics} << "[[toxic]]\nkind = \"bandwidth\"\nrate = 0\n";
@@ -206,4 +206,4 @@ TEST(tcp_proxy_command, list_toxics_names_every_registered_toxic) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

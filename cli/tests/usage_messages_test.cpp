@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-namespace faultline::harness::testing {
+namespace faultline::cli::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -74,4 +74,4 @@ TEST(usage_messages, the_help_points_at_suites_and_docs_that_exist) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::cli::testing

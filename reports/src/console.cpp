@@ -39,26 +39,26 @@ std::string tail_lines(std::string_view text, std::size_t n) {
 }
 
 // The colour and the word (or symbol) for an outcome.
-std::pair<std::string_view, std::string_view> mark(harness::verdict_outcome outcome, std::string_view pass,
+std::pair<std::string_view, std::string_view> mark(record::verdict_outcome outcome, std::string_view pass,
                                                    std::string_view fail, std::string_view insufficient) {
     switch (outcome) {
-        case harness::verdict_outcome::pass: return {green, pass};
-        case harness::verdict_outcome::insufficient_evidence: return {yellow, insufficient};
-        case harness::verdict_outcome::fail: break;
+        case record::verdict_outcome::pass: return {green, pass};
+        case record::verdict_outcome::insufficient_evidence: return {yellow, insufficient};
+        case record::verdict_outcome::fail: break;
     }
     return {red, fail};
 }
 
 // "3 processes: 1 exited non-zero, 0 killed at the time limit; longest 2.600s (process 2, pid 4242)".
-std::string processes_line(const std::vector<harness::process_record>& processes, std::string_view killed_when) {
+std::string processes_line(const std::vector<record::process_record>& processes, std::string_view killed_when) {
     const auto non_zero = std::count_if(processes.begin(), processes.end(),
-                                        [](const harness::process_record& p) { return p.exit_status != 0; });
+                                        [](const record::process_record& p) { return p.exit_status != 0; });
     const auto killed = std::count_if(processes.begin(), processes.end(),
-                                      [](const harness::process_record& p) { return p.killed; });
-    const auto life = [](const harness::process_record& p) { return p.finished_ns - p.started_ns; };
-    const harness::process_record& longest = *std::max_element(
+                                      [](const record::process_record& p) { return p.killed; });
+    const auto life = [](const record::process_record& p) { return p.finished_ns - p.started_ns; };
+    const record::process_record& longest = *std::max_element(
         processes.begin(), processes.end(),
-        [&](const harness::process_record& a, const harness::process_record& b) { return life(a) < life(b); });
+        [&](const record::process_record& a, const record::process_record& b) { return life(a) < life(b); });
     return std::to_string(processes.size()) + " processes: " + std::to_string(non_zero) + " exited non-zero, " +
            std::to_string(killed) + " killed " + std::string(killed_when) + "; longest " +
            detail::seconds(std::chrono::nanoseconds{life(longest)}) + "s (process " + std::to_string(longest.op) +
@@ -67,21 +67,21 @@ std::string processes_line(const std::vector<harness::process_record>& processes
 
 }  // namespace
 
-std::string replay_command(const harness::run_record& run) {
+std::string replay_command(const record::run_record& run) {
     return "faultline run " + shell_word(run.scenario_file.empty() ? run.scenario : run.scenario_file) + " --seed " +
            std::to_string(run.seed);
 }
 
-std::string console_evidence(const harness::verdict& v, std::string_view indent) {
+std::string console_evidence(const record::verdict& v, std::string_view indent) {
     return detail::printable(detail::evidence_text(v, indent));
 }
 
-std::string console_report(const harness::run_record& run, const console_options& options) {
+std::string console_report(const record::run_record& run, const console_options& options) {
     const auto paint = [&](std::string_view colour, std::string_view text) {
         return options.color ? std::string(colour) + std::string(text) + std::string(reset) : std::string(text);
     };
     const detail::run_counts counts = detail::count(run);
-    const auto [run_colour, run_word] = mark(harness::outcome_of(run), "PASS", "FAIL", "INSUFFICIENT EVIDENCE");
+    const auto [run_colour, run_word] = mark(record::outcome_of(run), "PASS", "FAIL", "INSUFFICIENT EVIDENCE");
     // An interrupted run's verdicts judge only what ran before the signal; the header says so.
     const std::string header = std::string(run_word) + (run.interrupted ? " (interrupted)" : "");
     std::string out = paint(run_colour, header) + " " + detail::printable(run.scenario) +
@@ -90,25 +90,25 @@ std::string console_report(const harness::run_record& run, const console_options
                       " attempts, " + std::to_string(counts.effects) + " effects\n";
     if (options.header_only) return out;
     if (run.interrupted) out += "  " + paint(yellow, detail::interruption_text(run)) + "\n";
-    for (const harness::verdict& v : run.verdicts) {
+    for (const record::verdict& v : run.verdicts) {
         if (v.passed && !options.show_passed) continue;
         const auto [colour, symbol] = mark(v.outcome(), "✔", "✘", "?");
         out += "  " + paint(colour, symbol) + " " + detail::printable(v.check) + ": " +
                detail::printable(v.summary) + "\n";
         if (!v.passed) out += console_evidence(v, "      ");
     }
-    for (const harness::rule_firing& f : run.rule_firings) {
+    for (const record::rule_firing& f : run.rule_firings) {
         out += "  " + detail::printable(detail::firing_text(f)) + "\n";
     }
-    for (const harness::rule_firing* f : harness::never_fired(run)) {
+    for (const record::rule_firing* f : record::never_fired(run)) {
         out += "  " + paint(yellow, "warning: ") + detail::printable(detail::never_fired_text(*f, run.strict)) + "\n";
     }
     if (const std::string events = detail::server_event_counts(run); !events.empty()) {
         out += "  server events: " + events + "\n";
     }
     if (run.command) {
-        const harness::command_result& c = *run.command;
-        const std::string killed_when = run.interrupted ? "on " + harness::signal_name(run.interrupted->signal)
+        const record::command_result& c = *run.command;
+        const std::string killed_when = run.interrupted ? "on " + record::signal_name(run.interrupted->signal)
                                                         : std::string{"at the time limit"};
         out += "  command: " + detail::printable(detail::command_status_text(c, killed_when)) + "\n";
         if (!c.processes.empty()) out += "    " + processes_line(c.processes, killed_when) + "\n";
@@ -131,11 +131,11 @@ std::string console_report(const harness::run_record& run, const console_options
     return out;
 }
 
-std::string console_not_passed(std::span<const harness::run_record> runs, const console_options& options) {
+std::string console_not_passed(std::span<const record::run_record> runs, const console_options& options) {
     std::string out;
-    for (const harness::run_record& run : runs) {
-        const harness::verdict_outcome outcome = harness::outcome_of(run);
-        if (outcome == harness::verdict_outcome::pass) continue;
+    for (const record::run_record& run : runs) {
+        const record::verdict_outcome outcome = record::outcome_of(run);
+        if (outcome == record::verdict_outcome::pass) continue;
         const auto [colour, word] = mark(outcome, "PASS", "FAIL", "INSUFFICIENT EVIDENCE");
         out += "  " + (options.color ? std::string(colour) + std::string(word) + std::string(reset) : std::string(word)) +
                " " + detail::printable(run.scenario);
@@ -148,9 +148,9 @@ std::string console_not_passed(std::span<const harness::run_record> runs, const 
 namespace {
 
 // The console report as a file: every run's report, uncoloured, in order.
-std::string console_file(std::span<const harness::run_record> runs) {
+std::string console_file(std::span<const record::run_record> runs) {
     std::string out;
-    for (const harness::run_record& run : runs) out += console_report(run);
+    for (const record::run_record& run : runs) out += console_report(run);
     return out;
 }
 

@@ -32,8 +32,8 @@ namespace faultline::reports {
 
 namespace {
 
-using harness::journal_record;
-using harness::run_record;
+using record::journal_record;
+using record::run_record;
 using detail::linear_scale;
 using detail::px;
 using detail::svg_chart;
@@ -61,7 +61,7 @@ std::string number(double value) {
 
 // How an attempt ended, as the timeline colours it.
 std::string_view attempt_class(const journal_record& r) {
-    if (r.outcome != harness::wire_outcome::responded || r.status == 0) return "no-response";
+    if (r.outcome != record::wire_outcome::responded || r.status == 0) return "no-response";
     if (r.status >= 500) return "server-error";
     if (r.status >= 400) return "client-error";
     return "ok";
@@ -72,11 +72,11 @@ std::string record_title(const journal_record& r) {
     std::string out = "seq " + std::to_string(r.seq) + " · attempt " + std::to_string(r.attempt) + " of " +
                       r.operation + "\n" + r.method + " " + r.target + "\nrequest at " + ms(r.request_ns) +
                       ", ended at " + ms(r.finished_ns) + "\n";
-    out += r.outcome == harness::wire_outcome::responded ? "status " + std::to_string(r.status)
-                                                         : std::string(harness::to_string(r.outcome));
+    out += r.outcome == record::wire_outcome::responded ? "status " + std::to_string(r.status)
+                                                         : std::string(record::to_string(r.outcome));
     if (r.retry_after_ms) out += ", Retry-After " + std::to_string(*r.retry_after_ms) + " ms";
     if (!r.fault.empty()) out += "\nfault " + r.fault + " (rule " + r.rule + ")";
-    out += "\neffect " + std::string(harness::to_string(r.effect)) + ", connection " + std::to_string(r.connection);
+    out += "\neffect " + std::string(record::to_string(r.effect)) + ", connection " + std::to_string(r.connection);
     if (r.instance && !r.instance->empty()) out += "\ninstance " + *r.instance;
     return h(detail::printable(out));
 }
@@ -87,26 +87,26 @@ struct outcome_badge {
     std::string css;
 };
 
-outcome_badge badge_of(harness::verdict_outcome outcome) {
+outcome_badge badge_of(record::verdict_outcome outcome) {
     switch (outcome) {
-        case harness::verdict_outcome::pass: return {"pass", "pass"};
-        case harness::verdict_outcome::insufficient_evidence: return {"insufficient evidence", "insufficient"};
-        case harness::verdict_outcome::fail: break;
+        case record::verdict_outcome::pass: return {"pass", "pass"};
+        case record::verdict_outcome::insufficient_evidence: return {"insufficient evidence", "insufficient"};
+        case record::verdict_outcome::fail: break;
     }
     return {"fail", "fail"};
 }
 
 // A run the harness could not complete counts as failed.
-harness::verdict_outcome run_outcome(const run_record& run) {
-    return run.harness_error.empty() ? harness::outcome_of(run) : harness::verdict_outcome::fail;
+record::verdict_outcome run_outcome(const run_record& run) {
+    return run.harness_error.empty() ? record::outcome_of(run) : record::verdict_outcome::fail;
 }
 
 // An `expect_failure` check that failed: the client showed the bug the scenario was written to show.
-bool failed_as_expected(const harness::verdict& v) { return v.expected_to_fail && v.passed; }
+bool failed_as_expected(const record::verdict& v) { return v.expected_to_fail && v.passed; }
 
 // A scenario that passed because a check failed as declared, which the page keeps apart from a pass.
 bool passed_by_expected_failure(const run_record& run) {
-    return run_outcome(run) == harness::verdict_outcome::pass &&
+    return run_outcome(run) == record::verdict_outcome::pass &&
            std::any_of(run.verdicts.begin(), run.verdicts.end(), failed_as_expected);
 }
 
@@ -121,11 +121,11 @@ std::string status_css(const run_record& run) {
 }
 
 // Failures, then what could not be judged, then passes.
-int failures_first_rank(harness::verdict_outcome outcome) {
+int failures_first_rank(record::verdict_outcome outcome) {
     switch (outcome) {
-        case harness::verdict_outcome::fail: return 0;
-        case harness::verdict_outcome::insufficient_evidence: return 1;
-        case harness::verdict_outcome::pass: break;
+        case record::verdict_outcome::fail: return 0;
+        case record::verdict_outcome::insufficient_evidence: return 1;
+        case record::verdict_outcome::pass: break;
     }
     return 2;
 }
@@ -172,23 +172,23 @@ std::vector<std::string> scenario_anchors(std::span<const run_record> runs) {
 // What every chart of one run reads: the operations, where the run ends, and the attempts named by
 // the evidence of a failed check.
 struct run_view {
-    harness::operation_groups operations;
+    record::operation_groups operations;
     std::set<std::uint64_t> offending;
     std::int64_t end_ns = 1;
 };
 
 run_view view_of(const run_record& run) {
     run_view v;
-    v.operations = harness::group_operations(run.journal);
-    for (const harness::verdict& verdict : run.verdicts) {
+    v.operations = record::group_operations(run.journal);
+    for (const record::verdict& verdict : run.verdicts) {
         // An expected failure's evidence names the offending attempts just as a failure's does.
         if ((verdict.passed && !verdict.expected_to_fail) || verdict.insufficient_evidence) continue;
-        for (const harness::evidence_item& item : verdict.evidence) v.offending.insert(item.seqs.begin(), item.seqs.end());
+        for (const record::evidence_item& item : verdict.evidence) v.offending.insert(item.seqs.begin(), item.seqs.end());
     }
     v.end_ns = std::max<std::int64_t>(1, run.duration.count());
     for (const journal_record& r : run.journal) v.end_ns = std::max({v.end_ns, r.finished_ns, r.request_ns});
     if (run.command) {
-        for (const harness::process_record& p : run.command->processes) v.end_ns = std::max(v.end_ns, p.finished_ns);
+        for (const record::process_record& p : run.command->processes) v.end_ns = std::max(v.end_ns, p.finished_ns);
     }
     return v;
 }
@@ -230,10 +230,10 @@ struct rule_windows {
 // journal holds (a journal checked without its scenario), in order of first firing.
 std::vector<rule_windows> fault_windows(const run_record& run, const run_view& view) {
     std::vector<rule_windows> out;
-    for (const harness::rule_firing& f : run.rule_firings) out.push_back({f.rule, f.kind, 0, {}});
+    for (const record::rule_firing& f : run.rule_firings) out.push_back({f.rule, f.kind, 0, {}});
     for (const journal_record& r : run.journal) {
         if (r.fault.empty() && r.rule.empty()) continue;
-        const harness::symbol name = r.rule.empty() ? r.fault : r.rule;
+        const record::symbol name = r.rule.empty() ? r.fault : r.rule;
         auto it = std::find_if(out.begin(), out.end(), [&](const rule_windows& w) { return w.rule == name; });
         if (it == out.end()) it = out.insert(out.end(), rule_windows{name.str(), r.fault.str(), 0, {}});
         if (it->fired.empty()) it->fired.resize(load_buckets);
@@ -313,13 +313,13 @@ std::string load_chart(const run_record& run, const run_view& view, bool thumbna
 
 // --- timeline --------------------------------------------------------------------------------------
 
-std::size_t committed_count(const harness::operation_attempts& op) {
+std::size_t committed_count(const record::operation_attempts& op) {
     return static_cast<std::size_t>(std::count_if(op.attempts.begin(), op.attempts.end(), [](const journal_record* r) {
-        return r->effect == harness::effect_kind::committed;
+        return r->effect == record::effect_kind::committed;
     }));
 }
 
-bool touches(const harness::operation_attempts& op, const std::set<std::uint64_t>& seqs) {
+bool touches(const record::operation_attempts& op, const std::set<std::uint64_t>& seqs) {
     return std::any_of(op.attempts.begin(), op.attempts.end(), [&](const journal_record* r) { return seqs.contains(r->seq); });
 }
 
@@ -363,16 +363,16 @@ lane_selection select_lanes(const run_view& view) {
 
 // The operations a verdict's evidence names, by identity or through the attempts it lists: the
 // lanes of a timeline of their own, in arrival order (the first max_timeline_lanes of them).
-lane_selection evidence_lanes(const harness::verdict& v, const run_view& view) {
+lane_selection evidence_lanes(const record::verdict& v, const run_view& view) {
     std::set<std::string_view> named;
     std::set<std::uint64_t> seqs;
-    for (const harness::evidence_item& item : v.evidence) {
+    for (const record::evidence_item& item : v.evidence) {
         if (!item.operation.empty()) named.insert(item.operation);
         seqs.insert(item.seqs.begin(), item.seqs.end());
     }
     lane_selection s;
     for (std::size_t i = 0; i < view.operations.size(); ++i) {
-        const harness::operation_attempts op = view.operations[i];
+        const record::operation_attempts op = view.operations[i];
         if (!named.contains(op.operation.view()) && !touches(op, seqs)) continue;
         if (++s.notable <= max_timeline_lanes) s.lanes.push_back(i);
     }
@@ -388,7 +388,7 @@ std::string timeline_chart(const run_view& view, const lane_selection& lanes, st
     const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
     svg_chart chart(kind, "operations as swimlanes, one mark per attempt", width, height);
     for (std::size_t lane = 0; lane < lanes.lanes.size(); ++lane) {
-        const harness::operation_attempts& op = view.operations[lanes.lanes[lane]];
+        const record::operation_attempts& op = view.operations[lanes.lanes[lane]];
         const double y0 = top + lane_height * static_cast<double>(lane);
         const bool doubled = committed_count(op) > 1;
         const bool offending = touches(op, view.offending);
@@ -413,7 +413,7 @@ std::string timeline_chart(const run_view& view, const lane_selection& lanes, st
             row += "<rect class=\"" + css + "\" data-seq=\"" + std::to_string(r->seq) + "\" x=\"" + px(x0) + "\" y=\"" +
                    px(y0 + 1.5) + "\" width=\"" + px(x1 - x0) + "\" height=\"" + px(lane_height - 3) + "\"><title>" +
                    record_title(*r) + "</title></rect>";
-            if (r->effect == harness::effect_kind::committed) {
+            if (r->effect == record::effect_kind::committed) {
                 row += "<circle class=\"commit" + std::string(doubled ? " double" : "") + "\" data-seq=\"" +
                        std::to_string(r->seq) + "\" cx=\"" + px(x1 + 3) + "\" cy=\"" + px(y0 + lane_height / 2) +
                        "\" r=\"" + px(lane_height >= 12 ? 3.5 : 2) + "\"><title>effect committed by seq " + std::to_string(r->seq) +
@@ -458,10 +458,10 @@ std::vector<std::string_view> instances_of(const run_record& run) {
 }
 
 // The committed attempts of `op` that name their instance, in the order the server read them.
-std::vector<const journal_record*> commits_of(const harness::operation_attempts& op) {
+std::vector<const journal_record*> commits_of(const record::operation_attempts& op) {
     std::vector<const journal_record*> commits;
     for (const journal_record* r : op.attempts) {
-        if (r->effect == harness::effect_kind::committed && r->instance) commits.push_back(r);
+        if (r->effect == record::effect_kind::committed && r->instance) commits.push_back(r);
     }
     return commits;
 }
@@ -504,7 +504,7 @@ std::string instances_chart(const run_view& view, const run_record& run, const s
         }
         chart.add(row + "</g>");
     }
-    for (const harness::operation_attempts& op : view.operations) {
+    for (const record::operation_attempts& op : view.operations) {
         const std::vector<const journal_record*> commits = commits_of(op);
         if (commits.size() < 2 || !committed_by_several_instances(commits)) continue;
         std::string points;
@@ -523,14 +523,14 @@ std::string instances_chart(const run_view& view, const run_record& run, const s
 
 // --- client processes ----------------------------------------------------------------------------
 
-bool ended_badly(const harness::process_record& p) { return p.exit_status != 0 || p.killed || p.signal; }
+bool ended_badly(const record::process_record& p) { return p.exit_status != 0 || p.killed || p.signal; }
 
-std::string_view process_class(const harness::process_record& p) {
+std::string_view process_class(const record::process_record& p) {
     if (p.killed || p.signal) return "killed";
     return p.exit_status == 0 ? "ok" : "failed";
 }
 
-std::string process_title(const harness::process_record& p) {
+std::string process_title(const record::process_record& p) {
     std::string out = "pid " + std::to_string(p.pid) + " · operation " + std::to_string(p.op) + "\nstarted at " +
                       ms(p.started_ns) + ", exit seen at " + ms(p.finished_ns) + " (" + ms(p.finished_ns - p.started_ns) +
                       ")\nexit status " + std::to_string(p.exit_status);
@@ -540,7 +540,7 @@ std::string process_title(const harness::process_record& p) {
 }
 
 // Processes that exited non-zero or were killed are the notable lanes of the processes chart.
-lane_selection select_processes(const std::vector<harness::process_record>& processes) {
+lane_selection select_processes(const std::vector<record::process_record>& processes) {
     return select_lanes(processes.size(), [&](std::size_t i) { return ended_badly(processes[i]); });
 }
 
@@ -548,14 +548,14 @@ lane_selection select_processes(const std::vector<harness::process_record>& proc
 // axis as the attempts, with the attempts the server read during its life ticked on the bar when the
 // command ran once (per-operation processes are told apart by their operation number instead).
 std::string processes_chart(const run_record& run, const run_view& view, const lane_selection& selection) {
-    const std::vector<harness::process_record>& processes = run.command->processes;
+    const std::vector<record::process_record>& processes = run.command->processes;
     const double lane_height = selection.lanes.size() > 50 ? 7 : 16;
     const double left = 110, right = 10, top = 8, bottom = 30, width = 900;
     const double height = top + bottom + lane_height * static_cast<double>(selection.lanes.size());
     const linear_scale x{0, static_cast<double>(view.end_ns), left, width - right};
     svg_chart chart("processes", "client processes, spawn to exit", width, height);
     for (std::size_t lane = 0; lane < selection.lanes.size(); ++lane) {
-        const harness::process_record& p = processes[selection.lanes[lane]];
+        const record::process_record& p = processes[selection.lanes[lane]];
         const double y0 = top + lane_height * static_cast<double>(lane);
         const double x0 = x(static_cast<double>(p.started_ns));
         const double x1 = std::max(x0 + 3, x(static_cast<double>(p.finished_ns)));
@@ -582,7 +582,7 @@ std::string processes_chart(const run_record& run, const run_view& view, const l
     return chart.str();
 }
 
-std::string processes_note(const std::vector<harness::process_record>& processes, const lane_selection& s) {
+std::string processes_note(const std::vector<record::process_record>& processes, const lane_selection& s) {
     std::string out = std::to_string(processes.size()) + (processes.size() == 1 ? " process" : " processes") + ", " +
                       std::to_string(s.notable) + " exited non-zero or were killed. ";
     if (s.lanes.size() < processes.size()) {
@@ -600,14 +600,14 @@ std::string processes_note(const std::vector<harness::process_record>& processes
 
 // The declared curve's band for the gap before retry k (1-based): the backoff check's envelope, at
 // its widest for decorrelated jitter (whatever the previous gap was).
-std::pair<double, double> declared_band(const harness::declared_backoff& declared, std::size_t k) {
-    return harness::checks::backoff_envelope(harness::checks::backoff_curve::declared(declared), k,
+std::pair<double, double> declared_band(const record::declared_backoff& declared, std::size_t k) {
+    return checks::backoff_envelope(checks::backoff_curve::declared(declared), k,
                                              std::numeric_limits<double>::infinity());
 }
 
 std::string gap_histograms(const run_record& run, const run_view& view, std::string& note) {
     std::vector<std::vector<double>> gaps;  // [k - 1]: gaps before retry k, ns
-    for (const harness::operation_attempts& op : view.operations) {
+    for (const record::operation_attempts& op : view.operations) {
         for (std::size_t k = 1; k < op.attempts.size(); ++k) {
             if (gaps.size() < k) gaps.resize(k);
             gaps[k - 1].push_back(static_cast<double>(
@@ -646,7 +646,7 @@ std::string gap_histograms(const run_record& run, const run_view& view, std::str
             chart.add("<rect class=\"envelope\" data-from-ns=\"" + number(from) + "\" data-to-ns=\"" + number(to) +
                       "\" x=\"" + px(x0) + "\" y=\"" + px(top) + "\" width=\"" + px(x1 - x0) + "\" height=\"" +
                       px(height - top - bottom) + "\"><title>declared " +
-                      std::string(harness::to_string(run.declared.backoff->jitter)) + " jitter: " +
+                      std::string(record::to_string(run.declared.backoff->jitter)) + " jitter: " +
                       ms(static_cast<std::int64_t>(from)) + "–" + ms(static_cast<std::int64_t>(to)) + "</title></rect>");
         }
         const double bin_ns = x_max / histogram_bins;
@@ -683,7 +683,7 @@ std::string gap_histograms(const run_record& run, const run_view& view, std::str
 
 // The token bucket a retry_budget verdict replayed, from the parameters the check attached to it.
 std::optional<std::pair<double, double>> token_bucket_of(const run_record& run) {
-    for (const harness::verdict& v : run.verdicts) {
+    for (const record::verdict& v : run.verdicts) {
         if (v.check != "retry_budget") continue;
         const std::optional<double> max_tokens = v.parameter("max_tokens");
         const std::optional<double> ratio = v.parameter("token_ratio");
@@ -699,8 +699,8 @@ std::string budget_chart(const run_record& run, const run_view& view, std::strin
     std::vector<const journal_record*> ended;
     for (const journal_record& r : run.journal) ended.push_back(&r);
     std::sort(ended.begin(), ended.end(),
-              [](const journal_record* a, const journal_record* b) { return harness::checks::ended_before(*a, *b); });
-    harness::checks::token_bucket bucket{max_tokens, ratio};
+              [](const journal_record* a, const journal_record* b) { return checks::ended_before(*a, *b); });
+    checks::token_bucket bucket{max_tokens, ratio};
     // Per column: the lowest level reached and the level at its end, so a dip shows whatever the scale.
     std::vector<std::optional<std::pair<long long, long long>>> columns(budget_columns);
     for (const journal_record* r : ended) {
@@ -816,7 +816,7 @@ std::string timeline_legend() {
 
 // A folded timeline of only the operations the verdict's evidence names, on the run's time axis;
 // "" when the evidence names none that the journal holds.
-std::string evidence_timeline(const harness::verdict& v, const run_view& view) {
+std::string evidence_timeline(const record::verdict& v, const run_view& view) {
     const lane_selection lanes = evidence_lanes(v, view);
     if (lanes.lanes.empty()) return "";
     const std::string shown = std::to_string(lanes.lanes.size());
@@ -832,7 +832,7 @@ std::string evidence_timeline(const harness::verdict& v, const run_view& view) {
 std::string verdict_table(const run_record& run, const run_view& view) {
     std::string out = "<table class=\"verdicts\"><tr><th>check</th><th>outcome</th><th>summary and evidence</th></tr>";
     for (const std::size_t i : failures_first(run.verdicts.size(), [&](std::size_t k) { return run.verdicts[k].outcome(); })) {
-        const harness::verdict& v = run.verdicts[i];
+        const record::verdict& v = run.verdicts[i];
         const outcome_badge badge = failed_as_expected(v) ? outcome_badge{"failed as expected", "expected"} : badge_of(v.outcome());
         out += "<tr data-check=\"" + attr(v.check) + "\"><td>" + h(detail::printable(v.check)) +
                "</td><td><span class=\"badge " + badge.css + "\">" + badge.word + "</span></td><td>" +
@@ -863,10 +863,10 @@ std::string scenario_section(const run_record& run, std::string_view anchor) {
            "</code></p>";
     if (!run.harness_error.empty()) out += "<p class=\"warn\">harness error: " + h(detail::printable(run.harness_error)) + "</p>";
     if (run.interrupted) out += "<p class=\"warn\">" + h(detail::interruption_text(run)) + "</p>";
-    for (const harness::rule_firing* f : harness::never_fired(run)) {
+    for (const record::rule_firing* f : record::never_fired(run)) {
         out += "<p class=\"warn\">warning: " + h(detail::printable(detail::never_fired_text(*f, run.strict))) + "</p>";
     }
-    for (const harness::rule_firing& f : run.rule_firings) out += "<p class=\"note\">" + h(detail::printable(detail::firing_text(f))) + "</p>";
+    for (const record::rule_firing& f : run.rule_firings) out += "<p class=\"note\">" + h(detail::printable(detail::firing_text(f))) + "</p>";
     out += verdict_table(run, view);
     if (run.journal.empty()) return out + "<p class=\"note\">The journal is empty: no attempt reached the server.</p></section>";
 
@@ -921,7 +921,7 @@ std::string scenario_section(const run_record& run, std::string_view anchor) {
 
 std::string html_report(std::span<const run_record> runs) {
     const auto passed = std::count_if(runs.begin(), runs.end(), [](const run_record& run) {
-        return run.harness_error.empty() && harness::all_checks_passed(run);
+        return run.harness_error.empty() && record::all_checks_passed(run);
     });
     std::string out = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>faultline report</title>"
                       "<meta name=\"viewport\" content=\"width=device-width\"><style>" + std::string(style) +
@@ -935,7 +935,7 @@ std::string html_report(std::span<const run_record> runs) {
         const run_record& run = runs[i];
         const detail::run_counts c = detail::count(run);
         std::string failed;
-        for (const harness::verdict& v : run.verdicts) {
+        for (const record::verdict& v : run.verdicts) {
             if (!v.passed || failed_as_expected(v)) {
                 failed += (failed.empty() ? "" : ", ") + detail::printable(v.check) + (v.passed ? " (as expected)" : "");
             }

@@ -8,10 +8,10 @@ namespace faultline::reports {
 
 namespace {
 
-std::string journal_report(std::span<const harness::run_record> runs) {
+std::string journal_report(std::span<const record::run_record> runs) {
     if (runs.empty()) return {};
-    const harness::run_record& run = runs.front();
-    return harness::to_jsonl(run.journal, run.wire, run.server_events);
+    const record::run_record& run = runs.front();
+    return record::to_jsonl(run.journal, run.wire, run.server_events);
 }
 
 const report_registration registered{"journal", "the run's journal as JSON Lines: one attempt or server event per line",

@@ -31,7 +31,7 @@ boost::json::value ns_or_null(const std::optional<std::chrono::nanoseconds>& d) 
     return boost::json::value(d->count());
 }
 
-boost::json::value declared_json(const harness::declared_client& d) {
+boost::json::value declared_json(const record::declared_client& d) {
     if (d.empty()) return nullptr;
     boost::json::object o;
     o["deadline_ns"] = ns_or_null(d.deadline);
@@ -51,9 +51,9 @@ boost::json::value declared_json(const harness::declared_client& d) {
     return o;
 }
 
-boost::json::array processes_json(const std::vector<harness::process_record>& processes) {
+boost::json::array processes_json(const std::vector<record::process_record>& processes) {
     boost::json::array out;
-    for (const harness::process_record& p : processes) {
+    for (const record::process_record& p : processes) {
         boost::json::object po;
         po["op"] = p.op;
         po["pid"] = p.pid;
@@ -67,19 +67,19 @@ boost::json::array processes_json(const std::vector<harness::process_record>& pr
     return out;
 }
 
-boost::json::value interruption_json(const harness::run_record& run) {
+boost::json::value interruption_json(const record::run_record& run) {
     if (!run.interrupted) return nullptr;
     boost::json::object o;
-    o["signal"] = harness::signal_name(run.interrupted->signal);
+    o["signal"] = record::signal_name(run.interrupted->signal);
     o["at_ns"] = run.interrupted->at_ns;
     o["processes_stopped"] = run.interrupted->processes_stopped;
     o["message"] = detail::interruption_text(run);
     return o;
 }
 
-boost::json::array firings_json(const std::vector<harness::rule_firing>& firings) {
+boost::json::array firings_json(const std::vector<record::rule_firing>& firings) {
     boost::json::array out;
-    for (const harness::rule_firing& f : firings) {
+    for (const record::rule_firing& f : firings) {
         boost::json::object fo;
         fo["rule"] = detail::valid_utf8(f.rule);
         fo["kind"] = f.kind;
@@ -91,10 +91,10 @@ boost::json::array firings_json(const std::vector<harness::rule_firing>& firings
 }
 
 // Counted per kind (every kind seen), then each event as the journal holds it.
-boost::json::object server_events_json(const std::vector<harness::server_event>& events) {
+boost::json::object server_events_json(const std::vector<record::server_event>& events) {
     boost::json::object counts;
     boost::json::array list;
-    for (const harness::server_event& e : events) {
+    for (const record::server_event& e : events) {
         const std::string_view kind = to_string(e.kind);
         if (auto* n = counts.if_contains(kind)) {
             *n = n->to_number<std::uint64_t>() + 1;
@@ -159,15 +159,15 @@ void write_pretty(std::string& out, const boost::json::value& v, std::size_t dep
 
 }  // namespace
 
-boost::json::object to_json(const harness::run_record& run) {
+boost::json::object to_json(const record::run_record& run) {
     const detail::run_counts counts = detail::count(run);
     boost::json::object o;
     o["scenario"] = detail::valid_utf8(run.scenario);
     o["file"] = text_or_null(run.scenario_file);
     o["description"] = text_or_null(run.description);
     o["seed"] = run.seed;
-    o["passed"] = harness::all_checks_passed(run);
-    o["outcome"] = to_string(harness::outcome_of(run));
+    o["passed"] = record::all_checks_passed(run);
+    o["outcome"] = to_string(record::outcome_of(run));
     // A journal read back (`faultline check`) has no wall-clock start: null, not 1970.
     if (run.started_at == std::chrono::system_clock::time_point{}) {
         o["started_at"] = nullptr;
@@ -214,14 +214,14 @@ boost::json::object to_json(const harness::run_record& run) {
     o["strict"] = run.strict;
     o["rule_firings"] = firings_json(run.rule_firings);
     boost::json::array warnings;
-    for (const harness::rule_firing* f : harness::never_fired(run)) {
+    for (const record::rule_firing* f : record::never_fired(run)) {
         warnings.push_back(boost::json::string(detail::valid_utf8(detail::never_fired_text(*f, run.strict))));
     }
     o["warnings"] = std::move(warnings);
     o["server_events"] = server_events_json(run.server_events);
 
     boost::json::array verdicts;
-    for (const harness::verdict& v : run.verdicts) {
+    for (const record::verdict& v : run.verdicts) {
         boost::json::object vo;
         vo["check"] = v.check;
         vo["passed"] = v.passed;
@@ -234,7 +234,7 @@ boost::json::object to_json(const harness::run_record& run) {
         for (const auto& [name, value] : v.parameters) parameters[name] = value;
         vo["parameters"] = std::move(parameters);
         boost::json::array evidence;
-        for (const harness::evidence_item& e : v.evidence) {
+        for (const record::evidence_item& e : v.evidence) {
             boost::json::object eo;
             eo["operation"] = detail::valid_utf8(e.operation);
             boost::json::array seqs;
@@ -250,11 +250,11 @@ boost::json::object to_json(const harness::run_record& run) {
     return o;
 }
 
-std::string json_report(std::span<const harness::run_record> runs) {
+std::string json_report(std::span<const record::run_record> runs) {
     bool passed = true;
     boost::json::array scenarios;
     for (const auto& run : runs) {
-        passed = passed && harness::all_checks_passed(run);
+        passed = passed && record::all_checks_passed(run);
         scenarios.push_back(to_json(run));
     }
     boost::json::object doc;

@@ -18,14 +18,14 @@ std::string attr(std::string_view name, std::string_view value) {
 
 }  // namespace
 
-std::string junit_report(std::span<const harness::run_record> runs) {
+std::string junit_report(std::span<const record::run_record> runs) {
     std::size_t tests = 0;
     std::size_t failures = 0;
     std::size_t errors = 0;
     std::size_t skipped = 0;
     std::chrono::nanoseconds total{0};
     std::string suites;
-    for (const harness::run_record& run : runs) {
+    for (const record::run_record& run : runs) {
         const detail::run_counts counts = detail::count(run);
         // A harness error and an interruption are each one erroneous test case "run" / "interrupted".
         const std::size_t run_errors = (run.harness_error.empty() ? 0U : 1U) + (run.interrupted ? 1U : 0U);
@@ -55,11 +55,11 @@ std::string junit_report(std::span<const harness::run_record> runs) {
         suites += "      <property" + attr("name", "operations") + attr("value", std::to_string(counts.operations)) + "/>\n";
         suites += "      <property" + attr("name", "attempts") + attr("value", std::to_string(counts.attempts)) + "/>\n";
         suites += "      <property" + attr("name", "effects") + attr("value", std::to_string(counts.effects)) + "/>\n";
-        for (const harness::rule_firing& f : run.rule_firings) {
+        for (const record::rule_firing& f : run.rule_firings) {
             suites += "      <property" + attr("name", "fired:" + f.rule) + attr("value", std::to_string(f.fired)) +
                       "/>\n";
         }
-        for (const harness::rule_firing* f : harness::never_fired(run)) {
+        for (const record::rule_firing* f : record::never_fired(run)) {
             suites += "      <property" + attr("name", "warning") +
                       attr("value", detail::never_fired_text(*f, run.strict)) + "/>\n";
         }
@@ -68,7 +68,7 @@ std::string junit_report(std::span<const harness::run_record> runs) {
         }
         if (run.interrupted) {
             suites += "      <property" + attr("name", "interrupted") +
-                      attr("value", harness::signal_name(run.interrupted->signal)) + "/>\n";
+                      attr("value", record::signal_name(run.interrupted->signal)) + "/>\n";
         }
         suites += "    </properties>\n";
         if (run.interrupted) {
@@ -83,7 +83,7 @@ std::string junit_report(std::span<const harness::run_record> runs) {
             suites += "      <error" + attr("message", run.harness_error) + attr("type", "harness_error") + "/>\n";
             suites += "    </testcase>\n";
         }
-        for (const harness::verdict& v : run.verdicts) {
+        for (const record::verdict& v : run.verdicts) {
             suites += "    <testcase" + attr("name", v.check) + attr("classname", classname) + attr("time", "0") + ">\n";
             if (v.passed) {
                 suites += "      <system-out>" + xml_escape(v.summary, false) + "</system-out>\n";
@@ -97,7 +97,7 @@ std::string junit_report(std::span<const harness::run_record> runs) {
             suites += "    </testcase>\n";
         }
         if (run.command) {
-            const harness::command_result& c = *run.command;
+            const record::command_result& c = *run.command;
             suites += "    <system-out>" +
                       xml_escape(detail::command_status_text(c, "at the time limit") + "\n" + c.stdout_text, false) +
                       "</system-out>\n";

@@ -42,35 +42,35 @@ std::string code_block(std::string_view text) {
     return fence + "\n" + body + fence + "\n";
 }
 
-std::string status_of(const harness::run_record& run) {
+std::string status_of(const record::run_record& run) {
     if (!run.harness_error.empty()) return "⚠️ error";
     if (run.interrupted) return "⏹️ interrupted";
-    switch (harness::outcome_of(run)) {
-        case harness::verdict_outcome::pass: return "✅ pass";
-        case harness::verdict_outcome::insufficient_evidence: return "❔ insufficient evidence";
-        case harness::verdict_outcome::fail: break;
+    switch (record::outcome_of(run)) {
+        case record::verdict_outcome::pass: return "✅ pass";
+        case record::verdict_outcome::insufficient_evidence: return "❔ insufficient evidence";
+        case record::verdict_outcome::fail: break;
     }
     return "❌ fail";
 }
 
 // "lose-response 12, slow 0" (rule names as inline text); "—" without rules.
-std::string fired_cell(const harness::run_record& run) {
+std::string fired_cell(const record::run_record& run) {
     std::string out;
-    for (const harness::rule_firing& f : run.rule_firings) {
+    for (const record::rule_firing& f : run.rule_firings) {
         out += (out.empty() ? "" : ", ") + inline_text(f.rule) + " " + std::to_string(f.fired);
     }
     return out.empty() ? "—" : out;
 }
 
-std::string markdown_report(std::span<const harness::run_record> runs) {
-    const auto passed = std::count_if(runs.begin(), runs.end(), [](const harness::run_record& run) {
-        return run.harness_error.empty() && harness::all_checks_passed(run);
+std::string markdown_report(std::span<const record::run_record> runs) {
+    const auto passed = std::count_if(runs.begin(), runs.end(), [](const record::run_record& run) {
+        return run.harness_error.empty() && record::all_checks_passed(run);
     });
     std::string out = "## faultline: " + std::to_string(passed) + " of " + std::to_string(runs.size()) +
                       " scenarios passed\n\n"
                       "| | scenario | seed | time | operations | attempts | effects | checks passed | faults fired |\n"
                       "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
-    for (const harness::run_record& run : runs) {
+    for (const record::run_record& run : runs) {
         const detail::run_counts c = detail::count(run);
         out += "| " + status_of(run) + " | " + inline_text(run.scenario) + " | " + std::to_string(run.seed) + " | " +
                detail::seconds(run.duration) + "s | " + std::to_string(c.operations) + " | " +
@@ -78,14 +78,14 @@ std::string markdown_report(std::span<const harness::run_record> runs) {
                std::to_string(c.checks - c.checks_failed - c.checks_insufficient) + " of " + std::to_string(c.checks) + " | " +
                fired_cell(run) + " |\n";
     }
-    for (const harness::run_record& run : runs) {
-        const bool clean = run.harness_error.empty() && !run.interrupted && harness::all_checks_passed(run) &&
-                           harness::never_fired(run).empty() && run.server_events.empty();
+    for (const record::run_record& run : runs) {
+        const bool clean = run.harness_error.empty() && !run.interrupted && record::all_checks_passed(run) &&
+                           record::never_fired(run).empty() && run.server_events.empty();
         if (clean) continue;
         out += "\n### " + status_of(run) + ": " + inline_text(run.scenario) + "\n\n";
         if (!run.harness_error.empty()) out += "Harness error: " + inline_text(run.harness_error) + "\n\n";
         if (run.interrupted) out += inline_text(detail::interruption_text(run)) + "\n\n";
-        for (const harness::rule_firing* f : harness::never_fired(run)) {
+        for (const record::rule_firing* f : record::never_fired(run)) {
             out += "Warning: " + inline_text(detail::never_fired_text(*f, run.strict)) + "\n\n";
         }
         if (const std::string events = detail::server_event_counts(run); !events.empty()) {
@@ -93,10 +93,10 @@ std::string markdown_report(std::span<const harness::run_record> runs) {
         }
         if (!run.rule_firings.empty()) {
             out += "Fault rules:\n\n";
-            for (const harness::rule_firing& f : run.rule_firings) out += "- " + inline_text(detail::firing_text(f)) + "\n";
+            for (const record::rule_firing& f : run.rule_firings) out += "- " + inline_text(detail::firing_text(f)) + "\n";
             out += "\n";
         }
-        for (const harness::verdict& v : run.verdicts) {
+        for (const record::verdict& v : run.verdicts) {
             if (v.passed) continue;
             out += "- **" + inline_text(v.check) + "**" + (v.insufficient_evidence ? " (insufficient evidence)" : "") +
                    ": " + inline_text(v.summary) + "\n";

@@ -99,9 +99,9 @@ std::string seconds(std::chrono::nanoseconds d) {
     return buf;
 }
 
-std::string evidence_text(const harness::verdict& v, std::string_view indent) {
+std::string evidence_text(const record::verdict& v, std::string_view indent) {
     std::string out;
-    for (const harness::evidence_item& item : v.evidence) {
+    for (const record::evidence_item& item : v.evidence) {
         std::string head = "·";
         if (!item.operation.empty()) head += " op " + item.operation;
         if (!item.seqs.empty()) {
@@ -131,21 +131,21 @@ std::string evidence_text(const harness::verdict& v, std::string_view indent) {
     return out;
 }
 
-std::string firing_text(const harness::rule_firing& f) {
+std::string firing_text(const record::rule_firing& f) {
     std::string out = "rule `" + f.rule + "` (" + f.kind + ") fired " + std::to_string(f.fired) +
                       (f.fired == 1 ? " time" : " times");
     if (f.min_fired) out += ", min_fired " + std::to_string(*f.min_fired);
     return out;
 }
 
-std::string never_fired_text(const harness::rule_firing& f, bool strict) {
+std::string never_fired_text(const record::rule_firing& f, bool strict) {
     return "rule `" + f.rule + "` (" + f.kind + ") never fired: its fault was not exercised" +
            (f.min_fired || strict ? "" : " (--strict makes this fatal)");
 }
 
-std::string server_event_counts(const harness::run_record& run) {
-    std::map<harness::server_event_kind, std::size_t> counts;
-    for (const harness::server_event& e : run.server_events) ++counts[e.kind];
+std::string server_event_counts(const record::run_record& run) {
+    std::map<record::server_event_kind, std::size_t> counts;
+    for (const record::server_event& e : run.server_events) ++counts[e.kind];
     std::string out;
     for (const auto& [kind, n] : counts) {
         out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(kind));
@@ -153,24 +153,24 @@ std::string server_event_counts(const harness::run_record& run) {
     return out;
 }
 
-std::string interruption_text(const harness::run_record& run) {
+std::string interruption_text(const record::run_record& run) {
     if (!run.interrupted) return "";
-    const harness::run_interruption& i = *run.interrupted;
+    const record::run_interruption& i = *run.interrupted;
     // Tenths of a second: when a person pressed Ctrl-C, not a measurement.
     const std::int64_t tenths = (i.at_ns + 50'000'000) / 100'000'000;
-    std::string out = "interrupted by " + harness::signal_name(i.signal) + " after " + std::to_string(tenths / 10) +
+    std::string out = "interrupted by " + record::signal_name(i.signal) + " after " + std::to_string(tenths / 10) +
                       "." + std::to_string(tenths % 10) + " s: ";
     if (run.command) {
         return out + "stopped " + std::to_string(i.processes_stopped) + " client process" +
                (i.processes_stopped == 1 ? "" : "es");
     }
     const auto cancelled = std::count_if(run.clients.begin(), run.clients.end(),
-                                         [](const harness::client_record& c) { return c.decision == "cancelled"; });
+                                         [](const record::client_record& c) { return c.decision == "cancelled"; });
     return out + "stopped the builtin clients, " + std::to_string(cancelled) + " operation" +
            (cancelled == 1 ? "" : "s") + " cancelled";
 }
 
-std::string command_status_text(const harness::command_result& c, std::string_view killed_when) {
+std::string command_status_text(const record::command_result& c, std::string_view killed_when) {
     if (!c.start_error.empty() && c.processes.empty()) return "not started: " + c.start_error;
     std::string out = "exit status " + std::to_string(c.exit_status);
     if (c.killed) out += " (killed " + std::string{killed_when} + ")";
@@ -178,14 +178,14 @@ std::string command_status_text(const harness::command_result& c, std::string_vi
     return out;
 }
 
-run_counts count(const harness::run_record& run) {
+run_counts count(const record::run_record& run) {
     run_counts c;
-    c.operations = harness::count_operations(run.journal);
+    c.operations = record::count_operations(run.journal);
     c.attempts = run.journal.size();
-    c.effects = harness::committed_records(run.journal).size();
+    c.effects = record::committed_records(run.journal).size();
     c.checks = run.verdicts.size();
     for (const auto& v : run.verdicts) {
-        c.checks_failed += v.outcome() == harness::verdict_outcome::fail ? 1U : 0U;
+        c.checks_failed += v.outcome() == record::verdict_outcome::fail ? 1U : 0U;
         c.checks_insufficient += v.insufficient_evidence ? 1U : 0U;
     }
     return c;

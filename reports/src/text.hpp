@@ -27,20 +27,20 @@ std::string seconds(std::chrono::nanoseconds d);
 
 // The evidence of a verdict, one item per paragraph, each line prefixed with `indent`, ending with
 // "… and N more" when the evidence was capped. Empty when there is none.
-std::string evidence_text(const harness::verdict& v, std::string_view indent);
+std::string evidence_text(const record::verdict& v, std::string_view indent);
 
 // "rule `lose-response` (lost_response) fired 12 times" (", min_fired 3" when it has one).
-std::string firing_text(const harness::rule_firing& f);
-// The warning for a rule that never fired (harness::never_fired), saying whether it fails the run.
-std::string never_fired_text(const harness::rule_firing& f, bool strict);
+std::string firing_text(const record::rule_firing& f);
+// The warning for a rule that never fired (record::never_fired), saying whether it fails the run.
+std::string never_fired_text(const record::rule_firing& f, bool strict);
 // "1 reset, 2 idle_timeout": the run's server events counted per kind, in the kinds' order; "" when none.
-std::string server_event_counts(const harness::run_record& run);
+std::string server_event_counts(const record::run_record& run);
 // "interrupted by SIGINT after 3.2 s: stopped 2 client processes"; "" when the run was not interrupted.
-std::string interruption_text(const harness::run_record& run);
+std::string interruption_text(const record::run_record& run);
 // How the client command ended: "exit status 1 (killed at the time limit)", or, when a process
 // could not be started, "not started: cannot start …" (none ran) or "exit status 0; then not
 // started: …" (some ran). `killed_when`: "at the time limit", "on SIGINT".
-std::string command_status_text(const harness::command_result& c, std::string_view killed_when);
+std::string command_status_text(const record::command_result& c, std::string_view killed_when);
 
 struct run_counts {
     std::size_t operations = 0;
@@ -50,6 +50,6 @@ struct run_counts {
     std::size_t checks_failed = 0;
     std::size_t checks_insufficient = 0;  // could not judge (verdict_outcome::insufficient_evidence)
 };
-run_counts count(const harness::run_record& run);
+run_counts count(const record::run_record& run);
 
 }  // namespace faultline::reports::detail

@@ -14,10 +14,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using harness::journal_record;
+using record::journal_record;
 
 journal_record attempt(std::uint64_t seq, std::string op, std::uint32_t n, std::int64_t at_ms, int status,
-                       harness::effect_kind effect = harness::effect_kind::none) {
+                       record::effect_kind effect = record::effect_kind::none) {
     journal_record r;
     r.seq = seq;
     r.connection = static_cast<std::uint32_t>(seq);
@@ -34,21 +34,21 @@ journal_record attempt(std::uint64_t seq, std::string op, std::uint32_t n, std::
 
 // Two operations over 200 ms: "a" fails with an injected 503 and succeeds on its retry 99 ms later;
 // "b" is charged twice (seqs 3 and 4, a retry 49 ms after the first), which no_double_effects names.
-harness::run_record known_run() {
-    harness::run_record run;
+record::run_record known_run() {
+    record::run_record run;
     run.scenario = "double <charge>";
     run.scenario_file = "suites/double.toml";
     run.seed = 5;
     run.duration = std::chrono::milliseconds{200};
-    run.journal = {attempt(1, "a", 1, 0, 503), attempt(2, "a", 2, 100, 200, harness::effect_kind::committed),
-                   attempt(3, "b", 1, 0, 200, harness::effect_kind::committed),
-                   attempt(4, "b", 2, 50, 200, harness::effect_kind::committed)};
+    run.journal = {attempt(1, "a", 1, 0, 503), attempt(2, "a", 2, 100, 200, record::effect_kind::committed),
+                   attempt(3, "b", 1, 0, 200, record::effect_kind::committed),
+                   attempt(4, "b", 2, 50, 200, record::effect_kind::committed)};
     run.journal[0].rule = "fail-first";
     run.journal[0].fault = "status";
     run.verdicts = {
-        harness::verdict{"no_double_effects", false, false, "1 operations with more than one effect",
-                         {harness::evidence_item{"b", {3, 4}, "2 effects committed"}}, 1},
-        harness::verdict{"retry_budget", true, false,
+        record::verdict{"no_double_effects", false, false, "1 operations with more than one effect",
+                         {record::evidence_item{"b", {3, 4}, "2 effects committed"}}, 1},
+        record::verdict{"retry_budget", true, false,
                          "2 retries for 2 operations; token bucket (max 2, ratio 0.5): 0 retries issued at or below "
                          "half, lowest 1 tokens",
                          {}, 0}};
@@ -56,7 +56,7 @@ harness::run_record known_run() {
     return run;
 }
 
-std::string render(const std::vector<harness::run_record>& runs) {
+std::string render(const std::vector<record::run_record>& runs) {
     return report_registry::instance().find("html")->render(runs);
 }
 
@@ -91,7 +91,7 @@ TEST(html_report, load_chart_stacks_first_attempts_and_retries_per_bucket_and_sh
 // A second rule, "slow", fires on seq 4 (50 ms, bucket 25), on a new attempt at 52 ms (bucket 26) and
 // on seq 2 (100 ms, bucket 50): two windows of its own, in its own colour, beside fail-first's.
 TEST(html_report, load_chart_shades_each_rules_windows_in_its_own_colour_with_a_legend) {
-    harness::run_record run = known_run();
+    record::run_record run = known_run();
     run.rule_firings = {{"fail-first", "status", 1, {}}, {"slow", "delay", 3, {}}, {"never", "reset", 0, {}}};
     run.journal.push_back(attempt(5, "c", 1, 52, 200));
     for (const std::size_t i : {1u, 3u, 4u}) {
@@ -143,7 +143,7 @@ TEST(html_report, timeline_has_a_lane_per_operation_and_marks_commits_doubles_an
 // Issue 31: a fleet's sidecar journals merged into one history. "b" was charged by host-1, its reply
 // lost, and charged again by host-2; "a" stayed on host-1.
 TEST(html_report, instances_chart_has_a_lane_per_instance_and_joins_commits_across_instances) {
-    harness::run_record run = known_run();
+    record::run_record run = known_run();
     for (journal_record& r : run.journal) r.instance = r.seq == 4 ? "host-2" : "host-1";
     const std::string page = render({run});
     EXPECT_THAT(page, HasSubstr("<h3>Instances</h3>"));
@@ -157,16 +157,16 @@ TEST(html_report, instances_chart_has_a_lane_per_instance_and_joins_commits_acro
 }
 
 TEST(html_report, no_instances_chart_for_one_instance) {
-    harness::run_record run = known_run();
+    record::run_record run = known_run();
     for (journal_record& r : run.journal) r.instance = "edge";
     EXPECT_THAT(render({run}), Not(HasSubstr("data-chart=\"instances\"")));
     EXPECT_THAT(render({known_run()}), Not(HasSubstr("data-chart=\"instances\"")));
 }
 
 TEST(html_report, processes_chart_draws_each_client_process_with_its_exit) {
-    harness::run_record run = known_run();
-    run.command = harness::command_result{};
-    run.command->processes = {harness::process_record{0, 4242, 0, 150'000'000, 0, std::nullopt, false}};
+    record::run_record run = known_run();
+    run.command = record::command_result{};
+    run.command->processes = {record::process_record{0, 4242, 0, 150'000'000, 0, std::nullopt, false}};
     const std::string processes = chart(render({run}), "processes");
     EXPECT_EQ(occurrences(processes, "<g class=\"process\""), 1u);
     EXPECT_THAT(processes, HasSubstr("data-pid=\"4242\" data-op=\"0\" data-exit=\"0\""));
@@ -179,11 +179,11 @@ TEST(html_report, processes_chart_draws_each_client_process_with_its_exit) {
 
 // Per-operation processes: killed and failed ones get their own class, and no attempt ticks.
 TEST(html_report, processes_chart_marks_failed_and_killed_processes) {
-    harness::run_record run = known_run();
-    run.command = harness::command_result{};
-    run.command->processes = {harness::process_record{1, 10, 0, 20'000'000, 0, std::nullopt, false},
-                              harness::process_record{2, 11, 30'000'000, 60'000'000, 7, std::nullopt, false},
-                              harness::process_record{3, 12, 70'000'000, 200'000'000, 143, 15, true}};
+    record::run_record run = known_run();
+    run.command = record::command_result{};
+    run.command->processes = {record::process_record{1, 10, 0, 20'000'000, 0, std::nullopt, false},
+                              record::process_record{2, 11, 30'000'000, 60'000'000, 7, std::nullopt, false},
+                              record::process_record{3, 12, 70'000'000, 200'000'000, 143, 15, true}};
     const std::string page = render({run});
     const std::string processes = chart(page, "processes");
     EXPECT_EQ(occurrences(processes, "<g class=\"process\""), 3u);
@@ -196,11 +196,11 @@ TEST(html_report, processes_chart_marks_failed_and_killed_processes) {
 }
 
 TEST(html_report, processes_chart_shows_every_failed_process_and_a_sample_of_the_rest) {
-    harness::run_record run = known_run();
-    run.command = harness::command_result{};
+    record::run_record run = known_run();
+    run.command = record::command_result{};
     for (std::uint64_t op = 0; op < 300; ++op) {
         const int status = op % 60 == 7 ? 1 : 0;  // 5 of 300 fail
-        run.command->processes.push_back(harness::process_record{op, static_cast<std::int64_t>(1000 + op), 0,
+        run.command->processes.push_back(record::process_record{op, static_cast<std::int64_t>(1000 + op), 0,
                                                                  1'000'000, status, std::nullopt, false});
     }
     const std::string page = render({run});
@@ -226,9 +226,9 @@ TEST(html_report, gap_histogram_bins_each_gap_before_retry_one) {
 }
 
 TEST(html_report, gap_histogram_draws_the_declared_envelope) {
-    harness::run_record run = known_run();
-    run.declared.backoff = harness::declared_backoff{std::chrono::milliseconds{100}, std::chrono::seconds{1}, 2.0,
-                                                     harness::declared_jitter::equal, 0.2};
+    record::run_record run = known_run();
+    run.declared.backoff = record::declared_backoff{std::chrono::milliseconds{100}, std::chrono::seconds{1}, 2.0,
+                                                     record::declared_jitter::equal, 0.2};
     const std::string gaps = chart(render({run}), "gaps");
     // Equal jitter before retry 1: [t/2, t] with t = 100 ms.
     EXPECT_THAT(gaps, HasSubstr("class=\"envelope\" data-from-ns=\"5e+07\" data-to-ns=\"1e+08\""));
@@ -247,14 +247,14 @@ TEST(html_report, budget_chart_replays_the_checks_token_bucket) {
 }
 
 TEST(html_report, no_budget_chart_without_a_token_bucket_check) {
-    harness::run_record run = known_run();
+    record::run_record run = known_run();
     run.verdicts.pop_back();
     EXPECT_EQ(chart(render({run}), "budget"), "");
 }
 
 // The chart draws from the check's parameters, not from its summary's wording.
 TEST(html_report, budget_chart_reads_the_parameters_not_the_summary) {
-    harness::run_record run = known_run();
+    record::run_record run = known_run();
     run.verdicts.back().summary = "worded differently";
     EXPECT_THAT(render({run}), HasSubstr("token bucket (max 2, ratio 0.5) replayed"));
     run.verdicts.back().summary = "token bucket (max 2, ratio 0.5): but no parameters";
@@ -263,9 +263,9 @@ TEST(html_report, budget_chart_reads_the_parameters_not_the_summary) {
 }
 
 TEST(html_report, index_links_every_scenario_with_its_verdict_and_a_thumbnail) {
-    harness::run_record passing = known_run();
+    record::run_record passing = known_run();
     passing.scenario = "fine";
-    passing.verdicts = {harness::verdict{"no_double_effects", true, false, "ok", {}, 0}};
+    passing.verdicts = {record::verdict{"no_double_effects", true, false, "ok", {}, 0}};
     const std::string page = render({known_run(), passing});
     EXPECT_THAT(page, HasSubstr("<h1>faultline: 1 of 2 scenarios passed</h1>"));
     EXPECT_THAT(page, HasSubstr("<a href=\"#double-charge\">double &lt;charge&gt;</a>"));
@@ -277,11 +277,11 @@ TEST(html_report, index_links_every_scenario_with_its_verdict_and_a_thumbnail) {
 }
 
 // A run of known_run()'s journal named `name` whose one check came out as `outcome`.
-harness::run_record run_named(std::string name, harness::verdict_outcome outcome) {
-    harness::run_record run = known_run();
+record::run_record run_named(std::string name, record::verdict_outcome outcome) {
+    record::run_record run = known_run();
     run.scenario = std::move(name);
-    harness::verdict v{"max_attempts", outcome == harness::verdict_outcome::pass, false, "summary", {}, 0};
-    v.insufficient_evidence = outcome == harness::verdict_outcome::insufficient_evidence;
+    record::verdict v{"max_attempts", outcome == record::verdict_outcome::pass, false, "summary", {}, 0};
+    v.insufficient_evidence = outcome == record::verdict_outcome::insufficient_evidence;
     run.verdicts = {v};
     return run;
 }
@@ -307,7 +307,7 @@ std::vector<std::string> index_links(const std::string& page) {
 }
 
 TEST(html_report, scenarios_are_anchored_by_name_unique_when_names_repeat) {
-    using enum harness::verdict_outcome;
+    using enum record::verdict_outcome;
     const std::string page = render({run_named("herd-no-jitter", pass), run_named("Herd: no jitter!", pass),
                                      run_named("herd-no-jitter-2", pass), run_named("", pass),
                                      run_named("faultline-status", pass), run_named("Lost_Response.bad", pass)});
@@ -320,7 +320,7 @@ TEST(html_report, scenarios_are_anchored_by_name_unique_when_names_repeat) {
 
 // An anchor follows the scenario, not its place on the page: failing moves a section up, not its id.
 TEST(html_report, anchors_stay_put_when_outcomes_change) {
-    using enum harness::verdict_outcome;
+    using enum record::verdict_outcome;
     const std::string all_pass = render({run_named("a", pass), run_named("a", pass), run_named("b", pass)});
     const std::string second_fails = render({run_named("a", pass), run_named("a", fail), run_named("b", pass)});
     EXPECT_EQ(section_ids(all_pass), (std::vector<std::string>{"a", "a-2", "b"}));
@@ -329,8 +329,8 @@ TEST(html_report, anchors_stay_put_when_outcomes_change) {
 }
 
 TEST(html_report, failed_scenarios_come_first_then_unjudged_then_passes_each_in_suite_order) {
-    using enum harness::verdict_outcome;
-    harness::run_record broken = run_named("broken", pass);
+    using enum record::verdict_outcome;
+    record::run_record broken = run_named("broken", pass);
     broken.harness_error = "cannot bind";
     const std::string page = render({run_named("p1", pass), run_named("f1", fail), run_named("p2", pass),
                                      run_named("i1", insufficient_evidence), broken, run_named("f2", fail)});
@@ -340,18 +340,18 @@ TEST(html_report, failed_scenarios_come_first_then_unjudged_then_passes_each_in_
 }
 
 TEST(html_report, failed_checks_come_first_in_the_verdict_table) {
-    harness::run_record run = known_run();
-    harness::verdict unjudged{"jittered", false, false, "too few retries", {}, 0};
+    record::run_record run = known_run();
+    record::verdict unjudged{"jittered", false, false, "too few retries", {}, 0};
     unjudged.insufficient_evidence = true;
-    run.verdicts = {harness::verdict{"max_attempts", true, false, "ok", {}, 0}, run.verdicts[0], unjudged,
-                    harness::verdict{"deadline", false, false, "late", {}, 0}, run.verdicts[1]};
+    run.verdicts = {record::verdict{"max_attempts", true, false, "ok", {}, 0}, run.verdicts[0], unjudged,
+                    record::verdict{"deadline", false, false, "late", {}, 0}, run.verdicts[1]};
     const std::string page = render({run});
     EXPECT_EQ(values_after(page, "<tr data-check=\""), (std::vector<std::string>{"no_double_effects", "deadline", "jittered", "max_attempts", "retry_budget"}));
 }
 
 // The bad client of a `expect_failure` scenario: no_double_effects failed as declared, so it passed.
-harness::run_record failed_as_expected(std::string name) {
-    harness::run_record run = known_run();
+record::run_record failed_as_expected(std::string name) {
+    record::run_record run = known_run();
     run.scenario = std::move(name);
     run.verdicts[0].passed = true;
     run.verdicts[0].expected_to_fail = true;
@@ -360,8 +360,8 @@ harness::run_record failed_as_expected(std::string name) {
 }
 
 TEST(html_report, an_expected_failure_has_its_own_badge_apart_from_passes_and_failures) {
-    using enum harness::verdict_outcome;
-    harness::run_record passed_unexpectedly = run_named("passed unexpectedly", fail);
+    using enum record::verdict_outcome;
+    record::run_record passed_unexpectedly = run_named("passed unexpectedly", fail);
     passed_unexpectedly.verdicts[0].expected_to_fail = true;  // expected to fail, but passed: a failure
     const std::string page = render({run_named("good", pass), failed_as_expected("bad client"), run_named("broken", fail),
                                      passed_unexpectedly});
@@ -404,12 +404,12 @@ TEST(html_report, a_failed_checks_evidence_offers_a_timeline_of_only_the_operati
 // Evidence names operations by identity or through the attempts of a run-wide item (a time window);
 // an operation the journal does not hold has no lane, and evidence naming none offers no view.
 TEST(html_report, the_evidence_timeline_follows_names_and_attempts_and_counts_each_operation_once) {
-    harness::run_record run = known_run();
+    record::run_record run = known_run();
     run.journal.push_back(attempt(5, "c", 1, 60, 200));
     // a only through its attempts (seqs 1 and 2, twice), c by name.
-    run.verdicts[0].evidence = {harness::evidence_item{"c", {}, "named"}, harness::evidence_item{"", {1, 2}, "window"},
-                                harness::evidence_item{"", {2}, "again"}, harness::evidence_item{"gone", {}, "not held"}};
-    harness::verdict window_only{"jittered", false, false, "lock-step", {harness::evidence_item{"", {}, "0–10 ms"}}, 1};
+    run.verdicts[0].evidence = {record::evidence_item{"c", {}, "named"}, record::evidence_item{"", {1, 2}, "window"},
+                                record::evidence_item{"", {2}, "again"}, record::evidence_item{"gone", {}, "not held"}};
+    record::verdict window_only{"jittered", false, false, "lock-step", {record::evidence_item{"", {}, "0–10 ms"}}, 1};
     run.verdicts.push_back(window_only);
     const std::string page = render({run});
     EXPECT_THAT(page, HasSubstr("data-check=\"no_double_effects\" data-operations=\"2\"><summary>show only these "
@@ -431,10 +431,10 @@ TEST(html_report, thumbnails_have_labelled_count_and_time_axes) {
     EXPECT_EQ(occurrences(thumbnail, "<line class=\"frame\""), 2u);
     EXPECT_THAT(thumbnail, HasSubstr("viewBox=\"0 0 200 80\""));
     // The end of the time axis is the run's span, in s from 1 s on, two significant digits below 10 ms.
-    harness::run_record long_run = known_run();
+    record::run_record long_run = known_run();
     long_run.duration = std::chrono::milliseconds{3'240};
     EXPECT_EQ(axis_labels(chart(render({long_run}), "load-thumbnail")).back(), "3.2 s");
-    harness::run_record short_run = known_run();
+    record::run_record short_run = known_run();
     short_run.journal = {attempt(1, "a", 1, 0, 200)};  // ends at 1 ms
     short_run.duration = std::chrono::microseconds{4'700};
     EXPECT_EQ(axis_labels(chart(render({short_run}), "load-thumbnail")).back(), "4.7 ms");
@@ -450,18 +450,18 @@ TEST(html_report, is_self_contained) {
 }
 
 TEST(html_report, ten_thousand_operations_are_down_sampled_as_stated_and_stay_under_2_mb) {
-    harness::run_record run;
+    record::run_record run;
     run.scenario = "big";
     run.duration = std::chrono::seconds{10};
     std::uint64_t seq = 0;
     for (int op = 0; op < 10'000; ++op) {
         for (std::uint32_t n = 1; n <= 3; ++n) {
             run.journal.push_back(attempt(++seq, "op-" + std::to_string(op), n, op + 200 * static_cast<int>(n), n < 3 ? 503 : 200,
-                                          n < 3 ? harness::effect_kind::none : harness::effect_kind::committed));
+                                          n < 3 ? record::effect_kind::none : record::effect_kind::committed));
         }
     }
-    harness::evidence_item bad{"op-17", {52}, "bad"};
-    run.verdicts = {harness::verdict{"backoff", false, false, "1 gap outside", {bad}, 1}};
+    record::evidence_item bad{"op-17", {52}, "bad"};
+    run.verdicts = {record::verdict{"backoff", false, false, "1 gap outside", {bad}, 1}};
     const std::string page = render({run});
     EXPECT_LT(page.size(), 2'000'000u);
     const std::string timeline = chart(page, "timeline");
@@ -475,7 +475,7 @@ TEST(html_report, ten_thousand_operations_are_down_sampled_as_stated_and_stay_un
 }
 
 TEST(html_report, an_empty_journal_says_so_instead_of_drawing) {
-    harness::run_record run;
+    record::run_record run;
     run.scenario = "nothing";
     const std::string page = render({run});
     EXPECT_THAT(page, HasSubstr("The journal is empty"));

@@ -20,10 +20,10 @@ namespace faultline::reports {
 namespace {
 
 using ::testing::HasSubstr;
-using harness::journal_record;
+using record::journal_record;
 
 journal_record attempt(std::uint64_t seq, std::string op, std::int64_t at_ms, int status,
-                       harness::effect_kind effect = harness::effect_kind::none) {
+                       record::effect_kind effect = record::effect_kind::none) {
     journal_record r;
     r.seq = seq;
     r.connection = static_cast<std::uint32_t>(seq);
@@ -38,74 +38,74 @@ journal_record attempt(std::uint64_t seq, std::string op, std::int64_t at_ms, in
 }
 
 // A passing scenario with a built-in client.
-harness::run_record passing_run() {
-    harness::run_record run;
+record::run_record passing_run() {
+    record::run_record run;
     run.scenario = "lost_response_with_keys";
     run.scenario_file = "suites/lost_response_with_keys.toml";
     run.description = "a reply lost after commit; keys make the resend safe";
     run.seed = 42;
     run.started_at = std::chrono::system_clock::time_point{std::chrono::seconds{1'700'000'000}};
     run.duration = std::chrono::milliseconds{1234};
-    run.journal = {attempt(1, "a", 0, 0, harness::effect_kind::committed), attempt(2, "a", 50, 200, harness::effect_kind::replayed)};
-    run.journal[0].outcome = harness::wire_outcome::reset;
-    harness::client_record c;
+    run.journal = {attempt(1, "a", 0, 0, record::effect_kind::committed), attempt(2, "a", 50, 200, record::effect_kind::replayed)};
+    run.journal[0].outcome = record::wire_outcome::reset;
+    record::client_record c;
     c.operation = "a";
     c.client = "c1";
     c.success = true;
     c.attempts = 2;
     c.decision = "success";
     run.clients = {c};
-    run.verdicts = {harness::verdict{"no_double_effects", true, false,
+    run.verdicts = {record::verdict{"no_double_effects", true, false,
                                      "1 operations, 1 committed effects, 0 operations with more than one; 0 indeterminate",
                                      {}, 0},
-                    harness::verdict{"max_attempts", true, true,
+                    record::verdict{"max_attempts", true, true,
                                      "failed as expected: 1 of 1 operations made more than 1 attempts (most: 2)",
-                                     {harness::evidence_item{"a", {1, 2}, "2 attempts on the wire > max 1"}}, 1}};
-    run.rule_firings = {harness::rule_firing{"lose-first", "lost_response", 1, std::nullopt}};
+                                     {record::evidence_item{"a", {1, 2}, "2 attempts on the wire > max 1"}}, 1}};
+    run.rule_firings = {record::rule_firing{"lose-first", "lost_response", 1, std::nullopt}};
     return run;
 }
 
 // A failing scenario with a third-party command whose output needs escaping and repair.
-harness::run_record failing_run() {
-    harness::run_record run;
+record::run_record failing_run() {
+    record::run_record run;
     run.scenario = "curl <naive> & \"friends\"";
     run.scenario_file = "suites/my scenario's.toml";
     run.seed = 7;
     run.started_at = std::chrono::system_clock::time_point{std::chrono::seconds{1'700'000'100}};
     run.duration = std::chrono::milliseconds{2500};
-    run.journal = {attempt(1, "h1", 0, 0, harness::effect_kind::committed), attempt(2, "h1", 3, 200, harness::effect_kind::committed),
+    run.journal = {attempt(1, "h1", 0, 0, record::effect_kind::committed), attempt(2, "h1", 3, 200, record::effect_kind::committed),
                    attempt(3, "h2", 10, 404), attempt(4, "h2", 11, 404)};
-    run.command = harness::command_result{1, "line 1\nline 2 <ok> & \"done\"\n", std::string("bad byte \xff and bell \x07\n"), true,
-                                          {harness::process_record{0, 4242, 1'000'000, 2'400'000'000, 143, 15, true},
-                                           harness::process_record{1, 4243, 2'000'000, 300'000'000, 1, std::nullopt, false}},
+    run.command = record::command_result{1, "line 1\nline 2 <ok> & \"done\"\n", std::string("bad byte \xff and bell \x07\n"), true,
+                                          {record::process_record{0, 4242, 1'000'000, 2'400'000'000, 143, 15, true},
+                                           record::process_record{1, 4243, 2'000'000, 300'000'000, 1, std::nullopt, false}},
                                           ""};
     run.declared.deadline = std::chrono::seconds{1};
     run.declared.max_attempts = 3;
-    run.declared.backoff = harness::declared_backoff{std::chrono::milliseconds{100}, std::chrono::seconds{2}, 2.0,
-                                                     harness::declared_jitter::equal, 0.2};
-    harness::verdict doubled{"no_double_effects", false, false,
+    run.declared.backoff = record::declared_backoff{std::chrono::milliseconds{100}, std::chrono::seconds{2}, 2.0,
+                                                     record::declared_jitter::equal, 0.2};
+    record::verdict doubled{"no_double_effects", false, false,
                              "2 operations, 2 committed effects, 1 operations with more than one; 0 indeterminate", {}, 3};
-    doubled.evidence = {harness::evidence_item{"h1", {1, 2},
+    doubled.evidence = {record::evidence_item{"h1", {1, 2},
                                                "2 committed effects:\n#1 POST /charge at 0.0ms→1.0ms: reset, effect "
                                                "committed\n#2 POST /charge at 3.0ms→4.0ms: 200, effect committed"},
-                        harness::evidence_item{"", {}, "run-wide <note> & 'quote'"}};
-    harness::verdict unjudged{"jittered", false, false, "3 gaps at retry 1, 20 needed", {}, 0};
+                        record::evidence_item{"", {}, "run-wide <note> & 'quote'"}};
+    record::verdict unjudged{"jittered", false, false, "3 gaps at retry 1, 20 needed", {}, 0};
     unjudged.insufficient_evidence = true;
-    harness::verdict budget{"retry_budget", true, false,
+    record::verdict budget{"retry_budget", true, false,
                             "1 retries for 2 operations; token bucket (max 10, ratio 0.1): 0 retries issued at or below "
                             "half, lowest 9.5 tokens",
                             {}, 0};
     budget.parameters = {{"max_tokens", 10}, {"token_ratio", 0.1}};
-    run.verdicts = {doubled, harness::verdict{"no_retry_on_status", true, false, "nothing retried after 4xx", {}, 0},
+    run.verdicts = {doubled, record::verdict{"no_retry_on_status", true, false, "nothing retried after 4xx", {}, 0},
                     unjudged, budget};
     run.harness_error = "server stopped: port <gone>";
-    run.rule_firings = {harness::rule_firing{"lose-response", "lost_response", 2, 3},
-                        harness::rule_firing{"slow <path>", "delay", 0, std::nullopt}};
+    run.rule_firings = {record::rule_firing{"lose-response", "lost_response", 2, 3},
+                        record::rule_firing{"slow <path>", "delay", 0, std::nullopt}};
     run.server_events = {
-        harness::server_event{harness::server_event_kind::idle_timeout, 5, 5'000'000, "", "", "127.0.0.1:40110"},
-        harness::server_event{harness::server_event_kind::reset, 6, 6'000'000, "", "", "127.0.0.1:40112"},
-        harness::server_event{harness::server_event_kind::idle_timeout, 7, 7'000'000, "", "", "127.0.0.1:40114"}};
-    run.interrupted = harness::run_interruption{SIGINT, 3'240'000'000, 2};
+        record::server_event{record::server_event_kind::idle_timeout, 5, 5'000'000, "", "", "127.0.0.1:40110"},
+        record::server_event{record::server_event_kind::reset, 6, 6'000'000, "", "", "127.0.0.1:40112"},
+        record::server_event{record::server_event_kind::idle_timeout, 7, 7'000'000, "", "", "127.0.0.1:40114"}};
+    run.interrupted = record::run_interruption{SIGINT, 3'240'000'000, 2};
     return run;
 }
 
@@ -141,8 +141,8 @@ TEST(console_report, shows_the_interruption_the_rule_firings_warnings_and_server
 
 // A client that could not be started has no exit status to report: the console, JUnit and JSON say why.
 TEST(console_report, a_command_that_could_not_start_says_so_instead_of_an_exit_status) {
-    harness::run_record run = passing_run();
-    run.command = harness::command_result{};
+    record::run_record run = passing_run();
+    run.command = record::command_result{};
     run.command->start_error = R"(cannot start "/no/client": No such file or directory)";
     const std::string out = console_report(run);
     EXPECT_THAT(out, HasSubstr("\n  command: not started: cannot start \"/no/client\": No such file or directory\n"));
@@ -152,7 +152,7 @@ TEST(console_report, a_command_that_could_not_start_says_so_instead_of_an_exit_s
     EXPECT_THAT(json_report(runs), HasSubstr(R"("start_error": "cannot start \"/no/client\": No such file or directory")"));
     // One that failed after others ran keeps their status and says what did not start.
     run.command->exit_status = 1;
-    run.command->processes.push_back(harness::process_record{0, 42, 0, 10, 1, std::nullopt, false});
+    run.command->processes.push_back(record::process_record{0, 42, 0, 10, 1, std::nullopt, false});
     EXPECT_THAT(console_report(run), HasSubstr("\n  command: exit status 1; then not started: cannot start"));
 }
 
@@ -178,8 +178,8 @@ TEST(console_report, replay_command_quotes_odd_paths) {
 
 // A run cut short by a signal passed nothing, whatever its checks said of the part that ran.
 TEST(json_report, an_interrupted_run_whose_checks_passed_is_not_passed) {
-    harness::run_record cut_short = passing_run();
-    cut_short.interrupted = harness::run_interruption{SIGINT, 1'000'000'000, 0};
+    record::run_record cut_short = passing_run();
+    cut_short.interrupted = record::run_interruption{SIGINT, 1'000'000'000, 0};
     const boost::json::value doc = boost::json::parse(json_report(std::vector{cut_short}));
     EXPECT_FALSE(doc.at("passed").as_bool());
     EXPECT_FALSE(doc.at("scenarios").at(0).at("passed").as_bool());
@@ -260,7 +260,7 @@ TEST(markdown_report, matches_golden) {
 
 // `faultline check` reads a journal back: no wall-clock start is known, and none is made up.
 TEST(junit_report, a_run_without_a_wall_clock_start_has_no_timestamp_and_json_says_null) {
-    harness::run_record run = passing_run();
+    record::run_record run = passing_run();
     run.started_at = {};
     EXPECT_THAT(junit_report(std::vector{run}), ::testing::Not(HasSubstr("timestamp=")));
     const auto doc = boost::json::parse(json_report(std::vector{run}));

@@ -11,10 +11,10 @@
 namespace faultline::reports {
 namespace {
 
-harness::run_record sample_run(std::string name) {
-    harness::run_record run;
+record::run_record sample_run(std::string name) {
+    record::run_record run;
     run.scenario = std::move(name);
-    harness::journal_record r;
+    record::journal_record r;
     r.seq = 1;
     r.method = "POST";
     r.target = "/payments";
@@ -34,7 +34,7 @@ TEST(report_registry, writers_render_what_their_functions_render) {
     EXPECT_EQ(registry.find("junit")->render(runs), junit_report(runs));
     EXPECT_EQ(registry.find("console")->render(runs), console_report(runs[0]) + console_report(runs[1]));
     EXPECT_EQ(registry.find("journal")->render(std::span{runs}.first(1)),
-              harness::to_jsonl(runs[0].journal, runs[0].wire, runs[0].server_events));
+              record::to_jsonl(runs[0].journal, runs[0].wire, runs[0].server_events));
 }
 
 TEST(report_registry, report_dir_files_are_the_documented_layout) {

@@ -10,7 +10,7 @@
 
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -21,15 +21,15 @@ public:
         : max_ratio_(max_ratio), max_peak_ratio_(max_peak_ratio), window_(window.count()),
           min_first_attempts_(min_first_attempts), instance_(std::move(instance)) {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
+        record::verdict v;
         if (operations.empty()) {
             v.insufficient_evidence = true;
             v.summary = "no attempts: nothing to judge";
             return v;
         }
         const std::size_t attempts = static_cast<std::size_t>(
-            std::count_if(run.journal.begin(), run.journal.end(), [&](const journal_record& r) { return counts(r); }));
+            std::count_if(run.journal.begin(), run.journal.end(), [&](const record::journal_record& r) { return counts(r); }));
         const std::string at = instance_ ? " at " + *instance_ : "";
         if (attempts == 0) {
             v.insufficient_evidence = true;
@@ -38,18 +38,18 @@ public:
         }
         const double ratio = static_cast<double>(attempts) / static_cast<double>(operations.size());
         if (ratio > max_ratio_) {
-            add_evidence(v, evidence_item{"", {},
+            add_evidence(v, record::evidence_item{"", {},
                                           std::to_string(attempts) + " attempts" + at + " for " +
                                               std::to_string(operations.size()) + " operations = " +
                                               format_number(ratio) + " per operation > " + format_number(max_ratio_)});
             struct counted {
-                symbol operation;
-                std::vector<const journal_record*> attempts;
+                record::symbol operation;
+                std::vector<const record::journal_record*> attempts;
             };
             std::vector<counted> most;
             for (const auto& op : operations) {
                 counted c{op.operation, {}};
-                for (const journal_record* r : op.attempts) {
+                for (const record::journal_record* r : op.attempts) {
                     if (counts(*r)) c.attempts.push_back(r);
                 }
                 if (c.attempts.size() > 1) most.push_back(std::move(c));
@@ -57,7 +57,7 @@ public:
             std::stable_sort(most.begin(), most.end(),
                              [](const counted& a, const counted& b) { return a.attempts.size() > b.attempts.size(); });
             for (std::size_t i = 0; i < most.size() && i < 10; ++i) {
-                add_evidence(v, evidence_item{most[i].operation.str(), seqs_of(most[i].attempts),
+                add_evidence(v, record::evidence_item{most[i].operation.str(), seqs_of(most[i].attempts),
                                               std::to_string(most[i].attempts.size()) + " attempts" + at + ", last " +
                                                   describe_attempt(*most[i].attempts.back())});
             }
@@ -83,14 +83,14 @@ private:
         bool judged = false;  // some window held min_first_attempts first attempts
     };
 
-    peak_result check_peak(verdict& v, const operation_groups& operations, std::size_t attempts) const {
+    peak_result check_peak(record::verdict& v, const record::operation_groups& operations, std::size_t attempts) const {
         std::vector<std::int64_t> firsts;  // every operation's first attempt
         std::vector<std::int64_t> times;   // every attempt counted
         firsts.reserve(operations.size());
         times.reserve(attempts);
         for (const auto& op : operations) {
             firsts.push_back(op.attempts.front()->request_ns);
-            for (const journal_record* r : op.attempts) {
+            for (const record::journal_record* r : op.attempts) {
                 if (counts(*r)) times.push_back(r->request_ns);
             }
         }
@@ -123,15 +123,15 @@ private:
         if (best > max_peak_ratio_) {
             std::vector<std::pair<std::int64_t, std::uint64_t>> in_window;  // (t_request, seq)
             for (const auto& op : operations) {
-                for (const journal_record* r : op.attempts) {
+                for (const record::journal_record* r : op.attempts) {
                     if (counts(*r) && r->request_ns >= best_start && r->request_ns < best_start + window_) {
                         in_window.emplace_back(r->request_ns, r->seq);
                     }
                 }
             }
             std::sort(in_window.begin(), in_window.end());
-            evidence_item item;
-            for (std::size_t i = 0; i < in_window.size() && i < evidence_limit; ++i) item.seqs.push_back(in_window[i].second);
+            record::evidence_item item;
+            for (std::size_t i = 0; i < in_window.size() && i < record::evidence_limit; ++i) item.seqs.push_back(in_window[i].second);
             item.detail = "peak window " + where + ": " + std::to_string(best_attempts) + " attempts for " +
                           std::to_string(best_firsts) + " first attempts = " + format_number(best) + " > " +
                           format_number(max_peak_ratio_) + " (seqs: the window's first attempts)";
@@ -140,7 +140,7 @@ private:
         return {"peak " + format_number(best) + " in " + where + " (max " + format_number(max_peak_ratio_) + ")", true};
     }
 
-    bool counts(const journal_record& r) const { return !instance_ || r.instance == *instance_; }
+    bool counts(const record::journal_record& r) const { return !instance_ || r.instance == *instance_; }
 
     double max_ratio_;
     double max_peak_ratio_;
@@ -165,4 +165,4 @@ const core::registration<check_info> registered{
     "amplification", "attempts per operation, overall and at the peak of any window",
     &make_amplification};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -9,7 +9,7 @@
 // (server_late: that stamp may be as late) is not judged.
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -18,8 +18,8 @@ public:
     attempt_timeout(std::optional<std::chrono::nanoseconds> max, std::chrono::nanoseconds tolerance)
         : max_{max}, tolerance_{tolerance} {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
+        record::verdict v;
         const std::optional<std::chrono::nanoseconds> limit = max_ ? max_ : run.declared.attempt_timeout;
         if (!limit) {
             v.insufficient_evidence = true;
@@ -33,8 +33,8 @@ public:
         std::size_t judged = 0;
         std::int64_t longest = 0;
         for (const auto& op : operations) {
-            for (const journal_record* r : op.attempts) {
-                if (r->outcome != wire_outcome::hung) continue;
+            for (const record::journal_record* r : op.attempts) {
+                if (r->outcome != record::wire_outcome::hung) continue;
                 const std::int64_t lasted = r->finished_ns - r->request_ns;
                 if (const std::int64_t late = lateness.overlapping(r->finished_ns, r->finished_ns);
                     lasted > bound && late > 0 && lasted - bound <= late) {
@@ -45,7 +45,7 @@ public:
                 ++judged;
                 longest = std::max(longest, lasted);
                 if (lasted <= bound) continue;
-                add_evidence(v, evidence_item{std::string(op.operation), {r->seq},
+                add_evidence(v, record::evidence_item{std::string(op.operation), {r->seq},
                                               "held " + format_ms(lasted) + " > the attempt timeout " +
                                                   format_ms(*limit) + " + " + format_ms(tolerance_) + ":\n" +
                                                   describe_attempt(*r)});
@@ -87,4 +87,4 @@ const core::registration<check_info> registered{
     "attempt_timeout", "an attempt the server leaves unanswered is given up after the per-attempt timeout",
     &make_attempt_timeout};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

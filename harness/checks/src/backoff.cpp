@@ -25,7 +25,7 @@
 #include "faultline/checks/backoff_curve.hpp"
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -42,26 +42,26 @@ public:
     // client's declared curve is used.
     backoff(policy p, bool has_curve) : p_(std::move(p)), has_curve_(has_curve) {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
         const server_lateness lateness{run};
         if (has_curve_) return judge(p_, operations, lateness);
         if (!run.declared.backoff) {
-            verdict v;
+            record::verdict v;
             v.insufficient_evidence = true;
             v.summary = "no backoff curve to judge against: neither base and cap here nor one declared by the client";
             return v;
         }
         policy p = p_;
         p.curve = backoff_curve::declared(*run.declared.backoff);
-        verdict v = judge(p, operations, lateness);
+        record::verdict v = judge(p, operations, lateness);
         v.summary += " (the client's declared curve)";
         return v;
     }
 
 private:
-    verdict judge(const policy& p, const operation_groups& operations, const server_lateness& lateness) const {
+    record::verdict judge(const policy& p, const record::operation_groups& operations, const server_lateness& lateness) const {
         const backoff_curve& curve = p.curve;
-        verdict v;
+        record::verdict v;
         std::size_t checked = 0;
         std::size_t server_late = 0;
         std::int64_t latest = 0;
@@ -71,8 +71,8 @@ private:
         for (const auto& op : operations) {
             double previous_gap = curve.base;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-                const journal_record& prev = *op.attempts[k - 1];
-                const journal_record& next = *op.attempts[k];
+                const record::journal_record& prev = *op.attempts[k - 1];
+                const record::journal_record& next = *op.attempts[k];
                 const double gap = static_cast<double>(next.request_ns - prev.finished_ns);
                 const auto [lo, hi] = backoff_envelope(curve, k, previous_gap);
                 previous_gap = gap;
@@ -93,7 +93,7 @@ private:
                 ++checked;
                 if (short_gap || long_gap) {
                     ++outside;
-                    add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
+                    add_evidence(v, record::evidence_item{std::string(op.operation), {prev.seq, next.seq},
                                                   "retry " + std::to_string(k) + ": gap " + ms(gap) + " outside [" +
                                                       ms(lo) + ", " + ms(hi) + "] ± " + ms(p.tolerance) + "\n" +
                                                       describe_attempt(prev) + "\n" + describe_attempt(next)});
@@ -125,8 +125,8 @@ private:
                        " gaps that could reach the cap sit at it (share " + format_number(share) + ", max " +
                        format_number(p.max_share_at_cap) + ")";
             if (share > p.max_share_at_cap) {
-                if (at_cap_seqs.size() > evidence_limit) at_cap_seqs.resize(evidence_limit);
-                add_evidence(v, evidence_item{"", at_cap_seqs,
+                if (at_cap_seqs.size() > record::evidence_limit) at_cap_seqs.resize(record::evidence_limit);
+                add_evidence(v, record::evidence_item{"", at_cap_seqs,
                                               "spike at the cap: share " + format_number(share) + " of gaps within " +
                                                   ms(p.tolerance) + " of " + ms(curve.cap) + " > " +
                                                   format_number(p.max_share_at_cap) +
@@ -187,4 +187,4 @@ const core::registration<check_info> registered{
     "backoff", "every gap between attempts lies inside the declared backoff envelope; no spike at the cap",
     &make_backoff};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
-backoff_curve backoff_curve::declared(const declared_backoff& d) {
+backoff_curve backoff_curve::declared(const record::declared_backoff& d) {
     backoff_curve curve;
     curve.base = static_cast<double>(d.base.count());
     curve.cap = static_cast<double>(d.cap.count());
@@ -33,4 +33,4 @@ std::pair<double, double> backoff_envelope(const backoff_curve& c, std::size_t k
     return {c.base, std::max(hi, c.base)};
 }
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -18,24 +18,24 @@
 
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
 // The attempts the server read while the process ran, in arrival order.
-std::vector<const journal_record*> attempts_during(const std::vector<journal_record>& journal, const process_record& p) {
-    std::vector<const journal_record*> out;
-    for (const journal_record& r : journal) {
+std::vector<const record::journal_record*> attempts_during(const std::vector<record::journal_record>& journal, const record::process_record& p) {
+    std::vector<const record::journal_record*> out;
+    for (const record::journal_record& r : journal) {
         if (r.request_ns >= p.started_ns && r.request_ns <= p.finished_ns) out.push_back(&r);
     }
-    std::sort(out.begin(), out.end(), [](const journal_record* a, const journal_record* b) {
+    std::sort(out.begin(), out.end(), [](const record::journal_record* a, const record::journal_record* b) {
         return a->request_ns != b->request_ns ? a->request_ns < b->request_ns : a->seq < b->seq;
     });
     return out;
 }
 
-bool overlaps_another(const process_record& p, const std::vector<process_record>& all) {
-    return std::any_of(all.begin(), all.end(), [&](const process_record& other) {
+bool overlaps_another(const record::process_record& p, const std::vector<record::process_record>& all) {
+    return std::any_of(all.begin(), all.end(), [&](const record::process_record& other) {
         return &other != &p && other.started_ns <= p.finished_ns && p.started_ns <= other.finished_ns;
     });
 }
@@ -47,9 +47,9 @@ struct process_clock {
     bool first_request;  // from its first request (else from its start: start-up included)
 };
 
-process_clock clock_of(const process_record& p, const run_record& run) {
+process_clock clock_of(const record::process_record& p, const record::run_record& run) {
     if (!overlaps_another(p, run.command->processes)) {
-        const std::vector<const journal_record*> attempts = attempts_during(run.journal, p);
+        const std::vector<const record::journal_record*> attempts = attempts_during(run.journal, p);
         if (!attempts.empty()) return {attempts.front()->request_ns, true};
     }
     return {p.started_ns, false};
@@ -57,8 +57,8 @@ process_clock clock_of(const process_record& p, const run_record& run) {
 
 // A process that outlived its declared deadline, with the attempts that arrived while it ran
 // (when other processes ran at the same time, some of those attempts may be theirs).
-evidence_item late_process(const process_record& p, const process_clock& clock, std::int64_t deadline_ns,
-                           const run_record& run) {
+record::evidence_item late_process(const record::process_record& p, const process_clock& clock, std::int64_t deadline_ns,
+                           const record::run_record& run) {
     const std::int64_t due = clock.from_ns + deadline_ns;
     std::string detail = "process " + std::to_string(p.op) + " (pid " + std::to_string(p.pid) + ") started at " +
                          format_ms(p.started_ns) + ", exited at " + format_ms(p.finished_ns) + " with status " +
@@ -70,18 +70,18 @@ evidence_item late_process(const process_record& p, const process_clock& clock, 
                                                     " from its start)"
                                               : std::string(" counted from its start (other processes ran at the "
                                                             "same time: its first request cannot be told)"));
-    const std::vector<const journal_record*> attempts = attempts_during(run.journal, p);
+    const std::vector<const record::journal_record*> attempts = attempts_during(run.journal, p);
     if (attempts.empty()) {
         detail += "\nno attempt reached the server during its life";
     } else {
         detail += "\nattempts that reached the server during its life";
         if (overlaps_another(p, run.command->processes)) detail += " (other processes were running too)";
         detail += ":";
-        for (const journal_record* r : attempts) {
+        for (const record::journal_record* r : attempts) {
             detail += "\n" + std::string(r->request_ns > due ? "after its deadline: " : "") + describe_attempt(*r);
         }
     }
-    return evidence_item{"", seqs_of(attempts), detail};
+    return record::evidence_item{"", seqs_of(attempts), detail};
 }
 
 class deadline final : public check {
@@ -90,8 +90,8 @@ public:
         : tolerance_(tolerance.count()), require_header_(require_header),
           process_tolerance_(process_tolerance.count()) {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
+        record::verdict v;
         const client_index clients{run};
         const server_lateness lateness{run};
         std::size_t server_late = 0;
@@ -109,17 +109,17 @@ public:
         std::size_t late_finishes = 0;
         std::size_t bad_headers = 0;
         for (const auto& op : operations) {
-            const client_record* client = clients.find(op.operation);
+            const record::client_record* client = clients.find(op.operation);
             const std::optional<std::int64_t> end = operation_deadline(op, client);
             std::vector<std::uint64_t> seqs;
             std::string detail;
-            auto flag = [&](const journal_record* r, const std::string& what) {
+            auto flag = [&](const record::journal_record* r, const std::string& what) {
                 if (r != nullptr && (seqs.empty() || seqs.back() != r->seq)) seqs.push_back(r->seq);
                 detail += (detail.empty() ? "" : "\n") + what;
             };
             if (end) ++with_deadline;
             const std::int64_t* previous_header = nullptr;
-            for (const journal_record* r : op.attempts) {
+            for (const record::journal_record* r : op.attempts) {
                 if (end && r->request_ns > *end + tolerance_ && !explained(r->request_ns, r->request_ns - *end - tolerance_)) {
                     ++late_starts;
                     flag(r, "attempt started " + format_ms(r->request_ns - *end) + " after the deadline " +
@@ -154,7 +154,7 @@ public:
                                   format_ms(client->finished_ns - *end) + " after the deadline " + format_ms(*end) +
                                   " (" + client->decision + ")");
             }
-            if (!detail.empty()) add_evidence(v, evidence_item{std::string(op.operation), seqs, detail});
+            if (!detail.empty()) add_evidence(v, record::evidence_item{std::string(op.operation), seqs, detail});
         }
         const std::size_t operations_broken = v.evidence_total;
         std::string processes_summary;
@@ -164,7 +164,7 @@ public:
             std::size_t from_first_request = 0;
             std::int64_t longest_life = 0;     // from process start to exit: start-up included
             std::int64_t longest_start_up = 0;  // from process start to its first request
-            for (const process_record& p : run.command->processes) {
+            for (const record::process_record& p : run.command->processes) {
                 const process_clock clock = clock_of(p, run);
                 longest_life = std::max(longest_life, p.finished_ns - p.started_ns);
                 if (clock.first_request) {
@@ -225,4 +225,4 @@ const core::registration<check_info> registered{
     "deadline", "no attempt starts after the operation's deadline; the client finishes by deadline + tolerance",
     &make_deadline};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

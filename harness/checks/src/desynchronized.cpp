@@ -32,7 +32,7 @@
 #include "faultline/checks/timing_control.hpp"
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -70,17 +70,17 @@ public:
           min_relative_window_(min_relative_window), false_alarm_rate_(false_alarm_rate), after_(after.count()),
           before_(before ? before->count() : std::numeric_limits<std::int64_t>::max()), top_(top) {}
 
-    verdict evaluate(const run_record&, const operation_groups& operations) const override {
+    record::verdict evaluate(const record::run_record&, const record::operation_groups& operations) const override {
         return judge(operations, nullptr);
     }
-    verdict evaluate_with_control(const run_record&, const operation_groups& operations,
+    record::verdict evaluate_with_control(const record::run_record&, const record::operation_groups& operations,
                                   const timing_control& control) const override {
         return judge(operations, control.measured() ? &control : nullptr);
     }
 
 private:
-    verdict judge(const operation_groups& operations, const timing_control* control) const {
-        verdict v;
+    record::verdict judge(const record::operation_groups& operations, const timing_control* control) const {
+        record::verdict v;
         // With a control the window's floor is the noise it measured, not a share of the wait.
         const std::int64_t noise = control != nullptr ? control->noise_ns() : -1;
         const std::vector<std::vector<std::size_t>> groups = released_together(operations);
@@ -91,9 +91,9 @@ private:
         for (std::size_t g = 0; g < groups.size(); ++g) {
             std::map<std::size_t, std::vector<retry_point>> by_index;
             for (const std::size_t i : groups[g]) {
-                const operation_attempts op = operations[i];
+                const record::operation_attempts op = operations[i];
                 for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-                    const journal_record& r = *op.attempts[k];
+                    const record::journal_record& r = *op.attempts[k];
                     if (r.request_ns < after_ || r.request_ns >= before_) continue;
                     by_index[k].push_back(
                         retry_point{r.request_ns, r.request_ns - op.attempts[k - 1]->finished_ns, r.seq});
@@ -162,10 +162,10 @@ private:
 
     // The operations that retried, in groups the server failed together: sorted by the end of their
     // first attempt, a group runs while each ends within min_window of the one before.
-    std::vector<std::vector<std::size_t>> released_together(const operation_groups& operations) const {
+    std::vector<std::vector<std::size_t>> released_together(const record::operation_groups& operations) const {
         std::vector<std::pair<std::int64_t, std::size_t>> firsts;
         for (std::size_t i = 0; i < operations.size(); ++i) {
-            const operation_attempts op = operations[i];
+            const record::operation_attempts op = operations[i];
             if (op.attempts.size() > 1) firsts.emplace_back(op.attempts[0]->finished_ns, i);
         }
         std::sort(firsts.begin(), firsts.end());
@@ -229,7 +229,7 @@ private:
         return out;
     }
 
-    std::string judge(verdict& v, const retry_index& index, double alpha) const {
+    std::string judge(record::verdict& v, const retry_index& index, double alpha) const {
         const std::size_t n = index.points.size();
         const std::size_t limit = std::max<std::size_t>(1, binomial_upper_bound(n, index.p, alpha));
         const std::vector<bucket_count> buckets = fill(index);
@@ -242,10 +242,10 @@ private:
             if (overlaps) continue;
             reported.push_back(b.from);
             std::vector<std::uint64_t> shown;
-            for (std::size_t i = b.first; i < b.first + std::min(b.count, evidence_limit); ++i) {
+            for (std::size_t i = b.first; i < b.first + std::min(b.count, record::evidence_limit); ++i) {
                 shown.push_back(index.points[i].seq);
             }
-            add_evidence(v, evidence_item{"", std::move(shown),
+            add_evidence(v, record::evidence_item{"", std::move(shown),
                                           "retry " + std::to_string(index.k) + index.group + ": " + std::to_string(b.count) +
                                               " retries in " + format_ms(b.from) + "–" + format_ms(b.from + bucket_) +
                                               "; " + std::to_string(n) + " retries spread over a " +
@@ -297,4 +297,4 @@ const core::registration<check_info> registered{
     "desynchronized", "no time bucket holds more retries than a spread over their window allows (binomial bound)",
     &make_desynchronized};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -13,7 +13,7 @@
 #include "faultline/checks/backoff_curve.hpp"
 #include "grpc_support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -24,19 +24,19 @@ public:
           tolerance_{static_cast<double>(tolerance.count())},
           min_samples_{min_samples} {}
 
-    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict judge(const record::grpc_service_config& config, const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t judged = 0;
         std::size_t samples = 0;   // waits whose bound is long enough for the jitter test
         std::size_t at_bound = 0;  // of those, the ones at 0.9 × bound − tolerance or longer
         std::vector<std::uint64_t> sample_seqs;
-        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
-                                                                            const grpc_method_config& m) {
+        const std::size_t skipped = for_each_judged(config, operations, [&](const record::operation_attempts& op,
+                                                                            const record::grpc_method_config& m) {
             const backoff_curve curve = curve_of(*m.retry);
             std::size_t n = 0;  // retries with a backoff since the first attempt or the last pushback
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-                const journal_record& before = *op.attempts[k - 1];
-                const journal_record& retry = *op.attempts[k];
+                const record::journal_record& before = *op.attempts[k - 1];
+                const record::journal_record& retry = *op.attempts[k];
                 if (refused(before)) continue;  // a transparent retry: no backoff
                 if (before.grpc_pushback_ms) {
                     // Judged by grpc_pushback (positive) or grpc_retryable_codes (negative).
@@ -48,7 +48,7 @@ public:
                 const double bound = backoff_envelope(curve, n, std::numeric_limits<double>::infinity()).second;
                 const auto wait = static_cast<double>(retry.request_ns - before.finished_ns);
                 if (wait > bound + tolerance_) {
-                    add_evidence(v, evidence_item{std::string(op.operation), {before.seq, retry.seq},
+                    add_evidence(v, record::evidence_item{std::string(op.operation), {before.seq, retry.seq},
                                                   "retry " + std::to_string(n) + " #" + std::to_string(retry.seq) +
                                                       " at " + format_ms(retry.request_ns) + " waited " +
                                                       format_ms(static_cast<std::int64_t>(wait)) + " after " +
@@ -61,7 +61,7 @@ public:
                     ++samples;
                     if (wait >= 0.9 * bound - tolerance_) {
                         ++at_bound;
-                        if (sample_seqs.size() < evidence_limit) sample_seqs.push_back(retry.seq);
+                        if (sample_seqs.size() < record::evidence_limit) sample_seqs.push_back(retry.seq);
                     }
                 }
             }
@@ -93,7 +93,7 @@ public:
             return v;
         }
         if (at_bound == samples) {
-            add_evidence(v, evidence_item{"", sample_seqs,
+            add_evidence(v, record::evidence_item{"", sample_seqs,
                                           "every one of " + std::to_string(samples) +
                                               " waits sat at its bound (≥ 0.9 × bound − tolerance): A6 draws each "
                                               "uniformly from [0, bound], so the client does not draw its waits so: no jitter, or jitter "
@@ -106,7 +106,7 @@ public:
     }
 
 private:
-    static backoff_curve curve_of(const grpc_retry_policy& p) {
+    static backoff_curve curve_of(const record::grpc_retry_policy& p) {
         backoff_curve c;
         c.base = static_cast<double>(p.initial_backoff.count());
         c.cap = static_cast<double>(p.max_backoff.count());
@@ -132,4 +132,4 @@ const core::registration<check_info> registered{
     "grpc_backoff", "gRPC: each retry waits at most min(initialBackoff × multiplier^(n−1), maxBackoff), and the waits are jittered",
     &make_grpc_backoff};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

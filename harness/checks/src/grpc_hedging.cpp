@@ -11,7 +11,7 @@
 #include "faultline/checks/token_bucket.hpp"
 #include "grpc_support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -20,12 +20,12 @@ public:
     grpc_hedging(grpc_config_source source, std::chrono::nanoseconds tolerance, std::chrono::nanoseconds grace)
         : grpc_check{std::move(source), grpc_policy::hedging}, tolerance_{tolerance.count()}, grace_{grace.count()} {}
 
-    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict judge(const record::grpc_service_config& config, const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t hedging_operations = 0;
         std::size_t hedged = 0;
-        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
-                                                                            const grpc_method_config& m) {
+        const std::size_t skipped = for_each_judged(config, operations, [&](const record::operation_attempts& op,
+                                                                            const record::grpc_method_config& m) {
             ++hedging_operations;
             if (op.attempts.size() < 2) return;
             ++hedged;
@@ -50,15 +50,15 @@ public:
     }
 
 private:
-    void check_spacing(verdict& v, const operation_attempts& op, const grpc_method_config& m) const {
+    void check_spacing(record::verdict& v, const record::operation_attempts& op, const record::grpc_method_config& m) const {
         const std::int64_t delay = m.hedging->hedging_delay.count();
         for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-            const journal_record& previous = *op.attempts[k - 1];
-            const journal_record& hedge = *op.attempts[k];
+            const record::journal_record& previous = *op.attempts[k - 1];
+            const record::journal_record& hedge = *op.attempts[k];
             if (hedge.request_ns - previous.request_ns >= delay - tolerance_) continue;
             // An attempt that ended in between with a non-fatal status (or refused, or with a
             // pushback) sends the next hedge early.
-            const auto sends_early = [&](const journal_record* r) {
+            const auto sends_early = [&](const record::journal_record* r) {
                 if (r->finished_ns < previous.request_ns || r->finished_ns > hedge.request_ns) return false;
                 const grpc_end e = classify(*r, m);
                 return e == grpc_end::retryable || e == grpc_end::refused ||
@@ -67,7 +67,7 @@ private:
             const auto earlier = op.attempts.begin() + static_cast<std::ptrdiff_t>(k);
             const bool shortcut = std::any_of(op.attempts.begin(), earlier, sends_early);
             if (shortcut) continue;
-            add_evidence(v, evidence_item{std::string(op.operation), {previous.seq, hedge.seq},
+            add_evidence(v, record::evidence_item{std::string(op.operation), {previous.seq, hedge.seq},
                                           "hedge #" + std::to_string(hedge.seq) + " at " + format_ms(hedge.request_ns) +
                                               " started " + format_ms(hedge.request_ns - previous.request_ns) +
                                               " after #" + std::to_string(previous.seq) + " < hedgingDelay " +
@@ -76,12 +76,12 @@ private:
         }
     }
 
-    void check_in_flight(verdict& v, const operation_attempts& op, const grpc_method_config& m) const {
+    void check_in_flight(record::verdict& v, const record::operation_attempts& op, const record::grpc_method_config& m) const {
         // Attempts are in request order: at each start, the earlier ones that have not ended are in flight.
         const std::uint32_t limit = max_attempts_of(m);
         for (std::size_t k = 0; k < op.attempts.size(); ++k) {
-            const journal_record& start = *op.attempts[k];
-            std::vector<const journal_record*> flying;
+            const record::journal_record& start = *op.attempts[k];
+            std::vector<const record::journal_record*> flying;
             for (std::size_t j = 0; j <= k; ++j) {
                 if (j == k || op.attempts[j]->finished_ns > start.request_ns) flying.push_back(op.attempts[j]);
             }
@@ -89,30 +89,30 @@ private:
             std::string detail = std::to_string(flying.size()) + " attempts in flight at " + format_ms(start.request_ns) +
                                  " > maxAttempts " + std::to_string(limit) + ":";
             std::vector<std::uint64_t> seqs;
-            for (const journal_record* r : flying) {
+            for (const record::journal_record* r : flying) {
                 detail += "\n" + describe_attempt(*r);
                 seqs.push_back(r->seq);
             }
-            add_evidence(v, evidence_item{std::string(op.operation), seqs, detail});
+            add_evidence(v, record::evidence_item{std::string(op.operation), seqs, detail});
             return;  // one item: the first time it went over
         }
     }
 
-    void check_after_success(verdict& v, const operation_attempts& op, const grpc_method_config& m) const {
-        const journal_record* success = nullptr;
-        for (const journal_record* r : op.attempts) {
+    void check_after_success(record::verdict& v, const record::operation_attempts& op, const record::grpc_method_config& m) const {
+        const record::journal_record* success = nullptr;
+        for (const record::journal_record* r : op.attempts) {
             if (classify(*r, m) == grpc_end::ok && (success == nullptr || ended_before(*r, *success))) success = r;
         }
         if (success == nullptr) return;
         const std::int64_t allowed_end = success->finished_ns + tolerance_ + grace_;
-        for (const journal_record* r : op.attempts) {
+        for (const record::journal_record* r : op.attempts) {
             if (r == success) continue;
             if (r->request_ns > success->finished_ns) {
-                add_evidence(v, evidence_item{std::string(op.operation), {success->seq, r->seq},
+                add_evidence(v, record::evidence_item{std::string(op.operation), {success->seq, r->seq},
                                               "attempt " + describe_attempt(*r) + " started after the success " +
                                                   describe_attempt(*success)});
             } else if (r->finished_ns > allowed_end) {
-                add_evidence(v, evidence_item{std::string(op.operation), {success->seq, r->seq},
+                add_evidence(v, record::evidence_item{std::string(op.operation), {success->seq, r->seq},
                                               "attempt " + describe_attempt(*r) + " was still in flight " +
                                                   format_ms(r->finished_ns - success->finished_ns) +
                                                   " after the success " + describe_attempt(*success) + " > tolerance " +
@@ -139,4 +139,4 @@ const core::registration<check_info> registered{
     "gRPC: hedges are spaced by hedgingDelay, at most maxAttempts in flight, and the first OK cancels the rest",
     &make_grpc_hedging};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -6,7 +6,7 @@
 
 #include "grpc_support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -14,15 +14,15 @@ class grpc_max_attempts final : public grpc_check {
 public:
     explicit grpc_max_attempts(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::any} {}
 
-    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict judge(const record::grpc_service_config& config, const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t judged = 0;
         std::size_t worst = 0;
-        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
-                                                                            const grpc_method_config& m) {
+        const std::size_t skipped = for_each_judged(config, operations, [&](const record::operation_attempts& op,
+                                                                            const record::grpc_method_config& m) {
             ++judged;
             const std::size_t refused_streams = static_cast<std::size_t>(
-                std::count_if(op.attempts.begin(), op.attempts.end(), [](const journal_record* r) { return refused(*r); }));
+                std::count_if(op.attempts.begin(), op.attempts.end(), [](const record::journal_record* r) { return refused(*r); }));
             const std::size_t counted = op.attempts.size() - refused_streams;
             worst = std::max(worst, counted);
             const std::uint32_t limit = max_attempts_of(m);
@@ -32,8 +32,8 @@ public:
             detail += m.retry     ? " > maxAttempts " + std::to_string(limit) + " of its retryPolicy:"
                       : m.hedging ? " > maxAttempts " + std::to_string(limit) + " of its hedgingPolicy:"
                                   : " > 1: its method has no retryPolicy, and gRPC retries nothing without one:";
-            for (const journal_record* r : op.attempts) detail += "\n" + describe_attempt(*r);
-            add_evidence(v, evidence_item{std::string(op.operation), seqs_of(op.attempts), detail});
+            for (const record::journal_record* r : op.attempts) detail += "\n" + describe_attempt(*r);
+            add_evidence(v, record::evidence_item{std::string(op.operation), seqs_of(op.attempts), detail});
         });
         const std::string tail = not_judged_note(skipped);
         if (judged == 0) {
@@ -59,4 +59,4 @@ const core::registration<check_info> registered{
     "grpc_max_attempts", "gRPC: no operation makes more attempts than its policy's maxAttempts (at most 5)",
     &make_grpc_max_attempts};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -5,7 +5,7 @@
 // policy: a client without one that retries after "do not retry" breaks both.
 #include "grpc_support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -14,18 +14,18 @@ public:
     grpc_pushback(grpc_config_source source, std::chrono::nanoseconds tolerance)
         : grpc_check{std::move(source), grpc_policy::any}, tolerance_{tolerance.count()} {}
 
-    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict judge(const record::grpc_service_config& config, const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t pushbacks = 0;
         std::size_t judged = 0;
-        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
-                                                                            const grpc_method_config&) {
+        const std::size_t skipped = for_each_judged(config, operations, [&](const record::operation_attempts& op,
+                                                                            const record::grpc_method_config&) {
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {
-                const journal_record& pushed = *op.attempts[i];
+                const record::journal_record& pushed = *op.attempts[i];
                 if (!pushed.grpc_pushback_ms) continue;
                 ++pushbacks;
                 const std::int64_t pushback = *pushed.grpc_pushback_ms;
-                std::vector<const journal_record*> after;
+                std::vector<const record::journal_record*> after;
                 for (std::size_t k = i + 1; k < op.attempts.size(); ++k) {
                     if (op.attempts[k]->request_ns >= pushed.finished_ns) after.push_back(op.attempts[k]);
                 }
@@ -35,20 +35,20 @@ public:
                     std::string detail = std::to_string(after.size()) + " attempts after " + describe_attempt(pushed) +
                                          ", which said do not retry:";
                     std::vector<std::uint64_t> seqs{pushed.seq};
-                    for (const journal_record* r : after) {
+                    for (const record::journal_record* r : after) {
                         detail += "\n" + describe_attempt(*r);
                         seqs.push_back(r->seq);
                     }
-                    add_evidence(v, evidence_item{std::string(op.operation), seqs, detail});
+                    add_evidence(v, record::evidence_item{std::string(op.operation), seqs, detail});
                     continue;
                 }
                 if (after.empty()) continue;  // not retried: nothing to time
                 ++judged;
-                const journal_record& next = *after.front();
+                const record::journal_record& next = *after.front();
                 const std::int64_t wait = next.request_ns - pushed.finished_ns;
                 const std::int64_t asked = pushback * 1'000'000;
                 if (wait >= asked - tolerance_) continue;
-                add_evidence(v, evidence_item{std::string(op.operation), {pushed.seq, next.seq},
+                add_evidence(v, record::evidence_item{std::string(op.operation), {pushed.seq, next.seq},
                                               "attempt #" + std::to_string(next.seq) + " at " +
                                                   format_ms(next.request_ns) + " waited " + format_ms(wait) +
                                                   " after " + describe_attempt(pushed) + " < " + format_ms(asked) +
@@ -83,4 +83,4 @@ const core::registration<check_info> registered{
     "grpc_pushback", "gRPC: the next attempt waits the server's grpc-retry-pushback-ms, and none follows a negative one",
     &make_grpc_pushback};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -10,11 +10,11 @@
 // evidence of a client that obeyed. Evidence: the first offending attempt of each operation.
 #include "grpc_support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
-std::string why_not(grpc_end e, const journal_record& r, const grpc_method_config& m) {
+std::string why_not(grpc_end e, const record::journal_record& r, const record::grpc_method_config& m) {
     switch (e) {
         case grpc_end::ok: return "ended OK: the call had succeeded";
         case grpc_end::committed:
@@ -33,22 +33,22 @@ class grpc_retryable_codes final : public grpc_check {
 public:
     explicit grpc_retryable_codes(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::any} {}
 
-    verdict judge(const grpc_service_config& config, const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict judge(const record::grpc_service_config& config, const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t judged = 0;
         std::size_t obeyed = 0;  // operations that stopped where no retry was allowed
         std::size_t unknown = 0;
-        const std::size_t skipped = for_each_judged(config, operations, [&](const operation_attempts& op,
-                                                                            const grpc_method_config& m) {
+        const std::size_t skipped = for_each_judged(config, operations, [&](const record::operation_attempts& op,
+                                                                            const record::grpc_method_config& m) {
             const grpc_end last = classify(*op.attempts.back(), m);
             if (last == grpc_end::fatal || last == grpc_end::committed || last == grpc_end::stop) ++obeyed;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-                const journal_record* next = op.attempts[k];
-                const journal_record* offending = nullptr;
+                const record::journal_record* next = op.attempts[k];
+                const record::journal_record* offending = nullptr;
                 grpc_end offence = grpc_end::unknown;
                 bool unsure = false;
                 for (std::size_t j = 0; j < k && offending == nullptr; ++j) {
-                    const journal_record* earlier = op.attempts[j];
+                    const record::journal_record* earlier = op.attempts[j];
                     if (earlier->finished_ns > next->request_ns) continue;  // still in flight: decided nothing
                     const grpc_end e = classify(*earlier, m);
                     if (e == grpc_end::unknown) unsure = true;
@@ -61,7 +61,7 @@ public:
                     continue;
                 }
                 ++judged;
-                add_evidence(v, evidence_item{std::string(op.operation), {offending->seq, next->seq},
+                add_evidence(v, record::evidence_item{std::string(op.operation), {offending->seq, next->seq},
                                               "attempt #" + std::to_string(next->seq) + " at " +
                                                   format_ms(next->request_ns) + " followed " +
                                                   describe_attempt(*offending) + ", which " +
@@ -98,4 +98,4 @@ const core::registration<check_info> registered{
     "a stop pushback",
     &make_grpc_retryable_codes};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -5,7 +5,7 @@
 
 #include "faultline/config/grpc_service_config.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 grpc_config_source grpc_config_source::read(config::table_reader& p) {
     grpc_config_source out;
@@ -13,26 +13,26 @@ grpc_config_source grpc_config_source::read(config::table_reader& p) {
     return out;
 }
 
-const grpc_service_config* grpc_config_source::get(const run_record& run) const {
+const record::grpc_service_config* grpc_config_source::get(const record::run_record& run) const {
     if (own_) return own_.get();
     return run.declared.grpc.get();
 }
 
-verdict no_service_config() {
-    verdict v;
+record::verdict no_service_config() {
+    record::verdict v;
     v.insufficient_evidence = true;
     v.summary = "no gRPC service config to judge against: name one with service_config = \"….json\", or run a client "
                 "that declares its own";
     return v;
 }
 
-const grpc_method_config* method_of(const grpc_service_config& config, const operation_attempts& op, grpc_policy p) {
-    const grpc_method_config* m = config.find(op.attempts.front()->target);
+const record::grpc_method_config* method_of(const record::grpc_service_config& config, const record::operation_attempts& op, grpc_policy p) {
+    const record::grpc_method_config* m = config.find(op.attempts.front()->target);
     if (p == grpc_policy::any) {
         if (m != nullptr && (m->retry || m->hedging)) return m;
-        static const grpc_method_config no_policy;
+        static const record::grpc_method_config no_policy;
         const bool grpc_call = std::any_of(op.attempts.begin(), op.attempts.end(),
-                                           [](const journal_record* r) { return r->grpc_status.has_value(); });
+                                           [](const record::journal_record* r) { return r->grpc_status.has_value(); });
         return grpc_call ? &no_policy : nullptr;
     }
     if (m == nullptr) return nullptr;
@@ -64,15 +64,15 @@ std::string not_judged(std::size_t operations, grpc_policy p) {
            std::string(policy_name(p)).substr(2) + ")";
 }
 
-bool refused(const journal_record& r) {
-    return r.fault == "refused_stream" || (r.fault == "goaway" && r.effect == effect_kind::none);
+bool refused(const record::journal_record& r) {
+    return r.fault == "refused_stream" || (r.fault == "goaway" && r.effect == record::effect_kind::none);
 }
 
-grpc_end classify(const journal_record& r, const grpc_method_config& m) {
+grpc_end classify(const record::journal_record& r, const record::grpc_method_config& m) {
     // The order matters: a refused stream was never processed whatever else it carries, and a
     // committed call or a "do not retry" pushback forbids a retry whatever its status.
     if (refused(r)) return grpc_end::refused;
-    if (r.outcome == wire_outcome::truncated) return grpc_end::committed;
+    if (r.outcome == record::wire_outcome::truncated) return grpc_end::committed;
     if (r.grpc_pushback_ms && *r.grpc_pushback_ms < 0) return grpc_end::stop;
     if (!r.grpc_status) return grpc_end::unknown;
     const auto status = static_cast<grpc_status>(*r.grpc_status);
@@ -81,7 +81,7 @@ grpc_end classify(const journal_record& r, const grpc_method_config& m) {
     return std::find(codes.begin(), codes.end(), status) != codes.end() ? grpc_end::retryable : grpc_end::fatal;
 }
 
-std::string grpc_status_text(const journal_record& r) {
+std::string grpc_status_text(const record::journal_record& r) {
     if (r.grpc_status) return std::string(grpc_status_names(static_cast<grpc_status>(*r.grpc_status)));
     return "no status (" + attempt_result(r) + ")";
 }
@@ -95,18 +95,18 @@ std::string codes_text(const std::vector<grpc_status>& codes) {
     return out + "]";
 }
 
-std::string method_codes_text(const grpc_method_config& m) {
+std::string method_codes_text(const record::grpc_method_config& m) {
     if (!m.retry && !m.hedging) return "retry policy: it has none, so gRPC retries nothing but refused streams";
     return (m.retry ? "retryableStatusCodes " : "nonFatalStatusCodes ") + codes_text(m.continue_codes());
 }
 
-std::uint32_t max_attempts_of(const grpc_method_config& m) {
+std::uint32_t max_attempts_of(const record::grpc_method_config& m) {
     const std::uint32_t n = m.retry ? m.retry->max_attempts : m.hedging ? m.hedging->max_attempts : 1;
-    return std::min(n, grpc_max_attempts_cap);
+    return std::min(n, record::grpc_max_attempts_cap);
 }
 
 std::chrono::nanoseconds read_tolerance(config::table_reader& p) {
     return p.duration("tolerance").value_or(grpc_default_tolerance);
 }
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -13,7 +13,7 @@
 #include "faultline/record/grpc_service_config.hpp"
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 // The machine's noise the grpc_* timing checks allow by default; each takes `tolerance`.
 inline constexpr std::chrono::milliseconds grpc_default_tolerance{50};
@@ -27,22 +27,22 @@ public:
     // config is reported through `p` (the key's position, then the file's own errors).
     static grpc_config_source read(config::table_reader& p);
     // Null when neither gives one.
-    const grpc_service_config* get(const run_record& run) const;
+    const record::grpc_service_config* get(const record::run_record& run) const;
 
 private:
-    std::shared_ptr<const grpc_service_config> own_;
+    std::shared_ptr<const record::grpc_service_config> own_;
 };
 
 // The verdict of a check that has no service config to judge against: insufficient evidence, saying
 // how to give one. Never a pass: nothing was judged.
-verdict no_service_config();
+record::verdict no_service_config();
 
 // The policy a check judges by. `any`: every gRPC operation (one with a status), a method without a
 // retryPolicy or hedgingPolicy held to gRPC's default: one attempt, and only transparent retries.
 enum class grpc_policy { retry, hedging, either, any };
 // The method config of an operation (by its first attempt's target) when it has the policy asked for;
 // under `any`, an empty method config for a gRPC operation whose method has no policy.
-const grpc_method_config* method_of(const grpc_service_config& config, const operation_attempts& op, grpc_policy p);
+const record::grpc_method_config* method_of(const record::grpc_service_config& config, const record::operation_attempts& op, grpc_policy p);
 // "a retryPolicy", "a hedgingPolicy", "a retryPolicy or hedgingPolicy".
 std::string_view policy_name(grpc_policy p);
 // "; 2 operations not judged (no retryPolicy for their method)", or "" when every one was.
@@ -52,8 +52,8 @@ std::string not_judged(std::size_t operations, grpc_policy p);
 // Holds only its configuration; immutable, so one instance may be evaluated from several threads.
 class grpc_check : public check {
 public:
-    verdict evaluate(const run_record& run, const operation_groups& operations) const final {
-        const grpc_service_config* config = source_.get(run);
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const final {
+        const record::grpc_service_config* config = source_.get(run);
         if (config == nullptr) return no_service_config();
         return judge(*config, run, operations);
     }
@@ -61,17 +61,17 @@ public:
 protected:
     grpc_check(grpc_config_source source, grpc_policy policy) : source_{std::move(source)}, policy_{policy} {}
 
-    virtual verdict judge(const grpc_service_config& config, const run_record& run,
-                          const operation_groups& operations) const = 0;
+    virtual record::verdict judge(const record::grpc_service_config& config, const record::run_record& run,
+                          const record::operation_groups& operations) const = 0;
 
     // Calls judge_operation(op, method) for each operation whose method has the check's policy, in
     // order; returns how many had none (not judged).
     template <class Judge>
-    std::size_t for_each_judged(const grpc_service_config& config, const operation_groups& operations,
+    std::size_t for_each_judged(const record::grpc_service_config& config, const record::operation_groups& operations,
                                 Judge&& judge_operation) const {
         std::size_t skipped = 0;
         for (const auto& op : operations) {
-            if (const grpc_method_config* m = method_of(config, op, policy_)) judge_operation(op, *m);
+            if (const record::grpc_method_config* m = method_of(config, op, policy_)) judge_operation(op, *m);
             else ++skipped;
         }
         return skipped;
@@ -94,21 +94,21 @@ enum class grpc_end {
     fatal,      // any other status
     unknown,    // no status: the stream ended otherwise (reset, hung, client gone); what the client saw is unknown
 };
-grpc_end classify(const journal_record& r, const grpc_method_config& m);
+grpc_end classify(const record::journal_record& r, const record::grpc_method_config& m);
 // Never processed, so a transparent retry may follow: fault "refused_stream", or a "goaway" whose
 // last-stream-id stopped below the stream (nothing committed).
-bool refused(const journal_record& r);
+bool refused(const record::journal_record& r);
 
 // The attempt's gRPC status name ("UNAVAILABLE"), or "no status (reset)".
-std::string grpc_status_text(const journal_record& r);
+std::string grpc_status_text(const record::journal_record& r);
 // "[UNAVAILABLE, ABORTED]".
 std::string codes_text(const std::vector<grpc_status>& codes);
 // "retryableStatusCodes [UNAVAILABLE]" or "nonFatalStatusCodes [UNAVAILABLE]".
-std::string method_codes_text(const grpc_method_config& m);
+std::string method_codes_text(const record::grpc_method_config& m);
 // The policy's effective maxAttempts (at most 5).
-std::uint32_t max_attempts_of(const grpc_method_config& m);
+std::uint32_t max_attempts_of(const record::grpc_method_config& m);
 
 // Reads `tolerance` (default grpc_default_tolerance).
 std::chrono::nanoseconds read_tolerance(config::table_reader& p);
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

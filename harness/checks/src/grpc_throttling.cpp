@@ -17,7 +17,7 @@
 #include "faultline/checks/token_bucket.hpp"
 #include "grpc_support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -25,9 +25,9 @@ class grpc_throttling final : public grpc_check {
 public:
     explicit grpc_throttling(grpc_config_source source) : grpc_check{std::move(source), grpc_policy::either} {}
 
-    verdict judge(const grpc_service_config& config, const run_record& run, const operation_groups& operations) const override {
+    record::verdict judge(const record::grpc_service_config& config, const record::run_record& run, const record::operation_groups& operations) const override {
         if (!config.throttling) {
-            verdict v;
+            record::verdict v;
             v.insufficient_evidence = true;
             v.summary = "not applicable: the service config has no retryThrottling";
             return v;
@@ -38,9 +38,9 @@ public:
             std::int64_t at;
             int order;  // 0: an end, 1: a judgment, after every end at the same instant
             std::uint64_t seq;
-            const journal_record* attempt;
-            const journal_record* before = nullptr;  // judgments: the attempt it followed (null for a hedge)
-            const grpc_method_config* method = nullptr;
+            const record::journal_record* attempt;
+            const record::journal_record* before = nullptr;  // judgments: the attempt it followed (null for a hedge)
+            const record::grpc_method_config* method = nullptr;
             std::string_view operation{};
             std::size_t index = 0;  // ends: the attempt's place in its operation, 0-based
         };
@@ -49,13 +49,13 @@ public:
         events.reserve(run.journal.size() * 2);
         std::size_t retries = 0;
         for (const auto& op : operations) {
-            const grpc_method_config* m = method_of(config, op, grpc_policy::either);
+            const record::grpc_method_config* m = method_of(config, op, grpc_policy::either);
             for (std::size_t k = 0; k < op.attempts.size(); ++k) {
-                const journal_record* a = op.attempts[k];
+                const record::journal_record* a = op.attempts[k];
                 events.push_back(event{a->finished_ns, 0, a->seq, a, nullptr, m, op.operation, k});
                 if (k == 0 || m == nullptr || refused(*op.attempts[k - 1])) continue;
                 ++retries;
-                const journal_record* before = op.attempts[k - 1];
+                const record::journal_record* before = op.attempts[k - 1];
                 if (m->hedging) {
                     events.push_back(event{a->request_ns, 1, a->seq, a, nullptr, m, op.operation});
                 } else {
@@ -73,7 +73,7 @@ public:
         std::int64_t lowest = full.milli_tokens();
         std::size_t throttled = 0;
         std::size_t stops_due = 0;  // failures the policy would retry, with the bucket at or below half after them
-        verdict v;
+        record::verdict v;
         for (const event& e : events) {
             token_bucket& bucket =
                 buckets.try_emplace(bucket_per_operation ? e.operation : std::string_view{}, full).first->second;
@@ -90,7 +90,7 @@ public:
             ++throttled;
             const std::string level = format_number(tokens(bucket.milli_tokens())) + " tokens ≤ maxTokens/2 = " +
                                       format_number(tokens(bucket.max_milli_tokens()) / 2);
-            evidence_item item{std::string(e.operation), {}, ""};
+            record::evidence_item item{std::string(e.operation), {}, ""};
             if (e.before != nullptr) {
                 item.seqs = {e.before->seq, e.attempt->seq};
                 item.detail = "retry #" + std::to_string(e.attempt->seq) + " at " + format_ms(e.attempt->request_ns) +
@@ -122,9 +122,9 @@ public:
 private:
     // A6 counts every call: an OK refills whatever its method; only a method with a policy has
     // retryable (non-fatal) codes, whose statuses cost a token, as does "do not retry" pushback.
-    static throttle_outcome outcome_of(const journal_record& r, const grpc_method_config* m) {
+    static throttle_outcome outcome_of(const record::journal_record& r, const record::grpc_method_config* m) {
         if (r.grpc_status && static_cast<grpc_status>(*r.grpc_status) == grpc_status::ok && !refused(r) &&
-            r.outcome != wire_outcome::truncated) {
+            r.outcome != record::wire_outcome::truncated) {
             return throttle_outcome::success;
         }
         if (m == nullptr) return throttle_outcome::neutral;
@@ -143,4 +143,4 @@ const core::registration<check_info> registered{
     "grpc_throttling", "gRPC: no retry or hedge is issued while the replayed retryThrottling bucket is at or below half",
     &make_grpc_throttling};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -14,7 +14,7 @@
 
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -24,7 +24,7 @@ std::string upper(std::string s) {
 }
 
 // The client's own attempt number from its headers, when it sent one.
-std::optional<std::int64_t> client_attempt_number(const journal_record& r) {
+std::optional<std::int64_t> client_attempt_number(const record::journal_record& r) {
     auto parse = [](std::string_view text) -> std::optional<std::int64_t> {
         std::int64_t value = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -44,27 +44,27 @@ public:
         for (auto& m : methods_) m = upper(m);
     }
 
-    verdict evaluate(const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t judged = 0;
         std::size_t missing = 0;
         std::size_t unstable = 0;
         // (key, index of an operation that used it), to find keys shared between operations once all
         // are seen: sorting these pairs costs far less than a map with a node per key.
-        std::vector<std::pair<symbol, std::uint32_t>> key_users;
+        std::vector<std::pair<record::symbol, std::uint32_t>> key_users;
         key_users.reserve(operations.size());
-        std::vector<std::pair<symbol, bool>> method_judged;  // the few methods seen, matched once each
-        std::vector<const journal_record*> bad;               // reused across operations
-        std::vector<symbol> keys;
+        std::vector<std::pair<record::symbol, bool>> method_judged;  // the few methods seen, matched once each
+        std::vector<const record::journal_record*> bad;               // reused across operations
+        std::vector<record::symbol> keys;
         for (std::size_t index = 0; index < operations.size(); ++index) {
-            const operation_attempts op = operations[index];
-            const journal_record& first = *op.attempts.front();
+            const record::operation_attempts op = operations[index];
+            const record::journal_record& first = *op.attempts.front();
             if (!judges(first.method, method_judged)) continue;
             ++judged;
             bad.clear();
             keys.clear();
             std::string detail;
-            for (const journal_record* r : op.attempts) {
+            for (const record::journal_record* r : op.attempts) {
                 if (r->idempotency_key.empty()) {
                     bad.push_back(r);
                     detail += (detail.empty() ? "" : "\n") + ("no Idempotency-Key: " + describe_attempt(*r));
@@ -76,11 +76,11 @@ public:
             if (keys.size() > 1) {
                 ++unstable;
                 detail += (detail.empty() ? "" : "\n") + std::string("the key changed across attempts:");
-                for (const journal_record* r : op.attempts) {
+                for (const record::journal_record* r : op.attempts) {
                     bad.push_back(r);
                     detail += "\n\"" + r->idempotency_key + "\" on " + describe_attempt(*r);
                 }
-            } else if (first.identity == identity_source::idempotency_key) {
+            } else if (first.identity == record::identity_source::idempotency_key) {
                 const auto n = client_attempt_number(first);
                 if (n && *n > 1) {
                     ++unstable;
@@ -93,18 +93,18 @@ public:
                                                               describe_attempt(first));
                 }
             }
-            for (symbol k : keys) key_users.emplace_back(k, static_cast<std::uint32_t>(index));
+            for (record::symbol k : keys) key_users.emplace_back(k, static_cast<std::uint32_t>(index));
             if (detail.empty()) continue;
             std::sort(bad.begin(), bad.end(), [](const auto* a, const auto* b) { return a->seq < b->seq; });
             bad.erase(std::unique(bad.begin(), bad.end()), bad.end());
-            add_evidence(v, evidence_item{std::string(op.operation), seqs_of(bad), detail});
+            add_evidence(v, record::evidence_item{std::string(op.operation), seqs_of(bad), detail});
         }
         // key -> the operations that used it, in operation order, for keys used by more than one
         // (in key order for the evidence).
         std::sort(key_users.begin(), key_users.end(), [](const auto& a, const auto& b) {
             return a.first.id() != b.first.id() ? a.first.id() < b.first.id() : a.second < b.second;
         });
-        std::map<symbol, std::vector<operation_attempts>> shared_users;
+        std::map<record::symbol, std::vector<record::operation_attempts>> shared_users;
         for (std::size_t i = 0; i < key_users.size();) {
             std::size_t end = i + 1;
             while (end < key_users.size() && key_users[end].first == key_users[i].first) ++end;
@@ -120,14 +120,14 @@ public:
             std::vector<std::uint64_t> seqs;
             std::string detail = "key \"" + key.str() + "\" used by " + std::to_string(ops.size()) +
                                  " operations:";
-            for (const operation_attempts& op : ops) {
-                for (const journal_record* r : op.attempts) {
+            for (const record::operation_attempts& op : ops) {
+                for (const record::journal_record* r : op.attempts) {
                     if (r->idempotency_key != key) continue;
                     seqs.push_back(r->seq);
                     detail += "\n" + std::string(op.operation) + ": " + describe_attempt(*r);
                 }
             }
-            add_evidence(v, evidence_item{std::string(ops.front().operation), seqs, detail});
+            add_evidence(v, record::evidence_item{std::string(ops.front().operation), seqs, detail});
         }
         std::string methods;
         for (const auto& m : methods_) methods += (methods.empty() ? "" : ", ") + m;
@@ -146,7 +146,7 @@ public:
 private:
     // Whether operations of `method` are judged (methods_ holds them upper-cased), remembering the
     // answer per method symbol: a run has a handful of methods and many operations.
-    bool judges(symbol method, std::vector<std::pair<symbol, bool>>& seen) const {
+    bool judges(record::symbol method, std::vector<std::pair<record::symbol, bool>>& seen) const {
         for (const auto& [m, judged] : seen) {
             if (m == method) return judged;
         }
@@ -170,4 +170,4 @@ const core::registration<check_info> registered{
     "idempotency_keys", "non-idempotent operations carry one stable key across attempts, distinct between operations",
     &make_idempotency_keys};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -26,7 +26,7 @@
 #include "faultline/checks/timing_control.hpp"
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -119,10 +119,10 @@ public:
         : min_samples_(min_samples), noise_floor_(static_cast<double>(noise_floor.count())),
           relative_(min_relative_spread), min_gap_(static_cast<double>(min_gap.count())) {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
         return judge(run, operations, nullptr);
     }
-    verdict evaluate_with_control(const run_record& run, const operation_groups& operations,
+    record::verdict evaluate_with_control(const record::run_record& run, const record::operation_groups& operations,
                                   const timing_control& control) const override {
         return judge(run, operations, &control);
     }
@@ -136,8 +136,8 @@ private:
         const timing_control* run_control = nullptr;  // for its queueing_explains, when there is one
     };
 
-    verdict judge(const run_record&, const operation_groups& operations, const timing_control* control) const {
-        verdict v;
+    record::verdict judge(const record::run_record&, const record::operation_groups& operations, const timing_control* control) const {
+        record::verdict v;
         noise n;
         n.run_control = control;
         if (control != nullptr && control->measured()) {
@@ -156,8 +156,8 @@ private:
         for (const auto& op : operations) {
             std::vector<gap> op_gaps;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-                const journal_record& prev = *op.attempts[k - 1];
-                const journal_record& next = *op.attempts[k];
+                const record::journal_record& prev = *op.attempts[k - 1];
+                const record::journal_record& next = *op.attempts[k];
                 if (prev.retry_after_ms) {
                     ++after_retry_after;
                     continue;
@@ -213,13 +213,13 @@ private:
         return v;
     }
 
-    std::string judge_back_to_back(verdict& v, const back_to_back& idle, std::vector<judged_as>& outcomes) const {
+    std::string judge_back_to_back(record::verdict& v, const back_to_back& idle, std::vector<judged_as>& outcomes) const {
         outcomes.push_back(judged_as::not_jittered);
         const std::string line = std::to_string(idle.operations) + (idle.operations == 1 ? " operation" : " operations") +
                                  " retried back to back: all " + std::to_string(idle.gaps.size()) +
                                  " of their gaps under min_gap " + ms(min_gap_) + " (the longest " + ms(idle.largest) +
                                  ")";
-        add_evidence(v, evidence_item{"", some_seqs(idle.gaps),
+        add_evidence(v, record::evidence_item{"", some_seqs(idle.gaps),
                                       line + ": the client does not wait (noise only lengthens a wait), so it has "
                                              "no delay to jitter (seqs: its first retries)"});
         return line;
@@ -237,7 +237,7 @@ private:
         return judged_as::not_jittered;
     }
 
-    std::string judge_index(verdict& v, std::size_t k, const std::vector<gap>& gaps, const noise& n,
+    std::string judge_index(record::verdict& v, std::size_t k, const std::vector<gap>& gaps, const noise& n,
                             std::vector<judged_as>& outcomes, std::string& cannot_tell) const {
         std::vector<double> values;
         values.reserve(gaps.size());
@@ -255,7 +255,7 @@ private:
                                      ")";
         if (s.median < min_gap_) {
             outcomes.push_back(judged_as::not_jittered);
-            add_evidence(v, evidence_item{"", some_seqs(gaps),
+            add_evidence(v, record::evidence_item{"", some_seqs(gaps),
                                           line + ": the median gap is under min_gap " + ms(min_gap_) +
                                               ": the retries do not wait (noise only lengthens a wait), not "
                                               "jittered (seqs: the first retries at that index)"});
@@ -267,7 +267,7 @@ private:
         if (!queueing.empty()) outcome = judged_as::cannot_tell;
         outcomes.push_back(outcome);
         if (outcome == judged_as::not_jittered) {
-            add_evidence(v, evidence_item{"", some_seqs(gaps),
+            add_evidence(v, record::evidence_item{"", some_seqs(gaps),
                                           line + " (" + ms(s.densest_from) + "–" + ms(s.densest_from + s.width) +
                                               "), more than half; " + width_is +
                                               ": one delay plus timing noise, not jittered (seqs: the first "
@@ -280,7 +280,7 @@ private:
         return line;
     }
 
-    std::string judge_pooled(verdict& v, const std::map<std::size_t, std::vector<gap>>& by_index, const noise& n,
+    std::string judge_pooled(record::verdict& v, const std::map<std::size_t, std::vector<gap>>& by_index, const noise& n,
                              std::vector<judged_as>& outcomes, std::string& cannot_tell) const {
         std::vector<double> normalised;
         std::vector<gap> pooled;
@@ -315,7 +315,7 @@ private:
                                  " of a median holds " + std::to_string(s.densest);
         if (largest_median < min_gap_) {
             outcomes.push_back(judged_as::not_jittered);
-            add_evidence(v, evidence_item{"", some_seqs(pooled),
+            add_evidence(v, record::evidence_item{"", some_seqs(pooled),
                                           line + ": every index's median gap is under min_gap " + ms(min_gap_) +
                                               ": the retries do not wait (noise only lengthens a wait), not jittered"});
             return line;
@@ -323,7 +323,7 @@ private:
         const judged_as outcome = classify(s, floor_width, control_width);
         outcomes.push_back(outcome);
         if (outcome == judged_as::not_jittered) {
-            add_evidence(v, evidence_item{"", some_seqs(pooled),
+            add_evidence(v, record::evidence_item{"", some_seqs(pooled),
                                           line + ", more than half; the width is max(" +
                                               (n.measured ? std::string{} : format_number(relative_) + ", ") +
                                               "noise floor " + ms(noise_floor_) + " / " + ms(smallest_scale) +
@@ -369,4 +369,4 @@ std::unique_ptr<check> make_jittered(config::table_reader& p) {
 const core::registration<check_info> registered{
     "jittered", "gaps at one retry index spread wider than timing noise: the backoff is randomised", &make_jittered};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

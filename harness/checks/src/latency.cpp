@@ -6,21 +6,21 @@
 
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
 struct sample {
     std::int64_t duration;
-    symbol operation;
+    record::symbol operation;
 };
 
 class latency final : public check {
 public:
     explicit latency(std::vector<std::pair<int, std::int64_t>> limits) : limits_(std::move(limits)) {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
+        record::verdict v;
         // Percentiles need only selection (nth_element, linear) and the evidence only the slowest
         // few, so nothing is sorted whole: the one full sort was most of this check's time. The
         // operations' names are gathered only for that evidence.
@@ -39,7 +39,7 @@ public:
             summary += (summary.empty() ? "" : ", ") + ("p" + std::to_string(p) + " " + format_ms(value) + " (max " +
                                                          format_ms(limit) + ")");
             if (value <= limit) continue;
-            add_evidence(v, evidence_item{"", {},
+            add_evidence(v, record::evidence_item{"", {},
                                           "p" + std::to_string(p) + " " + format_ms(value) + " > " +
                                               format_ms(limit) + " over " + std::to_string(durations.size()) +
                                               " operations"});
@@ -62,11 +62,11 @@ public:
 
 private:
     // Each operation's duration, from the client records when there are any, else from the journal.
-    static std::size_t count_samples(const run_record& run, const operation_groups& operations) {
+    static std::size_t count_samples(const record::run_record& run, const record::operation_groups& operations) {
         return run.clients.empty() ? operations.size() : run.clients.size();
     }
     template <class Visit>
-    static void for_each_sample(const run_record& run, const operation_groups& operations, Visit visit) {
+    static void for_each_sample(const record::run_record& run, const record::operation_groups& operations, Visit visit) {
         if (!run.clients.empty()) {
             for (const auto& c : run.clients) visit(sample{c.finished_ns - c.started_ns, c.operation});
             return;
@@ -77,19 +77,19 @@ private:
     }
 
     // The (at most 10) slowest operations over `limit`, slowest first (ties by operation name).
-    static void add_slowest(verdict& v, std::vector<sample>& samples, const operation_groups& operations,
+    static void add_slowest(record::verdict& v, std::vector<sample>& samples, const record::operation_groups& operations,
                             std::int64_t limit) {
         const auto shown = samples.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(samples.size(), 10));
         std::partial_sort(samples.begin(), shown, samples.end(), [](const sample& a, const sample& b) {
             return a.duration != b.duration ? a.duration > b.duration : a.operation < b.operation;
         });
-        std::vector<symbol> names;
+        std::vector<record::symbol> names;
         for (auto s = samples.begin(); s != shown && s->duration > limit; ++s) names.push_back(s->operation);
         const auto groups = find_operations(operations, names);
         for (auto s = samples.begin(); s != shown && s->duration > limit; ++s) {
-            evidence_item item{s->operation.str(), {}, "took " + format_ms(s->duration)};
+            record::evidence_item item{s->operation.str(), {}, "took " + format_ms(s->duration)};
             if (const auto found = groups.find(s->operation); found != groups.end()) {
-                const operation_attempts& op = found->second;
+                const record::operation_attempts& op = found->second;
                 item.seqs = seqs_of(op.attempts);
                 item.detail += ", last " + describe_attempt(*op.attempts.back());
             }
@@ -115,4 +115,4 @@ const core::registration<check_info> registered{
     "latency", "operation latency percentiles (p50, p90, p99) stay under limits",
     &make_latency};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

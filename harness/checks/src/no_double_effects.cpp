@@ -8,34 +8,34 @@
 
 #include <set>
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
 class no_double_effects final : public check {
 public:
-    verdict evaluate(const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t committed = 0;
         std::size_t doubled = 0;
         std::size_t doubled_across_instances = 0;
         std::size_t indeterminate = 0;
         for (const auto& op : operations) {
-            std::vector<const journal_record*> effects;
-            for (const journal_record* r : op.attempts) {
-                if (r->effect == effect_kind::committed) effects.push_back(r);
+            std::vector<const record::journal_record*> effects;
+            for (const record::journal_record* r : op.attempts) {
+                if (r->effect == record::effect_kind::committed) effects.push_back(r);
             }
             committed += effects.size();
             // Indeterminate: the reply of a committed attempt was lost and no later attempt told the
             // client anything.
-            const journal_record& last = *op.attempts.back();
+            const record::journal_record& last = *op.attempts.back();
             bool lost = false;
-            for (const journal_record* r : op.attempts) lost = lost || reply_lost_after_commit(*r);
-            if (lost && last.outcome != wire_outcome::responded) ++indeterminate;
+            for (const record::journal_record* r : op.attempts) lost = lost || reply_lost_after_commit(*r);
+            if (lost && last.outcome != record::wire_outcome::responded) ++indeterminate;
             if (effects.size() <= 1) continue;
             ++doubled;
             std::set<std::string_view> instances;
-            for (const journal_record* r : effects) {
+            for (const record::journal_record* r : effects) {
                 if (r->instance && !r->instance->empty()) instances.insert(r->instance->view());
             }
             std::string detail = std::to_string(effects.size()) + " committed effects";
@@ -46,8 +46,8 @@ public:
                 detail += " by " + std::to_string(instances.size()) + " instances (" + names + ")";
             }
             detail += ":";
-            for (const journal_record* r : effects) detail += "\n" + describe_attempt(*r);
-            add_evidence(v, evidence_item{std::string(op.operation), seqs_of(effects), detail});
+            for (const record::journal_record* r : effects) detail += "\n" + describe_attempt(*r);
+            add_evidence(v, record::evidence_item{std::string(op.operation), seqs_of(effects), detail});
         }
         v.summary = std::to_string(operations.size()) + " operations, " + std::to_string(committed) +
                     " committed effects, " + std::to_string(doubled) + " operations with more than one";
@@ -74,4 +74,4 @@ const core::registration<check_info> registered{
     "no_double_effects", "at most one committed effect per operation identity",
     &make_no_double_effects};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

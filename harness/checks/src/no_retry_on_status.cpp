@@ -11,7 +11,7 @@
 
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -37,7 +37,7 @@ std::string listed(const watched_status& w) {
 }
 
 // What made this response final, for the evidence: "413 without Retry-After".
-std::string why_final(const watched_status& w, const journal_record& r) {
+std::string why_final(const watched_status& w, const record::journal_record& r) {
     const std::string status = std::to_string(w.status);
     switch (w.treatment) {
         case status_treatment::unless_retry_after: return status + " without Retry-After";
@@ -56,20 +56,20 @@ public:
     no_retry_on_status(std::vector<watched_status> statuses, std::vector<int> judged, std::string judged_name)
         : statuses_(std::move(statuses)), judged_(std::move(judged)), judged_name_(std::move(judged_name)) {}
 
-    verdict evaluate(const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t final_responses = 0;
         std::size_t judged_responses = 0;
         for (const auto& op : operations) {
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {
-                const journal_record& r = *op.attempts[i];
+                const record::journal_record& r = *op.attempts[i];
                 if (is_judged(r)) ++judged_responses;
                 const watched_status* w = watched(r);
                 if (w == nullptr || allows_retry(w->treatment, r)) continue;
                 ++final_responses;
                 if (i + 1 == op.attempts.size()) continue;
-                const journal_record& retry = *op.attempts[i + 1];
-                add_evidence(v, evidence_item{std::string(op.operation), {r.seq, retry.seq},
+                const record::journal_record& retry = *op.attempts[i + 1];
+                add_evidence(v, record::evidence_item{std::string(op.operation), {r.seq, retry.seq},
                                               "retried after a " + why_final(*w, r) + ":\n" + describe_attempt(r) +
                                                   "\n" + describe_attempt(retry)});
                 break;
@@ -89,12 +89,12 @@ public:
     }
 
 private:
-    bool is_judged(const journal_record& r) const {
-        return r.outcome == wire_outcome::responded && std::find(judged_.begin(), judged_.end(), r.status) != judged_.end();
+    bool is_judged(const record::journal_record& r) const {
+        return r.outcome == record::wire_outcome::responded && std::find(judged_.begin(), judged_.end(), r.status) != judged_.end();
     }
 
-    const watched_status* watched(const journal_record& r) const {
-        if (r.outcome != wire_outcome::responded) return nullptr;
+    const watched_status* watched(const record::journal_record& r) const {
+        if (r.outcome != record::wire_outcome::responded) return nullptr;
         const auto it = std::find_if(statuses_.begin(), statuses_.end(),
                                      [&](const watched_status& w) { return w.status == r.status; });
         return it == statuses_.end() ? nullptr : &*it;
@@ -213,4 +213,4 @@ const core::registration<check_info> registered{
     "no_retry_on_status", "no retry after a status RFC 9110 calls final (413 unless Retry-After, 409 unless key in use)",
     &make_no_retry_on_status};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

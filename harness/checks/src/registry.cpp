@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace faultline::harness {
+namespace faultline::checks {
 
 namespace {
 
@@ -55,19 +55,19 @@ namespace {
 
 // A run in which no attempt reached the server and the client kept no record of an operation: a
 // client killed before it sent anything, a command that never ran. Nothing a check judges happened.
-bool has_no_operations(const run_record& run) { return run.journal.empty() && run.clients.empty(); }
+bool has_no_operations(const record::run_record& run) { return run.journal.empty() && run.clients.empty(); }
 
 // "; 2 of 3 attempts matched no endpoint of the service (POST /charge; nearest POST /payments)", or
 // "" when every attempt matched: a verdict that did not pass says when the client was talking past
 // the service, the likeliest reason it had nothing to judge.
-std::string unmatched_note(const run_record& run) {
-    const auto unmatched = std::ranges::count(run.journal, effect_kind::unmatched, &journal_record::effect);
+std::string unmatched_note(const record::run_record& run) {
+    const auto unmatched = std::ranges::count(run.journal, record::effect_kind::unmatched, &record::journal_record::effect);
     if (unmatched == 0) return {};
     constexpr std::size_t routes_named = 3;
     std::vector<std::string_view> routes;
     std::size_t more = 0;
-    for (const server_event& e : run.server_events) {
-        if (e.kind != server_event_kind::unmatched_route) continue;
+    for (const record::server_event& e : run.server_events) {
+        if (e.kind != record::server_event_kind::unmatched_route) continue;
         if (routes.size() < routes_named) {
             routes.push_back(e.detail);
         } else {
@@ -85,13 +85,13 @@ std::string unmatched_note(const run_record& run) {
 
 }  // namespace
 
-verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations) {
+record::verdict evaluate(const expectation& e, const record::run_record& run, const record::operation_groups& operations) {
     return evaluate(e, run, operations, nullptr);
 }
 
-verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations,
+record::verdict evaluate(const expectation& e, const record::run_record& run, const record::operation_groups& operations,
                  const timing_control* control) {
-    verdict v = control != nullptr ? e.impl->evaluate_with_control(run, operations, *control)
+    record::verdict v = control != nullptr ? e.impl->evaluate_with_control(run, operations, *control)
                                    : e.impl->evaluate(run, operations);
     v.check = e.check_name;
     v.expected_to_fail = e.expect_failure;
@@ -110,12 +110,12 @@ verdict evaluate(const expectation& e, const run_record& run, const operation_gr
         v.summary = "nothing to judge: the run had 0 operations (" + v.summary + ")";
     }
     if (!v.passed) v.summary += unmatched_note(run);
-    if (e.failures_only && v.outcome() != verdict_outcome::fail) {
+    if (e.failures_only && v.outcome() != record::verdict_outcome::fail) {
         v.summary = "not judged here, only a failure counts (failures_only): " + v.summary;
     }
     return v;
 }
 
-verdict evaluate(const expectation& e, const run_record& run) { return evaluate(e, run, group_operations(run.journal)); }
+record::verdict evaluate(const expectation& e, const record::run_record& run) { return evaluate(e, run, record::group_operations(run.journal)); }
 
-}  // namespace faultline::harness
+}  // namespace faultline::checks

@@ -6,22 +6,22 @@
 // the client, and the verdict is insufficient evidence.
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
 class rejects_bad_certificates final : public check {
 public:
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
+        record::verdict v;
         std::size_t refused = 0;
-        for (const server_event& e : run.server_events) {
-            refused += e.kind == server_event_kind::certificate_refused ? 1U : 0U;
+        for (const record::server_event& e : run.server_events) {
+            refused += e.kind == record::server_event_kind::certificate_refused ? 1U : 0U;
         }
         std::size_t accepted = 0;
         for (const auto& op : operations) {
-            std::vector<const journal_record*> over_bad;
-            for (const journal_record* r : op.attempts) {
+            std::vector<const record::journal_record*> over_bad;
+            for (const record::journal_record* r : op.attempts) {
                 if (r->fault == "tls") over_bad.push_back(r);
             }
             if (over_bad.empty()) continue;
@@ -29,8 +29,8 @@ public:
             std::string detail = std::to_string(over_bad.size()) +
                                  " requests sent over a certificate the client had to refuse (rule `" +
                                  std::string(over_bad.front()->rule) + "`):";
-            for (const journal_record* r : over_bad) detail += "\n" + describe_attempt(*r);
-            add_evidence(v, evidence_item{std::string(op.operation), seqs_of(over_bad), detail});
+            for (const record::journal_record* r : over_bad) detail += "\n" + describe_attempt(*r);
+            add_evidence(v, record::evidence_item{std::string(op.operation), seqs_of(over_bad), detail});
         }
         if (refused == 0 && accepted == 0) {
             v.insufficient_evidence = true;
@@ -59,4 +59,4 @@ const core::registration<check_info> registered{
     "no request is sent over a TLS certificate the client must refuse (expired, another name, untrusted issuer)",
     &make_rejects_bad_certificates};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -11,14 +11,14 @@
 
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
 // The command process the attempt arrived during, when exactly one was running then.
-const process_record* sole_process_during(const command_result& command, std::int64_t at_ns) {
-    const process_record* found = nullptr;
-    for (const process_record& p : command.processes) {
+const record::process_record* sole_process_during(const record::command_result& command, std::int64_t at_ns) {
+    const record::process_record* found = nullptr;
+    for (const record::process_record& p : command.processes) {
         if (p.started_ns > at_ns || p.finished_ns < at_ns) continue;
         if (found != nullptr) return nullptr;
         found = &p;
@@ -28,17 +28,17 @@ const process_record* sole_process_during(const command_result& command, std::in
 
 class rejects_truncated_replies final : public check {
 public:
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
+        record::verdict v;
         const client_index clients{run};
         std::size_t cuts = 0;
         std::size_t retried = 0;
         std::size_t judged = 0;
         std::size_t accepted = 0;
         for (const auto& op : operations) {
-            const journal_record* last = nullptr;
+            const record::journal_record* last = nullptr;
             std::size_t op_cuts = 0;
-            for (const journal_record* r : op.attempts) {
+            for (const record::journal_record* r : op.attempts) {
                 if (is_cut(*r)) ++op_cuts;
                 if (last == nullptr || std::tie(r->request_ns, r->seq) > std::tie(last->request_ns, last->seq)) last = r;
             }
@@ -47,11 +47,11 @@ public:
             retried += ended_by_a_cut ? op_cuts - 1 : op_cuts;
             if (!ended_by_a_cut) continue;
             std::string taken_as_success;
-            if (const client_record* client = clients.find(op.operation)) {
+            if (const record::client_record* client = clients.find(op.operation)) {
                 ++judged;
                 if (client->success) taken_as_success = "the builtin client recorded success";
             } else if (run.command) {
-                const process_record* p = sole_process_during(*run.command, last->request_ns);
+                const record::process_record* p = sole_process_during(*run.command, last->request_ns);
                 if (p == nullptr) continue;
                 ++judged;
                 if (p->exit_status == 0 && !p->killed) {
@@ -60,7 +60,7 @@ public:
             }
             if (taken_as_success.empty()) continue;
             ++accepted;
-            add_evidence(v, evidence_item{std::string(op.operation), {last->seq},
+            add_evidence(v, record::evidence_item{std::string(op.operation), {last->seq},
                                           "a reply cut short (fault `" + std::string(last->fault) + "`, rule `" +
                                               std::string(last->rule) + "`) ended the operation, and " +
                                               taken_as_success + ":\n" + describe_attempt(*last)});
@@ -80,7 +80,7 @@ public:
     }
 
 private:
-    static bool is_cut(const journal_record& r) { return r.outcome == wire_outcome::truncated && !r.fault.empty(); }
+    static bool is_cut(const record::journal_record& r) { return r.outcome == record::wire_outcome::truncated && !r.fault.empty(); }
 };
 
 std::unique_ptr<check> make_rejects_truncated_replies(config::table_reader&) {
@@ -94,4 +94,4 @@ const core::registration<check_info> registered{
     "a reply cut short (truncate, tls_truncate without close_notify, a reset mid-response) is never taken as whole",
     &make_rejects_truncated_replies};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -9,7 +9,7 @@
 // (curl honoured a Retry-After of 1 s, yet looked 10.1 ms early from that stamp).
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -17,8 +17,8 @@ class retry_after final : public check {
 public:
     explicit retry_after(std::chrono::nanoseconds tolerance) : tolerance_(tolerance.count()) {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
+        record::verdict v;
         const client_index clients{run};
         const server_lateness lateness{run};
         std::size_t asked = 0;
@@ -30,11 +30,11 @@ public:
         for (const auto& op : operations) {
             const std::optional<std::int64_t> end = operation_deadline(op, clients.find(op.operation));
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {
-                const journal_record& prev = *op.attempts[i];
+                const record::journal_record& prev = *op.attempts[i];
                 if (!prev.retry_after_ms) continue;
                 ++asked;
                 if (i + 1 == op.attempts.size()) continue;
-                const journal_record& next = *op.attempts[i + 1];
+                const record::journal_record& next = *op.attempts[i + 1];
                 const std::int64_t wanted = *prev.retry_after_ms * 1'000'000;
                 const std::int64_t waited = next.request_ns - prev.finished_ns;
                 const std::int64_t at_most = next.request_ns - prev.request_ns;  // the client's wait, at most
@@ -48,14 +48,14 @@ public:
                 ++judged;
                 if (end && prev.finished_ns + wanted > *end) {
                     ++past_deadline;
-                    add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
+                    add_evidence(v, record::evidence_item{std::string(op.operation), {prev.seq, next.seq},
                                                   "Retry-After " + std::to_string(*prev.retry_after_ms) +
                                                       " ms reaches past the deadline (" +
                                                       format_ms(*end - prev.finished_ns) +
                                                       " left), yet the operation went on:" + pair});
                 } else if (at_most < wanted - tolerance_) {
                     ++too_soon;
-                    add_evidence(v, evidence_item{std::string(op.operation), {prev.seq, next.seq},
+                    add_evidence(v, record::evidence_item{std::string(op.operation), {prev.seq, next.seq},
                                                   "waited " + format_ms(waited) + " of the " +
                                                       std::to_string(*prev.retry_after_ms) +
                                                       " ms Retry-After asked:" + pair});
@@ -91,4 +91,4 @@ const core::registration<check_info> registered{
     "retry_after", "the next attempt waits for Retry-After; one longer than the deadline ends the operation",
     &make_retry_after};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -13,7 +13,7 @@
 #include "faultline/checks/token_bucket.hpp"
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -32,8 +32,8 @@ public:
         if (max_tokens > 0) full_bucket_.emplace(max_tokens, token_ratio);
     }
 
-    verdict evaluate(const run_record&, const operation_groups& operations) const override {
-        verdict v;
+    record::verdict evaluate(const record::run_record&, const record::operation_groups& operations) const override {
+        record::verdict v;
         if (full_bucket_) {
             // The bucket as the check replays it, for the HTML report's token-level chart.
             v.parameters = {{"max_tokens", tokens(full_bucket_->max_milli_tokens())},
@@ -66,7 +66,7 @@ public:
     }
 
 private:
-    std::string check_windows(verdict& v, const std::vector<std::int64_t>& firsts,
+    std::string check_windows(record::verdict& v, const std::vector<std::int64_t>& firsts,
                               const std::vector<std::pair<std::int64_t, std::uint64_t>>& retries) const {
         std::vector<std::int64_t> retry_times;
         retry_times.reserve(retries.size());
@@ -99,12 +99,12 @@ private:
                format_number(worst->allowed) + " (" + limit + ")";
     }
 
-    evidence_item describe_window(const window_result& w, std::string_view label,
+    record::evidence_item describe_window(const window_result& w, std::string_view label,
                                   const std::vector<std::pair<std::int64_t, std::uint64_t>>& retries) const {
         const std::int64_t end = w.start + window_.count();
-        evidence_item item;
+        record::evidence_item item;
         for (const auto& [t, seq] : retries) {
-            if (t >= w.start && t < end && item.seqs.size() < evidence_limit) item.seqs.push_back(seq);
+            if (t >= w.start && t < end && item.seqs.size() < record::evidence_limit) item.seqs.push_back(seq);
         }
         item.detail = std::string(label) + " " + format_window(w.start, end) + ": " +
                       std::to_string(w.retries) + " retries > " + format_number(ratio_) + " × " +
@@ -114,16 +114,16 @@ private:
         return item;
     }
 
-    std::string replay_tokens(verdict& v, const operation_groups& operations) const {
+    std::string replay_tokens(record::verdict& v, const record::operation_groups& operations) const {
         struct end_event {
-            const journal_record* ended;
-            const journal_record* next;  // the retry decided when `ended` ended, or nullptr
+            const record::journal_record* ended;
+            const record::journal_record* next;  // the retry decided when `ended` ended, or nullptr
             std::string_view operation;
         };
         std::vector<end_event> events;
         for (const auto& op : operations) {
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {
-                const journal_record* next = i + 1 < op.attempts.size() ? op.attempts[i + 1] : nullptr;
+                const record::journal_record* next = i + 1 < op.attempts.size() ? op.attempts[i + 1] : nullptr;
                 events.push_back(end_event{op.attempts[i], next, op.operation});
             }
         }
@@ -137,7 +137,7 @@ private:
             lowest = std::min(lowest, bucket.milli_tokens());
             if (e.next == nullptr || bucket.allows_retry()) continue;
             ++throttled;
-            add_evidence(v, evidence_item{std::string(e.operation), {e.ended->seq, e.next->seq},
+            add_evidence(v, record::evidence_item{std::string(e.operation), {e.ended->seq, e.next->seq},
                                           "retry #" + std::to_string(e.next->seq) + " at " +
                                               format_ms(e.next->request_ns) + " decided after " +
                                               describe_attempt(*e.ended) + " with " +
@@ -173,4 +173,4 @@ const core::registration<check_info> registered{
     "retry_budget", "retries stay within a sliding-window ratio and a replayed gRPC token bucket",
     &make_retry_budget};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -23,7 +23,7 @@
 #include "faultline/checks/timing_control.hpp"
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -31,13 +31,13 @@ std::string ms(double ns) { return format_ms(static_cast<std::int64_t>(std::llro
 
 struct spaced_gap {
     double ns;
-    const journal_record* prev;
-    const journal_record* next;
+    const record::journal_record* prev;
+    const record::journal_record* next;
 };
 
 // The previous attempt went out on a reused kept-alive connection and got no reply: a stack that
 // resends it at once on a fresh connection is replaying a request the dead connection swallowed.
-bool resend_after_dead_keep_alive(const journal_record& prev) {
+bool resend_after_dead_keep_alive(const record::journal_record& prev) {
     return prev.connection_request && *prev.connection_request > 1 && prev.status == 0;
 }
 
@@ -48,17 +48,17 @@ public:
         : min_gap_(static_cast<double>(min_gap.count())), min_samples_(min_samples),
           noise_floor_(static_cast<double>(noise_floor.count())), relative_growth_(min_relative_growth), grow_(grow) {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
         return judge(run, operations, nullptr);
     }
-    verdict evaluate_with_control(const run_record& run, const operation_groups& operations,
+    record::verdict evaluate_with_control(const record::run_record& run, const record::operation_groups& operations,
                                   const timing_control& control) const override {
         return judge(run, operations, &control);
     }
 
 private:
-    verdict judge(const run_record& run, const operation_groups& operations, const timing_control* control) const {
-        verdict v;
+    record::verdict judge(const record::run_record& run, const record::operation_groups& operations, const timing_control* control) const {
+        record::verdict v;
         std::map<std::size_t, std::vector<spaced_gap>> by_index;
         std::size_t judged = 0;
         std::size_t after_retry_after = 0;
@@ -66,12 +66,12 @@ private:
         std::size_t overlapping = 0;
         std::size_t short_ops = 0;
         // Added after the per-index findings, which say more in fewer lines (evidence is capped).
-        std::vector<evidence_item> back_to_back_operations;
+        std::vector<record::evidence_item> back_to_back_operations;
         for (const auto& op : operations) {
             std::vector<spaced_gap> gaps;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-                const journal_record& prev = *op.attempts[k - 1];
-                const journal_record& next = *op.attempts[k];
+                const record::journal_record& prev = *op.attempts[k - 1];
+                const record::journal_record& next = *op.attempts[k];
                 if (prev.retry_after_ms) {
                     ++after_retry_after;
                     continue;
@@ -104,12 +104,12 @@ private:
                 seqs.push_back(g.next->seq);
                 detail += "\n" + describe_attempt(*g.next) + " (gap " + ms(g.ns) + ")";
             }
-            back_to_back_operations.push_back(evidence_item{std::string(op.operation), std::move(seqs), detail});
+            back_to_back_operations.push_back(record::evidence_item{std::string(op.operation), std::move(seqs), detail});
         }
         const double control_noise = control != nullptr && control->measured() ? static_cast<double>(control->noise_ns()) : 0;
         std::string medians;
         std::vector<std::pair<std::size_t, double>> judged_medians;
-        std::vector<evidence_item> short_index_items;
+        std::vector<record::evidence_item> short_index_items;
         for (auto& [k, gaps] : by_index) {
             if (gaps.size() < min_samples_) continue;
             std::vector<double> values;
@@ -121,7 +121,7 @@ private:
             if (median >= min_gap_) continue;
             std::vector<std::uint64_t> seqs;
             for (std::size_t i = 0; i < gaps.size() && seqs.size() < 8; ++i) seqs.push_back(gaps[i].next->seq);
-            short_index_items.push_back(evidence_item{"", std::move(seqs),
+            short_index_items.push_back(record::evidence_item{"", std::move(seqs),
                                                       "retry " + std::to_string(k) + ": the median of " +
                                                           std::to_string(gaps.size()) + " gaps is " + ms(median) +
                                                           ", under min_gap " + ms(min_gap_) +
@@ -132,12 +132,12 @@ private:
         // backs off); two or more are a client that does not back off.
         const std::size_t short_indexes = short_index_items.size();
         if (short_indexes >= 2) {
-            for (evidence_item& item : short_index_items) add_evidence(v, std::move(item));
+            for (record::evidence_item& item : short_index_items) add_evidence(v, std::move(item));
         }
         // Where the indexes' medians judge (a herd), one operation of many drawing two near-zero delays
         // is full jitter's luck (about 1 run in 200 at base 1 s), not a finding; alone, it is the evidence.
         if (judged_medians.empty()) {
-            for (evidence_item& item : back_to_back_operations) add_evidence(v, std::move(item));
+            for (record::evidence_item& item : back_to_back_operations) add_evidence(v, std::move(item));
         } else {
             short_ops = 0;
         }
@@ -169,7 +169,7 @@ private:
     }
 
     // The growth part, on the medians of the indexes with enough gaps; returns its summary.
-    std::string judge_growth(verdict& v, const run_record& run, const std::vector<std::pair<std::size_t, double>>& medians,
+    std::string judge_growth(record::verdict& v, const record::run_record& run, const std::vector<std::pair<std::size_t, double>>& medians,
                              double control_noise, bool& cannot_tell) const {
         if (!grow_) return "growth not judged (grow = false)";
         if (run.declared.backoff && run.declared.backoff->multiplier <= 1.0) {
@@ -194,7 +194,7 @@ private:
             cannot_tell = true;
             return line + ": within the noise the control measured, growth cannot be told from a constant delay";
         }
-        add_evidence(v, evidence_item{"", {},
+        add_evidence(v, record::evidence_item{"", {},
                                       "the backoff does not grow: " + line +
                                           "; declare --backoff with a constant curve if that is the design"});
         return line;
@@ -223,4 +223,4 @@ const core::registration<check_info> registered{
     "spacing", "retries wait (no back-to-back retries) and the backoff grows, judged against the run's timing noise",
     &make_spacing};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -3,7 +3,7 @@
 // succeeded when its last attempt got a complete 2xx response.
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 namespace {
 
@@ -11,10 +11,10 @@ class success_rate final : public check {
 public:
     explicit success_rate(double min) : min_(min) {}
 
-    verdict evaluate(const run_record& run, const operation_groups& operations) const override {
+    record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const override {
         if (!run.clients.empty()) return judge_client_records(run, operations);
         if (operations.size() == 0) return nothing_reached_the_server(run);
-        verdict v;
+        record::verdict v;
         std::size_t failed = 0;
         for (const auto& op : operations) {
             if (!is_success(*op.attempts.back())) ++failed;
@@ -22,9 +22,9 @@ public:
         judge(v, operations.size(), failed, "the journal");
         if (v.passed) return v;
         for (const auto& op : operations) {
-            const journal_record& last = *op.attempts.back();
+            const record::journal_record& last = *op.attempts.back();
             if (is_success(last)) continue;
-            add_evidence(v, evidence_item{std::string(op.operation), seqs_of(op.attempts),
+            add_evidence(v, record::evidence_item{std::string(op.operation), seqs_of(op.attempts),
                                           "last of " + std::to_string(op.attempts.size()) +
                                               " attempts: " + describe_attempt(last)});
         }
@@ -33,20 +33,20 @@ public:
 
 private:
     // The builtin client's own account: it knows the operations that never reached the server.
-    verdict judge_client_records(const run_record& run, const operation_groups& operations) const {
-        verdict v;
-        std::vector<const client_record*> failures;
-        for (const client_record& c : run.clients) {
+    record::verdict judge_client_records(const record::run_record& run, const record::operation_groups& operations) const {
+        record::verdict v;
+        std::vector<const record::client_record*> failures;
+        for (const record::client_record& c : run.clients) {
             if (!c.success) failures.push_back(&c);
         }
         judge(v, run.clients.size(), failures.size(), "client records");
         if (v.passed) return v;
-        std::vector<symbol> names;
+        std::vector<record::symbol> names;
         names.reserve(failures.size());
-        for (const client_record* c : failures) names.push_back(c->operation);
+        for (const record::client_record* c : failures) names.push_back(c->operation);
         const auto groups = find_operations(operations, names);
-        for (const client_record* c : failures) {
-            evidence_item item{c->operation.str(), {},
+        for (const record::client_record* c : failures) {
+            record::evidence_item item{c->operation.str(), {},
                                "client " + c->client + " " + c->method + " " + c->target + ": " + c->decision +
                                    " after " + std::to_string(c->attempts) + " attempts (" + c->attempt_outcomes + ")"};
             if (const auto found = groups.find(c->operation); found != groups.end()) {
@@ -57,7 +57,7 @@ private:
         return v;
     }
 
-    void judge(verdict& v, std::size_t total, std::size_t failed, std::string_view source) const {
+    void judge(record::verdict& v, std::size_t total, std::size_t failed, std::string_view source) const {
         const double rate = static_cast<double>(total - failed) / static_cast<double>(total);
         v.passed = rate >= min_;
         v.summary = std::to_string(total - failed) + " of " + std::to_string(total) + " operations succeeded (" +
@@ -66,19 +66,19 @@ private:
 
     // No operation at all is no success: a client that gave up before anything reached the server
     // (or was killed first) must not pass by default.
-    verdict nothing_reached_the_server(const run_record& run) const {
-        verdict v;
+    record::verdict nothing_reached_the_server(const record::run_record& run) const {
+        record::verdict v;
         v.passed = min_ == 0;
         v.summary = "no operation reached the server, so none succeeded (min " + format_number(min_) + ")";
         if (v.passed) return v;
         std::string detail = "the journal holds no attempt";
         if (run.command) {
-            for (const process_record& p : run.command->processes) {
+            for (const record::process_record& p : run.command->processes) {
                 detail += "; process " + std::to_string(p.op) + " (pid " + std::to_string(p.pid) + ") exited with status " +
                           std::to_string(p.exit_status) + (p.killed ? " (killed at the time limit)" : "");
             }
         }
-        add_evidence(v, evidence_item{"", {}, detail});
+        add_evidence(v, record::evidence_item{"", {}, detail});
         return v;
     }
 
@@ -95,4 +95,4 @@ const core::registration<check_info> registered{
     "success_rate", "the share of operations that succeed is at least `min`",
     &make_success_rate};
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

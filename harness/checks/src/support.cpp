@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <unordered_set>
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 std::string format_ms(std::int64_t ns) {
     char buf[48];
@@ -26,12 +26,12 @@ std::string format_number(double value) {
     return buf;
 }
 
-std::string attempt_result(const journal_record& r) {
-    if (r.outcome == wire_outcome::responded) return std::to_string(r.status);
+std::string attempt_result(const record::journal_record& r) {
+    if (r.outcome == record::wire_outcome::responded) return std::to_string(r.status);
     return std::string(to_string(r.outcome));
 }
 
-std::string describe_attempt(const journal_record& r) {
+std::string describe_attempt(const record::journal_record& r) {
     std::string out = "#" + std::to_string(r.seq) + " " + r.method + " " + r.target;
     // In a merged history (several sidecars, relay tiers) the instance says where the attempt went.
     if (r.instance && !r.instance->empty()) out += " to " + *r.instance;
@@ -44,7 +44,7 @@ std::string describe_attempt(const journal_record& r) {
     // A gRPC call's own outcome is in its trailers, not in the HTTP status (always 200).
     if (r.grpc_status) out += " grpc " + std::string(grpc_status_names(static_cast<grpc_status>(*r.grpc_status)));
     if (r.grpc_pushback_ms) out += ", pushback " + std::to_string(*r.grpc_pushback_ms) + "ms";
-    if (r.effect != effect_kind::none) out += ", effect " + std::string(to_string(r.effect));
+    if (r.effect != record::effect_kind::none) out += ", effect " + std::string(to_string(r.effect));
     if (!r.fault.empty()) {
         out += " [fault " + r.fault;
         if (!r.rule.empty()) out += ", rule " + r.rule;
@@ -53,26 +53,26 @@ std::string describe_attempt(const journal_record& r) {
     return out;
 }
 
-bool is_success(const journal_record& r) {
-    return r.outcome == wire_outcome::responded && r.status >= 200 && r.status < 300;
+bool is_success(const record::journal_record& r) {
+    return r.outcome == record::wire_outcome::responded && r.status >= 200 && r.status < 300;
 }
 
-bool idempotency_key_in_use(const journal_record& r) {
-    return r.outcome == wire_outcome::responded && r.status == 409 && r.effect == effect_kind::conflict;
+bool idempotency_key_in_use(const record::journal_record& r) {
+    return r.outcome == record::wire_outcome::responded && r.status == 409 && r.effect == record::effect_kind::conflict;
 }
 
-bool allows_retry(retry::status_treatment t, const journal_record& r) {
+bool allows_retry(retry::status_treatment t, const record::journal_record& r) {
     return retry::allows_retry(t, r.retry_after_ms.has_value(), idempotency_key_in_use(r));
 }
 
-bool is_retryable_failure(const journal_record& r) {
-    if (r.outcome != wire_outcome::responded) return true;
+bool is_retryable_failure(const record::journal_record& r) {
+    if (r.outcome != record::wire_outcome::responded) return true;
     const auto rule = retry::find_status_rule(r.status);
     return rule && allows_retry(rule->standard, r);
 }
 
-bool reply_lost_after_commit(const journal_record& r) {
-    return r.effect == effect_kind::committed && r.outcome != wire_outcome::responded;
+bool reply_lost_after_commit(const record::journal_record& r) {
+    return r.effect == record::effect_kind::committed && r.outcome != record::wire_outcome::responded;
 }
 
 namespace {
@@ -81,16 +81,16 @@ template <class Attempts>
 std::vector<std::uint64_t> seqs_in(const Attempts& attempts) {
     std::vector<std::uint64_t> out;
     out.reserve(attempts.size());
-    for (const journal_record* r : attempts) out.push_back(r->seq);
+    for (const record::journal_record* r : attempts) out.push_back(r->seq);
     return out;
 }
 
 }  // namespace
 
-std::vector<std::uint64_t> seqs_of(attempt_list attempts) { return seqs_in(attempts); }
-std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attempts) { return seqs_in(attempts); }
+std::vector<std::uint64_t> seqs_of(record::attempt_list attempts) { return seqs_in(attempts); }
+std::vector<std::uint64_t> seqs_of(std::span<const record::journal_record* const> attempts) { return seqs_in(attempts); }
 
-client_index::client_index(const run_record& run) : clients_{run.clients} {
+client_index::client_index(const record::run_record& run) : clients_{run.clients} {
     by_operation_.reserve(clients_.size());
     for (std::size_t i = 0; i < clients_.size(); ++i) {
         by_operation_.emplace_back(clients_[i].operation.id(), static_cast<std::uint32_t>(i));
@@ -98,34 +98,34 @@ client_index::client_index(const run_record& run) : clients_{run.clients} {
     std::sort(by_operation_.begin(), by_operation_.end());  // by id, then position: the first comes first
 }
 
-const client_record* client_index::find(symbol operation) const {
+const record::client_record* client_index::find(record::symbol operation) const {
     const auto found = std::lower_bound(by_operation_.begin(), by_operation_.end(),
                                         std::pair<std::uint32_t, std::uint32_t>{operation.id(), 0});
     if (found == by_operation_.end() || found->first != operation.id()) return nullptr;
     return &clients_[found->second];
 }
 
-std::unordered_map<symbol, operation_attempts> find_operations(const operation_groups& operations,
-                                                              std::span<const symbol> names) {
-    std::unordered_map<symbol, operation_attempts> found;
+std::unordered_map<record::symbol, record::operation_attempts> find_operations(const record::operation_groups& operations,
+                                                              std::span<const record::symbol> names) {
+    std::unordered_map<record::symbol, record::operation_attempts> found;
     if (names.empty()) return found;
-    const std::unordered_set<symbol> wanted(names.begin(), names.end());
-    for (const operation_attempts op : operations) {
+    const std::unordered_set<record::symbol> wanted(names.begin(), names.end());
+    for (const record::operation_attempts op : operations) {
         if (wanted.contains(op.operation)) found.emplace(op.operation, op);
     }
     return found;
 }
 
-std::optional<std::int64_t> operation_deadline(const operation_attempts& op, const client_record* client) {
+std::optional<std::int64_t> operation_deadline(const record::operation_attempts& op, const record::client_record* client) {
     if (client != nullptr && client->deadline_ns) return client->deadline_ns;
-    const journal_record& first = *op.attempts.front();
+    const record::journal_record& first = *op.attempts.front();
     if (first.deadline_ms) return first.request_ns + *first.deadline_ms * 1'000'000;
     return std::nullopt;
 }
 
-server_lateness::server_lateness(const run_record& run) {
-    for (const server_event& e : run.server_events) {
-        if (e.kind == server_event_kind::server_late && e.late_ns) spells_.emplace_back(e.at_ns, *e.late_ns);
+server_lateness::server_lateness(const record::run_record& run) {
+    for (const record::server_event& e : run.server_events) {
+        if (e.kind == record::server_event_kind::server_late && e.late_ns) spells_.emplace_back(e.at_ns, *e.late_ns);
     }
 }
 
@@ -176,9 +176,9 @@ std::size_t binomial_upper_bound(std::size_t n, double p, double alpha) {
     return 0;
 }
 
-void add_evidence(verdict& v, evidence_item item) {
-    if (v.evidence.size() < evidence_limit) v.evidence.push_back(std::move(item));
+void add_evidence(record::verdict& v, record::evidence_item item) {
+    if (v.evidence.size() < record::evidence_limit) v.evidence.push_back(std::move(item));
     ++v.evidence_total;
 }
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

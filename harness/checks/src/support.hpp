@@ -21,7 +21,7 @@
 #include "faultline/record/run_record.hpp"
 #include "faultline/retry/status_rules.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 // "12.3ms": times in evidence are ms since run start with 0.1 ms resolution.
 std::string format_ms(std::int64_t ns);
@@ -34,55 +34,55 @@ std::string format_window(std::int64_t start_ns, std::int64_t end_ns);
 std::string format_number(double value);
 
 // "200", "503", or the wire outcome when no complete response was sent ("reset", "hung", …).
-std::string attempt_result(const journal_record& r);
+std::string attempt_result(const record::journal_record& r);
 // "#12 POST /charge at 105.2ms→106.0ms: 503 [fault status, rule r1]"; a gRPC call's status and
 // pushback follow the HTTP result ("200 grpc UNAVAILABLE, pushback 100ms").
-std::string describe_attempt(const journal_record& r);
+std::string describe_attempt(const record::journal_record& r);
 
-bool is_success(const journal_record& r);  // a complete 2xx response
+bool is_success(const record::journal_record& r);  // a complete 2xx response
 // A 409 from the server's idempotency layer because the key's first request is still in flight
 // (journal effect `conflict`; a `conflict` on a 422 is a payload mismatch instead).
-bool idempotency_key_in_use(const journal_record& r);
+bool idempotency_key_in_use(const record::journal_record& r);
 // Whether a response with treatment `t` (retry/status_rules.hpp) may be retried, by what it carried.
-bool allows_retry(retry::status_treatment t, const journal_record& r);
+bool allows_retry(retry::status_treatment t, const record::journal_record& r);
 // gRPC retryThrottling's notion of a failure: no complete response, or a status the retry library's
 // table retries (408, 429, 500, 502, 503, 504; 413 with Retry-After; a key-in-use 409), as the builtin
 // client's budget counts them.
-bool is_retryable_failure(const journal_record& r);
+bool is_retryable_failure(const record::journal_record& r);
 // The server committed the effect but the client never got the complete reply.
-bool reply_lost_after_commit(const journal_record& r);
+bool reply_lost_after_commit(const record::journal_record& r);
 
-std::vector<std::uint64_t> seqs_of(attempt_list attempts);
-std::vector<std::uint64_t> seqs_of(std::span<const journal_record* const> attempts);
+std::vector<std::uint64_t> seqs_of(record::attempt_list attempts);
+std::vector<std::uint64_t> seqs_of(std::span<const record::journal_record* const> attempts);
 
 // Client records by operation identity (none for `command` clients): (symbol id, position) pairs
 // sorted by id, 8 bytes an operation, where the node map each of three checks built at once took ~50.
 class client_index {
 public:
-    explicit client_index(const run_record& run);
+    explicit client_index(const record::run_record& run);
     // The operation's client record (the first, should two share an identity); null when none.
-    const client_record* find(symbol operation) const;
+    const record::client_record* find(record::symbol operation) const;
 
 private:
-    const std::deque<client_record>& clients_;
+    const std::deque<record::client_record>& clients_;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> by_operation_;
 };
 
 // The journal's groups of the operations named (those it has any attempt of), by name, found in one
 // pass. Evidence names a few operations: an index of every operation cost a large run ~50 bytes an
 // operation at its peak.
-std::unordered_map<symbol, operation_attempts> find_operations(const operation_groups& operations,
-                                                              std::span<const symbol> names);
+std::unordered_map<record::symbol, record::operation_attempts> find_operations(const record::operation_groups& operations,
+                                                              std::span<const record::symbol> names);
 
 // The operation's overall deadline (ns since run start): from its client record when present,
 // else from the first attempt's propagated deadline header (first t_request + deadline_ms).
-std::optional<std::int64_t> operation_deadline(const operation_attempts& op, const client_record* client);
+std::optional<std::int64_t> operation_deadline(const record::operation_attempts& op, const record::client_record* client);
 
 // The spells in which the server itself ran late (server_late events): a stamp taken in one may be
 // late by as much as the spell lasted, so a gap measured from it may be that much too short.
 class server_lateness {
 public:
-    explicit server_lateness(const run_record& run);
+    explicit server_lateness(const record::run_record& run);
     // How late a stamp taken in [from_ns, to_ns] may be: the longest spell overlapping it, each
     // spell reaching one timer period past its last late firing (0 when none).
     std::int64_t overlapping(std::int64_t from_ns, std::int64_t to_ns) const;
@@ -152,7 +152,7 @@ double quantile(const std::vector<double>& sorted_values, double q);
 std::size_t binomial_upper_bound(std::size_t n, double p, double alpha);
 
 // Appends evidence up to `evidence_limit`, counting all of it.
-void add_evidence(verdict& v, evidence_item item);
+void add_evidence(record::verdict& v, record::evidence_item item);
 
 // What a check file registers, one per file, as its last line:
 //   const core::registration<check_info> registered{"<name>", "<one-line summary>", &make_<name>};
@@ -166,4 +166,4 @@ struct check_info {
     check_factory make;
 };
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -5,7 +5,7 @@
 #include "faultline/record/run_record.hpp"
 #include "support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 
 std::int64_t timing_control::noise_ns() const {
     if (!measured()) return 0;
@@ -42,11 +42,11 @@ namespace {
 // journal's operations; a retry sent before its previous attempt ended is a timeout, not a delay, and
 // is left out.
 template <typename Take>
-void for_each_gap(const std::vector<journal_record>& journal, Take take) {
-    for (const operation_attempts& op : group_operations(journal)) {
+void for_each_gap(const std::vector<record::journal_record>& journal, Take take) {
+    for (const record::operation_attempts& op : group_operations(journal)) {
         for (std::size_t k = 1; k < op.attempts.size(); ++k) {
-            const journal_record& prev = *op.attempts[k - 1];
-            const journal_record& next = *op.attempts[k];
+            const record::journal_record& prev = *op.attempts[k - 1];
+            const record::journal_record& next = *op.attempts[k];
             if (next.request_ns >= prev.finished_ns) take(k, prev, next);
         }
     }
@@ -54,22 +54,22 @@ void for_each_gap(const std::vector<journal_record>& journal, Take take) {
 
 }  // namespace
 
-timing_control measure_control(const std::vector<journal_record>& control_journal, std::chrono::nanoseconds delay,
+timing_control measure_control(const std::vector<record::journal_record>& control_journal, std::chrono::nanoseconds delay,
                                std::size_t processes) {
     timing_control out;
     out.delay = delay;
     out.processes = processes;
-    for_each_gap(control_journal, [&](std::size_t, const journal_record& prev, const journal_record& next) {
+    for_each_gap(control_journal, [&](std::size_t, const record::journal_record& prev, const record::journal_record& next) {
         out.gaps_ns.push_back(next.request_ns - prev.finished_ns);
         out.seqs.push_back(next.seq);
     });
     return out;
 }
 
-void add_gaps_alone(const std::vector<journal_record>& journal, std::map<std::size_t, std::vector<std::int64_t>>& out) {
-    for_each_gap(journal, [&](std::size_t k, const journal_record& prev, const journal_record& next) {
+void add_gaps_alone(const std::vector<record::journal_record>& journal, std::map<std::size_t, std::vector<std::int64_t>>& out) {
+    for_each_gap(journal, [&](std::size_t k, const record::journal_record& prev, const record::journal_record& next) {
         if (!prev.retry_after_ms) out[k].push_back(next.request_ns - prev.finished_ns);
     });
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::checks

@@ -5,12 +5,12 @@
 
 #include "support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 token_bucket::token_bucket(double max_tokens, double token_ratio)
     : max_milli_(std::llround(max_tokens * 1000)), ratio_milli_(std::llround(token_ratio * 1000)), milli_(max_milli_) {}
 
-void token_bucket::on_ended(const journal_record& attempt) {
+void token_bucket::on_ended(const record::journal_record& attempt) {
     on_ended(is_success(attempt)             ? throttle_outcome::success
              : is_retryable_failure(attempt) ? throttle_outcome::failure
                                              : throttle_outcome::neutral);
@@ -25,8 +25,8 @@ void token_bucket::on_ended(throttle_outcome outcome) {
     }
 }
 
-bool ended_before(const journal_record& a, const journal_record& b) {
+bool ended_before(const record::journal_record& a, const record::journal_record& b) {
     return a.finished_ns != b.finished_ns ? a.finished_ns < b.finished_ns : a.seq < b.seq;
 }
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

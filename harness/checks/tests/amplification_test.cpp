@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -14,7 +14,7 @@ TEST(amplification, every_operation_retrying_to_the_limit_fails_overall) {
     for (int i = 0; i < 10; ++i) {
         j.op("op" + std::to_string(i)).at(i).attempt(503).attempt(503).attempt(503).attempt(503).attempt(503);
     }
-    const verdict v = test::run_check(R"(check = "amplification")", j.run());
+    const record::verdict v = test::run_check(R"(check = "amplification")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_GE(v.evidence.size(), 2u);
     EXPECT_EQ(v.evidence[0].operation, "");
@@ -30,7 +30,7 @@ TEST(amplification, a_burst_of_retries_breaks_the_peak_ratio) {
     for (int i = 0; i < 10; ++i) {
         j.op("storm" + std::to_string(i)).at(1000 + i).attempt(503).wait(1).attempt(503).wait(1).attempt(200);
     }
-    const verdict v = test::run_check(
+    const record::verdict v = test::run_check(
         "check = \"amplification\"\nmax_ratio = 10\nmax_peak_ratio = 1.5\nwindow = \"100ms\"\n",
         j.run());
     EXPECT_FALSE(v.passed);
@@ -49,7 +49,7 @@ TEST(amplification, the_peak_window_is_shown_within_the_run_and_its_ratio_rounde
         j.op("storm" + std::to_string(i)).at(i).attempt(503).wait(1).attempt(503).wait(1).attempt(200);
         if (i < 3) j.wait(1).attempt(200);
     }
-    const verdict v = test::run_check(
+    const record::verdict v = test::run_check(
         "check = \"amplification\"\nmax_ratio = 10\nmax_peak_ratio = 1.5\nmin_first_attempts = 7\nwindow = \"100ms\"\n",
         j.run());
     EXPECT_FALSE(v.passed);
@@ -60,7 +60,7 @@ TEST(amplification, the_peak_window_is_shown_within_the_run_and_its_ratio_rounde
 TEST(amplification, single_attempts_pass) {
     test::journal_builder j;
     for (int i = 0; i < 20; ++i) j.op("op" + std::to_string(i)).at(i * 10).attempt(200);
-    const verdict v = test::run_check(R"(check = "amplification")", j.run());
+    const record::verdict v = test::run_check(R"(check = "amplification")", j.run());
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("1 per operation (max 2); peak 1 in"));
 }
@@ -68,8 +68,8 @@ TEST(amplification, single_attempts_pass) {
 TEST(amplification, a_run_too_small_for_a_judged_window_is_insufficient_evidence) {
     test::journal_builder j;
     for (int i = 0; i < 5; ++i) j.op("op" + std::to_string(i)).at(i * 10).attempt(200);
-    const verdict v = test::run_check(R"(check = "amplification")", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    const record::verdict v = test::run_check(R"(check = "amplification")", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("no window judged: 5 attempts for 5 operations"));
     EXPECT_THAT(v.summary, HasSubstr("peak not judged (no 1000.0ms window with 10 first attempts)"));
 }
@@ -77,30 +77,30 @@ TEST(amplification, a_run_too_small_for_a_judged_window_is_insufficient_evidence
 TEST(amplification, an_overall_ratio_over_the_limit_fails_without_a_judged_window) {
     test::journal_builder j;
     j.op("a").attempt(503).attempt(503).attempt(503).attempt(200);
-    const verdict v = test::run_check(R"(check = "amplification")", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail) << v.summary;
+    const record::verdict v = test::run_check(R"(check = "amplification")", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail) << v.summary;
 }
 
 // A merged history of two tiers: each operation's first attempt journaled by "edge", its three
 // forwarded attempts by "backend".
-run_record two_tiers() {
+record::run_record two_tiers() {
     test::journal_builder j;
     for (int i = 0; i < 10; ++i) j.op("op" + std::to_string(i)).at(i).attempt(503).attempt(503).attempt(503).attempt(503);
-    run_record run = j.run();
+    record::run_record run = j.run();
     for (auto& r : run.journal) r.instance = r.attempt == 1 ? "edge" : "backend";
     return run;
 }
 
 TEST(amplification, with_an_instance_counts_only_the_attempts_that_instance_journaled) {
-    const run_record run = two_tiers();
-    const verdict over = test::run_check("check = \"amplification\"\ninstance = \"backend\"\nmax_ratio = 2.5\n", run);
+    const record::run_record run = two_tiers();
+    const record::verdict over = test::run_check("check = \"amplification\"\ninstance = \"backend\"\nmax_ratio = 2.5\n", run);
     EXPECT_FALSE(over.passed);
     ASSERT_GE(over.evidence.size(), 2u);
     EXPECT_EQ(over.evidence[0].detail, "30 attempts at backend for 10 operations = 3 per operation > 2.5");
     EXPECT_EQ(over.evidence[1].operation, "op0");
     EXPECT_THAT(over.evidence[1].seqs, ElementsAre(2u, 3u, 4u));  // not the edge's seq 1
 
-    const verdict within = test::run_check("check = \"amplification\"\ninstance = \"backend\"\nmax_ratio = 3\n", run);
+    const record::verdict within = test::run_check("check = \"amplification\"\ninstance = \"backend\"\nmax_ratio = 3\n", run);
     EXPECT_TRUE(within.passed) << within.summary;
     EXPECT_THAT(within.summary, HasSubstr("30 attempts at backend for 10 operations: 3 per operation (max 3); peak 3 in"));
     // The whole history holds 4 per operation.
@@ -108,8 +108,8 @@ TEST(amplification, with_an_instance_counts_only_the_attempts_that_instance_jour
 }
 
 TEST(amplification, an_instance_that_journaled_nothing_is_insufficient_evidence) {
-    const verdict v = test::run_check("check = \"amplification\"\ninstance = \"relay-z\"\n", two_tiers());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    const record::verdict v = test::run_check("check = \"amplification\"\ninstance = \"relay-z\"\n", two_tiers());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
     EXPECT_EQ(v.summary, "no attempts journaled by instance relay-z: nothing to judge");
 }
 
@@ -121,4 +121,4 @@ TEST(amplification, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

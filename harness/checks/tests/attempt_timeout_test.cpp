@@ -3,21 +3,21 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Operation "a" hangs once for `held_ms` before the client leaves, then succeeds.
-run_record hung_once(double held_ms) {
+record::run_record hung_once(double held_ms) {
     test::journal_builder j;
-    j.op("a", "GET", "/items/a").lost(wire_outcome::hung, held_ms).fault("hang").wait(50).attempt(200);
+    j.op("a", "GET", "/items/a").lost(record::wire_outcome::hung, held_ms).fault("hang").wait(50).attempt(200);
     return j.run();
 }
 
 TEST(attempt_timeout, a_client_that_waits_out_the_hang_fails_with_the_held_attempt) {
-    const verdict v = test::run_check("check = \"attempt_timeout\"\nmax = \"500ms\"\n", hung_once(5000));
+    const record::verdict v = test::run_check("check = \"attempt_timeout\"\nmax = \"500ms\"\n", hung_once(5000));
     EXPECT_FALSE(v.passed);
     EXPECT_FALSE(v.insufficient_evidence);
     EXPECT_EQ(v.summary,
@@ -29,17 +29,17 @@ TEST(attempt_timeout, a_client_that_waits_out_the_hang_fails_with_the_held_attem
 }
 
 TEST(attempt_timeout, a_client_that_gives_up_at_its_timeout_passes) {
-    const verdict v = test::run_check("check = \"attempt_timeout\"\nmax = \"500ms\"\n", hung_once(560));
+    const record::verdict v = test::run_check("check = \"attempt_timeout\"\nmax = \"500ms\"\n", hung_once(560));
     EXPECT_TRUE(v.passed) << v.summary;
 }
 
 // The server ran late for 400 ms when the client left: held 900 ms against 500 + 100 may be its own
 // lateness, so it is not judged (and nothing else was); a 200 ms spell cannot explain 300 ms.
 TEST(attempt_timeout, held_too_long_by_no_more_than_the_server_ran_late_is_not_judged) {
-    run_record run = hung_once(900);
+    record::run_record run = hung_once(900);
     test::add_server_late(run, run.journal[0].finished_ns - 400'000'000, 400'000'000);
-    const verdict excused = test::run_check("check = \"attempt_timeout\"\nmax = \"500ms\"\n", run);
-    EXPECT_EQ(excused.outcome(), verdict_outcome::insufficient_evidence) << excused.summary;
+    const record::verdict excused = test::run_check("check = \"attempt_timeout\"\nmax = \"500ms\"\n", run);
+    EXPECT_EQ(excused.outcome(), record::verdict_outcome::insufficient_evidence) << excused.summary;
     EXPECT_THAT(excused.summary, HasSubstr("1 not judged: held too long by no more than the server itself ran late "
                                            "when the client left (up to 400.0ms, server_late)"));
 
@@ -49,23 +49,23 @@ TEST(attempt_timeout, held_too_long_by_no_more_than_the_server_ran_late_is_not_j
 }
 
 TEST(attempt_timeout, the_declared_timeout_is_used_without_max) {
-    run_record run = hung_once(900);
+    record::run_record run = hung_once(900);
     run.declared.attempt_timeout = std::chrono::milliseconds{500};
-    const verdict v = test::run_check("check = \"attempt_timeout\"\n", run);
+    const record::verdict v = test::run_check("check = \"attempt_timeout\"\n", run);
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("the declared attempt timeout 500.0ms"));
 }
 
 TEST(attempt_timeout, nothing_to_judge_is_insufficient_evidence_never_a_pass) {
-    const verdict no_limit = test::run_check("check = \"attempt_timeout\"\n", hung_once(900));
+    const record::verdict no_limit = test::run_check("check = \"attempt_timeout\"\n", hung_once(900));
     EXPECT_TRUE(no_limit.insufficient_evidence);
     EXPECT_FALSE(no_limit.passed);
     test::journal_builder answered;
     answered.op("a").attempt(200, 3000);  // slow but answered: no hang to judge
-    const verdict no_hang = test::run_check("check = \"attempt_timeout\"\nmax = \"1s\"\n", answered.run());
+    const record::verdict no_hang = test::run_check("check = \"attempt_timeout\"\nmax = \"1s\"\n", answered.run());
     EXPECT_TRUE(no_hang.insufficient_evidence);
     EXPECT_THAT(no_hang.summary, HasSubstr("no attempt was left unanswered"));
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -15,7 +15,7 @@ constexpr std::string_view equal_policy =
 TEST(backoff, immediate_retries_fall_below_the_envelope) {
     test::journal_builder j;
     j.op("a").attempt(503).attempt(503).attempt(200);
-    const verdict v = test::run_check(equal_policy, j.run());
+    const record::verdict v = test::run_check(equal_policy, j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 2u);
     EXPECT_EQ(v.evidence[0].operation, "a");
@@ -30,8 +30,8 @@ TEST(backoff, a_run_without_a_retry_is_insufficient_evidence) {
     test::journal_builder j;
     j.op("a").attempt(200);
     j.op("b").at(5).attempt(404);
-    const verdict v = test::run_check(equal_policy, j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    const record::verdict v = test::run_check(equal_policy, j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("no gap before a retry to judge"));
 }
 
@@ -40,17 +40,17 @@ TEST(backoff, a_run_without_a_retry_is_insufficient_evidence) {
 TEST(backoff, a_gap_outside_by_no_more_than_the_server_ran_late_is_not_judged) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(20).attempt(503).wait(300).attempt(200);
-    run_record run = j.run();
+    record::run_record run = j.run();
     test::add_server_late(run, run.journal[0].request_ns - 30'000'000, 30'000'000);
     test::add_server_late(run, run.journal[2].request_ns - 100'000'000, 100'000'000);
-    const verdict excused = test::run_check(equal_policy, run);
-    EXPECT_EQ(excused.outcome(), verdict_outcome::insufficient_evidence) << excused.summary;
+    const record::verdict excused = test::run_check(equal_policy, run);
+    EXPECT_EQ(excused.outcome(), record::verdict_outcome::insufficient_evidence) << excused.summary;
     EXPECT_THAT(excused.summary, HasSubstr("2 not judged: outside by no more than the server itself ran late around "
                                            "them (up to 100.0ms, server_late)"));
 
     run.server_events[0].late_ns = 10'000'000;  // 20 ms short: 10 ms late cannot explain it
     run.server_events[1].late_ns = 50'000'000;  // 90 ms long: nor 50 ms
-    const verdict caught = test::run_check(equal_policy, run);
+    const record::verdict caught = test::run_check(equal_policy, run);
     EXPECT_FALSE(caught.passed);
     EXPECT_EQ(caught.evidence.size(), 2u);
 }
@@ -58,7 +58,7 @@ TEST(backoff, a_gap_outside_by_no_more_than_the_server_ran_late_is_not_judged) {
 TEST(backoff, gaps_inside_the_equal_jitter_envelope_pass) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(60).attempt(503).wait(190).attempt(200);
-    const verdict v = test::run_check(equal_policy, j.run());
+    const record::verdict v = test::run_check(equal_policy, j.run());
     EXPECT_TRUE(v.passed) << v.summary;
 }
 
@@ -71,7 +71,7 @@ TEST(backoff, decorrelated_envelope_follows_the_previous_gap) {
 
     test::journal_builder bad;
     bad.op("a").attempt(503).wait(250).attempt(503).wait(900).attempt(200);
-    const verdict v = test::run_check(policy, bad.run());
+    const record::verdict v = test::run_check(policy, bad.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 3u));
@@ -82,7 +82,7 @@ TEST(backoff, gaps_after_retry_after_are_left_to_that_check) {
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(2000).wait(2000).attempt(200);
     j.op("b").at(10).attempt(503).wait(60).attempt(200);
-    const verdict v = test::run_check(equal_policy, j.run());
+    const record::verdict v = test::run_check(equal_policy, j.run());
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("1 gaps checked"));
 }
@@ -94,7 +94,7 @@ TEST(backoff, clamping_after_jitter_piles_gaps_at_the_cap) {
     for (int i = 0; i < 10; ++i) {
         spiky.op("op" + std::to_string(i)).at(i * 1000).attempt(503).wait(50).attempt(503).wait(200).attempt(200);
     }
-    const verdict v = test::run_check(policy, spiky.run());
+    const record::verdict v = test::run_check(policy, spiky.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "");
@@ -105,7 +105,7 @@ TEST(backoff, clamping_after_jitter_piles_gaps_at_the_cap) {
     for (int i = 0; i < 10; ++i) {
         spread.op("op" + std::to_string(i)).at(i * 1000).attempt(503).wait(50).attempt(503).wait(15 * i).attempt(200);
     }
-    const verdict ok = test::run_check(policy, spread.run());
+    const record::verdict ok = test::run_check(policy, spread.run());
     EXPECT_TRUE(ok.passed) << ok.summary;
     EXPECT_THAT(ok.summary, HasSubstr("0 of 10 gaps that could reach the cap sit at it"));
 }
@@ -119,7 +119,7 @@ TEST(backoff, additive_jitter_adds_up_to_jitter_max_to_the_curve) {
 
     test::journal_builder bad;
     bad.op("a").attempt(503).wait(60).attempt(503).wait(320).attempt(200);
-    const verdict v = test::run_check(policy, bad.run());
+    const record::verdict v = test::run_check(policy, bad.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 2u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 1: gap 60.0ms outside [100.0ms, 200.0ms]"));
@@ -138,7 +138,7 @@ TEST(backoff, proportional_matches_grpc_beyond_the_cap_and_one_sided_clients) {
     const std::string above = std::string(grpc) + "jitter_sides = \"above\"\n";
     test::journal_builder low;
     low.op("a").attempt(503).wait(85).attempt(503).wait(235).attempt(200);
-    const verdict v = test::run_check(above, low.run());
+    const record::verdict v = test::run_check(above, low.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 1: gap 85.0ms outside [100.0ms, 120.0ms]"));
@@ -159,20 +159,20 @@ TEST(backoff, linear_constant_and_uncapped_curves) {
         j.attempt(200);
         return j.run();
     };
-    const run_record linear = run_of({1000, 2000, 3000});
+    const record::run_record linear = run_of({1000, 2000, 3000});
     EXPECT_EQ(test::run_check("check = \"backoff\"\nbase = \"1s\"\ngrowth = \"linear\"\njitter = \"none\"\n", linear)
                   .outcome(),
-              verdict_outcome::pass);
-    const verdict doubling = test::run_check("check = \"backoff\"\nbase = \"1s\"\njitter = \"none\"\n", linear);
-    EXPECT_EQ(doubling.outcome(), verdict_outcome::fail);
+              record::verdict_outcome::pass);
+    const record::verdict doubling = test::run_check("check = \"backoff\"\nbase = \"1s\"\njitter = \"none\"\n", linear);
+    EXPECT_EQ(doubling.outcome(), record::verdict_outcome::fail);
     EXPECT_THAT(doubling.summary, HasSubstr("(base 1000.0ms, no cap, ×2)"));
-    const run_record constant = run_of({1000, 1000, 1000});
+    const record::run_record constant = run_of({1000, 1000, 1000});
     EXPECT_EQ(test::run_check("check = \"backoff\"\nbase = \"1s\"\ngrowth = \"constant\"\njitter = \"none\"\n", constant)
                   .outcome(),
-              verdict_outcome::pass);
+              record::verdict_outcome::pass);
     EXPECT_EQ(test::run_check("check = \"backoff\"\nbase = \"1s\"\njitter = \"none\"\n", run_of({1000, 2000, 4000}))
                   .outcome(),
-              verdict_outcome::pass);
+              record::verdict_outcome::pass);
 }
 
 TEST(backoff, bad_config) {
@@ -198,9 +198,9 @@ TEST(backoff, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -210,15 +210,15 @@ using ::testing::HasSubstr;
 TEST(backoff, judges_the_declared_curve_when_the_check_gives_none) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(1000).attempt(503).wait(2000).attempt(503).wait(1500).attempt(200);
-    run_record run = j.run();
+    record::run_record run = j.run();
     const auto check = test::parse_ok("check = \"backoff\"\n");
-    const verdict unjudged = evaluate(check, run);
+    const record::verdict unjudged = evaluate(check, run);
     EXPECT_TRUE(unjudged.insufficient_evidence);
     EXPECT_EQ(unjudged.summary,
               "no backoff curve to judge against: neither base and cap here nor one declared by the client");
 
-    run.declared.backoff = declared_backoff{std::chrono::seconds{1}, std::chrono::seconds{4}, 2.0, declared_jitter::none, 0.2};
-    const verdict v = evaluate(check, run);
+    run.declared.backoff = record::declared_backoff{std::chrono::seconds{1}, std::chrono::seconds{4}, 2.0, record::declared_jitter::none, 0.2};
+    const record::verdict v = evaluate(check, run);
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("3 gaps checked against none jitter (base 1000.0ms, cap 4000.0ms, ×2): 1 outside"));
     EXPECT_THAT(v.summary, HasSubstr("(the client's declared curve)"));
@@ -227,4 +227,4 @@ TEST(backoff, judges_the_declared_curve_when_the_check_gives_none) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

@@ -16,7 +16,7 @@
 #include "faultline/core/random.hpp"
 #include "faultline/retry/budget.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 constexpr int seeds = 200;
@@ -41,7 +41,7 @@ constexpr fleet no_budget{"no budget", -1};
 
 std::int64_t ns(double ms) { return static_cast<std::int64_t>(ms * 1e6); }
 
-run_record simulate(const fleet& f, double latency_ms, std::uint64_t seed) {
+record::run_record simulate(const fleet& f, double latency_ms, std::uint64_t seed) {
     seeded_random random(seed);
     std::unique_ptr<retry::ratio_budget> budget;
     if (f.percent_can_retry >= 0) {
@@ -85,9 +85,9 @@ run_record simulate(const fleet& f, double latency_ms, std::uint64_t seed) {
         j.attempt(failed[k] ? 503 : 200, 1);
         if (retry_at[k] >= 0) j.at(retry_at[k] + uniform(random, 0, latency_ms)).attempt(200, 1);
     }
-    run_record run = j.run();
+    record::run_record run = j.run();
     std::sort(run.journal.begin(), run.journal.end(),
-              [](const journal_record& a, const journal_record& b) { return a.request_ns < b.request_ns; });
+              [](const record::journal_record& a, const record::journal_record& b) { return a.request_ns < b.request_ns; });
     for (std::size_t s = 0; s < run.journal.size(); ++s) run.journal[s].seq = s + 1;
     return run;
 }
@@ -96,7 +96,7 @@ int runs_failed(const fleet& f, double latency_ms, std::string_view check) {
     const expectation e = test::parse_ok(check);
     int failed = 0;
     for (int seed = 1; seed <= seeds; ++seed) {
-        failed += evaluate(e, simulate(f, latency_ms, static_cast<std::uint64_t>(seed))).outcome() == verdict_outcome::fail;
+        failed += evaluate(e, simulate(f, latency_ms, static_cast<std::uint64_t>(seed))).outcome() == record::verdict_outcome::fail;
     }
     std::printf("%s, latency up to %.0f ms, [%s]: failed %d/%d\n", f.name, latency_ms,
                 check.find("tolerance") == std::string_view::npos ? "tolerance 10ms" : "tolerance 0s", failed, seeds);
@@ -128,4 +128,4 @@ TEST(budget_rates, clients_far_over_the_budget_fail) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

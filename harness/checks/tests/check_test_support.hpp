@@ -14,7 +14,7 @@
 #include "faultline/core/grpc_status.hpp"
 #include "faultline/record/run_record.hpp"
 
-namespace faultline::harness::test {
+namespace faultline::checks::test {
 
 inline std::int64_t ms(double value) { return static_cast<std::int64_t>(std::llround(value * 1e6)); }
 
@@ -43,7 +43,7 @@ public:
     }
     journal_builder& attempt(int status, double took_ms = 1) {
         auto& s = ops_[current_];
-        journal_record r;
+        record::journal_record r;
         r.seq = run_.journal.size() + 1;
         r.connection = static_cast<std::uint32_t>(r.seq);
         r.request_ns = s.cursor;
@@ -51,7 +51,7 @@ public:
         r.method = s.method;
         r.target = s.target;
         r.operation = current_;
-        r.identity = identity_source::header;
+        r.identity = record::identity_source::header;
         r.attempt = ++s.attempts;
         r.status = static_cast<std::uint16_t>(status);
         s.cursor = r.finished_ns;
@@ -59,54 +59,54 @@ public:
         return *this;
     }
     // An attempt that ended without a complete response.
-    journal_builder& lost(wire_outcome outcome, double took_ms = 1) {
+    journal_builder& lost(record::wire_outcome outcome, double took_ms = 1) {
         attempt(0, took_ms);
         last().outcome = outcome;
         return *this;
     }
-    journal_builder& committed() { return effect(effect_kind::committed); }
-    journal_builder& effect(effect_kind kind) {
-        return set([&](journal_record& r) { r.effect = kind; });
+    journal_builder& committed() { return effect(record::effect_kind::committed); }
+    journal_builder& effect(record::effect_kind kind) {
+        return set([&](record::journal_record& r) { r.effect = kind; });
     }
     journal_builder& key(std::string k) {
-        return set([&](journal_record& r) { r.idempotency_key = std::move(k); });
+        return set([&](record::journal_record& r) { r.idempotency_key = std::move(k); });
     }
     journal_builder& keyed_identity() {
-        return set([](journal_record& r) { r.identity = identity_source::idempotency_key; });
+        return set([](record::journal_record& r) { r.identity = record::identity_source::idempotency_key; });
     }
     journal_builder& attempt_header(std::string value) {
-        return set([&](journal_record& r) { r.attempt_header = std::move(value); });
+        return set([&](record::journal_record& r) { r.attempt_header = std::move(value); });
     }
     journal_builder& deadline(std::int64_t remaining_ms) {
-        return set([&](journal_record& r) { r.deadline_ms = remaining_ms; });
+        return set([&](record::journal_record& r) { r.deadline_ms = remaining_ms; });
     }
     journal_builder& retry_after(std::int64_t wait_ms) {
-        return set([&](journal_record& r) { r.retry_after_ms = wait_ms; });
+        return set([&](record::journal_record& r) { r.retry_after_ms = wait_ms; });
     }
     // A gRPC unary call (HTTP 200) that ended with `status` in its trailers.
     journal_builder& call(grpc_status status, double took_ms = 1) { return attempt(200, took_ms).grpc(status); }
     // A gRPC stream refused with RST_STREAM REFUSED_STREAM: never processed.
-    journal_builder& refused_stream() { return lost(wire_outcome::reset).fault("refused_stream"); }
+    journal_builder& refused_stream() { return lost(record::wire_outcome::reset).fault("refused_stream"); }
     // A gRPC call's status and grpc-retry-pushback-ms from its trailers.
     journal_builder& grpc(grpc_status status) {
-        return set([&](journal_record& r) { r.grpc_status = static_cast<std::uint8_t>(status); });
+        return set([&](record::journal_record& r) { r.grpc_status = static_cast<std::uint8_t>(status); });
     }
     journal_builder& pushback(std::int32_t wait_ms) {
-        return set([&](journal_record& r) { r.grpc_pushback_ms = wait_ms; });
+        return set([&](record::journal_record& r) { r.grpc_pushback_ms = wait_ms; });
     }
     journal_builder& fault(std::string kind, std::string rule = "r1") {
-        return set([&](journal_record& r) {
+        return set([&](record::journal_record& r) {
             r.fault = std::move(kind);
             r.rule = std::move(rule);
         });
     }
-    journal_builder& client(client_record c) {
+    journal_builder& client(record::client_record c) {
         run_.clients.push_back(std::move(c));
         return *this;
     }
 
-    journal_record& last() { return run_.journal.back(); }
-    run_record run() const { return run_; }
+    record::journal_record& last() { return run_.journal.back(); }
+    record::run_record run() const { return run_; }
 
 private:
     struct op_state {
@@ -121,14 +121,14 @@ private:
         return *this;
     }
 
-    run_record run_;
+    record::run_record run_;
     std::map<std::string, op_state> ops_;
     std::string current_;
 };
 
-inline client_record client_op(std::string op, double started_ms, double finished_ms, bool success,
+inline record::client_record client_op(std::string op, double started_ms, double finished_ms, bool success,
                                std::uint32_t attempts = 1, std::optional<double> deadline_ms = std::nullopt) {
-    client_record c;
+    record::client_record c;
     c.operation = std::move(op);
     c.client = "c1";
     c.method = "POST";
@@ -158,15 +158,15 @@ inline expectation parse_ok(std::string_view text) {
     return *e;
 }
 
-inline verdict run_check(std::string_view text, const run_record& run) { return evaluate(parse_ok(text), run); }
+inline record::verdict run_check(std::string_view text, const record::run_record& run) { return evaluate(parse_ok(text), run); }
 
 // A spell in which the server itself ran late (server_late), from `at_ns`, lasting `late_ns`.
-inline void add_server_late(run_record& run, std::int64_t at_ns, std::int64_t late_ns) {
-    server_event late;
-    late.kind = server_event_kind::server_late;
+inline void add_server_late(record::run_record& run, std::int64_t at_ns, std::int64_t late_ns) {
+    record::server_event late;
+    late.kind = record::server_event_kind::server_late;
     late.at_ns = at_ns;
     late.late_ns = late_ns;
     run.server_events.push_back(std::move(late));
 }
 
-}  // namespace faultline::harness::test
+}  // namespace faultline::checks::test

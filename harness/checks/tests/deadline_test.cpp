@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -13,7 +13,7 @@ TEST(deadline, an_attempt_after_the_header_deadline_is_named) {
     test::journal_builder j;
     // The first attempt says 100 ms are left; the client sleeps 200 ms and tries again anyway.
     j.op("a").attempt(503).deadline(100).wait(200).attempt(200).deadline(1);
-    const verdict v = test::run_check(R"(check = "deadline")", j.run());
+    const record::verdict v = test::run_check(R"(check = "deadline")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
@@ -30,9 +30,9 @@ TEST(deadline, an_attempt_after_the_header_deadline_is_named) {
 TEST(deadline, an_attempt_late_by_no_more_than_the_server_ran_late_is_not_judged) {
     test::journal_builder j;
     j.op("a").attempt(503).deadline(100).wait(200).attempt(200).deadline(1);
-    run_record run = j.run();
+    record::run_record run = j.run();
     test::add_server_late(run, run.journal[1].request_ns - 150'000'000, 150'000'000);
-    const verdict excused = test::run_check(R"(check = "deadline")", run);
+    const record::verdict excused = test::run_check(R"(check = "deadline")", run);
     EXPECT_TRUE(excused.passed) << excused.summary;
     EXPECT_THAT(excused.summary, HasSubstr("0 attempts started late"));
     EXPECT_THAT(excused.summary, HasSubstr("2 not judged: late by no more than the server itself ran late around the "
@@ -40,7 +40,7 @@ TEST(deadline, an_attempt_late_by_no_more_than_the_server_ran_late_is_not_judged
 
     run.server_events[0].late_ns = 50'000'000;
     run.server_events[0].at_ns = run.journal[1].request_ns - 50'000'000;
-    const verdict caught = test::run_check(R"(check = "deadline")", run);
+    const record::verdict caught = test::run_check(R"(check = "deadline")", run);
     EXPECT_FALSE(caught.passed);
     EXPECT_THAT(caught.summary, HasSubstr("1 attempts started late"));
 }
@@ -49,7 +49,7 @@ TEST(deadline, header_zero_and_growing_header_are_flagged) {
     test::journal_builder j;
     j.op("b").attempt(503).deadline(0);
     j.op("c").at(10).attempt(503).deadline(100).wait(10).attempt(200).deadline(150);
-    const verdict v = test::run_check(R"(check = "deadline")", j.run());
+    const record::verdict v = test::run_check(R"(check = "deadline")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 2u);
     EXPECT_EQ(v.evidence[0].operation, "b");
@@ -64,7 +64,7 @@ TEST(deadline, client_records_give_the_deadline_and_the_finish_time) {
     test::journal_builder j;
     j.op("d").attempt(503).wait(30).attempt(503);
     j.client(test::client_op("d", 0, 120, false, 2, 50.0));
-    const verdict v = test::run_check(R"(check = "deadline")", j.run());
+    const record::verdict v = test::run_check(R"(check = "deadline")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "d");
@@ -77,7 +77,7 @@ TEST(deadline, a_client_that_honours_its_deadline_passes) {
     j.op("a").attempt(503).deadline(300).wait(50).attempt(200).deadline(249);
     j.op("d").at(5).attempt(503).wait(30).attempt(200);
     j.client(test::client_op("d", 5, 40, true, 2, 60.0));
-    const verdict v = test::run_check(R"(check = "deadline")", j.run());
+    const record::verdict v = test::run_check(R"(check = "deadline")", j.run());
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("2 of 2 operations had a deadline"));
 }
@@ -85,7 +85,7 @@ TEST(deadline, a_client_that_honours_its_deadline_passes) {
 TEST(deadline, require_header_flags_attempts_without_one) {
     test::journal_builder j;
     j.op("a").attempt(200);
-    const verdict v = test::run_check("check = \"deadline\"\nrequire_header = true\n", j.run());
+    const record::verdict v = test::run_check("check = \"deadline\"\nrequire_header = true\n", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("no deadline header"));
@@ -102,8 +102,8 @@ TEST(deadline, bad_config) {
 
 // --- command clients that declared their own deadline -------------------------------------------
 
-process_record process(std::uint64_t op, std::int64_t pid, double started_ms, double finished_ms, int exit_status) {
-    process_record p;
+record::process_record process(std::uint64_t op, std::int64_t pid, double started_ms, double finished_ms, int exit_status) {
+    record::process_record p;
     p.op = op;
     p.pid = pid;
     p.started_ns = test::ms(started_ms);
@@ -112,9 +112,9 @@ process_record process(std::uint64_t op, std::int64_t pid, double started_ms, do
     return p;
 }
 
-run_record with_processes(run_record run, std::optional<double> declared_ms, std::vector<process_record> processes) {
+record::run_record with_processes(record::run_record run, std::optional<double> declared_ms, std::vector<record::process_record> processes) {
     if (declared_ms) run.declared.deadline = std::chrono::nanoseconds{test::ms(*declared_ms)};
-    run.command = command_result{};
+    run.command = record::command_result{};
     run.command->processes = std::move(processes);
     return run;
 }
@@ -124,8 +124,8 @@ TEST(deadline, a_process_that_returns_long_after_its_declared_deadline_is_named)
     // Two tries reach the server within the 1 s deadline; the client's later "retries" fail
     // locally, so the wire looks fine, but the process returns 3 s after it started.
     j.op("k").at(10).attempt(503).at(200).attempt(503);
-    const run_record run = with_processes(j.run(), 1000, {process(0, 4242, 0, 3000, 1)});
-    const verdict v = test::run_check(R"(check = "deadline")", run);
+    const record::run_record run = with_processes(j.run(), 1000, {process(0, 4242, 0, 3000, 1)});
+    const record::verdict v = test::run_check(R"(check = "deadline")", run);
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "");
@@ -148,8 +148,8 @@ TEST(deadline, a_process_that_returns_long_after_its_declared_deadline_is_named)
 TEST(deadline, late_attempts_and_other_running_processes_are_marked) {
     test::journal_builder j;
     j.op("k").at(50).attempt(503).at(1500).attempt(503);
-    const run_record run = with_processes(j.run(), 1000, {process(0, 10, 0, 2000, 0), process(1, 11, 100, 300, 0)});
-    const verdict v = test::run_check(R"(check = "deadline")", run);
+    const record::run_record run = with_processes(j.run(), 1000, {process(0, 10, 0, 2000, 0), process(1, 11, 100, 300, 0)});
+    const record::verdict v = test::run_check(R"(check = "deadline")", run);
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("process 0 (pid 10)"));
@@ -161,10 +161,10 @@ TEST(deadline, late_attempts_and_other_running_processes_are_marked) {
 }
 
 TEST(deadline, a_process_killed_at_the_time_limit_past_its_deadline_says_so) {
-    process_record p = process(0, 7, 0, 5000, 143);
+    record::process_record p = process(0, 7, 0, 5000, 143);
     p.killed = true;
     p.signal = 15;
-    const verdict v = test::run_check(R"(check = "deadline")", with_processes(run_record{}, 500, {p}));
+    const record::verdict v = test::run_check(R"(check = "deadline")", with_processes(record::run_record{}, 500, {p}));
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail,
@@ -177,13 +177,13 @@ TEST(deadline, processes_that_exit_within_their_declared_deadline_pass) {
     test::journal_builder j;
     j.op("k").at(10).attempt(503).at(200).attempt(200);
     // The second process starts late in the run; only its own life counts.
-    const run_record run = with_processes(j.run(), 1000, {process(0, 1, 0, 900, 0), process(1, 2, 5000, 6100, 0)});
-    const verdict v = test::run_check(R"(check = "deadline")", run);
+    const record::run_record run = with_processes(j.run(), 1000, {process(0, 1, 0, 900, 0), process(1, 2, 5000, 6100, 0)});
+    const record::verdict v = test::run_check(R"(check = "deadline")", run);
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("0 of 2 processes exited after the declared deadline 1000.0ms"));
     // Process 1 never reached the server: its 1100 ms from its start is inside the default 250 ms of
     // slack, not inside 50 ms.
-    const verdict strict = test::run_check("check = \"deadline\"\nprocess_tolerance = \"50ms\"\n", run);
+    const record::verdict strict = test::run_check("check = \"deadline\"\nprocess_tolerance = \"50ms\"\n", run);
     EXPECT_FALSE(strict.passed);
     ASSERT_EQ(strict.evidence.size(), 1u);
     EXPECT_THAT(strict.evidence[0].detail, HasSubstr("process 1 (pid 2) started at 5000.0ms, exited at 6100.0ms"));
@@ -194,12 +194,12 @@ TEST(deadline, processes_that_exit_within_their_declared_deadline_pass) {
 TEST(deadline, a_slow_start_is_excluded_and_stated) {
     test::journal_builder j;
     j.op("k").at(2500).attempt(503).at(2800).attempt(503);
-    const run_record kept = with_processes(j.run(), 1000, {process(0, 1, 0, 3550, 1)});
-    const verdict v = test::run_check(R"(check = "deadline")", kept);
+    const record::run_record kept = with_processes(j.run(), 1000, {process(0, 1, 0, 3550, 1)});
+    const record::verdict v = test::run_check(R"(check = "deadline")", kept);
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("the longest life 3550.0ms, the longest start-up before a first request 2500.0ms"));
-    const run_record broken = with_processes(j.run(), 1000, {process(0, 1, 0, 3900, 1)});
-    const verdict late = test::run_check(R"(check = "deadline")", broken);
+    const record::run_record broken = with_processes(j.run(), 1000, {process(0, 1, 0, 3900, 1)});
+    const record::verdict late = test::run_check(R"(check = "deadline")", broken);
     EXPECT_FALSE(late.passed);
     ASSERT_EQ(late.evidence.size(), 1u);
     EXPECT_THAT(late.evidence[0].detail,
@@ -210,8 +210,8 @@ TEST(deadline, a_slow_start_is_excluded_and_stated) {
 TEST(deadline, without_a_declared_deadline_processes_are_not_judged) {
     test::journal_builder j;
     j.op("k").at(10).attempt(503).at(200).attempt(503);
-    const verdict v = test::run_check(R"(check = "deadline")", with_processes(j.run(), std::nullopt, {process(0, 1, 0, 9000, 1)}));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(R"(check = "deadline")", with_processes(j.run(), std::nullopt, {process(0, 1, 0, 9000, 1)}));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_EQ(v.summary,
               "no operation had a deadline and no command declared one: nothing to judge (0 of 1 operations had a "
               "deadline; 0 broke it: 0 attempts started late, 0 clients finished late, 0 bad deadline headers "
@@ -219,4 +219,4 @@ TEST(deadline, without_a_declared_deadline_processes_are_not_judged) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

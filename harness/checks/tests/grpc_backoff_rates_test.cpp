@@ -12,7 +12,7 @@
 #include "faultline/core/random.hpp"
 #include "grpc_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using enum grpc_status;
@@ -23,8 +23,8 @@ constexpr int seeds = 1000;
 constexpr int operations = 8;
 constexpr int attempts = 4;
 
-std::shared_ptr<const grpc_service_config> policy() {
-    grpc_method_config m = test::retry_method(attempts);
+std::shared_ptr<const record::grpc_service_config> policy() {
+    record::grpc_method_config m = test::retry_method(attempts);
     m.retry->initial_backoff = std::chrono::milliseconds{300};
     m.retry->max_backoff = std::chrono::seconds{2};
     return test::service_config(m);
@@ -65,7 +65,7 @@ tally measure(client c, double noise_ms) {
                 bound = std::min(2 * bound, 2'000.0);
             }
         }
-        const verdict v = test::run_check(R"(check = "grpc_backoff")", test::declaring(j.run(), config));
+        const record::verdict v = test::run_check(R"(check = "grpc_backoff")", test::declaring(j.run(), config));
         if (v.insufficient_evidence) {
             ++t.insufficient;
         } else {
@@ -110,4 +110,4 @@ TEST(grpc_backoff_rates, clients_that_do_not_draw_from_zero_to_the_bound_are_fai
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

@@ -3,7 +3,7 @@
 
 #include "grpc_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -13,15 +13,15 @@ using enum grpc_status;
 constexpr std::string_view check_table = R"(check = "grpc_backoff")";
 
 // maxAttempts 5, initialBackoff 1 s, maxBackoff 4 s, multiplier 2: bounds 1 s, 2 s, 4 s, 4 s.
-std::shared_ptr<const grpc_service_config> slow_config() {
-    grpc_method_config m = test::retry_method(5);
+std::shared_ptr<const record::grpc_service_config> slow_config() {
+    record::grpc_method_config m = test::retry_method(5);
     m.retry->initial_backoff = std::chrono::seconds{1};
     m.retry->max_backoff = std::chrono::seconds{4};
     return test::service_config(m);
 }
 
 // `ops` operations, each failing 4 times then succeeding, waiting `waits[n]` ms before retry n + 1.
-run_record retried(int ops, const std::vector<double>& waits) {
+record::run_record retried(int ops, const std::vector<double>& waits) {
     test::journal_builder j;
     for (int i = 0; i < ops; ++i) {
         j.op("op" + std::to_string(i), "POST", test::charge).at(i * 20'000.0);
@@ -34,7 +34,7 @@ run_record retried(int ops, const std::vector<double>& waits) {
 TEST(grpc_backoff, a_wait_past_its_bound_is_named) {
     test::journal_builder j;
     j.op("a", "POST", test::charge).call(unavailable).wait(500).call(unavailable).wait(2100).call(ok);
-    const verdict v = test::run_check(std::string(check_table) + "\nmin_samples = 0\n",
+    const record::verdict v = test::run_check(std::string(check_table) + "\nmin_samples = 0\n",
                                       test::declaring(j.run(), slow_config()));
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "1 of 2 waits longer than min(initialBackoff × multiplier^(n−1), maxBackoff) + tolerance "
@@ -48,7 +48,7 @@ TEST(grpc_backoff, a_wait_past_its_bound_is_named) {
 
 TEST(grpc_backoff, waits_that_all_sit_at_the_bound_are_not_jittered) {
     // Every wait exactly its bound: 1 s, 2 s, 4 s, 4 s, over 2 operations: 8 waits.
-    const verdict v = test::run_check(check_table, retried(2, {1000, 2000, 4000, 4000}));
+    const record::verdict v = test::run_check(check_table, retried(2, {1000, 2000, 4000, 4000}));
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("; jitter: 8 of 8 waits with a bound ≥ 5 × tolerance at ≥ 0.9 × bound − tolerance: not drawn from [0, bound]"));
     ASSERT_EQ(v.evidence.size(), 1u);
@@ -57,7 +57,7 @@ TEST(grpc_backoff, waits_that_all_sit_at_the_bound_are_not_jittered) {
 }
 
 TEST(grpc_backoff, jittered_waits_within_their_bounds_pass) {
-    const verdict v = test::run_check(check_table, retried(2, {300, 1900, 1200, 3000}));
+    const record::verdict v = test::run_check(check_table, retried(2, {300, 1900, 1200, 3000}));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "0 of 8 waits longer than min(initialBackoff × multiplier^(n−1), maxBackoff) + tolerance "
                          "50.0ms, the machine's noise; jitter: 2 of 8 waits with a bound ≥ 5 × tolerance at ≥ 0.9 × "
@@ -65,8 +65,8 @@ TEST(grpc_backoff, jittered_waits_within_their_bounds_pass) {
 }
 
 TEST(grpc_backoff, too_few_waits_for_the_jitter_test_is_not_enough_evidence) {
-    const verdict v = test::run_check(check_table, retried(1, {1000, 2000, 4000, 4000}));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(check_table, retried(1, {1000, 2000, 4000, 4000}));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("jitter: not enough evidence, 4 of 4 waits with a bound ≥ 5 × tolerance at ≥ "
                                      "0.9 × bound − tolerance, 8 needed"));
 }
@@ -77,7 +77,7 @@ TEST(grpc_backoff, pushback_and_refused_streams_are_left_out_and_pushback_restar
     // a refused stream (transparent, no backoff), #5 is retry 2 (bound 2 s).
     j.op("a", "POST", test::charge).call(unavailable).pushback(3000).wait(3000).call(unavailable).wait(900)
         .refused_stream().call(unavailable).wait(1900).call(ok);
-    const verdict v = test::run_check(std::string(check_table) + "\nmin_samples = 0\n",
+    const record::verdict v = test::run_check(std::string(check_table) + "\nmin_samples = 0\n",
                                       test::declaring(j.run(), slow_config()));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "0 of 2 waits longer than min(initialBackoff × multiplier^(n−1), maxBackoff) + tolerance "
@@ -87,10 +87,10 @@ TEST(grpc_backoff, pushback_and_refused_streams_are_left_out_and_pushback_restar
 TEST(grpc_backoff, nothing_to_judge_without_a_retry_policy_or_a_retry) {
     test::journal_builder j;
     j.op("a", "POST", test::charge).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), slow_config()));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), slow_config()));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_EQ(v.summary, "no retry with a backoff under a retryPolicy: nothing to judge");
-    const verdict hedging = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
+    const record::verdict hedging = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
     EXPECT_EQ(hedging.summary, "no retry with a backoff under a retryPolicy: nothing to judge; 1 operations not judged "
                                "(their method has no retryPolicy)");
     EXPECT_THAT(test::run_check(check_table, j.run()).summary, HasSubstr("no gRPC service config"));
@@ -104,4 +104,4 @@ TEST(grpc_backoff, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

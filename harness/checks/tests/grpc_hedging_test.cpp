@@ -3,7 +3,7 @@
 
 #include "grpc_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -14,10 +14,10 @@ constexpr std::string_view check_table = R"(check = "grpc_hedging")";
 
 TEST(grpc_hedging, an_early_hedge_a_late_cancel_and_a_hedge_after_the_success_are_named) {
     test::journal_builder j;
-    j.op("h", "POST", test::charge).lost(wire_outcome::client_gone, 300);  // #1 0→300: cancelled late
+    j.op("h", "POST", test::charge).lost(record::wire_outcome::client_gone, 300);  // #1 0→300: cancelled late
     j.op("h").at(30).call(ok, 100);                                          // #2 30→130: 30 ms after #1
-    j.op("h").at(150).lost(wire_outcome::client_gone, 5);                   // #3 after the success
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
+    j.op("h").at(150).lost(record::wire_outcome::client_gone, 5);                   // #3 after the success
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "3 hedging violations in 1 hedged operations (tolerance 50.0ms, the machine's noise; grace "
                          "20.0ms for cancelling)");
@@ -34,10 +34,10 @@ TEST(grpc_hedging, an_early_hedge_a_late_cancel_and_a_hedge_after_the_success_ar
 
 TEST(grpc_hedging, more_attempts_in_flight_than_max_attempts) {
     test::journal_builder j;
-    j.op("h", "POST", test::charge).lost(wire_outcome::client_gone, 250);
-    j.op("h").at(100).lost(wire_outcome::client_gone, 150);
+    j.op("h", "POST", test::charge).lost(record::wire_outcome::client_gone, 250);
+    j.op("h").at(100).lost(record::wire_outcome::client_gone, 150);
     j.op("h").at(200).call(internal, 50);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method(2))));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method(2))));
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u, 3u));
@@ -46,13 +46,13 @@ TEST(grpc_hedging, more_attempts_in_flight_than_max_attempts) {
 
 TEST(grpc_hedging, a_client_that_hedges_on_time_and_cancels_at_the_success_passes) {
     test::journal_builder j;
-    j.op("h", "POST", test::charge).lost(wire_outcome::client_gone, 250);  // cancelled at the success
+    j.op("h", "POST", test::charge).lost(record::wire_outcome::client_gone, 250);  // cancelled at the success
     j.op("h").at(100).call(ok, 150);                                         // OK at 250
-    j.op("h").at(200).lost(wire_outcome::client_gone, 55);
+    j.op("h").at(200).lost(record::wire_outcome::client_gone, 55);
     // A non-fatal status sends the next hedge at once.
     j.op("g", "POST", test::charge).at(1000).call(unavailable, 20);
     j.op("g").at(1020).call(ok, 10);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "0 hedging violations in 2 hedged operations (tolerance 50.0ms, the machine's noise; grace "
                          "20.0ms for cancelling)");
@@ -61,10 +61,10 @@ TEST(grpc_hedging, a_client_that_hedges_on_time_and_cancels_at_the_success_passe
 TEST(grpc_hedging, nothing_to_judge_without_a_hedge_or_a_hedging_policy) {
     test::journal_builder j;
     j.op("a", "POST", test::charge).call(ok);
-    const verdict unhedged = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
-    EXPECT_EQ(unhedged.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict unhedged = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
+    EXPECT_EQ(unhedged.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_EQ(unhedged.summary, "no hedge in 1 operations with a hedgingPolicy: nothing to judge");
-    const verdict retrying = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    const record::verdict retrying = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_EQ(retrying.summary, "no operation of a method with a hedgingPolicy: nothing to judge; 1 operations not "
                                 "judged (their method has no hedgingPolicy)");
     EXPECT_THAT(test::run_check(check_table, j.run()).summary, HasSubstr("no gRPC service config"));
@@ -79,4 +79,4 @@ TEST(grpc_hedging, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

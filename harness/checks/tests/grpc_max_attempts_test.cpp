@@ -3,7 +3,7 @@
 
 #include "grpc_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -16,7 +16,7 @@ TEST(grpc_max_attempts, an_operation_over_max_attempts_is_named_with_its_attempt
     test::journal_builder j;
     j.op("a", "POST", test::charge).call(unavailable).wait(100).call(unavailable).wait(200).call(unavailable);
     j.op("b", "POST", test::charge).at(1000).call(unavailable).wait(100).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "1 of 2 operations made more attempts than their method's policy allows (most: 3, refused "
                          "streams not counted)");
@@ -29,19 +29,19 @@ TEST(grpc_max_attempts, an_operation_over_max_attempts_is_named_with_its_attempt
 TEST(grpc_max_attempts, refused_streams_do_not_count) {
     test::journal_builder j;
     j.op("a", "POST", test::charge).refused_stream().refused_stream().call(unavailable).wait(100).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "0 of 1 operations made more attempts than their method's policy allows (most: 2, refused "
                          "streams not counted)");
 }
 
 TEST(grpc_max_attempts, max_attempts_is_at_most_five_and_hedging_counts_too) {
-    grpc_method_config m = test::hedging_method();
+    record::grpc_method_config m = test::hedging_method();
     m.hedging->max_attempts = 9;  // as if built in code: the check still caps it at 5
     test::journal_builder j;
     j.op("a", "POST", test::charge);
     for (int i = 0; i < 6; ++i) j.call(unavailable).wait(100);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(m)));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(m)));
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("6 attempts > maxAttempts 5 of its hedgingPolicy:"));
@@ -50,8 +50,8 @@ TEST(grpc_max_attempts, max_attempts_is_at_most_five_and_hedging_counts_too) {
 TEST(grpc_max_attempts, without_a_config_it_cannot_judge) {
     test::journal_builder j;
     j.op("a", "POST", "/other.Svc/Get").call(unavailable).wait(10).call(unavailable).wait(10).call(unavailable);
-    const verdict none = test::run_check(check_table, j.run());
-    EXPECT_EQ(none.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict none = test::run_check(check_table, j.run());
+    EXPECT_EQ(none.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(none.summary, HasSubstr("no gRPC service config to judge against"));
 }
 
@@ -60,7 +60,7 @@ TEST(grpc_max_attempts, a_method_without_a_policy_is_held_to_one_attempt) {
     test::journal_builder j;
     j.op("a", "POST", "/other.Svc/Get").call(unavailable).wait(10).call(unavailable);
     j.op("b", "POST", "/other.Svc/Get").at(100).refused_stream().wait(10).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method(2))));
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
@@ -75,4 +75,4 @@ TEST(grpc_max_attempts, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

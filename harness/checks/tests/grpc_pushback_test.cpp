@@ -3,7 +3,7 @@
 
 #include "grpc_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -16,7 +16,7 @@ TEST(grpc_pushback, an_early_retry_and_a_retry_after_do_not_retry_are_named) {
     test::journal_builder j;
     j.op("early", "POST", test::charge).call(unavailable).pushback(500).wait(100).call(ok);
     j.op("stop", "POST", test::charge).at(1000).call(unavailable).pushback(-1).wait(100).call(unavailable).wait(100).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "2 of 2 pushbacks not obeyed (tolerance 50.0ms, the machine's noise)");
     ASSERT_EQ(v.evidence.size(), 2u);
@@ -33,7 +33,7 @@ TEST(grpc_pushback, a_client_that_waits_and_stops_as_told_passes) {
     j.op("wait", "POST", test::charge).call(unavailable).pushback(500).wait(460).call(ok);
     j.op("stop", "POST", test::charge).at(1000).call(unavailable).pushback(-1);
     j.op("plain", "POST", test::charge).at(2000).call(unavailable).wait(10).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "0 of 2 pushbacks not obeyed (tolerance 50.0ms, the machine's noise)");
 }
@@ -42,8 +42,8 @@ TEST(grpc_pushback, nothing_to_judge_without_a_pushback) {
     test::journal_builder j;
     j.op("a", "POST", test::charge).call(unavailable).wait(10).call(ok);
     j.op("b", "POST", test::charge).at(100).call(ok).pushback(100);  // not retried: nothing to time
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_EQ(v.summary, "no pushback to judge: 1 attempts carried grpc-retry-pushback-ms, none negative or followed "
                          "by another attempt");
     EXPECT_THAT(test::run_check(check_table, j.run()).summary, HasSubstr("no gRPC service config"));
@@ -53,7 +53,7 @@ TEST(grpc_pushback, nothing_to_judge_without_a_pushback) {
 TEST(grpc_pushback, a_method_without_a_policy_is_judged_too) {
     test::journal_builder j;
     j.op("c", "POST", "/other.Svc/Get").call(unavailable).pushback(-1).wait(10).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("which said do not retry"));
@@ -66,4 +66,4 @@ TEST(grpc_pushback, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

@@ -5,7 +5,7 @@
 
 #include "grpc_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -18,9 +18,9 @@ TEST(grpc_retryable_codes, a_retry_after_what_allows_none_is_named_with_the_stat
     test::journal_builder j;
     j.op("fatal", "POST", test::charge).call(unavailable).wait(100).call(invalid_argument).wait(100).call(ok);
     j.op("after_ok", "POST", test::charge).at(1000).call(ok).wait(100).call(ok);
-    j.op("committed", "POST", test::charge).at(2000).lost(wire_outcome::truncated).grpc(unavailable).wait(100).call(ok);
+    j.op("committed", "POST", test::charge).at(2000).lost(record::wire_outcome::truncated).grpc(unavailable).wait(100).call(ok);
     j.op("stopped", "POST", test::charge).at(3000).call(unavailable).pushback(-1).wait(100).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "4 operations made an attempt after one that allowed none (5 next attempts judged, 0 operations "
               "stopped where no retry was allowed)");
@@ -41,7 +41,7 @@ TEST(grpc_retryable_codes, retries_after_retryable_codes_and_refused_streams_pas
     j.op("a", "POST", test::charge).call(unavailable).wait(100).call(unavailable).wait(200).call(ok);
     j.op("b", "POST", test::charge).at(1000).refused_stream().call(ok);
     j.op("c", "POST", test::charge).at(2000).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "0 operations made an attempt after one that allowed none (3 next attempts judged, 0 operations "
                          "stopped where no retry was allowed)");
@@ -52,7 +52,7 @@ TEST(grpc_retryable_codes, hedges_are_judged_by_the_attempts_that_had_ended) {
     // #2 starts while #1 is in flight (a hedge); #3 starts after #1 ended with a fatal status.
     j.op("h", "POST", test::charge).call(internal, 150);
     j.op("h").at(100).call(unavailable, 10).at(200).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::hedging_method())));
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 3u));
@@ -62,8 +62,8 @@ TEST(grpc_retryable_codes, hedges_are_judged_by_the_attempts_that_had_ended) {
 TEST(grpc_retryable_codes, without_a_service_config_it_cannot_judge) {
     test::journal_builder j;
     j.op("a", "POST", test::charge).call(ok).wait(10).call(ok);
-    const verdict v = test::run_check(check_table, j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(check_table, j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("no gRPC service config to judge against"));
 }
 
@@ -72,7 +72,7 @@ TEST(grpc_retryable_codes, a_method_without_a_policy_retries_only_streams_never_
     test::journal_builder j;
     j.op("a", "POST", "/other.Svc/Get").call(unavailable).wait(10).call(ok);
     j.op("b", "POST", "/other.Svc/Get").at(100).refused_stream().wait(10).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
@@ -84,8 +84,8 @@ TEST(grpc_retryable_codes, a_method_without_a_policy_retries_only_streams_never_
 TEST(grpc_retryable_codes, an_operation_without_any_grpc_status_is_not_judged) {
     test::journal_builder j;
     j.op("a", "POST", "/payments").attempt(503).wait(10).attempt(200);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_EQ(v.summary, "no attempt of a gRPC operation followed another, and none stopped where a retry was not "
                          "allowed: nothing to judge; 1 operations not judged (no attempt of theirs carried a gRPC status)");
 }
@@ -94,8 +94,8 @@ TEST(grpc_retryable_codes, an_operation_without_any_grpc_status_is_not_judged) {
 TEST(grpc_retryable_codes, stopping_at_a_status_that_allows_no_retry_is_judged_a_pass) {
     test::journal_builder j;
     j.op("a", "POST", test::charge).call(internal);
-    j.op("b", "POST", test::charge).at(100).lost(wire_outcome::truncated).grpc(unavailable);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    j.op("b", "POST", test::charge).at(100).lost(record::wire_outcome::truncated).grpc(unavailable);
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "0 operations made an attempt after one that allowed none (0 next attempts judged, 2 operations "
                          "stopped where no retry was allowed)");
@@ -103,9 +103,9 @@ TEST(grpc_retryable_codes, stopping_at_a_status_that_allows_no_retry_is_judged_a
 
 TEST(grpc_retryable_codes, a_next_attempt_after_an_attempt_without_a_status_is_not_judged) {
     test::journal_builder j;
-    j.op("a", "POST", test::charge).lost(wire_outcome::closed).wait(10).call(ok);
-    const verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    j.op("a", "POST", test::charge).lost(record::wire_outcome::closed).wait(10).call(ok);
+    const record::verdict v = test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("; 1 not judged (the attempts before ended without a status)"));
 }
 
@@ -117,7 +117,7 @@ TEST(grpc_retryable_codes, the_service_config_file_wins_over_the_declared_one) {
     j.op("a", "POST", test::charge).call(internal).wait(100).call(ok);
     const std::string table = std::string(check_table) + "\nservice_config = \"" + path + "\"\n";
     // Declared: only UNAVAILABLE is retryable; the file says INTERNAL is.
-    const verdict v = test::run_check(table, test::declaring(j.run(), test::service_config(test::retry_method())));
+    const record::verdict v = test::run_check(table, test::declaring(j.run(), test::service_config(test::retry_method())));
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_FALSE(test::run_check(check_table, test::declaring(j.run(), test::service_config(test::retry_method()))).passed);
 }
@@ -143,4 +143,4 @@ TEST(grpc_retryable_codes, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

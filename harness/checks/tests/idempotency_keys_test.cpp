@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 TEST(idempotency_keys, a_post_without_a_key_is_named) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(5).attempt(200);
-    const verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
+    const record::verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
@@ -25,7 +25,7 @@ TEST(idempotency_keys, a_post_without_a_key_is_named) {
 TEST(idempotency_keys, a_key_that_changes_between_attempts_is_named) {
     test::journal_builder j;
     j.op("b").attempt(503).key("k1").wait(5).attempt(200).key("k2");
-    const verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
+    const record::verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
@@ -36,7 +36,7 @@ TEST(idempotency_keys, a_new_key_per_attempt_is_caught_by_the_attempt_header) {
     test::journal_builder j;
     j.op("k1").attempt(503).key("k1").keyed_identity().attempt_header("1");
     j.op("k2").at(10).attempt(200).key("k2").keyed_identity().attempt_header("2");
-    const verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
+    const record::verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "k2");
@@ -48,7 +48,7 @@ TEST(idempotency_keys, a_key_shared_by_two_operations_is_named) {
     test::journal_builder j;
     j.op("c").attempt(200).key("same");
     j.op("d").at(5).attempt(200).key("same");
-    const verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
+    const record::verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "c");
@@ -62,7 +62,7 @@ TEST(idempotency_keys, stable_distinct_keys_pass_and_reads_are_ignored) {
     j.op("b").at(1).attempt(200).key("kb");
     j.op("r", "GET", "/balance").at(2).attempt(503).wait(5).attempt(200);
     j.op("p", "patch", "/profile").at(3).attempt(200).key("kp");
-    const verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
+    const record::verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("3 operations with POST, PATCH"));
 }
@@ -80,10 +80,10 @@ TEST(idempotency_keys, a_run_without_a_non_idempotent_method_is_insufficient_evi
     test::journal_builder j;
     j.op("r", "GET", "/balance").attempt(503).wait(5).attempt(200);
     j.op("d", "DELETE", "/item").at(2).attempt(200);
-    const verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    const record::verdict v = test::run_check(R"(check = "idempotency_keys")", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
     EXPECT_EQ(v.summary, "no operation with POST, PATCH: nothing to judge");
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

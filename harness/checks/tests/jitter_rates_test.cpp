@@ -13,7 +13,7 @@
 #include "check_test_support.hpp"
 #include "faultline/core/random.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 enum class shape { none, full, equal, decorrelated, proportional, additive, above };
@@ -65,7 +65,7 @@ struct herd_spec {
 };
 
 // The operations fail together at 0–1 ms, each then retrying `retries` times.
-run_record herd(const herd_spec& h, int operations, std::uint64_t seed) {
+record::run_record herd(const herd_spec& h, int operations, std::uint64_t seed) {
     seeded_random random(seed);
     test::journal_builder j;
     for (int i = 0; i < operations; ++i) {
@@ -103,14 +103,14 @@ rates measure(const herd_spec& h, std::string_view jittered_toml = default_jitte
     rates out;
     for (int seed = 1; seed <= seeds; ++seed) {
         const int operations = h.min_operations + seed % (h.max_operations - h.min_operations + 1);
-        const run_record run = herd(h, operations, static_cast<std::uint64_t>(seed));
-        const verdict j = evaluate(jittered, run);
+        const record::run_record run = herd(h, operations, static_cast<std::uint64_t>(seed));
+        const record::verdict j = evaluate(jittered, run);
         out.insufficient += j.insufficient_evidence ? 1 : 0;
-        out.jittered_failed += j.outcome() == verdict_outcome::fail ? 1 : 0;
+        out.jittered_failed += j.outcome() == record::verdict_outcome::fail ? 1 : 0;
         if (operations >= 20) {
-            const verdict d = evaluate(desynchronized, run);
+            const record::verdict d = evaluate(desynchronized, run);
             out.insufficient += d.insufficient_evidence ? 1 : 0;
-            out.desynchronized_failed += d.outcome() == verdict_outcome::fail ? 1 : 0;
+            out.desynchronized_failed += d.outcome() == record::verdict_outcome::fail ? 1 : 0;
         }
     }
     std::printf("%s, base %.0fms, %d–%d operations, queue %.0fms: [%s] failed %d/%d (insufficient %d)", name_of(h.client),
@@ -233,4 +233,4 @@ TEST(jitter_rates, the_herd_suites_settings_hold_under_sanitizer_noise) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

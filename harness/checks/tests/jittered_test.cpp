@@ -4,7 +4,7 @@
 #include "check_test_support.hpp"
 #include "faultline/checks/timing_control.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -13,7 +13,7 @@ using ::testing::Not;
 
 // `operations` operations, each with `retries` retries; gap(i, k) ms before operation i's k-th retry.
 template <class Gap>
-run_record retries(int operations, int retries, Gap gap) {
+record::run_record retries(int operations, int retries, Gap gap) {
     test::journal_builder j;
     for (int i = 0; i < operations; ++i) {
         j.op("op" + std::to_string(i));
@@ -24,8 +24,8 @@ run_record retries(int operations, int retries, Gap gap) {
 }
 
 TEST(jittered, one_delay_for_every_operation_fails_with_the_spread) {
-    const verdict v = test::run_check(R"(check = "jittered")", retries(10, 1, [](int, int) { return 100.0; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    const record::verdict v = test::run_check(R"(check = "jittered")", retries(10, 1, [](int, int) { return 100.0; }));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 4u, 6u, 8u, 10u, 12u, 14u, 16u));
@@ -39,8 +39,8 @@ TEST(jittered, one_delay_for_every_operation_fails_with_the_spread) {
 // fall in one window by chance, but no half-window holds a majority: they fill the window evenly, as
 // jitter twice the window wide does. That is too narrow to tell from noise, not a failure.
 TEST(jittered, gaps_filling_the_window_evenly_are_insufficient_evidence_not_a_failure) {
-    const verdict v = test::run_check(R"(check = "jittered")", retries(21, 1, [](int i, int) { return 0.5 * i; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(R"(check = "jittered")", retries(21, 1, [](int i, int) { return 0.5 * i; }));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_TRUE(v.evidence.empty());
     EXPECT_THAT(v.summary, HasSubstr("the densest 5.0ms holds 11"));
     EXPECT_THAT(v.summary, HasSubstr("cannot tell from timing noise: more than half the gaps lie within the noise "
@@ -49,25 +49,25 @@ TEST(jittered, gaps_filling_the_window_evenly_are_insufficient_evidence_not_a_fa
 }
 
 TEST(jittered, noise_below_the_floor_is_not_jitter) {
-    const verdict v =
+    const record::verdict v =
         test::run_check(R"(check = "jittered")", retries(10, 1, [](int i, int) { return 200.0 + 0.4 * i; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
     EXPECT_THAT(v.summary, HasSubstr("the densest 5.0ms holds 10"));
 }
 
 TEST(jittered, a_stall_that_shifts_a_minority_of_the_retries_is_not_jitter) {
     // 6 retries on time, 4 held up 20 ms by a scheduler stall: the interquartile range would be 20 ms.
-    const verdict v =
+    const record::verdict v =
         test::run_check(R"(check = "jittered")", retries(10, 1, [](int i, int) { return i < 6 ? 100.0 : 120.0; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
     EXPECT_THAT(v.summary, HasSubstr("the densest 5.0ms holds 6"));
 }
 
 TEST(jittered, the_relative_threshold_applies_to_long_delays) {
     const auto gap = [](int i, int) { return 10'000.0 + 4.0 * i; };  // 36 ms of spread on 10 s
-    EXPECT_EQ(test::run_check(R"(check = "jittered")", retries(10, 1, gap)).outcome(), verdict_outcome::pass);
-    const verdict v = test::run_check("check = \"jittered\"\nmin_relative_spread = 0.01\n", retries(10, 1, gap));
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_EQ(test::run_check(R"(check = "jittered")", retries(10, 1, gap)).outcome(), record::verdict_outcome::pass);
+    const record::verdict v = test::run_check("check = \"jittered\"\nmin_relative_spread = 0.01\n", retries(10, 1, gap));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
     EXPECT_THAT(v.summary, HasSubstr("the densest 100.2ms holds 10"));
 }
 
@@ -78,11 +78,11 @@ TEST(jittered, a_control_replaces_the_relative_threshold) {
     control.delay = std::chrono::seconds{1};
     control.processes = 24;
     for (int i = 0; i < 24; ++i) control.gaps_ns.push_back(test::ms(1000 + 17.0 * i / 23.0));
-    const run_record run = retries(24, 1, [](int i, int) { return 4000.0 + 100.0 * i / 23.0; });
+    const record::run_record run = retries(24, 1, [](int i, int) { return 4000.0 + 100.0 * i / 23.0; });
     constexpr std::string_view herd = "check = \"jittered\"\nnoise_floor = \"15ms\"\nmin_relative_spread = 0.03\n";
-    EXPECT_EQ(test::run_check(herd, run).outcome(), verdict_outcome::fail);
-    const verdict v = evaluate(test::parse_ok(herd), run, group_operations(run.journal), &control);
-    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_EQ(test::run_check(herd, run).outcome(), record::verdict_outcome::fail);
+    const record::verdict v = evaluate(test::parse_ok(herd), run, record::group_operations(run.journal), &control);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::pass) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("the densest 15.3ms holds 4; judged against the control"));
 }
 
@@ -97,15 +97,15 @@ TEST(jittered, a_spread_the_herds_queueing_explains_is_insufficient_evidence) {
     control.processes = 24;
     for (int i = 0; i < 24; ++i) control.gaps_ns.push_back(test::ms(1000 + 18.7 * i / 23.0));
     constexpr std::string_view herd = "check = \"jittered\"\nnoise_floor = \"20ms\"\nmin_gap = \"20ms\"\n";
-    const run_record queued = retries(24, 1, [](int i, int) { return 232.0 + 139.0 * i / 23.0; });
-    const auto judged = [&](const run_record& run) {
-        return evaluate(test::parse_ok(herd), run, group_operations(run.journal), &control);
+    const record::run_record queued = retries(24, 1, [](int i, int) { return 232.0 + 139.0 * i / 23.0; });
+    const auto judged = [&](const record::run_record& run) {
+        return evaluate(test::parse_ok(herd), run, record::group_operations(run.journal), &control);
     };
-    EXPECT_EQ(judged(queued).outcome(), verdict_outcome::pass);
+    EXPECT_EQ(judged(queued).outcome(), record::verdict_outcome::pass);
 
     control.alone_gaps_ns = {{1, {test::ms(22), test::ms(28), test::ms(25)}}};
-    const verdict v = judged(queued);
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    const record::verdict v = judged(queued);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("cannot tell from timing noise: alone, the client's 3 gaps at this index were "
                                      "all within 28.0ms, under 1/4 of the herd's median gap, 301.5ms: the herd's "
                                      "spread is its processes queueing for the CPU, not a delay the client chose at "
@@ -114,80 +114,80 @@ TEST(jittered, a_spread_the_herds_queueing_explains_is_insufficient_evidence) {
 
     // Alone it once waited as long as in the herd (a real delay): the spread is its own.
     control.alone_gaps_ns = {{1, {test::ms(22), test::ms(28), test::ms(240)}}};
-    EXPECT_EQ(judged(queued).outcome(), verdict_outcome::pass);
+    EXPECT_EQ(judged(queued).outcome(), record::verdict_outcome::pass);
     // Two lone gaps are too few to say what the client's pace is; gaps at another index say nothing here.
     control.alone_gaps_ns = {{1, {test::ms(22), test::ms(28)}}, {2, {test::ms(1), test::ms(2), test::ms(3)}}};
-    EXPECT_EQ(judged(queued).outcome(), verdict_outcome::pass);
+    EXPECT_EQ(judged(queued).outcome(), record::verdict_outcome::pass);
     // Queueing explains a spread, never a wave.
     control.alone_gaps_ns = {{1, {test::ms(22), test::ms(28), test::ms(25)}}};
-    EXPECT_EQ(judged(retries(24, 1, [](int, int) { return 300.0; })).outcome(), verdict_outcome::fail);
+    EXPECT_EQ(judged(retries(24, 1, [](int, int) { return 300.0; })).outcome(), record::verdict_outcome::fail);
 }
 
 // One operation alone, retrying with every gap under min_gap: it never waits, so it has no delay to
 // jitter, though one operation says nothing about spread.
 TEST(jittered, an_operation_that_never_waits_fails_however_few_operations_ran) {
     constexpr std::string_view solo = "check = \"jittered\"\nmin_gap = \"20ms\"\n";
-    const verdict v = test::run_check(solo, retries(1, 3, [](int, int k) { return 8.0 + k; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    const record::verdict v = test::run_check(solo, retries(1, 3, [](int, int k) { return 8.0 + k; }));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(2u, 3u, 4u));
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("1 operation retried back to back: all 3 of their gaps under min_gap "
                                                 "20.0ms (the longest 11.0ms): the client does not wait"));
     // One gap that waited, or only two gaps, is not enough to say so: too few to judge.
     EXPECT_EQ(test::run_check(solo, retries(1, 3, [](int, int k) { return k == 3 ? 150.0 : 9.0; })).outcome(),
-              verdict_outcome::insufficient_evidence);
+              record::verdict_outcome::insufficient_evidence);
     EXPECT_EQ(test::run_check(solo, retries(1, 2, [](int, int) { return 9.0; })).outcome(),
-              verdict_outcome::insufficient_evidence);
+              record::verdict_outcome::insufficient_evidence);
 }
 
 TEST(jittered, spread_gaps_pass_per_retry_index) {
-    const verdict v = test::run_check(R"(check = "jittered")",
+    const record::verdict v = test::run_check(R"(check = "jittered")",
                                       retries(10, 2, [](int i, int k) { return 100.0 * k + 10.0 * i; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::pass) << v.summary;
     EXPECT_THAT(v.summary,
                 HasSubstr("retry 1: 10 gaps, min/median/max 100.0ms/145.0ms/190.0ms, the densest 5.0ms holds 1"));
     EXPECT_THAT(v.summary, HasSubstr("retry 2: 10 gaps"));
 }
 
 TEST(jittered, one_unjittered_index_fails) {
-    const verdict v = test::run_check(R"(check = "jittered")",
+    const record::verdict v = test::run_check(R"(check = "jittered")",
                                       retries(10, 2, [](int i, int k) { return k == 1 ? 10.0 * i : 400.0; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("retry 2: 10 gaps"));
 }
 
 TEST(jittered, small_indexes_are_pooled_over_their_medians) {
     // 4 operations × 3 retries: no index has 8 gaps, but 12 pool.
-    const verdict flat = test::run_check(R"(check = "jittered")", retries(4, 3, [](int, int k) { return 100.0 * k; }));
-    EXPECT_EQ(flat.outcome(), verdict_outcome::fail);
+    const record::verdict flat = test::run_check(R"(check = "jittered")", retries(4, 3, [](int, int k) { return 100.0 * k; }));
+    EXPECT_EQ(flat.outcome(), record::verdict_outcome::fail);
     ASSERT_EQ(flat.evidence.size(), 1u);
     EXPECT_THAT(flat.evidence[0].detail,
                 HasSubstr("retries 1, 2, 3 pooled (12 gaps, each over its index's median): the densest 0.05 of a "
                           "median holds 12, more than half; the width is max(0.001, noise floor 5.0ms / 100.0ms)"));
 
-    const verdict spread =
+    const record::verdict spread =
         test::run_check(R"(check = "jittered")", retries(4, 3, [](int i, int k) { return 100.0 * k * (1 + 0.1 * i); }));
-    EXPECT_EQ(spread.outcome(), verdict_outcome::pass) << spread.summary;
+    EXPECT_EQ(spread.outcome(), record::verdict_outcome::pass) << spread.summary;
     EXPECT_THAT(spread.summary, HasSubstr("not judged alone: 1 (4), 2 (4), 3 (4)"));
 }
 
 TEST(jittered, too_few_gaps_are_insufficient_evidence) {
-    const verdict v = test::run_check(R"(check = "jittered")", retries(5, 1, [](int, int) { return 100.0; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(R"(check = "jittered")", retries(5, 1, [](int, int) { return 100.0; }));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_TRUE(v.evidence.empty());
     EXPECT_THAT(v.summary, HasSubstr("no retry index had 8 gaps and indexes with two or more pool 5 (8 needed)"));
 
-    const verdict lower = test::run_check("check = \"jittered\"\nmin_samples = 5\n",
+    const record::verdict lower = test::run_check("check = \"jittered\"\nmin_samples = 5\n",
                                           retries(5, 1, [](int, int) { return 100.0; }));
-    EXPECT_EQ(lower.outcome(), verdict_outcome::fail);
+    EXPECT_EQ(lower.outcome(), record::verdict_outcome::fail);
 }
 
 TEST(jittered, gaps_after_retry_after_are_left_out) {
     test::journal_builder j;
     for (int i = 0; i < 10; ++i) j.op("op" + std::to_string(i)).attempt(503).retry_after(1000).wait(1000).attempt(200);
-    const verdict v = test::run_check(R"(check = "jittered")", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(R"(check = "jittered")", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("10 gaps after Retry-After left out"));
 }
 
@@ -196,16 +196,16 @@ TEST(jittered, gaps_after_retry_after_are_left_out) {
 TEST(jittered, retries_sent_before_their_previous_attempt_ended_are_left_out) {
     test::journal_builder j;
     for (int i = 0; i < 10; ++i) j.op("op" + std::to_string(i)).attempt(503, 2000).wait(-1000).attempt(200);
-    const verdict v = test::run_check(R"(check = "jittered")", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(R"(check = "jittered")", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("10 retries sent before their previous attempt ended (the client's timeout fired) "
                                      "left out"));
 }
 
 TEST(jittered, insufficient_evidence_survives_expect_failure) {
-    const verdict v = test::run_check("check = \"jittered\"\nexpect_failure = true\n",
+    const record::verdict v = test::run_check("check = \"jittered\"\nexpect_failure = true\n",
                                       retries(3, 1, [](int, int) { return 100.0; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
 }
 
 TEST(jittered, bad_config) {
@@ -218,4 +218,4 @@ TEST(jittered, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

@@ -3,21 +3,21 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Ten single-attempt operations taking 1, 2, …, 10 ms.
-run_record ten_operations() {
+record::run_record ten_operations() {
     test::journal_builder j;
     for (int i = 1; i <= 10; ++i) j.op("op" + std::to_string(i)).at(i * 100).attempt(200, i);
     return j.run();
 }
 
 TEST(latency, a_slow_tail_fails_and_names_the_slowest_operations) {
-    const verdict v = test::run_check("check = \"latency\"\np50 = \"5ms\"\np99 = \"8ms\"\n", ten_operations());
+    const record::verdict v = test::run_check("check = \"latency\"\np50 = \"5ms\"\np99 = \"8ms\"\n", ten_operations());
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "10 operations (from the journal): p50 5.0ms (max 5.0ms), p99 10.0ms (max 8.0ms)");
     ASSERT_EQ(v.evidence.size(), 3u);
@@ -32,13 +32,13 @@ TEST(latency, client_records_include_backoff_time) {
     test::journal_builder j;
     j.op("a").attempt(200);
     j.client(test::client_op("a", 0, 900, true));
-    const verdict v = test::run_check("check = \"latency\"\np90 = \"500ms\"\n", j.run());
+    const record::verdict v = test::run_check("check = \"latency\"\np90 = \"500ms\"\n", j.run());
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("1 operations (from client records): p90 900.0ms (max 500.0ms)"));
 }
 
 TEST(latency, within_limits_passes) {
-    const verdict v = test::run_check("check = \"latency\"\np50 = \"5ms\"\np99 = \"10ms\"\n", ten_operations());
+    const record::verdict v = test::run_check("check = \"latency\"\np50 = \"5ms\"\np99 = \"10ms\"\n", ten_operations());
     EXPECT_TRUE(v.passed) << v.summary;
 }
 
@@ -52,4 +52,4 @@ TEST(latency, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

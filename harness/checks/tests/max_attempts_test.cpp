@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -13,7 +13,7 @@ TEST(max_attempts, an_operation_over_the_limit_is_named_with_its_attempts) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(10).attempt(503).wait(10).attempt(503).wait(10).attempt(200);
     j.op("b").at(1).attempt(200);
-    const verdict v = test::run_check("check = \"max_attempts\"\nmax = 3\n", j.run());
+    const record::verdict v = test::run_check("check = \"max_attempts\"\nmax = 3\n", j.run());
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "1 of 2 operations made more than 3 attempts (most: 4)");
     ASSERT_EQ(v.evidence.size(), 1u);
@@ -26,7 +26,7 @@ TEST(max_attempts, counts_attempts_the_server_never_saw_from_client_records) {
     test::journal_builder j;
     j.op("c").attempt(200);
     j.client(test::client_op("c", 0, 50, true, 5));
-    const verdict v = test::run_check("check = \"max_attempts\"\nmax = 3\n", j.run());
+    const record::verdict v = test::run_check("check = \"max_attempts\"\nmax = 3\n", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "c");
@@ -36,7 +36,7 @@ TEST(max_attempts, counts_attempts_the_server_never_saw_from_client_records) {
 TEST(max_attempts, a_client_within_the_limit_passes) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(10).attempt(503).wait(10).attempt(200);
-    const verdict v = test::run_check("check = \"max_attempts\"\nmax = 3\n", j.run());
+    const record::verdict v = test::run_check("check = \"max_attempts\"\nmax = 3\n", j.run());
     EXPECT_TRUE(v.passed);
     EXPECT_TRUE(v.evidence.empty());
 }
@@ -45,9 +45,9 @@ TEST(max_attempts, without_max_the_client_is_held_to_its_declared_limit) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(10).attempt(503).wait(10).attempt(200);
     j.op("b").at(1).attempt(503).wait(10).attempt(200);
-    run_record run = j.run();
+    record::run_record run = j.run();
     run.declared.max_attempts = 2;
-    const verdict v = test::run_check(R"(check = "max_attempts")", run);
+    const record::verdict v = test::run_check(R"(check = "max_attempts")", run);
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "1 of 2 operations made more than 2 attempts (most: 3; the client's declared max_attempts)");
     ASSERT_EQ(v.evidence.size(), 1u);
@@ -57,7 +57,7 @@ TEST(max_attempts, without_max_the_client_is_held_to_its_declared_limit) {
 
     // A client that keeps to what it declared passes.
     run.declared.max_attempts = 3;
-    const verdict kept = test::run_check(R"(check = "max_attempts")", run);
+    const record::verdict kept = test::run_check(R"(check = "max_attempts")", run);
     EXPECT_TRUE(kept.passed) << kept.summary;
     EXPECT_EQ(kept.summary, "0 of 2 operations made more than 3 attempts (most: 3; the client's declared max_attempts)");
 }
@@ -65,9 +65,9 @@ TEST(max_attempts, without_max_the_client_is_held_to_its_declared_limit) {
 TEST(max_attempts, the_scenarios_max_wins_over_the_declared_one) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(10).attempt(503).wait(10).attempt(200);
-    run_record run = j.run();
+    record::run_record run = j.run();
     run.declared.max_attempts = 5;
-    const verdict v = test::run_check("check = \"max_attempts\"\nmax = 2\n", run);
+    const record::verdict v = test::run_check("check = \"max_attempts\"\nmax = 2\n", run);
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "1 of 1 operations made more than 2 attempts (most: 3)");
 }
@@ -75,7 +75,7 @@ TEST(max_attempts, the_scenarios_max_wins_over_the_declared_one) {
 TEST(max_attempts, with_neither_the_limit_is_three) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(10).attempt(503).wait(10).attempt(503).wait(10).attempt(200);
-    const verdict v = test::run_check(R"(check = "max_attempts")", j.run());
+    const record::verdict v = test::run_check(R"(check = "max_attempts")", j.run());
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary, "1 of 1 operations made more than 3 attempts (most: 4)");
 }
@@ -90,4 +90,4 @@ TEST(max_attempts, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

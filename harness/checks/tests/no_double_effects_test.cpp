@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -11,9 +11,9 @@ using ::testing::HasSubstr;
 
 TEST(no_double_effects, a_resend_without_a_key_after_a_lost_reply_commits_twice) {
     test::journal_builder j;
-    j.op("a").lost(wire_outcome::reset).committed().fault("lost_response").wait(5).attempt(200).committed();
+    j.op("a").lost(record::wire_outcome::reset).committed().fault("lost_response").wait(5).attempt(200).committed();
     j.op("b").at(1).attempt(200).committed();
-    const verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
+    const record::verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("3 committed effects, 1 operations with more than one"));
     ASSERT_EQ(v.evidence.size(), 1u);
@@ -24,12 +24,12 @@ TEST(no_double_effects, a_resend_without_a_key_after_a_lost_reply_commits_twice)
 
 TEST(no_double_effects, evidence_shows_a_silent_resend_on_the_kept_alive_connection) {
     test::journal_builder j;
-    j.op("a").lost(wire_outcome::client_gone).committed().wait(5).attempt(200).committed();
-    run_record run = j.run();
+    j.op("a").lost(record::wire_outcome::client_gone).committed().wait(5).attempt(200).committed();
+    record::run_record run = j.run();
     run.journal[0].connection_request = 1;
     run.journal[1].connection = run.journal[0].connection;
     run.journal[1].connection_request = 2;
-    const verdict v = test::run_check(R"(check = "no_double_effects")", run);
+    const record::verdict v = test::run_check(R"(check = "no_double_effects")", run);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("\n#1 POST /charge on conn 1 at 0.0ms→1.0ms: client_gone"));
     EXPECT_THAT(v.evidence[0].detail,
@@ -38,9 +38,9 @@ TEST(no_double_effects, evidence_shows_a_silent_resend_on_the_kept_alive_connect
 
 TEST(no_double_effects, replays_pass_and_lost_replies_are_indeterminate) {
     test::journal_builder j;
-    j.op("a").lost(wire_outcome::reset).committed().wait(5).attempt(200).effect(effect_kind::replayed);
-    j.op("c").at(2).lost(wire_outcome::closed).committed();
-    const verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
+    j.op("a").lost(record::wire_outcome::reset).committed().wait(5).attempt(200).effect(record::effect_kind::replayed);
+    j.op("c").at(2).lost(record::wire_outcome::closed).committed();
+    const record::verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
     EXPECT_TRUE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("2 committed effects, 0 operations with more than one; 1 indeterminate"));
     EXPECT_TRUE(v.evidence.empty());
@@ -50,14 +50,14 @@ TEST(no_double_effects, replays_pass_and_lost_replies_are_indeterminate) {
 // instances; its second charge, made by another instance, is named with both instances.
 TEST(no_double_effects, a_resend_to_another_instance_is_a_double_effect_naming_both_instances) {
     test::journal_builder j;
-    j.op("a").lost(wire_outcome::reset).committed().fault("lost_response").wait(5).attempt(201).committed();
-    j.op("b").at(1).lost(wire_outcome::reset).committed().wait(5).attempt(201).committed();
-    run_record run = j.run();
+    j.op("a").lost(record::wire_outcome::reset).committed().fault("lost_response").wait(5).attempt(201).committed();
+    j.op("b").at(1).lost(record::wire_outcome::reset).committed().wait(5).attempt(201).committed();
+    record::run_record run = j.run();
     run.journal[0].instance = "host-1";  // a: lost on host-1, resent to host-2
     run.journal[1].instance = "host-2";
     run.journal[2].instance = "host-2";  // b: both on host-2
     run.journal[3].instance = "host-2";
-    const verdict v = test::run_check(R"(check = "no_double_effects")", run);
+    const record::verdict v = test::run_check(R"(check = "no_double_effects")", run);
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("2 operations with more than one (1 of them committed by several instances)"));
     ASSERT_EQ(v.evidence.size(), 2u);
@@ -80,13 +80,13 @@ TEST(no_double_effects, takes_no_parameters) {
 // verdict says so, and which endpoint was nearest, instead of only "nothing to judge".
 TEST(no_double_effects, nothing_to_judge_names_the_unmatched_requests_and_the_nearest_endpoint) {
     test::journal_builder j;
-    j.op("a").attempt(404).effect(effect_kind::unmatched).wait(5).attempt(404).effect(effect_kind::unmatched);
+    j.op("a").attempt(404).effect(record::effect_kind::unmatched).wait(5).attempt(404).effect(record::effect_kind::unmatched);
     j.op("b", "GET", "/health").attempt(200);
-    run_record run = j.run();
-    run.server_events.push_back(server_event{server_event_kind::unmatched_route, 1, 0, "",
+    record::run_record run = j.run();
+    run.server_events.push_back(record::server_event{record::server_event_kind::unmatched_route, 1, 0, "",
                                              "POST /charge; nearest POST /payments", "127.0.0.1:5000"});
-    const verdict v = test::run_check(R"(check = "no_double_effects")", run);
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(R"(check = "no_double_effects")", run);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("nothing to judge"));
     EXPECT_THAT(v.summary,
                 HasSubstr("2 of 3 attempts matched no endpoint of the service (POST /charge; nearest POST /payments)"));
@@ -95,10 +95,10 @@ TEST(no_double_effects, nothing_to_judge_names_the_unmatched_requests_and_the_ne
 TEST(no_double_effects, a_verdict_on_matched_requests_says_nothing_of_unmatched_ones) {
     test::journal_builder j;
     j.op("a").attempt(201).committed();
-    const verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
+    const record::verdict v = test::run_check(R"(check = "no_double_effects")", j.run());
     EXPECT_TRUE(v.passed);
     EXPECT_THAT(v.summary, ::testing::Not(HasSubstr("matched no endpoint")));
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

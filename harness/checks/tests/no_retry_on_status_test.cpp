@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -16,7 +16,7 @@ TEST(no_retry_on_status, a_retry_after_404_is_named_with_both_attempts) {
     test::journal_builder j;
     j.op("a").attempt(404).fault("status").wait(3).attempt(200).wait(3).attempt(200);
     j.op("b").at(1).attempt(503).wait(3).attempt(200);
-    const verdict v = test::run_check(default_check, j.run());
+    const record::verdict v = test::run_check(default_check, j.run());
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary,
               "1 responses with a status never to retry (400, 401, 403, 404, 405, 409 unless key in use, 410, "
@@ -32,7 +32,7 @@ TEST(no_retry_on_status, a_retry_after_404_is_named_with_both_attempts) {
 TEST(no_retry_on_status, a_retry_after_405_fails) {
     test::journal_builder j;
     j.op("a", "DELETE", "/items/1").attempt(405).wait(3).attempt(405);
-    const verdict v = test::run_check(default_check, j.run());
+    const record::verdict v = test::run_check(default_check, j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].detail,
@@ -42,7 +42,7 @@ TEST(no_retry_on_status, a_retry_after_405_fails) {
 TEST(no_retry_on_status, a_retry_after_413_without_retry_after_names_the_condition) {
     test::journal_builder j;
     j.op("a").attempt(413).wait(3).attempt(201);
-    const verdict v = test::run_check(default_check, j.run());
+    const record::verdict v = test::run_check(default_check, j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u));
@@ -57,12 +57,12 @@ TEST(no_retry_on_status, retrying_408_and_413_with_retry_after_passes_by_default
     test::journal_builder j;
     j.op("slow").attempt(408).wait(3).attempt(200);
     j.op("large").at(10).attempt(413).retry_after(2000).wait(2000).attempt(200);
-    const run_record run = j.run();
-    const verdict standard = test::run_check(default_check, run);
+    const record::run_record run = j.run();
+    const record::verdict standard = test::run_check(default_check, run);
     EXPECT_TRUE(standard.passed) << standard.summary;
     EXPECT_EQ(standard.evidence_total, 0u);
 
-    const verdict strict = test::run_check(strict_check, run);
+    const record::verdict strict = test::run_check(strict_check, run);
     EXPECT_FALSE(strict.passed);
     EXPECT_THAT(strict.summary, HasSubstr("(400, 401, 403, 404, 405, 408, 409 unless key in use, 410, 413, 414,"));
     ASSERT_EQ(strict.evidence.size(), 2u);
@@ -79,18 +79,18 @@ TEST(no_retry_on_status, retrying_408_and_413_with_retry_after_passes_by_default
 TEST(no_retry_on_status, only_a_retried_408_passes_by_default) {
     test::journal_builder j;
     j.op("slow").attempt(408).wait(3).attempt(200);
-    const verdict v = test::run_check(default_check, j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    const record::verdict v = test::run_check(default_check, j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::pass) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("0 responses with a status never to retry"));
 }
 
 TEST(no_retry_on_status, a_run_without_a_status_of_the_table_is_insufficient_evidence) {
     test::journal_builder j;
     j.op("a").attempt(200);
-    j.op("b").at(1).lost(wire_outcome::reset).wait(3).attempt(201);
+    j.op("b").at(1).lost(record::wire_outcome::reset).wait(3).attempt(201);
     for (const std::string_view text : {default_check, strict_check}) {
-        const verdict v = test::run_check(text, j.run());
-        EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << text;
+        const record::verdict v = test::run_check(text, j.run());
+        EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << text;
         EXPECT_EQ(v.summary, "no response with a status in the judged set (the retry library's status table): "
                              "nothing to judge");
     }
@@ -99,19 +99,19 @@ TEST(no_retry_on_status, a_run_without_a_status_of_the_table_is_insufficient_evi
 TEST(no_retry_on_status, a_listed_set_judges_only_its_statuses) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(3).attempt(200);
-    const verdict v = test::run_check("check = \"no_retry_on_status\"\nstatuses = [404]\n", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    const record::verdict v = test::run_check("check = \"no_retry_on_status\"\nstatuses = [404]\n", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
     EXPECT_EQ(v.summary, "no response with a status in the judged set (the listed statuses): nothing to judge");
 }
 
 TEST(no_retry_on_status, a_409_is_retryable_only_when_its_key_is_in_use) {
     test::journal_builder j;
-    j.op("in-flight").attempt(409).effect(effect_kind::conflict).key("k1").wait(3).attempt(201).key("k1");
+    j.op("in-flight").attempt(409).effect(record::effect_kind::conflict).key("k1").wait(3).attempt(201).key("k1");
     j.op("conflict").at(10).attempt(409).wait(3).attempt(201);
-    j.op("mismatch").at(20).attempt(422).effect(effect_kind::conflict).key("k3").wait(3).attempt(201).key("k3");
-    const run_record run = j.run();
+    j.op("mismatch").at(20).attempt(422).effect(record::effect_kind::conflict).key("k3").wait(3).attempt(201).key("k3");
+    const record::run_record run = j.run();
     for (const std::string_view text : {default_check, strict_check}) {
-        const verdict v = test::run_check(text, run);
+        const record::verdict v = test::run_check(text, run);
         EXPECT_FALSE(v.passed);
         ASSERT_EQ(v.evidence.size(), 2u) << text;
         EXPECT_EQ(v.evidence[0].operation, "conflict");
@@ -127,7 +127,7 @@ TEST(no_retry_on_status, stopping_at_a_final_status_passes) {
     j.op("a").attempt(404);
     j.op("b").at(1).attempt(413);
     j.op("c").at(2).attempt(503).wait(3).attempt(200);
-    const verdict v = test::run_check(default_check, j.run());
+    const record::verdict v = test::run_check(default_check, j.run());
     EXPECT_TRUE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("2 responses with a status never to retry"));
 }
@@ -138,7 +138,7 @@ TEST(no_retry_on_status, statuses_with_conditions_replace_the_default_list) {
     j.op("unlisted").at(10).attempt(404).wait(3).attempt(200);
     j.op("waited").at(20).attempt(422).retry_after(5).wait(5).attempt(200);
     j.op("not-waited").at(30).attempt(422).wait(5).attempt(200);
-    const verdict v = test::run_check(
+    const record::verdict v = test::run_check(
         "check = \"no_retry_on_status\"\nstatuses = [400, { status = 422, unless = \"retry_after\" }]\n", j.run());
     EXPECT_FALSE(v.passed);
     EXPECT_EQ(v.summary,
@@ -151,7 +151,7 @@ TEST(no_retry_on_status, statuses_with_conditions_replace_the_default_list) {
 
 TEST(no_retry_on_status, a_listed_409_may_keep_its_key_in_use_condition) {
     test::journal_builder j;
-    j.op("a").attempt(409).effect(effect_kind::conflict).wait(3).attempt(201);
+    j.op("a").attempt(409).effect(record::effect_kind::conflict).wait(3).attempt(201);
     EXPECT_FALSE(test::run_check("check = \"no_retry_on_status\"\nstatuses = [409]\n", j.run()).passed);
     EXPECT_TRUE(test::run_check(
                     "check = \"no_retry_on_status\"\nstatuses = [{ status = 409, unless = \"key_in_use\" }]\n", j.run())
@@ -212,4 +212,4 @@ TEST(no_retry_on_status, bad_strict) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

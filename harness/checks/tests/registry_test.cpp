@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -56,23 +56,23 @@ TEST(check_registry, expect_failure_must_be_a_boolean) {
 TEST(check_registry, expect_failure_inverts_the_verdict) {
     test::journal_builder j;
     j.op("a").attempt(503).attempt(503).attempt(503).attempt(200);
-    const run_record run = j.run();
+    const record::run_record run = j.run();
 
     const expectation plain = test::parse_ok("check = \"max_attempts\"\nmax = 3\n");
-    const verdict failed = evaluate(plain, run);
+    const record::verdict failed = evaluate(plain, run);
     EXPECT_FALSE(failed.passed);
     EXPECT_FALSE(failed.expected_to_fail);
     EXPECT_EQ(failed.check, "max_attempts");
 
     const expectation inverted = test::parse_ok("check = \"max_attempts\"\nmax = 3\nexpect_failure = true\n");
-    const verdict as_expected = evaluate(inverted, run);
+    const record::verdict as_expected = evaluate(inverted, run);
     EXPECT_TRUE(as_expected.passed);
     EXPECT_TRUE(as_expected.expected_to_fail);
     EXPECT_THAT(as_expected.summary, HasSubstr("failed as expected: "));
     EXPECT_EQ(as_expected.evidence.size(), 1u);
 
     const expectation lenient = test::parse_ok("check = \"max_attempts\"\nmax = 4\nexpect_failure = true\n");
-    const verdict surprise = evaluate(lenient, run);
+    const record::verdict surprise = evaluate(lenient, run);
     EXPECT_FALSE(surprise.passed);
     EXPECT_THAT(surprise.summary, HasSubstr("expected to fail, but passed: "));
 }
@@ -82,7 +82,7 @@ TEST(check_registry, expect_failure_inverts_the_verdict) {
 TEST(check_registry, a_failures_only_check_decides_the_run_only_by_failing) {
     test::journal_builder j;
     j.op("a").attempt(503).attempt(503).attempt(503).attempt(200);
-    run_record run = j.run();
+    record::run_record run = j.run();
 
     const expectation lone = test::parse_ok("check = \"max_attempts\"\nmax = 4\nfailures_only = true\n");
     EXPECT_TRUE(lone.failures_only);
@@ -90,14 +90,14 @@ TEST(check_registry, a_failures_only_check_decides_the_run_only_by_failing) {
     run.verdicts = {evaluate(lone, run), evaluate(cannot_tell, run)};
     EXPECT_TRUE(run.verdicts[0].passed);
     EXPECT_TRUE(run.verdicts[1].failures_only);
-    EXPECT_EQ(run.verdicts[1].outcome(), verdict_outcome::insufficient_evidence);
+    EXPECT_EQ(run.verdicts[1].outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(run.verdicts[1].summary, HasSubstr("not judged here, only a failure counts (failures_only): "));
-    EXPECT_EQ(outcome_of(run), verdict_outcome::pass);
+    EXPECT_EQ(record::outcome_of(run), record::verdict_outcome::pass);
 
     const expectation strict = test::parse_ok("check = \"max_attempts\"\nmax = 3\nfailures_only = true\n");
     run.verdicts.push_back(evaluate(strict, run));
-    EXPECT_EQ(run.verdicts[2].outcome(), verdict_outcome::fail);
-    EXPECT_EQ(outcome_of(run), verdict_outcome::fail);
+    EXPECT_EQ(run.verdicts[2].outcome(), record::verdict_outcome::fail);
+    EXPECT_EQ(record::outcome_of(run), record::verdict_outcome::fail);
 
     const auto both = test::parse_errors("check = \"max_attempts\"\nexpect_failure = true\nfailures_only = true\n");
     ASSERT_EQ(both.size(), 1u);
@@ -107,8 +107,8 @@ TEST(check_registry, a_failures_only_check_decides_the_run_only_by_failing) {
 TEST(check_registry, evidence_is_capped_and_counted) {
     test::journal_builder j;
     for (int i = 0; i < 30; ++i) j.op("op" + std::to_string(i)).attempt(503).attempt(503);
-    const verdict v = evaluate(test::parse_ok("check = \"max_attempts\"\nmax = 1\n"), j.run());
-    EXPECT_EQ(v.evidence.size(), evidence_limit);
+    const record::verdict v = evaluate(test::parse_ok("check = \"max_attempts\"\nmax = 1\n"), j.run());
+    EXPECT_EQ(v.evidence.size(), record::evidence_limit);
     EXPECT_EQ(v.evidence_total, 30u);
 }
 
@@ -126,4 +126,4 @@ TEST(check_parameters, every_error_is_reported) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

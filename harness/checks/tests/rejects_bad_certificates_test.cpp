@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -11,9 +11,9 @@ using ::testing::HasSubstr;
 
 constexpr const char* table = "check = \"rejects_bad_certificates\"\n";
 
-server_event refusal(std::string how) {
-    server_event e;
-    e.kind = server_event_kind::certificate_refused;
+record::server_event refusal(std::string how) {
+    record::server_event e;
+    e.kind = record::server_event_kind::certificate_refused;
     e.rule = "bad-cert";
     e.detail = how + ": tlsv1 alert unknown ca (SSL routines)";
     return e;
@@ -23,9 +23,9 @@ TEST(rejects_bad_certificates, a_request_over_a_bad_certificate_fails_with_that_
     test::journal_builder j;
     j.op("a", "POST", "/payments").attempt(201).fault("tls", "bad-cert");
     j.op("b", "POST", "/payments").attempt(201);
-    run_record run = j.run();
+    record::run_record run = j.run();
     run.server_events.push_back(refusal("untrusted_issuer"));
-    const verdict v = test::run_check(table, run);
+    const record::verdict v = test::run_check(table, run);
     EXPECT_FALSE(v.passed);
     EXPECT_FALSE(v.insufficient_evidence);
     EXPECT_EQ(v.summary, "1 handshakes with a bad certificate refused by the client; 1 requests sent over one anyway");
@@ -39,18 +39,18 @@ TEST(rejects_bad_certificates, a_request_over_a_bad_certificate_fails_with_that_
 TEST(rejects_bad_certificates, refusing_every_bad_certificate_passes) {
     test::journal_builder j;
     j.op("b", "POST", "/payments").attempt(201);
-    run_record run = j.run();
+    record::run_record run = j.run();
     for (const char* how : {"expired_certificate", "wrong_name", "untrusted_issuer"}) run.server_events.push_back(refusal(how));
-    const verdict v = test::run_check(table, run);
+    const record::verdict v = test::run_check(table, run);
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "3 handshakes with a bad certificate refused by the client; 0 requests sent over one anyway");
 }
 
 // The refusals are evidence enough: a client that refused every connection sent nothing at all.
 TEST(rejects_bad_certificates, a_client_that_refused_and_sent_nothing_passes) {
-    run_record run;
+    record::run_record run;
     run.server_events.push_back(refusal("expired_certificate"));
-    const verdict v = test::run_check(table, run);
+    const record::verdict v = test::run_check(table, run);
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_FALSE(v.insufficient_evidence);
 }
@@ -58,21 +58,21 @@ TEST(rejects_bad_certificates, a_client_that_refused_and_sent_nothing_passes) {
 TEST(rejects_bad_certificates, no_bad_certificate_offered_is_insufficient_evidence) {
     test::journal_builder j;
     j.op("b").attempt(200);
-    run_record run = j.run();
-    server_event aborted = refusal("x");
-    aborted.kind = server_event_kind::tls_handshake_failed;  // another tls fault: not a certificate
+    record::run_record run = j.run();
+    record::server_event aborted = refusal("x");
+    aborted.kind = record::server_event_kind::tls_handshake_failed;  // another tls fault: not a certificate
     aborted.detail = "abort_handshake: reset after the client's hello";
     run.server_events.push_back(aborted);
-    server_event unrelated = refusal("x");
-    unrelated.kind = server_event_kind::tls_handshake_failed;
+    record::server_event unrelated = refusal("x");
+    unrelated.kind = record::server_event_kind::tls_handshake_failed;
     unrelated.rule.clear();
     unrelated.detail = "http request";
     run.server_events.push_back(unrelated);
-    const verdict v = test::run_check(table, run);
+    const record::verdict v = test::run_check(table, run);
     EXPECT_TRUE(v.insufficient_evidence);
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("no connection was offered a bad certificate"));
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

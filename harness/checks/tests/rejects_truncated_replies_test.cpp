@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -11,8 +11,8 @@ using ::testing::HasSubstr;
 
 constexpr const char* table = "check = \"rejects_truncated_replies\"\n";
 
-process_record process(std::int64_t pid, double started_ms, double finished_ms, int exit_status) {
-    process_record p;
+record::process_record process(std::int64_t pid, double started_ms, double finished_ms, int exit_status) {
+    record::process_record p;
     p.pid = pid;
     p.started_ns = test::ms(started_ms);
     p.finished_ns = test::ms(finished_ms);
@@ -24,11 +24,11 @@ process_record process(std::int64_t pid, double started_ms, double finished_ms, 
 TEST(rejects_truncated_replies, a_builtin_client_that_recorded_success_after_a_cut_fails_with_the_cut) {
     test::journal_builder j;
     j.op("a", "GET", "/report").attempt(200).committed().fault("tls_truncate", "cut");
-    j.last().outcome = wire_outcome::truncated;
+    j.last().outcome = record::wire_outcome::truncated;
     j.client(test::client_op("a", 0, 2, true));
     j.op("b", "GET", "/report").attempt(200);
     j.client(test::client_op("b", 0, 2, true));
-    const verdict v = test::run_check(table, j.run());
+    const record::verdict v = test::run_check(table, j.run());
     EXPECT_FALSE(v.passed);
     EXPECT_FALSE(v.insufficient_evidence);
     EXPECT_EQ(v.summary, "1 replies cut short; 0 retried, 1 ended an operation the client's result judges: 1 taken as a whole reply");
@@ -43,13 +43,13 @@ TEST(rejects_truncated_replies, a_builtin_client_that_recorded_success_after_a_c
 TEST(rejects_truncated_replies, a_client_that_failed_or_retried_after_a_cut_passes) {
     test::journal_builder j;
     j.op("gave-up").attempt(200).fault("truncate");
-    j.last().outcome = wire_outcome::truncated;
+    j.last().outcome = record::wire_outcome::truncated;
     j.client(test::client_op("gave-up", 0, 2, false));
     j.op("retried").attempt(200).fault("tls_truncate");
-    j.last().outcome = wire_outcome::truncated;
+    j.last().outcome = record::wire_outcome::truncated;
     j.wait(100).attempt(200);
     j.client(test::client_op("retried", 0, 200, true, 2));
-    const verdict v = test::run_check(table, j.run());
+    const record::verdict v = test::run_check(table, j.run());
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_EQ(v.summary, "2 replies cut short; 1 retried, 1 ended an operation the client's result judges: 0 taken as a whole reply");
 }
@@ -60,11 +60,11 @@ TEST(rejects_truncated_replies, a_command_process_is_judged_by_its_exit_status) 
     for (const int exit_status : {0, 56}) {
         test::journal_builder j;
         j.op("a", "GET", "/report").at(10).attempt(200).fault("tls_truncate");
-        j.last().outcome = wire_outcome::truncated;
-        run_record run = j.run();
+        j.last().outcome = record::wire_outcome::truncated;
+        record::run_record run = j.run();
         run.command.emplace();
         run.command->processes.push_back(process(4242, 0, 50, exit_status));
-        const verdict v = test::run_check(table, run);
+        const record::verdict v = test::run_check(table, run);
         EXPECT_EQ(v.passed, exit_status != 0) << v.summary;
         if (exit_status == 0) {
             ASSERT_EQ(v.evidence.size(), 1u);
@@ -76,23 +76,23 @@ TEST(rejects_truncated_replies, a_command_process_is_judged_by_its_exit_status) 
 TEST(rejects_truncated_replies, overlapping_processes_or_no_cut_are_insufficient_evidence) {
     test::journal_builder j;
     j.op("a", "GET", "/report").at(10).attempt(200).fault("tls_truncate");
-    j.last().outcome = wire_outcome::truncated;
-    run_record run = j.run();
+    j.last().outcome = record::wire_outcome::truncated;
+    record::run_record run = j.run();
     run.command.emplace();
     run.command->processes.push_back(process(1, 0, 50, 0));
     run.command->processes.push_back(process(2, 5, 60, 0));
-    const verdict overlapped = test::run_check(table, run);
+    const record::verdict overlapped = test::run_check(table, run);
     EXPECT_TRUE(overlapped.insufficient_evidence);
     EXPECT_FALSE(overlapped.passed);
     EXPECT_THAT(overlapped.summary, HasSubstr("command processes overlapped"));
 
     test::journal_builder none;
     none.op("a").attempt(200);
-    none.op("b").lost(wire_outcome::truncated);  // the client went away mid-reply: no fault cut it
-    const verdict nothing = test::run_check(table, none.run());
+    none.op("b").lost(record::wire_outcome::truncated);  // the client went away mid-reply: no fault cut it
+    const record::verdict nothing = test::run_check(table, none.run());
     EXPECT_TRUE(nothing.insufficient_evidence);
     EXPECT_THAT(nothing.summary, HasSubstr("no truncate, tls_truncate or mid-response reset fired"));
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 TEST(retry_after, a_retry_sooner_than_asked_is_named) {
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(100).wait(10).attempt(200);
-    const verdict v = test::run_check(R"(check = "retry_after")", j.run());
+    const record::verdict v = test::run_check(R"(check = "retry_after")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
@@ -32,7 +32,7 @@ TEST(retry_after, too_soon_is_counted_from_the_request_the_response_answered) {
 
     test::journal_builder early;
     early.op("a").attempt(503, 13.2).retry_after(1000).wait(966.8).attempt(200);
-    const verdict v = test::run_check(R"(check = "retry_after")", early.run());
+    const record::verdict v = test::run_check(R"(check = "retry_after")", early.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail,
@@ -42,7 +42,7 @@ TEST(retry_after, too_soon_is_counted_from_the_request_the_response_answered) {
 TEST(retry_after, a_retry_after_past_the_deadline_must_end_the_operation) {
     test::journal_builder j;
     j.op("b").attempt(503).deadline(200).retry_after(500).wait(500).attempt(200);
-    const verdict v = test::run_check(R"(check = "retry_after")", j.run());
+    const record::verdict v = test::run_check(R"(check = "retry_after")", j.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "b");
@@ -54,7 +54,7 @@ TEST(retry_after, a_client_that_waits_and_gives_up_in_time_passes) {
     test::journal_builder j;
     j.op("a").attempt(429).retry_after(100).wait(95).attempt(200);
     j.op("b").at(3).attempt(503).deadline(200).retry_after(500);
-    const verdict v = test::run_check(R"(check = "retry_after")", j.run());
+    const record::verdict v = test::run_check(R"(check = "retry_after")", j.run());
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("2 responses carried Retry-After"));
 }
@@ -63,8 +63,8 @@ TEST(retry_after, a_client_that_waits_and_gives_up_in_time_passes) {
 TEST(retry_after, no_response_with_retry_after_is_insufficient_evidence) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(1).attempt(200);
-    const verdict v = test::run_check(R"(check = "retry_after")", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(R"(check = "retry_after")", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("0 responses carried Retry-After"));
 }
 
@@ -74,16 +74,16 @@ TEST(retry_after, no_response_with_retry_after_is_insufficient_evidence) {
 TEST(retry_after, a_retry_too_soon_by_no_more_than_the_server_ran_late_is_not_judged) {
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(1000).wait(780).attempt(503).retry_after(1000).wait(1001).attempt(200);
-    run_record run = j.run();
+    record::run_record run = j.run();
     test::add_server_late(run, run.journal[0].request_ns - 1'200'000'000, 1'224'000'000);
-    const verdict excused = test::run_check(R"(check = "retry_after")", run);
+    const record::verdict excused = test::run_check(R"(check = "retry_after")", run);
     EXPECT_TRUE(excused.passed) << excused.summary;
     EXPECT_THAT(excused.summary, HasSubstr("0 retries came too soon"));
     EXPECT_THAT(excused.summary, HasSubstr("1 not judged: they came too soon by no more than the server itself ran "
                                            "late around the response (up to 1224.0ms, server_late)"));
 
     run.server_events[0].late_ns = 100'000'000;  // 100 ms late cannot explain 220 ms too soon
-    const verdict caught = test::run_check(R"(check = "retry_after")", run);
+    const record::verdict caught = test::run_check(R"(check = "retry_after")", run);
     EXPECT_FALSE(caught.passed);
     EXPECT_THAT(caught.summary, HasSubstr("1 retries came too soon"));
 
@@ -96,10 +96,10 @@ TEST(retry_after, a_retry_too_soon_by_no_more_than_the_server_ran_late_is_not_ju
 TEST(retry_after, nothing_judged_outside_the_servers_late_spells_is_insufficient_evidence) {
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(1000).wait(780).attempt(200);
-    run_record run = j.run();
+    record::run_record run = j.run();
     test::add_server_late(run, run.journal[0].request_ns - 500'000'000, 600'000'000);
-    const verdict v = test::run_check(R"(check = "retry_after")", run);
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence) << v.summary;
+    const record::verdict v = test::run_check(R"(check = "retry_after")", run);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
 }
 
 TEST(retry_after, bad_config) {
@@ -110,4 +110,4 @@ TEST(retry_after, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

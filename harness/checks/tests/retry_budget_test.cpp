@@ -3,7 +3,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -11,7 +11,7 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 // Ten operations starting 1 ms apart, each retrying three times 10 ms after a failure.
-run_record retry_storm() {
+record::run_record retry_storm() {
     test::journal_builder j;
     for (int i = 0; i < 10; ++i) {
         j.op("op" + std::to_string(i)).at(i);
@@ -21,7 +21,7 @@ run_record retry_storm() {
 }
 
 TEST(retry_budget, retries_over_the_window_budget_fail_with_the_worst_window) {
-    const verdict v =
+    const record::verdict v =
         test::run_check("check = \"retry_budget\"\nratio = 0.2\nmin_per_sec = 0\nwindow = \"1s\"\ntolerance = \"0s\"\n",
                         retry_storm());
     EXPECT_FALSE(v.passed);
@@ -46,7 +46,7 @@ TEST(retry_budget, retries_over_the_window_budget_fail_with_the_worst_window) {
 // 10 ms late (1005–1014 ms), and `retries` operations (the first ones) retried at 1000 ms. By the
 // client's clock every 1 s window holds 1,000 first attempts, which earn 500 retries at ratio 0.5; by
 // the server's, the window from 5 ms holds 990.
-run_record steady_traffic_with_late_first_attempts(int retries) {
+record::run_record steady_traffic_with_late_first_attempts(int retries) {
     test::journal_builder j;
     for (int f = 0; f <= 2000; ++f) {
         j.op("op" + std::to_string(f)).at(f >= 995 && f <= 1004 ? f + 10 : f);
@@ -58,23 +58,23 @@ run_record steady_traffic_with_late_first_attempts(int retries) {
 
 TEST(retry_budget, first_attempts_within_the_tolerance_of_a_window_count_for_it) {
     const std::string budget = "check = \"retry_budget\"\nratio = 0.5\nmin_per_sec = 0\nwindow = \"1s\"\n";
-    const verdict strict = test::run_check(budget + "tolerance = \"0s\"\n", steady_traffic_with_late_first_attempts(500));
+    const record::verdict strict = test::run_check(budget + "tolerance = \"0s\"\n", steady_traffic_with_late_first_attempts(500));
     EXPECT_FALSE(strict.passed);
     ASSERT_FALSE(strict.evidence.empty());
     EXPECT_THAT(strict.evidence[0].detail, HasSubstr("500 retries > 0.5 × 990 first attempts (± 0.0ms)"));
     // Counting first attempts 10 ms either side (the default), the late ones count again.
-    const verdict tolerant = test::run_check(budget, steady_traffic_with_late_first_attempts(500));
+    const record::verdict tolerant = test::run_check(budget, steady_traffic_with_late_first_attempts(500));
     EXPECT_TRUE(tolerant.passed) << tolerant.summary;
     EXPECT_THAT(tolerant.summary, HasSubstr("within retries ≤ 0.5 × first attempts (± 10.0ms) + 0/s × 1000.0ms"));
     // The tolerance earns ten first attempts at most either side: 520 retries are over however the
     // clocks differ.
-    const verdict over = test::run_check(budget, steady_traffic_with_late_first_attempts(520));
+    const record::verdict over = test::run_check(budget, steady_traffic_with_late_first_attempts(520));
     EXPECT_FALSE(over.passed);
     EXPECT_THAT(over.summary, HasSubstr("budget exceeded: 520 retries in the worst window"));
 }
 
 TEST(retry_budget, the_min_per_second_floor_covers_a_few_retries) {
-    const verdict v = test::run_check("check = \"retry_budget\"\n", retry_storm());
+    const record::verdict v = test::run_check("check = \"retry_budget\"\n", retry_storm());
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("every 10000.0ms window within"));
 }
@@ -82,7 +82,7 @@ TEST(retry_budget, the_min_per_second_floor_covers_a_few_retries) {
 TEST(retry_budget, token_bucket_replay_flags_retries_at_or_below_half) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(5).attempt(503).wait(5).attempt(200);
-    const verdict v =
+    const record::verdict v =
         test::run_check("check = \"retry_budget\"\nratio = 1000\nmax_tokens = 3\ntoken_ratio = 0.5\n", j.run());
     EXPECT_FALSE(v.passed);
     // 3 → 2 after the first failure (retry allowed: 2 > 1.5), 2 → 1 after the second (retry not allowed).
@@ -98,7 +98,7 @@ TEST(retry_budget, token_bucket_replay_flags_retries_at_or_below_half) {
 }
 
 TEST(retry_budget, without_a_token_bucket_has_no_bucket_parameters) {
-    const verdict v = test::run_check("check = \"retry_budget\"\n", retry_storm());
+    const record::verdict v = test::run_check("check = \"retry_budget\"\n", retry_storm());
     EXPECT_TRUE(v.parameters.empty());
 }
 
@@ -107,7 +107,7 @@ TEST(retry_budget, token_bucket_refills_on_success) {
     j.op("a").attempt(503).wait(5).attempt(200);
     j.op("b").at(20).attempt(200);
     j.op("c").at(30).attempt(503).wait(5).attempt(200);
-    const verdict v = test::run_check("check = \"retry_budget\"\nmax_tokens = 3\ntoken_ratio = 1\n", j.run());
+    const record::verdict v = test::run_check("check = \"retry_budget\"\nmax_tokens = 3\ntoken_ratio = 1\n", j.run());
     EXPECT_TRUE(v.passed) << v.summary;
 }
 
@@ -118,8 +118,8 @@ TEST(retry_budget, conditional_statuses_cost_a_token_only_when_retryable) {
     const std::string check = "check = \"retry_budget\"\nratio = 1000\nmax_tokens = 3\ntoken_ratio = 0.5\n";
     test::journal_builder retryable;
     retryable.op("a").attempt(413).retry_after(1000).wait(5).attempt(200);
-    retryable.op("b").at(2).attempt(409).effect(effect_kind::conflict).wait(5).attempt(200);
-    const verdict v = test::run_check(check, retryable.run());
+    retryable.op("b").at(2).attempt(409).effect(record::effect_kind::conflict).wait(5).attempt(200);
+    const record::verdict v = test::run_check(check, retryable.run());
     EXPECT_FALSE(v.passed);
     // 3 → 2 after the 413 (retry allowed), 2 → 1 after the 409 (retry not allowed).
     ASSERT_EQ(v.evidence.size(), 1u);
@@ -141,4 +141,4 @@ TEST(retry_budget, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

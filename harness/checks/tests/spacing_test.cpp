@@ -4,7 +4,7 @@
 #include "check_test_support.hpp"
 #include "faultline/checks/timing_control.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::ElementsAre;
@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 
 // `operations` operations, each with `retries` retries; gap(i, k) ms before operation i's k-th retry.
 template <class Gap>
-run_record retries(int operations, int retries, Gap gap) {
+record::run_record retries(int operations, int retries, Gap gap) {
     test::journal_builder j;
     for (int i = 0; i < operations; ++i) {
         j.op("op" + std::to_string(i));
@@ -31,15 +31,15 @@ timing_control control_with_noise(double noise_ms) {
     return c;
 }
 
-verdict with_control(std::string_view toml, const run_record& run, const timing_control& control) {
+record::verdict with_control(std::string_view toml, const record::run_record& run, const timing_control& control) {
     const expectation e = test::parse_ok(toml);
-    return evaluate(e, run, group_operations(run.journal), &control);
+    return evaluate(e, run, record::group_operations(run.journal), &control);
 }
 
 TEST(spacing, an_exponential_backoff_passes) {
-    const verdict v = test::run_check(R"(check = "spacing")",
+    const record::verdict v = test::run_check(R"(check = "spacing")",
                                       retries(10, 3, [](int i, int k) { return 100.0 * (1 << (k - 1)) + i; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::pass) << v.summary;
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::pass) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("30 gaps judged: 0 operations retried back to back"));
     EXPECT_THAT(v.summary, HasSubstr("median gap from retry 1 to 3 grows by 300.0ms (at least 10.4ms (max(noise floor, 0.1 × the "
                           "first median)))"));
@@ -48,8 +48,8 @@ TEST(spacing, an_exponential_backoff_passes) {
 TEST(spacing, an_operation_that_never_waits_fails_with_its_attempts) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(1).attempt(503).wait(2).attempt(200);
-    const verdict v = test::run_check(R"(check = "spacing")", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    const record::verdict v = test::run_check(R"(check = "spacing")", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_EQ(v.evidence[0].operation, "a");
     EXPECT_THAT(v.evidence[0].seqs, ElementsAre(1u, 2u, 3u));
@@ -63,52 +63,52 @@ TEST(spacing, an_operation_that_never_waits_fails_with_its_attempts) {
 TEST(spacing, a_slow_first_retry_then_back_to_back_is_no_finding_in_one_process) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(81).attempt(503).wait(8).attempt(503).wait(9).attempt(200);
-    EXPECT_EQ(test::run_check(R"(check = "spacing")", j.run()).outcome(), verdict_outcome::pass);
+    EXPECT_EQ(test::run_check(R"(check = "spacing")", j.run()).outcome(), record::verdict_outcome::pass);
 }
 
 TEST(spacing, one_short_gap_of_a_jittered_client_is_no_finding) {
     test::journal_builder j;
     j.op("a").attempt(503).wait(3).attempt(503).wait(180).attempt(200);
-    EXPECT_EQ(test::run_check(R"(check = "spacing")", j.run()).outcome(), verdict_outcome::pass);
+    EXPECT_EQ(test::run_check(R"(check = "spacing")", j.run()).outcome(), record::verdict_outcome::pass);
 }
 
 // urllib3 sleeps 0 before its first retry, then backs off: one back-to-back index is its design;
 // two are a client that does not back off.
 TEST(spacing, two_indexes_whose_median_gap_is_back_to_back_fail) {
-    const verdict one = test::run_check(R"(check = "spacing")",
+    const record::verdict one = test::run_check(R"(check = "spacing")",
                                         retries(10, 3, [](int i, int k) { return k == 1 ? 0.5 : 400.0 * k + i; }));
-    EXPECT_EQ(one.outcome(), verdict_outcome::pass) << one.summary;
+    EXPECT_EQ(one.outcome(), record::verdict_outcome::pass) << one.summary;
     EXPECT_THAT(one.summary, HasSubstr("1 retry indexes with a median under it (one alone is no finding)"));
-    const verdict two = test::run_check(R"(check = "spacing")",
+    const record::verdict two = test::run_check(R"(check = "spacing")",
                                         retries(10, 3, [](int i, int k) { return k < 3 ? 0.5 : 400.0 + i; }));
-    EXPECT_EQ(two.outcome(), verdict_outcome::fail);
+    EXPECT_EQ(two.outcome(), record::verdict_outcome::fail);
     ASSERT_GE(two.evidence.size(), 2u);
     EXPECT_THAT(two.evidence[0].detail, HasSubstr("retry 1: the median of 10 gaps is 0.5ms, under min_gap 20.0ms"));
 }
 
 TEST(spacing, a_constant_delay_does_not_grow) {
-    const verdict v = test::run_check(R"(check = "spacing")", retries(10, 3, [](int i, int) { return 1000.0 + i; }));
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    const record::verdict v = test::run_check(R"(check = "spacing")", retries(10, 3, [](int i, int) { return 1000.0 + i; }));
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("the backoff does not grow: median gap from retry 1 to 3 grows by 0.0ms"));
     // Declared constant, or growth switched off: only the spacing is judged.
-    run_record declared = retries(10, 3, [](int i, int) { return 1000.0 + i; });
-    declared.declared.backoff = declared_backoff{std::chrono::seconds{1}, std::chrono::seconds{1}, 1.0};
-    const verdict constant = test::run_check(R"(check = "spacing")", declared);
-    EXPECT_EQ(constant.outcome(), verdict_outcome::pass);
+    record::run_record declared = retries(10, 3, [](int i, int) { return 1000.0 + i; });
+    declared.declared.backoff = record::declared_backoff{std::chrono::seconds{1}, std::chrono::seconds{1}, 1.0};
+    const record::verdict constant = test::run_check(R"(check = "spacing")", declared);
+    EXPECT_EQ(constant.outcome(), record::verdict_outcome::pass);
     EXPECT_THAT(constant.summary, HasSubstr("growth not judged: the client declared a constant backoff"));
     EXPECT_EQ(test::run_check("check = \"spacing\"\ngrow = false\n", retries(10, 3, [](int, int) { return 1000.0; }))
                   .outcome(),
-              verdict_outcome::pass);
+              record::verdict_outcome::pass);
 }
 
 // Growth of 80 ms on 580 ms, within 150 ms of noise the control measured: not a pass, not a failure.
 TEST(spacing, growth_within_the_controls_noise_cannot_be_told) {
-    const run_record run = retries(10, 2, [](int i, int k) { return 500.0 + 80.0 * k + i; });
-    const verdict quiet = with_control(R"(check = "spacing")", run, control_with_noise(2));
-    EXPECT_EQ(quiet.outcome(), verdict_outcome::pass) << quiet.summary;
-    const verdict noisy = with_control(R"(check = "spacing")", run, control_with_noise(150));
-    EXPECT_EQ(noisy.outcome(), verdict_outcome::insufficient_evidence);
+    const record::run_record run = retries(10, 2, [](int i, int k) { return 500.0 + 80.0 * k + i; });
+    const record::verdict quiet = with_control(R"(check = "spacing")", run, control_with_noise(2));
+    EXPECT_EQ(quiet.outcome(), record::verdict_outcome::pass) << quiet.summary;
+    const record::verdict noisy = with_control(R"(check = "spacing")", run, control_with_noise(150));
+    EXPECT_EQ(noisy.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(noisy.summary, HasSubstr("growth cannot be told from a constant delay"));
     EXPECT_THAT(noisy.summary, HasSubstr("the control (24 processes, fixed 500.0ms delay): 24 gaps"));
 }
@@ -117,11 +117,11 @@ TEST(spacing, resends_after_a_dead_kept_alive_connection_and_retry_after_are_lef
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(1000).wait(1).attempt(200);
     // Its connection's second request (the first was another operation's), lost when it died.
-    j.op("b").lost(wire_outcome::reset);
+    j.op("b").lost(record::wire_outcome::reset);
     j.last().connection_request = 2;
     j.wait(1).attempt(200);
-    const verdict v = test::run_check(R"(check = "spacing")", j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = test::run_check(R"(check = "spacing")", j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("1 resends after a reused kept-alive connection died without a reply left out"));
     EXPECT_THAT(v.summary, HasSubstr("1 gaps after Retry-After left out"));
 }
@@ -135,4 +135,4 @@ TEST(spacing, bad_config) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

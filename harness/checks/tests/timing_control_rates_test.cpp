@@ -16,7 +16,7 @@
 #include "faultline/checks/timing_control.hpp"
 #include "faultline/core/random.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 enum class shape { none, constant, no_delay, full, equal, decorrelated, proportional, additive, above };
@@ -65,7 +65,7 @@ double delay_ms(shape s, int k, double& previous, random_source& random) {
 // operations apart from the client's. `count` operations (a herd's, or one alone). `own_queue_ms`: a
 // heavy runtime's own queueing after a release, shared fairly, so every process comes late and the
 // first at about 60 % of the last (the naive Node.js loop: 232-371 ms).
-std::vector<journal_record> herd(shape s, double queue_ms, random_source& random, const std::string& name,
+std::vector<record::journal_record> herd(shape s, double queue_ms, random_source& random, const std::string& name,
                                  int count = operations, double own_queue_ms = 0) {
     test::journal_builder j;
     for (int i = 0; i < count; ++i) {
@@ -93,8 +93,8 @@ struct tally {
     int passed = 0;
     int failed = 0;
     int insufficient = 0;
-    void add(verdict_outcome o) {
-        (o == verdict_outcome::pass ? passed : o == verdict_outcome::fail ? failed : insufficient) += 1;
+    void add(record::verdict_outcome o) {
+        (o == record::verdict_outcome::pass ? passed : o == record::verdict_outcome::fail ? failed : insufficient) += 1;
     }
 };
 
@@ -118,18 +118,18 @@ rates measure(shape s, double queue_ms, bool with_control, int rounds = 1, runti
     const expectation desynchronized = test::parse_ok(probe_desynchronized);
     rates out;
     for (int seed = 1; seed <= seeds; ++seed) {
-        verdict j;
-        verdict sp;
-        verdict d;
+        record::verdict j;
+        record::verdict sp;
+        record::verdict d;
         for (int round = 0; round < rounds; ++round) {
             seeded_random random(static_cast<std::uint64_t>(seed * 100 + round));
-            run_record run;
+            record::run_record run;
             run.journal = herd(s, queue_ms, random, "op", operations, heavy.herd_queue_ms);
             timing_control control = measure_control(herd(shape::constant, queue_ms, random, "control"),
                                                      std::chrono::seconds{1}, operations);
             // Four lone operations, as persistent-5xx, -get, -head and -delete give.
             if (heavy.alone) add_gaps_alone(herd(s, queue_ms, random, "alone", 4), control.alone_gaps_ns);
-            const operation_groups ops = group_operations(run.journal);
+            const record::operation_groups ops = record::group_operations(run.journal);
             j = evaluate(jittered, run, ops, with_control ? &control : nullptr);
             sp = evaluate(spacing, run, ops, with_control ? &control : nullptr);
             d = evaluate(desynchronized, run, ops, with_control ? &control : nullptr);
@@ -235,4 +235,4 @@ TEST(timing_control_rates, rounds_add_no_misses) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

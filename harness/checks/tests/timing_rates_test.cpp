@@ -15,20 +15,20 @@
 #include "check_test_support.hpp"
 #include "faultline/core/random.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 constexpr int seeds = 200;
 constexpr int operations = 20;
 
 // How many of `seeds` simulated runs fail `check_toml`; `run_of(seed)` builds one run.
-int failures(std::string_view check_toml, const std::function<run_record(std::uint64_t)>& run_of) {
+int failures(std::string_view check_toml, const std::function<record::run_record(std::uint64_t)>& run_of) {
     const expectation check = test::parse_ok(check_toml);
     int failed = 0;
     for (int seed = 1; seed <= seeds; ++seed) {
-        const verdict v = evaluate(check, run_of(static_cast<std::uint64_t>(seed)));
+        const record::verdict v = evaluate(check, run_of(static_cast<std::uint64_t>(seed)));
         EXPECT_FALSE(v.insufficient_evidence) << v.summary;
-        failed += v.outcome() == verdict_outcome::fail ? 1 : 0;
+        failed += v.outcome() == record::verdict_outcome::fail ? 1 : 0;
     }
     return failed;
 }
@@ -39,7 +39,7 @@ enum class client_flaw { none, grows_by_three, no_growth, immediate };
 
 // Operations retrying 3 times after 503s with `jitter` over base 100 ms, cap 1 s (×2), unless
 // `flaw`: growing ×3 instead of ×2, not growing (the base delay every time), or not waiting at all.
-run_record backoff_run(std::string_view jitter, client_flaw flaw, double noise_ms, std::uint64_t seed) {
+record::run_record backoff_run(std::string_view jitter, client_flaw flaw, double noise_ms, std::uint64_t seed) {
     seeded_random random(seed);
     test::journal_builder j;
     for (int i = 0; i < operations; ++i) {
@@ -120,7 +120,7 @@ enum class after_flaw { none, ignores, short_by_50ms, short_by_5ms };
 
 // Each operation's first two attempts get 503 with Retry-After 500 ms; the client's own backoff is
 // full jitter over 100 ms. Without the flaw it waits max(Retry-After, its backoff).
-run_record retry_after_run(after_flaw flaw, double noise_ms, std::uint64_t seed) {
+record::run_record retry_after_run(after_flaw flaw, double noise_ms, std::uint64_t seed) {
     seeded_random random(seed);
     test::journal_builder j;
     for (int i = 0; i < operations; ++i) {
@@ -164,7 +164,7 @@ enum class deadline_flaw { none, ignores };
 // 503s until it gives up; it retries with equal jitter over 100 ms (cap 1 s), up to 10 attempts.
 // Without the flaw it sends no attempt once its own clock is past the deadline — but its attempt
 // reaches the server up to `noise_ms` later than it was sent.
-run_record deadline_run(deadline_flaw flaw, double noise_ms, std::uint64_t seed) {
+record::run_record deadline_run(deadline_flaw flaw, double noise_ms, std::uint64_t seed) {
     seeded_random random(seed);
     test::journal_builder j;
     for (int i = 0; i < operations; ++i) {
@@ -205,4 +205,4 @@ TEST(timing_rates, deadline_catches_attempts_past_it_and_tolerates_its_tolerance
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

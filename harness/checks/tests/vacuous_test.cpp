@@ -9,7 +9,7 @@
 
 #include "check_test_support.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 namespace {
 
 using ::testing::HasSubstr;
@@ -36,12 +36,12 @@ expectation expect(std::string_view name, bool expect_failure = false) {
     return test::parse_ok(text);
 }
 
-run_record killed_command_client() {
-    run_record run;
-    command_result command;
+record::run_record killed_command_client() {
+    record::run_record run;
+    record::command_result command;
     command.exit_status = 137;
     command.killed = true;
-    command.processes.push_back(process_record{0, 4242, 0, 5'000'000, 137, 9, true});
+    command.processes.push_back(record::process_record{0, 4242, 0, 5'000'000, 137, 9, true});
     run.command = command;
     return run;
 }
@@ -53,11 +53,11 @@ TEST(vacuous_passes, the_table_names_every_registered_check) {
 }
 
 TEST(vacuous_passes, no_check_passes_an_empty_run) {
-    for (const run_record& run : {run_record{}, killed_command_client()}) {
+    for (const record::run_record& run : {record::run_record{}, killed_command_client()}) {
         for (const std::string_view name : check_names()) {
             for (const bool expect_failure : {false, true}) {
-                const verdict v = evaluate(expect(name, expect_failure), run);
-                EXPECT_NE(v.outcome(), verdict_outcome::pass)
+                const record::verdict v = evaluate(expect(name, expect_failure), run);
+                EXPECT_NE(v.outcome(), record::verdict_outcome::pass)
                     << name << (expect_failure ? " (expect_failure)" : "") << ": " << v.summary;
             }
         }
@@ -66,7 +66,7 @@ TEST(vacuous_passes, no_check_passes_an_empty_run) {
 
 // A run that happened but holds nothing most checks judge: three GETs, each answered 200 at its first
 // attempt, no fault, no deadline, no retry, no committed effect.
-run_record three_plain_gets() {
+record::run_record three_plain_gets() {
     test::journal_builder j;
     j.op("a", "GET", "/item").attempt(200);
     j.op("b", "GET", "/item").at(10).attempt(200);
@@ -76,12 +76,12 @@ run_record three_plain_gets() {
 
 // What each check makes of three_plain_gets, why, and (when it cannot judge) what its summary names as missing.
 struct plain_gets_outcome {
-    verdict_outcome outcome;
+    record::verdict_outcome outcome;
     std::string_view missing;  // a substring of the summary; empty for a pass
 };
 
 const std::map<std::string, plain_gets_outcome, std::less<>>& plain_gets_outcomes() {
-    using enum verdict_outcome;
+    using enum record::verdict_outcome;
     static const std::map<std::string, plain_gets_outcome, std::less<>> outcomes{
         // 3 first attempts: no window holds min_first_attempts (10) of them.
         {"amplification", {insufficient_evidence, "no window judged"}},
@@ -119,11 +119,11 @@ const std::map<std::string, plain_gets_outcome, std::less<>>& plain_gets_outcome
 }
 
 TEST(vacuous_passes, a_run_with_nothing_a_check_judges_passes_only_the_checks_that_judge_it) {
-    const run_record run = three_plain_gets();
+    const record::run_record run = three_plain_gets();
     for (const std::string_view name : check_names()) {
         const auto expected = plain_gets_outcomes().find(name);
         ASSERT_NE(expected, plain_gets_outcomes().end()) << name << ": add what a run of plain GETs gives it";
-        const verdict v = evaluate(expect(name), run);
+        const record::verdict v = evaluate(expect(name), run);
         EXPECT_EQ(v.outcome(), expected->second.outcome) << name << ": " << v.summary;
         EXPECT_THAT(v.summary, HasSubstr(std::string(expected->second.missing))) << name;
     }
@@ -131,23 +131,23 @@ TEST(vacuous_passes, a_run_with_nothing_a_check_judges_passes_only_the_checks_th
 
 TEST(vacuous_passes, a_pass_over_nothing_says_why_it_is_not_judged) {
     // max_attempts alone would pass it: no operation went over any limit.
-    const verdict v = evaluate(expect("max_attempts"), run_record{});
-    EXPECT_EQ(v.outcome(), verdict_outcome::insufficient_evidence);
+    const record::verdict v = evaluate(expect("max_attempts"), record::run_record{});
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(v.summary, HasSubstr("nothing to judge: the run had 0 operations"));
 }
 
 TEST(vacuous_passes, a_failure_over_nothing_stays_a_failure) {
     // success_rate fails a run in which nothing reached the server; that is evidence, not its absence.
-    const verdict v = evaluate(test::parse_ok("check = \"success_rate\"\n"), killed_command_client());
-    EXPECT_EQ(v.outcome(), verdict_outcome::fail);
+    const record::verdict v = evaluate(test::parse_ok("check = \"success_rate\"\n"), killed_command_client());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
 }
 
 TEST(vacuous_passes, one_operation_is_judged_as_before) {
     test::journal_builder j;
     j.op("a").attempt(200).committed();
-    const verdict v = evaluate(expect("no_double_effects"), j.run());
-    EXPECT_EQ(v.outcome(), verdict_outcome::pass);
+    const record::verdict v = evaluate(expect("no_double_effects"), j.run());
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::pass);
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::checks

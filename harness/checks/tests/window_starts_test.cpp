@@ -10,7 +10,7 @@
 
 #include "../src/support.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 namespace {
 
 std::vector<std::int64_t> starts_by_sorting(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b,
@@ -55,4 +55,4 @@ TEST(window_starts, width_one_gives_each_time_once) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -15,12 +15,12 @@ namespace faultline::config {
 namespace {
 
 namespace json = boost::json;
-using harness::grpc_hedging_policy;
-using harness::grpc_method_config;
-using harness::grpc_method_name;
-using harness::grpc_retry_policy;
-using harness::grpc_retry_throttling;
-using harness::grpc_service_config;
+using record::grpc_hedging_policy;
+using record::grpc_method_config;
+using record::grpc_method_name;
+using record::grpc_retry_policy;
+using record::grpc_retry_throttling;
+using record::grpc_service_config;
 
 std::string_view json_type(const json::value& v) {
     switch (v.kind()) {
@@ -193,7 +193,7 @@ public:
             fail(path, "must be an integer > 1 (values above 5 are treated as 5), got " + json::serialize(v));
             return std::nullopt;
         }
-        return n > harness::grpc_max_attempts_cap ? harness::grpc_max_attempts_cap : static_cast<std::uint32_t>(n);
+        return n > record::grpc_max_attempts_cap ? record::grpc_max_attempts_cap : static_cast<std::uint32_t>(n);
     }
 
     static std::string at(const std::string& path, std::string_view key) {
@@ -318,7 +318,7 @@ void check_duplicate_names(json_reader& r, const std::vector<std::pair<std::size
 
 }  // namespace
 
-std::variant<harness::grpc_service_config, config_errors> parse_grpc_service_config(std::string_view json_text,
+std::variant<record::grpc_service_config, config_errors> parse_grpc_service_config(std::string_view json_text,
                                                                                     std::string_view file) {
     config_errors errors;
     json::stream_parser parser;
@@ -367,7 +367,7 @@ std::variant<harness::grpc_service_config, config_errors> parse_grpc_service_con
     return out;
 }
 
-std::variant<harness::grpc_service_config, config_errors> load_grpc_service_config(const std::string& path) {
+std::variant<record::grpc_service_config, config_errors> load_grpc_service_config(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return config_errors{config_error{{path, 0, 0}, "cannot read the gRPC service config"}};
     // As for TOML documents: one byte past the bound is read, so a larger file is never held whole.
@@ -395,7 +395,7 @@ grpc_service_config_file read_grpc_service_config_key(table_reader& r, std::stri
         for (config_error& e : *errors) r.errors().push_back(std::move(e));
         return out;
     }
-    out.config = std::make_shared<const harness::grpc_service_config>(std::get<harness::grpc_service_config>(std::move(loaded)));
+    out.config = std::make_shared<const record::grpc_service_config>(std::get<record::grpc_service_config>(std::move(loaded)));
     out.path = std::filesystem::absolute(path).string();
     return out;
 }

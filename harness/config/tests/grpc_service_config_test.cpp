@@ -12,13 +12,13 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-harness::grpc_service_config parsed(std::string_view json) {
+record::grpc_service_config parsed(std::string_view json) {
     auto result = parse_grpc_service_config(json, "sc.json");
     if (auto* errors = std::get_if<config_errors>(&result)) {
         ADD_FAILURE() << errors->front().to_string();
         return {};
     }
-    return std::get<harness::grpc_service_config>(std::move(result));
+    return std::get<record::grpc_service_config>(std::move(result));
 }
 
 std::vector<std::string> errors_of(std::string_view json) {
@@ -164,8 +164,8 @@ TEST(grpc_service_config_parser, load_reads_a_file_and_names_an_unreadable_one) 
     const std::string path = ::testing::TempDir() + "grpc_service_config_test.json";
     std::ofstream(path) << R"({"retryThrottling":{"maxTokens":4,"tokenRatio":1}})";
     auto loaded = load_grpc_service_config(path);
-    ASSERT_TRUE(std::holds_alternative<harness::grpc_service_config>(loaded));
-    EXPECT_EQ(std::get<harness::grpc_service_config>(loaded).throttling->max_tokens, 4.0);
+    ASSERT_TRUE(std::holds_alternative<record::grpc_service_config>(loaded));
+    EXPECT_EQ(std::get<record::grpc_service_config>(loaded).throttling->max_tokens, 4.0);
 
     auto missing = load_grpc_service_config(path + ".missing");
     ASSERT_TRUE(std::holds_alternative<config_errors>(missing));

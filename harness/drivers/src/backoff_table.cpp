@@ -6,7 +6,7 @@
 
 #include "faultline/config/duration.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 namespace {
 
@@ -39,22 +39,22 @@ void read_backoff_table(config::table_reader& r, retry::backoff_policy& policy, 
 
 namespace {
 
-declared_jitter declared_from(retry::jitter_kind kind) {
+record::declared_jitter declared_from(retry::jitter_kind kind) {
     switch (kind) {
-        case retry::jitter_kind::none: return declared_jitter::none;
-        case retry::jitter_kind::full: return declared_jitter::full;
-        case retry::jitter_kind::equal: return declared_jitter::equal;
-        case retry::jitter_kind::decorrelated: return declared_jitter::decorrelated;
-        case retry::jitter_kind::proportional: return declared_jitter::proportional;
+        case retry::jitter_kind::none: return record::declared_jitter::none;
+        case retry::jitter_kind::full: return record::declared_jitter::full;
+        case retry::jitter_kind::equal: return record::declared_jitter::equal;
+        case retry::jitter_kind::decorrelated: return record::declared_jitter::decorrelated;
+        case retry::jitter_kind::proportional: return record::declared_jitter::proportional;
     }
-    return declared_jitter::full;
+    return record::declared_jitter::full;
 }
 
 }  // namespace
 
-declared_backoff declared_backoff_of(const retry::backoff_policy& policy) {
-    return declared_backoff{policy.base, policy.cap, policy.multiplier, declared_from(policy.jitter),
+record::declared_backoff declared_backoff_of(const retry::backoff_policy& policy) {
+    return record::declared_backoff{policy.base, policy.cap, policy.multiplier, declared_from(policy.jitter),
                             policy.jitter_fraction};
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

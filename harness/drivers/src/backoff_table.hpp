@@ -7,7 +7,7 @@
 #include "faultline/record/run_record.hpp"
 #include "faultline/retry/backoff.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 // Reads base, cap, multiplier, jitter and jitter_fraction into `policy` and finishes the reader.
 // `curve_keys` says whether base, cap and jitter must be given: the builtin client starts from a
@@ -15,6 +15,6 @@ namespace faultline::harness {
 void read_backoff_table(config::table_reader& r, retry::backoff_policy& policy, config::need curve_keys);
 
 // The curve as the run record declares it.
-declared_backoff declared_backoff_of(const retry::backoff_policy& policy);
+record::declared_backoff declared_backoff_of(const retry::backoff_policy& policy);
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

@@ -37,7 +37,7 @@
 #include "faultline/tls/contexts.hpp"
 #include "faultline/retry/idempotency.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 namespace {
 
@@ -346,7 +346,7 @@ public:
         result.error = error_.empty() ? io_error_ : error_;
         const std::int64_t end_ns = since(ctx_.run_start, ctx_.clk.now());
         stats.operations_started = records_.size();
-        for (client_record& r : records_) {
+        for (record::client_record& r : records_) {
             if (r.decision.empty()) {
                 // Stopped outright after the grace period: it never got its final decision.
                 r.decision = std::string(retry::to_string(retry::decision::cancelled));
@@ -412,7 +412,7 @@ private:
             interrupt_wait_.assign(::dup(ctx_.interrupt->fd()));
             interrupt_wait_.async_wait(asio::posix::descriptor_base::wait_read, [this](boost::system::error_code ec) {
                 if (ec || stopped_) return;
-                interrupted_ = run_interruption{ctx_.interrupt->signal(), since(ctx_.run_start, ctx_.clk.now()), 0};
+                interrupted_ = record::run_interruption{ctx_.interrupt->signal(), since(ctx_.run_start, ctx_.clk.now()), 0};
                 stop();
             });
         }
@@ -549,7 +549,7 @@ private:
         records_.emplace_back();
         const std::size_t index = records_.size() - 1;
         {
-            client_record& r = records_[index];
+            record::client_record& r = records_[index];
             r.operation = identity;
             r.client = std::to_string(client);
             r.method = t.method;
@@ -570,7 +570,7 @@ private:
         const retry::http_result result =
             co_await clients_[client]->async_request(std::move(request), std::move(options), asio::use_awaitable);
 
-        client_record& r = records_[index];
+        record::client_record& r = records_[index];
         r.finished_ns = since(ctx_.run_start, ctx_.clk.now());
         r.attempts = result.attempts;
         r.decision = std::string(retry::to_string(result.final_decision));
@@ -597,11 +597,11 @@ private:
     std::vector<std::unique_ptr<seeded_random>> randoms_;
     std::vector<std::unique_ptr<retry::http_client>> clients_;
     std::list<asio::cancellation_signal> signals_;
-    std::deque<client_record> records_;
+    std::deque<record::client_record> records_;
     std::uint64_t lanes_left_ = 0;
     std::uint64_t finished_ = 0;
     bool stopped_ = false;
-    std::optional<run_interruption> interrupted_;
+    std::optional<record::run_interruption> interrupted_;
     std::string error_;
     std::mutex io_error_mutex_;
     std::string io_error_;
@@ -615,8 +615,8 @@ std::string operation_name(std::uint64_t client, std::uint64_t n) {
 
 builtin_driver::builtin_driver(builtin_config config) : config_{std::move(config)} {}
 
-declared_client builtin_driver::declared() const {
-    declared_client out;
+record::declared_client builtin_driver::declared() const {
+    record::declared_client out;
     out.max_attempts = std::max<std::uint32_t>(1, config_.policy.policy.max_attempts);
     out.backoff = declared_backoff_of(config_.policy.policy.backoff);
     if (const auto& timeout = config_.policy.policy.per_attempt_timeout) {
@@ -737,4 +737,4 @@ const core::registration<driver_info> registered{
     "builtin", "virtual clients in this process, retrying through faultline's HTTP client with a preset or policy",
     builtin_keys, &make_builtin};
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

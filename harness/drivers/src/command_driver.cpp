@@ -26,7 +26,7 @@
 
 extern char** environ;
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 namespace {
 
@@ -46,7 +46,7 @@ using config::need;
 using config::table_reader;
 
 // What the client says about its own retrying: plain facts for the checks, nothing the driver acts on.
-void read_declared(table_reader& r, declared_client& d) {
+void read_declared(table_reader& r, record::declared_client& d) {
     if (const auto v = r.duration("deadline", 1ms, 24h)) d.deadline = *v;
     if (const auto v = r.integer("max_attempts", 1, 1'000'000)) d.max_attempts = static_cast<std::uint32_t>(*v);
     if (const auto v = r.duration("attempt_timeout", 1ms, 24h)) d.attempt_timeout = *v;
@@ -340,11 +340,11 @@ int poll_timeout_ms(time_point now, std::optional<time_point> until, bool need_e
 std::string_view to_string(command_mode mode) { return mode == command_mode::per_operation ? "per_operation" : "once"; }
 
 std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options,
-                                            declared_client declared) {
+                                            record::declared_client declared) {
     return std::make_unique<command_driver>(std::move(argv), options, std::move(declared));
 }
 
-command_driver::command_driver(std::vector<std::string> argv, command_options options, declared_client declared)
+command_driver::command_driver(std::vector<std::string> argv, command_options options, record::declared_client declared)
     : argv_{std::move(argv)}, options_{options}, declared_{std::move(declared)} {
     if (argv_.empty() || argv_.front().empty()) throw std::invalid_argument("command driver: empty command");
 }
@@ -375,7 +375,7 @@ driver_result command_driver::run(const driver_context& ctx) {
     std::uint64_t clients_running = 0;
 
     std::vector<child> running;
-    std::vector<process_record> processes;  // in the order they were reaped
+    std::vector<record::process_record> processes;  // in the order they were reaped
     std::string start_error;  // the first process that could not be started
     bounded_text out_all;
     bounded_text err_all;
@@ -415,7 +415,7 @@ driver_result command_driver::run(const driver_context& ctx) {
             // Whole trees, counted before they are signalled: what the user's Ctrl-C stopped.
             std::uint64_t stopped = 0;
             for (const child& c : running) stopped += detail::client_processes::tree_size(c.pid);
-            result.interrupted = run_interruption{ctx.interrupt->signal(), since(ctx.run_start, now), stopped};
+            result.interrupted = record::run_interruption{ctx.interrupt->signal(), since(ctx.run_start, now), stopped};
             stop_now(now);
         }
         if (kill_pending && now >= kill_at) {
@@ -491,7 +491,7 @@ driver_result command_driver::run(const driver_context& ctx) {
             const std::uint64_t orphans = table.kill_orphans(options_.kill_grace);
             stats_.orphans_killed += orphans;
             ++stats_.finished;
-            processes.push_back(process_record{it->op, it->pid, it->started_ns, since(ctx.run_start, ctx.clk.now()),
+            processes.push_back(record::process_record{it->op, it->pid, it->started_ns, since(ctx.run_start, ctx.clk.now()),
                                                exit.status, exit.signal, it->signalled});
             out_all.append(it->out_text, options_.output_limit);
             err_all.append(it->err_text, options_.output_limit);
@@ -501,15 +501,15 @@ driver_result command_driver::run(const driver_context& ctx) {
     }
 
     std::sort(processes.begin(), processes.end(),
-              [](const process_record& a, const process_record& b) { return a.op < b.op; });
+              [](const record::process_record& a, const record::process_record& b) { return a.op < b.op; });
     stats_.orphans_killed += table.kill_orphans(options_.kill_grace);
-    command_result cr;
+    record::command_result cr;
     const auto failed = std::find_if(processes.begin(), processes.end(),
-                                     [](const process_record& p) { return p.exit_status != 0; });
+                                     [](const record::process_record& p) { return p.exit_status != 0; });
     if (failed != processes.end()) cr.exit_status = failed->exit_status;
     cr.stdout_text = std::move(out_all).finish();
     cr.stderr_text = std::move(err_all).finish();
-    cr.killed = std::any_of(processes.begin(), processes.end(), [](const process_record& p) { return p.killed; });
+    cr.killed = std::any_of(processes.begin(), processes.end(), [](const record::process_record& p) { return p.killed; });
     cr.processes = std::move(processes);
     cr.start_error = std::move(start_error);
     result.command = std::move(cr);
@@ -539,4 +539,4 @@ const core::registration<driver_info> registered{
     "command", "any program, run once or once per operation, with the server's URL in FAULTLINE_URL",
     command_keys, &make_command};
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

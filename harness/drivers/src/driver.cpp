@@ -6,7 +6,7 @@
 
 #include "faultline/core/random.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 namespace {
 
@@ -97,4 +97,4 @@ retry::idempotency_key operation_key(std::uint64_t seed, std::uint64_t op) {
     return retry::idempotency_key::generate(random);
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

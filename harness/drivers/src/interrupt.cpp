@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <system_error>
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 static_assert(std::atomic<int>::is_always_lock_free, "request() runs in a signal handler");
 
@@ -25,4 +25,4 @@ void run_interrupt::request(int signal) noexcept {
     [[maybe_unused]] const ssize_t written = ::write(fd_, &one, sizeof one);
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-namespace faultline::harness::detail {
+namespace faultline::drivers::detail {
 
 namespace {
 
@@ -175,4 +175,4 @@ std::uint64_t client_processes::kill_orphans(std::chrono::milliseconds grace) {
     return signalled.size();
 }
 
-}  // namespace faultline::harness::detail
+}  // namespace faultline::drivers::detail

@@ -16,7 +16,7 @@
 #include <mutex>
 #include <set>
 
-namespace faultline::harness::detail {
+namespace faultline::drivers::detail {
 
 // One per process (every command driver shares it, so concurrent scenarios never mistake each
 // other's live clients for orphans). Thread-safe.
@@ -44,4 +44,4 @@ private:
     std::set<pid_t> live_;
 };
 
-}  // namespace faultline::harness::detail
+}  // namespace faultline::drivers::detail

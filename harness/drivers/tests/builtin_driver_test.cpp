@@ -24,7 +24,7 @@
 
 #include "faultline/retry/idempotency.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 namespace {
 
 namespace asio = boost::asio;
@@ -462,4 +462,4 @@ circuit_breaker = { window_size = 2, minimum_calls = 2, failure_ratio = 0.5, ope
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

@@ -12,7 +12,7 @@
 #include "faultline/drivers/command_driver.hpp"
 #include "faultline/drivers/driver.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 namespace {
 
 using namespace std::chrono_literals;
@@ -387,7 +387,7 @@ TEST(ClientConfig, CommandClientDeclaresItsGrpcServiceConfigBesideTheScenario) {
     config_errors errors;
     const auto client = parse_client(*doc["client"].as_table(), scenario, errors);
     ASSERT_TRUE(errors.empty()) << errors.front().to_string();
-    const declared_client d = client->declared();
+    const record::declared_client d = client->declared();
     ASSERT_NE(d.grpc, nullptr);
     EXPECT_EQ(d.grpc->methods.at(0).retry->max_attempts, 3u);
     EXPECT_EQ(d.grpc_service_config_file, (folder / "retry.json").string());
@@ -412,26 +412,26 @@ max_attempts = 4
 backoff = { base = "100ms", cap = "2s", multiplier = 3, jitter = "proportional", jitter_fraction = 0.5 }
 )");
     ASSERT_TRUE(p.errors.empty()) << p.errors.front().to_string();
-    const declared_client d = command(p).declared();
+    const record::declared_client d = command(p).declared();
     EXPECT_EQ(d.deadline, std::chrono::nanoseconds{2s});
     EXPECT_EQ(d.max_attempts, 4u);
     ASSERT_TRUE(d.backoff.has_value());
     EXPECT_EQ(d.backoff->base, std::chrono::nanoseconds{100ms});
     EXPECT_EQ(d.backoff->cap, std::chrono::nanoseconds{2s});
     EXPECT_EQ(d.backoff->multiplier, 3.0);
-    EXPECT_EQ(d.backoff->jitter, declared_jitter::proportional);
+    EXPECT_EQ(d.backoff->jitter, record::declared_jitter::proportional);
     EXPECT_EQ(d.backoff->jitter_fraction, 0.5);
 
     // A declared curve needs only base, cap and jitter; multiplier 2 is the exponential's own.
     auto q = parse("[client]\ndriver = \"command\"\ncommand = [\"x\"]\n"
                    "[client.backoff]\nbase = \"1ms\"\ncap = \"1s\"\njitter = \"decorrelated\"\n");
     ASSERT_TRUE(q.errors.empty()) << q.errors.front().to_string();
-    const declared_client e = command(q).declared();
+    const record::declared_client e = command(q).declared();
     EXPECT_EQ(e.deadline, std::nullopt);
     EXPECT_EQ(e.max_attempts, std::nullopt);
     ASSERT_TRUE(e.backoff.has_value());
     EXPECT_EQ(e.backoff->multiplier, 2.0);
-    EXPECT_EQ(e.backoff->jitter, declared_jitter::decorrelated);
+    EXPECT_EQ(e.backoff->jitter, record::declared_jitter::decorrelated);
     EXPECT_EQ(to_string(e.backoff->jitter), "decorrelated");
 
     // Nothing declared: nothing assumed.
@@ -706,4 +706,4 @@ TEST(ClientConfigErrors, EveryErrorIsReported) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-namespace faultline::harness {
+namespace faultline::drivers {
 namespace {
 
 using namespace std::chrono_literals;
@@ -135,7 +135,7 @@ TEST(CommandDriver, AControlRunsInterleavedWithTheClientAndIsNumberedAfterIt) {
     ASSERT_EQ(r.command->processes.size(), 5u);
     // Started in the order client 0, control 3, client 1, control 4, client 2.
     const auto started = [&](std::uint64_t op) {
-        for (const process_record& p : r.command->processes) {
+        for (const record::process_record& p : r.command->processes) {
             if (p.op == op) return p.started_ns;
         }
         return std::int64_t{-1};
@@ -170,7 +170,7 @@ TEST(CommandDriver, RecordsEveryProcessOnTheRunClock) {
     ASSERT_EQ(r.command->processes.size(), 3u);
     std::set<std::int64_t> pids;
     for (std::uint64_t op = 0; op < 3; ++op) {
-        const process_record& p = r.command->processes[op];
+        const record::process_record& p = r.command->processes[op];
         EXPECT_EQ(p.op, op);
         EXPECT_GT(p.pid, 0);
         pids.insert(p.pid);
@@ -194,7 +194,7 @@ TEST(CommandDriver, RecordsTheSignalOfAProcessKilledAtTheTimeLimit) {
     const auto r = run({"/bin/sh", "-c", "echo started; sleep 1000"}, o, 200ms);
     ASSERT_TRUE(r.command.has_value());
     ASSERT_EQ(r.command->processes.size(), 1u);
-    const process_record& p = r.command->processes.front();
+    const record::process_record& p = r.command->processes.front();
     EXPECT_EQ(p.op, 0u);
     EXPECT_TRUE(p.killed);
     EXPECT_EQ(p.signal, SIGTERM);
@@ -218,7 +218,7 @@ TEST(CommandDriver, EachProcessGetsTheIdempotencyKeyOfItsOperation) {
 }
 
 TEST(CommandDriver, KeepsItsDeclaredFacts) {
-    declared_client declared;
+    record::declared_client declared;
     declared.deadline = 2s;
     declared.max_attempts = 3;
     const command_driver d{{"true"}, {}, declared};
@@ -346,4 +346,4 @@ TEST(CommandDriver, RejectsAnEmptyCommand) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

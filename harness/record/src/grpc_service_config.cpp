@@ -1,6 +1,6 @@
 #include "faultline/record/grpc_service_config.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 
 const std::vector<grpc_status>& grpc_method_config::continue_codes() const {
     static const std::vector<grpc_status> none;
@@ -33,4 +33,4 @@ const grpc_method_config* grpc_service_config::find(std::string_view target) con
     return whole_service != nullptr ? whole_service : fallback;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 
 namespace {
@@ -930,4 +930,4 @@ jsonl_read_result read_jsonl(const std::string& path) {
     return checked_as_a_whole(std::move(reader.result()), path);
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 std::optional<std::int64_t> wall_anchor_ns(const std::vector<server_event>& events) {
     for (const server_event& e : events) {
@@ -121,4 +121,4 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
     return out;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

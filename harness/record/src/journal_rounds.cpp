@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 std::optional<round_number> round_boundaries::start_round(std::uint64_t reset_seq) {
     if (current() == max_round) return std::nullopt;
@@ -96,4 +96,4 @@ std::vector<journal_round> split_rounds(std::vector<journal_record> records, std
     return out;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

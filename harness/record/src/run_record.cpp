@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 std::string_view to_string(declared_jitter jitter) {
     switch (jitter) {
@@ -166,4 +166,4 @@ verdict_outcome outcome_of(const run_record& run) {
 
 bool all_checks_passed(const run_record& run) { return outcome_of(run) == verdict_outcome::pass; }
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 std::string_view to_string(server_event_kind kind) { return server_event_kind_names(kind); }
 
@@ -46,4 +46,4 @@ server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::ti
     return anchor;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 namespace {
 
@@ -179,4 +179,4 @@ symbol_table_stats symbol_stats() {
     return total;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

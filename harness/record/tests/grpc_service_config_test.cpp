@@ -3,7 +3,7 @@
 #include "faultline/record/grpc_service_config.hpp"
 #include "faultline/record/run_record.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 namespace {
 
 grpc_method_config named(std::vector<grpc_method_name> names, std::chrono::milliseconds timeout) {
@@ -42,4 +42,4 @@ TEST(grpc_service_config, a_declared_config_makes_the_declaration_non_empty) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::record

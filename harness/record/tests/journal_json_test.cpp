@@ -14,7 +14,7 @@
 
 #include "sample_records.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 namespace {
 
 using testing::sample;
@@ -564,4 +564,4 @@ TEST(journal_json_two_halves, records_beyond_the_first_blocks_estimate_keep_file
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace faultline::harness {
+namespace faultline::record {
 namespace {
 
 journal_record attempt(std::uint64_t seq, std::uint64_t conn, std::int64_t t, std::string op) {
@@ -95,4 +95,4 @@ TEST(journal_merge, a_journal_without_an_anchor_among_anchored_ones_is_a_warning
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::record {
 namespace {
 
 journal_record attempt(std::uint64_t seq, std::string op, round_number round = 1) {
@@ -211,4 +211,4 @@ TEST(journal_rounds, merged_journals_keep_each_ones_rounds) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -14,7 +14,7 @@
 #include "faultline/record/symbol.hpp"
 #include "sample_records.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 namespace {
 
 TEST(packed_optional, takes_the_room_of_its_value_alone) {
@@ -86,4 +86,4 @@ TEST(packed_optional, a_journal_line_with_the_reserved_value_is_out_of_range) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::record {
 namespace {
 
 journal_record attempt(std::uint64_t seq, std::int64_t request_ns, std::string operation) {
@@ -115,4 +115,4 @@ TEST(group_operations, an_empty_journal_has_no_operations) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -8,7 +8,7 @@
 
 #include "faultline/record/journal_record.hpp"
 
-namespace faultline::harness::testing {
+namespace faultline::record::testing {
 
 inline journal_record sample(std::uint64_t n) {
     journal_record r;
@@ -73,4 +73,4 @@ inline bool same(const wire_detail& a, const wire_detail& b) {
            a.stream_reset == b.stream_reset;
 }
 
-}  // namespace faultline::harness::testing
+}  // namespace faultline::record::testing

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::record {
 namespace {
 
 TEST(symbol, equal_strings_intern_to_the_same_id) {
@@ -92,4 +92,4 @@ TEST(symbol, hashes_by_id) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::record

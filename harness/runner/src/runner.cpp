@@ -24,7 +24,7 @@
 #include "faultline/server/server.hpp"
 #include "faultline/tls/run_certificates.hpp"
 
-namespace faultline::harness {
+namespace faultline::runner {
 namespace {
 
 int severity(exit_code code) {
@@ -44,14 +44,14 @@ constexpr std::string_view relay_identity_header = "Faultline-Op";
 // One started [[relay]] tier. Members are destroyed listener first: the server calls the relay.
 struct running_relay {
     std::string name;
-    std::unique_ptr<relay> forwarder;
-    std::unique_ptr<server_context> context;
-    std::unique_ptr<server> listener;
+    std::unique_ptr<server::relay> forwarder;
+    std::unique_ptr<server::server_context> context;
+    std::unique_ptr<server::server> listener;
 };
 
-retry::retry_policy relay_policy(const client_policy& declared) {
+retry::retry_policy relay_policy(const drivers::client_policy& declared) {
     retry::retry_policy policy = declared.policy;
-    policy.budget = make_budget(declared.budget);
+    policy.budget = drivers::make_budget(declared.budget);
     if (declared.breaker) policy.breaker = std::make_shared<retry::circuit_breaker>(*declared.breaker);
     if (!declared.enforce_deadline) policy.overall_timeout.reset();
     return policy;
@@ -60,8 +60,8 @@ retry::retry_policy relay_policy(const client_policy& declared) {
 // A run's journal (the service's or a relay tier's): wire details only when a report writes them,
 // and full chunks spilled while the server runs (journal.hpp) to the system's temporary directory
 // ($TMPDIR, else /tmp; kept in memory when there is none).
-journal_options run_journal(const run_options& options) {
-    journal_options out;
+server::journal_options run_journal(const run_options& options) {
+    server::journal_options out;
     out.wire_details = options.keep_wire_details;
     std::error_code ec;
     const std::filesystem::path directory = std::filesystem::temp_directory_path(ec);
@@ -73,23 +73,23 @@ journal_options run_journal(const run_options& options) {
 // Returned client side first; empty with harness_error set when one failed to start.
 // The first tier, which the client calls, serves `client_tls` when set.
 std::vector<running_relay> start_relays(const scenario& s, const run_options& options, std::uint16_t service_port,
-                                        const identity_config& client_identity, const std::string& identity_header,
+                                        const server::identity_config& client_identity, const std::string& identity_header,
                                         const tls::run_certificates* client_tls,
-                                        faultline::clock& clk, run_record& record) {
+                                        faultline::clock& clk, record::run_record& record) {
     std::vector<running_relay> tiers(s.relays.size());
     std::uint16_t next_port = service_port;
     for (std::size_t i = s.relays.size(); i-- > 0;) {
         const relay_tier& declared = s.relays[i];
         running_relay& tier = tiers[i];
         tier.name = declared.name;
-        relay_options forward;
+        server::relay_options forward;
         forward.port = next_port;
         forward.policy = relay_policy(declared.policy);
         forward.assume_idempotent = declared.policy.assume_idempotent;
         forward.identity_header = identity_header;
         forward.seed = mix64(record.seed ^ (i + 1));
-        tier.forwarder = std::make_unique<relay>(std::move(forward));
-        model_config model;
+        tier.forwarder = std::make_unique<server::relay>(std::move(forward));
+        server::model_config model;
         // The first tier groups the client's attempts as the service would without relays; the
         // others read the name the tier before them sent.
         if (i == 0) {
@@ -97,17 +97,17 @@ std::vector<running_relay> start_relays(const scenario& s, const run_options& op
         } else {
             model.identity.header = identity_header;
         }
-        tier.context = std::make_unique<server_context>(model, std::vector<faults::rule>{}, record.seed,
+        tier.context = std::make_unique<server::server_context>(model, std::vector<faults::rule>{}, record.seed,
                                                         run_journal(options), faults::engine_limits{},
-                                                        ledger_keeps::count);
+                                                        server::ledger_keeps::count);
         tier.context->next_tier = tier.forwarder.get();
-        server_options listen;
+        server::server_options listen;
         listen.threads = std::max<std::size_t>(1, options.server_threads);
         if (i == 0 && client_tls != nullptr) {
             listen.tls = client_tls->identity();
             listen.tls_faults = client_tls->bad();
         }
-        tier.listener = std::make_unique<server>(*tier.context, listen, clk);
+        tier.listener = std::make_unique<server::server>(*tier.context, listen, clk);
         if (const boost::system::error_code ec = tier.listener->start()) {
             record.harness_error = "relay tier \"" + tier.name + "\" failed to start: " + ec.message();
             return {};
@@ -121,16 +121,16 @@ std::vector<running_relay> start_relays(const scenario& s, const run_options& op
 // started at slightly different moments, and the anchors put their times on one timeline (the
 // service's, which started first). The runner's servers journal no anchor of their own (a proxy's
 // comes after this one and is ignored: the first anchor counts).
-named_journal tier_journal(std::string name, server_context& context, faultline::time_point run_start,
+record::named_journal tier_journal(std::string name, server::server_context& context, faultline::time_point run_start,
                            faultline::clock& clk) {
-    named_journal out;
+    record::named_journal out;
     out.name = std::move(name);
-    journal_attempts attempts = context.records.take();
+    server::journal_attempts attempts = context.records.take();
     out.records = std::move(attempts.records);
     out.wire = std::move(attempts.wire);
     const auto since_start = clk.now() - run_start;
-    out.server_events.push_back(wall_clock_anchor(0, clk.wall_now() - since_start, out.name, context.seed()));
-    std::vector<server_event> events = context.records.events();
+    out.server_events.push_back(record::wall_clock_anchor(0, clk.wall_now() - since_start, out.name, context.seed()));
+    std::vector<record::server_event> events = context.records.events();
     out.server_events.insert(out.server_events.end(), events.begin(), events.end());
     return out;
 }
@@ -140,11 +140,11 @@ named_journal tier_journal(std::string name, server_context& context, faultline:
 // serves `tls` when set (the client calls it directly).
 class service_front {
 public:
-    service_front(const scenario& s, server_context& context, const run_options& options,
+    service_front(const scenario& s, server::server_context& context, const run_options& options,
                   const tls::run_certificates* tls, faultline::clock& clk) {
         const std::size_t threads = std::max<std::size_t>(1, options.server_threads);
         if (s.proxy) {
-            proxy_options forward = s.proxy->options();
+            server::proxy_options forward = s.proxy->options();
             forward.threads = threads;
             forward.watch_lateness = true;
             if (tls != nullptr) {
@@ -154,7 +154,7 @@ public:
             proxy_.emplace(context, std::move(forward), clk);
             upstream_ = *s.proxy;
         } else {
-            server_options listen;
+            server::server_options listen;
             listen.threads = threads;
             listen.watch_lateness = true;
             if (tls != nullptr) {
@@ -168,8 +168,8 @@ public:
     // "" when started, else why not (an unreachable upstream is a setup error, as for `faultline proxy`).
     std::string start() {
         if (proxy_) {
-            const host_port& upstream = upstream_->upstream;
-            if (const auto ec = probe_upstream(upstream.address, upstream.port, upstream_->connect_timeout)) {
+            const server::host_port& upstream = upstream_->upstream;
+            if (const auto ec = server::probe_upstream(upstream.address, upstream.port, upstream_->connect_timeout)) {
                 return "the [proxy] upstream " + upstream.address + ":" + std::to_string(upstream.port) +
                        " is not reachable: " + ec.message();
             }
@@ -185,16 +185,16 @@ public:
     faultline::time_point run_start() const { return proxy_ ? proxy_->run_start() : server_->run_start(); }
 
 private:
-    std::optional<server> server_;
-    std::optional<proxy> proxy_;
-    std::optional<proxy_config> upstream_;
+    std::optional<server::server> server_;
+    std::optional<server::proxy> proxy_;
+    std::optional<server::proxy_config> upstream_;
 };
 
 // Tells the listener while a scenario's journal is readable: declared after the journal, so it says
 // "closed" before the journal goes, however the scope is left.
 class attempts_watch {
 public:
-    attempts_watch(progress_listener* listener, const journal& live) : listener_(listener), live_(live) {
+    attempts_watch(progress_listener* listener, const server::journal& live) : listener_(listener), live_(live) {
         if (listener_ != nullptr) listener_->attempts_opened(live_);
     }
     ~attempts_watch() {
@@ -205,15 +205,15 @@ public:
 
 private:
     progress_listener* listener_;
-    const journal& live_;
+    const server::journal& live_;
 };
 
 // The part of a run that can throw (constructing the server's context, the driver): everything
 // that goes wrong becomes `harness_error`.
-void execute(const scenario& s, const run_options& options, run_record& record) {
+void execute(const scenario& s, const run_options& options, record::run_record& record) {
     faultline::clock& clk = steady_clock_source::instance();
 
-    model_config model = s.server;
+    server::model_config model = s.server;
     // A driver that names every operation in a header has the server identify operations by it, so
     // the journal and the client records agree on operation names (an Idempotency-Key still takes
     // precedence on the server).
@@ -221,14 +221,14 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
         model.identity.header = std::string(header);
     }
     // Behind relays the service sees the relays' requests, which name the operation in this header.
-    const identity_config client_identity = model.identity;
+    const server::identity_config client_identity = model.identity;
     const std::string identity_header =
         model.identity.header.empty() ? std::string{relay_identity_header} : model.identity.header;
-    if (!s.relays.empty()) model.identity = identity_config{identity_header, ""};
-    journal_options journal_bound = run_journal(options);
+    if (!s.relays.empty()) model.identity = server::identity_config{identity_header, ""};
+    server::journal_options journal_bound = run_journal(options);
     journal_bound.max_records = model.journal_max_records;
     // Nothing in a run reads the ledger's entries: the checks judge the journal (ledger.hpp).
-    server_context context(model, s.faults, record.seed, journal_bound, {}, ledger_keeps::count);
+    server::server_context context(model, s.faults, record.seed, journal_bound, {}, server::ledger_keeps::count);
     const attempts_watch watch(options.progress, context.records);
 
     // [server] tls: a CA of the run's own, its file handed to the client; whichever tier the client
@@ -254,11 +254,11 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     const std::string entry_url = relays.empty() ? fault_server.url() : relays.front().listener->url();
 
     // Times are on the service's clock: it started first, so the merged journal's zero is its start.
-    driver_context ctx{"127.0.0.1", entry_port,               entry_url, record.seed,
+    drivers::driver_context ctx{"127.0.0.1", entry_port,               entry_url, record.seed,
                        clk,         fault_server.run_start(), s.time_limit};
     ctx.interrupt = options.interrupt;
     if (certificates) ctx.ca_file = certificates->ca_file();
-    driver_result result = s.client->run(ctx);
+    drivers::driver_result result = s.client->run(ctx);
     // Client side first: a tier stops once nothing calls it any more.
     for (running_relay& tier : relays) tier.listener->stop();
     fault_server.stop();
@@ -274,30 +274,30 @@ void execute(const scenario& s, const run_options& options, run_record& record) 
     std::string relay_journal_error;
     if (relays.empty()) {
         // Moved out, not copied: a copy held every record twice at the run's peak (docs/benchmarks.md).
-        journal_attempts attempts = context.records.take();
+        server::journal_attempts attempts = context.records.take();
         record.journal = std::move(attempts.records);
         record.wire = std::move(attempts.wire);
         std::sort(record.journal.begin(), record.journal.end(),
-                  [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; });
+                  [](const record::journal_record& a, const record::journal_record& b) { return a.seq < b.seq; });
         std::sort(record.wire.begin(), record.wire.end(),
-                  [](const wire_detail& a, const wire_detail& b) { return a.seq < b.seq; });
+                  [](const record::wire_detail& a, const record::wire_detail& b) { return a.seq < b.seq; });
         record.server_events = context.records.events();
         // A proxy anchors its journal for merging (proxy.hpp); the run record's clock is its own.
         std::erase_if(record.server_events,
-                      [](const server_event& e) { return e.kind == server_event_kind::started; });
+                      [](const record::server_event& e) { return e.kind == record::server_event_kind::started; });
     } else {
         // Every tier's attempts, tagged with its instance, as one history (journal_merge.hpp).
-        std::vector<named_journal> journals;
+        std::vector<record::named_journal> journals;
         for (running_relay& tier : relays) {
             journals.push_back(tier_journal(tier.name, *tier.context, tier.listener->run_start(), clk));
         }
         journals.push_back(tier_journal(std::string{backend_instance}, context, fault_server.run_start(), clk));
-        merged_journal merged = merge_journals(std::move(journals));
+        record::merged_journal merged = merge_journals(std::move(journals));
         record.journal = std::move(merged.records);
         record.wire = std::move(merged.wire);
         // The anchors only put the tiers on one timeline; the run record's own clock is the service's.
         std::erase_if(merged.server_events,
-                      [](const server_event& e) { return e.kind == server_event_kind::started; });
+                      [](const record::server_event& e) { return e.kind == record::server_event_kind::started; });
         record.server_events = std::move(merged.server_events);
         for (const running_relay& tier : relays) {
             if (tier.context->records.failed()) {
@@ -339,29 +339,29 @@ std::string_view to_string(exit_code code) {
 
 exit_code worst(exit_code a, exit_code b) { return severity(a) >= severity(b) ? a : b; }
 
-exit_code exit_code_of(const run_record& run) {
+exit_code exit_code_of(const record::run_record& run) {
     if (!run.harness_error.empty()) return exit_code::harness_error;
-    switch (outcome_of(run)) {
-        case verdict_outcome::pass: return exit_code::passed;
-        case verdict_outcome::insufficient_evidence: return exit_code::insufficient_evidence;
-        case verdict_outcome::fail: break;
+    switch (record::outcome_of(run)) {
+        case record::verdict_outcome::pass: return exit_code::passed;
+        case record::verdict_outcome::insufficient_evidence: return exit_code::insufficient_evidence;
+        case record::verdict_outcome::fail: break;
     }
     return exit_code::check_failed;
 }
 
-exit_code exit_code_of(const std::vector<run_record>& runs) {
+exit_code exit_code_of(const std::vector<record::run_record>& runs) {
     exit_code out = exit_code::passed;
-    for (const run_record& run : runs) out = worst(out, exit_code_of(run));
+    for (const record::run_record& run : runs) out = worst(out, exit_code_of(run));
     return out;
 }
 
 std::size_t hardware_threads() { return std::max(1U, std::thread::hardware_concurrency()); }
 
-void evaluate_checks(const std::vector<expectation>& expectations, run_record& run, std::size_t threads) {
+void evaluate_checks(const std::vector<checks::expectation>& expectations, record::run_record& run, std::size_t threads) {
     run.verdicts.clear();
-    const operation_groups operations = group_operations(run.journal);
-    const run_record& judged = run;  // the checks only read it; the verdicts are stored after the join
-    std::vector<verdict> verdicts(expectations.size());
+    const record::operation_groups operations = group_operations(run.journal);
+    const record::run_record& judged = run;  // the checks only read it; the verdicts are stored after the join
+    std::vector<record::verdict> verdicts(expectations.size());
     std::vector<std::exception_ptr> failures(expectations.size());
     // A shared next index rather than a fixed share per thread: the checks' costs differ by 10x, and
     // whichever thread is free takes the next one, so the slow ones do not queue up behind each other.
@@ -390,12 +390,12 @@ void evaluate_checks(const std::vector<expectation>& expectations, run_record& r
     run.verdicts = std::move(verdicts);
 }
 
-std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, const faults::engine_counters& counters,
-                                      const std::vector<journal_record>& journal) {
-    std::vector<rule_firing> out;
+std::vector<record::rule_firing> rule_firings(const std::vector<faults::rule>& rules, const faults::engine_counters& counters,
+                                      const std::vector<record::journal_record>& journal) {
+    std::vector<record::rule_firing> out;
     out.reserve(rules.size());
     for (const faults::rule& r : rules) {
-        rule_firing f{r.name, r.kind, 0, r.min_fired};
+        record::rule_firing f{r.name, r.kind, 0, r.min_fired};
         const auto installed = std::find_if(counters.fired_by_rule.begin(), counters.fired_by_rule.end(),
                                             [&](const auto& entry) { return entry.first == r.name; });
         if (installed != counters.fired_by_rule.end()) {
@@ -403,15 +403,15 @@ std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, co
         } else {
             // Removed during the run (evidence_intact fails it): its connection-level firings are lost.
             f.fired = static_cast<std::uint64_t>(std::count_if(
-                journal.begin(), journal.end(), [&](const journal_record& a) { return a.rule == r.name; }));
+                journal.begin(), journal.end(), [&](const record::journal_record& a) { return a.rule == r.name; }));
         }
         out.push_back(std::move(f));
     }
     return out;
 }
 
-run_record run_scenario(const scenario& s, const run_options& options) {
-    run_record record;
+record::run_record run_scenario(const scenario& s, const run_options& options) {
+    record::run_record record;
     record.strict = s.strict || options.strict;
     record.scenario = s.name;
     record.scenario_file = s.file;
@@ -429,16 +429,16 @@ run_record run_scenario(const scenario& s, const run_options& options) {
     }
     if (record.harness_error.empty()) {
         evaluate_checks(s.expectations, record, options.check_threads);
-        record.verdicts.push_back(evidence_intact(record));
-        for (verdict& v : firing_verdicts(record)) record.verdicts.push_back(std::move(v));
+        record.verdicts.push_back(checks::evidence_intact(record));
+        for (record::verdict& v : checks::firing_verdicts(record)) record.verdicts.push_back(std::move(v));
     }
     if (options.progress != nullptr) options.progress->scenario_finished(record);
     return record;
 }
 
-std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
+std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
-                                      const std::function<void(std::size_t, const run_record&)>& on_finished,
+                                      const std::function<void(std::size_t, const record::run_record&)>& on_finished,
                                       std::size_t lane) {
     lane = std::min(lane, scenarios.size());
     // The lane counts as one scenario: the rest are shared by all workers.
@@ -447,7 +447,7 @@ std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, co
     // The scenarios running at once share the threads for checks, so -jN does not multiply them.
     run_options shared = options;
     shared.check_threads = std::max<std::size_t>(1, options.check_threads / threads);
-    std::vector<run_record> records(scenarios.size());
+    std::vector<record::run_record> records(scenarios.size());
     std::atomic<std::size_t> next{lane};
     std::mutex report_mutex;
     const auto run_one = [&](std::size_t i) {
@@ -474,4 +474,4 @@ std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, co
     return records;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::runner

@@ -12,7 +12,7 @@
 #include "faultline/faults/kind.hpp"
 #include "faultline/faults/rules_toml.hpp"
 
-namespace faultline::harness {
+namespace faultline::runner {
 namespace {
 
 template <typename Names>
@@ -32,7 +32,7 @@ std::string file_stem(const std::string& file) {
 
 std::vector<std::string> preset_names() {
     std::vector<std::string> out;
-    for (const client_preset p : all_presets) out.emplace_back(to_string(p));
+    for (const drivers::client_preset p : drivers::all_presets) out.emplace_back(to_string(p));
     return out;
 }
 
@@ -94,13 +94,13 @@ private:
         return top_.duration("time_limit", std::chrono::nanoseconds{1}).value_or(default_time_limit);
     }
 
-    void read_server(model_config& out, bool& tls) {
+    void read_server(server::model_config& out, bool& tls) {
         const toml::table* table = top_.table("server");
         if (table == nullptr) return;
         // The listener's own key; the service model's are parse_model_config's.
         config::table_reader listener = top_.child(*table, "[server]");
         tls = listener.boolean("tls").value_or(false);
-        if (std::optional<model_config> parsed = parse_model_config(*table, file_, errors_, {"tls"})) {
+        if (std::optional<server::model_config> parsed = server::parse_model_config(*table, file_, errors_, {"tls"})) {
             out = std::move(*parsed);
         }
     }
@@ -116,7 +116,7 @@ private:
         return std::move(parsed.rules);
     }
 
-    std::shared_ptr<driver> read_client() {
+    std::shared_ptr<drivers::driver> read_client() {
         const bool present = top_.has("client");
         const toml::table* table = top_.table("client");
         if (present && table == nullptr) return nullptr;
@@ -124,11 +124,11 @@ private:
         return parse_client(table != nullptr ? *table : empty, file_, errors_, options_.client);
     }
 
-    std::vector<expectation> read_expectations() {
+    std::vector<checks::expectation> read_expectations() {
         if (!top_.has("expect")) {
             errors_.push_back(config_error{{file_, 1, 1},
                                            "a scenario needs at least one [[expect]] table with `check = \"NAME\"`; "
-                                           "checks: " + join(check_names())});
+                                           "checks: " + join(checks::check_names())});
             return {};
         }
         const toml::array* array = top_.array_of_tables("expect");
@@ -137,9 +137,9 @@ private:
             top_.fail("expect", "must not be empty; a scenario needs at least one [[expect]] table");
             return {};
         }
-        std::vector<expectation> out;
+        std::vector<checks::expectation> out;
         for (const toml::node& item : *array) {
-            if (std::optional<expectation> e = parse_expectation(*item.as_table(), file_, errors_)) {
+            if (std::optional<checks::expectation> e = checks::parse_expectation(*item.as_table(), file_, errors_)) {
                 out.push_back(std::move(*e));
             }
         }
@@ -161,11 +161,11 @@ private:
                 r.fail("name", "\"" + tier.name + "\" is taken; every tier needs its own instance name (\"" +
                                    std::string{backend_instance} + "\" is the service's)");
             }
-            client_preset preset = client_preset::good;
+            drivers::client_preset preset = drivers::client_preset::good;
             if (const auto v = r.choice("preset", preset_names())) {
-                preset = *preset_from_string(*v);
+                preset = *drivers::preset_from_string(*v);
             }
-            tier.policy = preset_policy(preset);
+            tier.policy = drivers::preset_policy(preset);
             if (const toml::table* policy = r.table("policy")) {
                 config::table_reader sub = r.child(*policy, "[relay.policy] #" + std::to_string(index));
                 read_client_policy(sub, tier.policy);
@@ -179,14 +179,14 @@ private:
     // `[proxy]`, and what in the rest of the file contradicts it: the [server] keys that describe the
     // built-in service's own replies and idempotency layer (the upstream answers and owns its keys),
     // and relay tiers (the runner chains them only in front of the built-in service).
-    std::optional<proxy_config> read_proxy(const scenario& s) {
+    std::optional<server::proxy_config> read_proxy(const scenario& s) {
         const toml::table* table = top_.table("proxy");
         if (table == nullptr) return std::nullopt;
-        std::optional<proxy_config> out = parse_proxy_config(*table, file_, errors_);
+        std::optional<server::proxy_config> out = server::parse_proxy_config(*table, file_, errors_);
         constexpr std::string_view why = "the upstream behind [proxy] ";
         if (const toml::table* server = document_["server"].as_table()) {
             config::table_reader r = top_.child(*server, "[server]");
-            if (s.server.idempotency.mode != idempotency_mode::off) {
+            if (s.server.idempotency.mode != server::idempotency_mode::off) {
                 r.fail("idempotency", std::string{why} + "owns its idempotency keys; the proxy has no "
                                                          "idempotency layer (remove the key, or drop [proxy])");
             }
@@ -222,7 +222,7 @@ private:
     const scenario_options& options_;
     config_errors errors_;
     config::table_reader top_;  // reports into errors_, so declared after it
-    server_limits server_limits_;  // the scenario's [server] limits, once read
+    server::server_limits server_limits_;  // the scenario's [server] limits, once read
 };
 
 }  // namespace
@@ -288,4 +288,4 @@ scenario_files collect_scenario_files(const std::vector<std::string>& paths) {
     return out;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::runner

@@ -21,7 +21,7 @@
 #include "faultline/drivers/driver.hpp"
 #include "faultline/server/server.hpp"
 
-namespace faultline::harness {
+namespace faultline::runner {
 namespace {
 
 using ::testing::ElementsAre;
@@ -34,10 +34,10 @@ std::string error_text(const config_errors& errors) {
     return out;
 }
 
-run_record with_verdicts(std::vector<bool> passed) {
-    run_record run;
+record::run_record with_verdicts(std::vector<bool> passed) {
+    record::run_record run;
     for (const bool p : passed) {
-        verdict v;
+        record::verdict v;
         v.check = "success_rate";
         v.passed = p;
         run.verdicts.push_back(v);
@@ -56,13 +56,13 @@ TEST(exit_codes, values_are_the_documented_ones) {
 
 // A check that could not judge is neither a pass nor a failure: its own code, below any failure.
 TEST(exit_codes, insufficient_evidence_is_its_own_code_and_loses_to_a_failure) {
-    run_record unjudged = with_verdicts({true, false});
+    record::run_record unjudged = with_verdicts({true, false});
     unjudged.verdicts[1].insufficient_evidence = true;
-    EXPECT_EQ(outcome_of(unjudged), verdict_outcome::insufficient_evidence);
-    EXPECT_FALSE(all_checks_passed(unjudged));
+    EXPECT_EQ(record::outcome_of(unjudged), record::verdict_outcome::insufficient_evidence);
+    EXPECT_FALSE(record::all_checks_passed(unjudged));
     EXPECT_EQ(exit_code_of(unjudged), exit_code::insufficient_evidence);
 
-    run_record also_failed = unjudged;
+    record::run_record also_failed = unjudged;
     also_failed.verdicts.push_back(also_failed.verdicts.front());
     also_failed.verdicts.back().passed = false;
     EXPECT_EQ(exit_code_of(also_failed), exit_code::check_failed);
@@ -73,20 +73,20 @@ TEST(exit_codes, insufficient_evidence_is_its_own_code_and_loses_to_a_failure) {
 // Checks that passed on part of a workload do not make a passing run; a failure found before the
 // signal is still a failure.
 TEST(exit_codes, an_interrupted_run_passes_no_better_than_insufficient_evidence) {
-    run_record cut_short = with_verdicts({true, true});
-    cut_short.interrupted = run_interruption{};
-    EXPECT_EQ(outcome_of(cut_short), verdict_outcome::insufficient_evidence);
-    EXPECT_FALSE(all_checks_passed(cut_short));
+    record::run_record cut_short = with_verdicts({true, true});
+    cut_short.interrupted = record::run_interruption{};
+    EXPECT_EQ(record::outcome_of(cut_short), record::verdict_outcome::insufficient_evidence);
+    EXPECT_FALSE(record::all_checks_passed(cut_short));
 
-    run_record failed_first = with_verdicts({true, false});
-    failed_first.interrupted = run_interruption{};
-    EXPECT_EQ(outcome_of(failed_first), verdict_outcome::fail);
+    record::run_record failed_first = with_verdicts({true, false});
+    failed_first.interrupted = record::run_interruption{};
+    EXPECT_EQ(record::outcome_of(failed_first), record::verdict_outcome::fail);
 }
 
 TEST(exit_codes, a_run_maps_to_its_code) {
     EXPECT_EQ(exit_code_of(with_verdicts({true, true})), exit_code::passed);
     EXPECT_EQ(exit_code_of(with_verdicts({true, false})), exit_code::check_failed);
-    run_record broken = with_verdicts({true});
+    record::run_record broken = with_verdicts({true});
     broken.harness_error = "the fault server failed to start";
     EXPECT_EQ(exit_code_of(broken), exit_code::harness_error);
 }
@@ -97,12 +97,12 @@ TEST(exit_codes, the_worst_code_wins) {
     EXPECT_EQ(worst(exit_code::harness_error, exit_code::bad_input), exit_code::bad_input);
     EXPECT_EQ(worst(exit_code::passed, exit_code::passed), exit_code::passed);
 
-    run_record broken = with_verdicts({true});
+    record::run_record broken = with_verdicts({true});
     broken.harness_error = "driver";
-    EXPECT_EQ(exit_code_of(std::vector<run_record>{}), exit_code::passed);
-    EXPECT_EQ(exit_code_of(std::vector<run_record>{with_verdicts({true}), with_verdicts({false})}),
+    EXPECT_EQ(exit_code_of(std::vector<record::run_record>{}), exit_code::passed);
+    EXPECT_EQ(exit_code_of(std::vector<record::run_record>{with_verdicts({true}), with_verdicts({false})}),
               exit_code::check_failed);
-    EXPECT_EQ(exit_code_of(std::vector<run_record>{with_verdicts({false}), broken}), exit_code::harness_error);
+    EXPECT_EQ(exit_code_of(std::vector<record::run_record>{with_verdicts({false}), broken}), exit_code::harness_error);
 }
 
 // A tiny scenario through real sockets: every operation's first attempt gets a 503, the builtin
@@ -143,13 +143,13 @@ scenario load(const std::string& text) {
 
 // A journal with something for most checks to find: 40 operations of 1 to 4 attempts, retried after
 // 503s (every third after a 400, which must not be retried), one committed twice.
-run_record judged_run() {
-    run_record run;
+record::run_record judged_run() {
+    record::run_record run;
     std::uint64_t seq = 0;
     for (int op = 0; op < 40; ++op) {
         const int attempts = 1 + op % 4;
         for (int a = 1; a <= attempts; ++a) {
-            journal_record r;
+            record::journal_record r;
             r.seq = ++seq;
             r.connection = static_cast<std::uint32_t>(seq);
             r.request_ns = (op * 50 + a * (op % 5 + 3)) * std::int64_t{1'000'000};
@@ -157,10 +157,10 @@ run_record judged_run() {
             r.method = "POST";
             r.target = "/pay";
             r.operation = "op-" + std::to_string(op);
-            r.identity = identity_source::header;
+            r.identity = record::identity_source::header;
             r.attempt = static_cast<std::uint32_t>(a);
             r.status = a < attempts ? (op % 3 == 0 ? 400 : 503) : 200;
-            r.effect = a == attempts || op == 5 ? effect_kind::committed : effect_kind::none;
+            r.effect = a == attempts || op == 5 ? record::effect_kind::committed : record::effect_kind::none;
             run.journal.push_back(r);
         }
     }
@@ -211,7 +211,7 @@ check = "no_double_effects"
 expect_failure = true
 )";
 
-void expect_same(const verdict& a, const verdict& b) {
+void expect_same(const record::verdict& a, const record::verdict& b) {
     EXPECT_EQ(a.check, b.check);
     EXPECT_EQ(a.passed, b.passed) << a.check;
     EXPECT_EQ(a.expected_to_fail, b.expected_to_fail) << a.check;
@@ -230,15 +230,15 @@ void expect_same(const verdict& a, const verdict& b) {
 TEST(evaluate_checks, checks_on_several_threads_give_one_threads_verdicts_in_expectation_order) {
     const scenario s = load(all_checks);
     ASSERT_EQ(s.expectations.size(), 15U);
-    run_record one_thread = judged_run();
+    record::run_record one_thread = judged_run();
     evaluate_checks(s.expectations, one_thread, 1);
     ASSERT_EQ(one_thread.verdicts.size(), s.expectations.size());
     // Not all alike, so a verdict in the wrong place shows.
-    std::set<verdict_outcome> outcomes;
-    for (const verdict& v : one_thread.verdicts) outcomes.insert(v.outcome());
+    std::set<record::verdict_outcome> outcomes;
+    for (const record::verdict& v : one_thread.verdicts) outcomes.insert(v.outcome());
     EXPECT_EQ(outcomes.size(), 3U);
     for (const std::size_t threads : {2U, 3U, 64U}) {
-        run_record run = judged_run();
+        record::run_record run = judged_run();
         run.verdicts.resize(2);  // replaced, not appended to
         evaluate_checks(s.expectations, run, threads);
         ASSERT_EQ(run.verdicts.size(), s.expectations.size()) << threads;
@@ -250,20 +250,20 @@ TEST(evaluate_checks, checks_on_several_threads_give_one_threads_verdicts_in_exp
 }
 
 TEST(evaluate_checks, no_expectations_leave_no_verdicts) {
-    run_record run = judged_run();
+    record::run_record run = judged_run();
     run.verdicts.resize(3);
     evaluate_checks({}, run, 4);
     EXPECT_TRUE(run.verdicts.empty());
 }
 
 // Counts its evaluations; throws when given a message.
-class test_check final : public check {
+class test_check final : public checks::check {
 public:
     test_check(std::atomic<int>& evaluated, std::string failure) : evaluated_{evaluated}, failure_{std::move(failure)} {}
-    verdict evaluate(const run_record&, const operation_groups&) const override {
+    record::verdict evaluate(const record::run_record&, const record::operation_groups&) const override {
         ++evaluated_;
         if (!failure_.empty()) throw std::runtime_error{failure_};
-        verdict v;
+        record::verdict v;
         v.passed = true;
         v.summary = "fine";
         return v;
@@ -277,14 +277,14 @@ private:
 TEST(evaluate_checks, a_throwing_check_throws_the_first_failure_after_every_check_ran) {
     for (const std::size_t threads : {1U, 2U, 8U}) {
         std::atomic<int> evaluated{0};
-        std::vector<expectation> expectations;
+        std::vector<checks::expectation> expectations;
         for (const char* failure : {"", "", "second", "", "fourth", "", "", ""}) {
-            expectation e;
+            checks::expectation e;
             e.check_name = "test";
             e.impl = std::make_shared<test_check>(evaluated, failure);
             expectations.push_back(std::move(e));
         }
-        run_record run = judged_run();
+        record::run_record run = judged_run();
         try {
             evaluate_checks(expectations, run, threads);
             ADD_FAILURE() << "no exception on " << threads << " threads";
@@ -297,7 +297,7 @@ TEST(evaluate_checks, a_throwing_check_throws_the_first_failure_after_every_chec
 
 TEST(runner, runs_a_tiny_scenario_end_to_end) {
     const scenario s = load(tiny);
-    const run_record run = run_scenario(s);
+    const record::run_record run = run_scenario(s);
     ASSERT_EQ(run.harness_error, "");
     EXPECT_EQ(run.scenario, "tiny");
     EXPECT_EQ(run.scenario_file, "tiny.toml");
@@ -306,9 +306,9 @@ TEST(runner, runs_a_tiny_scenario_end_to_end) {
     // Six operations, each a 503 and then a success.
     ASSERT_THAT(run.journal, SizeIs(12));
     EXPECT_TRUE(std::is_sorted(run.journal.begin(), run.journal.end(),
-                               [](const journal_record& a, const journal_record& b) { return a.seq < b.seq; }));
+                               [](const record::journal_record& a, const record::journal_record& b) { return a.seq < b.seq; }));
     EXPECT_EQ(std::count_if(run.journal.begin(), run.journal.end(),
-                            [](const journal_record& r) { return r.status == 503 && r.fault == "status"; }),
+                            [](const record::journal_record& r) { return r.status == 503 && r.fault == "status"; }),
               6);
     // The [[expect]] checks, then evidence_intact, which every run gets.
     ASSERT_THAT(run.verdicts, SizeIs(3));
@@ -328,7 +328,7 @@ TEST(runner, runs_a_tiny_scenario_end_to_end) {
 // then the run holds only what the checks read, and judges the same.
 TEST(runner, keeps_wire_details_only_when_asked) {
     const scenario s = load(tiny);
-    const run_record kept = run_scenario(s);
+    const record::run_record kept = run_scenario(s);
     ASSERT_EQ(kept.harness_error, "");
     ASSERT_THAT(kept.wire, SizeIs(kept.journal.size()));
     for (std::size_t i = 0; i < kept.journal.size(); ++i) {
@@ -338,7 +338,7 @@ TEST(runner, keeps_wire_details_only_when_asked) {
     }
     run_options lean;
     lean.keep_wire_details = false;
-    const run_record bare = run_scenario(s, lean);
+    const record::run_record bare = run_scenario(s, lean);
     ASSERT_EQ(bare.harness_error, "");
     EXPECT_TRUE(bare.wire.empty());
     ASSERT_THAT(bare.journal, SizeIs(kept.journal.size()));
@@ -352,7 +352,7 @@ TEST(runner, seed_override_and_failing_checks) {
     const scenario s = load(text);
     run_options options;
     options.seed = 99;
-    const run_record run = run_scenario(s, options);
+    const record::run_record run = run_scenario(s, options);
     ASSERT_EQ(run.harness_error, "");
     EXPECT_EQ(run.seed, 99U);
     ASSERT_THAT(run.verdicts, SizeIs(3));
@@ -364,7 +364,7 @@ TEST(runner, seed_override_and_failing_checks) {
 TEST(runner, an_expected_failure_makes_the_scenario_pass) {
     std::string text = tiny;
     text.replace(text.find("max = 2"), 7, "max = 1\nexpect_failure = true");
-    const run_record run = run_scenario(load(text));
+    const record::run_record run = run_scenario(load(text));
     ASSERT_EQ(run.harness_error, "");
     ASSERT_THAT(run.verdicts, SizeIs(3));
     EXPECT_TRUE(run.verdicts[1].passed) << run.verdicts[1].summary;
@@ -382,7 +382,7 @@ std::string with_idle_rule(std::string_view extra_keys) {
 }
 
 TEST(runner, a_rule_below_its_min_fired_fails_the_run) {
-    const run_record run = run_scenario(load(with_idle_rule("min_fired = 1")));
+    const record::run_record run = run_scenario(load(with_idle_rule("min_fired = 1")));
     ASSERT_EQ(run.harness_error, "");
     ASSERT_THAT(run.rule_firings, SizeIs(2));
     EXPECT_EQ(run.rule_firings[1].rule, "never");
@@ -397,13 +397,13 @@ TEST(runner, a_rule_below_its_min_fired_fails_the_run) {
 
 TEST(runner, a_rule_that_never_fired_is_a_warning_that_strict_makes_fatal) {
     const scenario s = load(with_idle_rule(""));
-    const run_record lenient = run_scenario(s);
-    EXPECT_THAT(never_fired(lenient), SizeIs(1));
+    const record::run_record lenient = run_scenario(s);
+    EXPECT_THAT(record::never_fired(lenient), SizeIs(1));
     EXPECT_EQ(exit_code_of(lenient), exit_code::passed);
 
     run_options strict;
     strict.strict = true;
-    const run_record judged = run_scenario(s, strict);
+    const record::run_record judged = run_scenario(s, strict);
     EXPECT_TRUE(judged.strict);
     ASSERT_THAT(judged.verdicts, SizeIs(5));  // success_rate, max_attempts, evidence_intact, fired:status-1, fired:never
     EXPECT_EQ(judged.verdicts[3].check, "fired:status-1");
@@ -413,7 +413,7 @@ TEST(runner, a_rule_that_never_fired_is_a_warning_that_strict_makes_fatal) {
     EXPECT_EQ(exit_code_of(judged), exit_code::check_failed);
 
     // The scenario's own `strict = true` does the same.
-    const run_record declared = run_scenario(load("strict = true\n" + with_idle_rule("")));
+    const record::run_record declared = run_scenario(load("strict = true\n" + with_idle_rule("")));
     EXPECT_EQ(exit_code_of(declared), exit_code::check_failed);
 }
 
@@ -434,28 +434,28 @@ check = "success_rate"
 )";
 
 TEST(runner, an_interrupt_stops_the_builtin_clients_and_the_checks_judge_what_ran) {
-    run_interrupt interrupt;
+    drivers::run_interrupt interrupt;
     interrupt.request(SIGINT);
     run_options options;
     options.interrupt = &interrupt;
-    const run_record run = run_scenario(load(hanging), options);
+    const record::run_record run = run_scenario(load(hanging), options);
     ASSERT_EQ(run.harness_error, "");
     ASSERT_TRUE(run.interrupted.has_value());
     EXPECT_EQ(run.interrupted->signal, SIGINT);
     EXPECT_LT(run.duration, std::chrono::seconds{30});
     ASSERT_THAT(run.verdicts, SizeIs(2));
     EXPECT_EQ(run.verdicts[0].check, "success_rate");
-    EXPECT_NE(run.verdicts[0].outcome(), verdict_outcome::pass);
+    EXPECT_NE(run.verdicts[0].outcome(), record::verdict_outcome::pass);
 }
 
 TEST(runner, no_scenario_starts_after_an_interrupt) {
-    run_interrupt interrupt;
+    drivers::run_interrupt interrupt;
     interrupt.request(SIGTERM);
     run_options options;
     options.interrupt = &interrupt;
     std::size_t reported = 0;
-    const std::vector<run_record> runs =
-        run_scenarios({load(tiny), load(tiny)}, options, 1, [&](std::size_t, const run_record&) { ++reported; });
+    const std::vector<record::run_record> runs =
+        run_scenarios({load(tiny), load(tiny)}, options, 1, [&](std::size_t, const record::run_record&) { ++reported; });
     ASSERT_THAT(runs, SizeIs(2));
     EXPECT_TRUE(runs[0].not_run);
     EXPECT_TRUE(runs[1].not_run);
@@ -472,10 +472,10 @@ TEST(runner, parallel_scenarios_get_their_own_servers) {
     std::vector<scenario> scenarios;
     for (int i = 0; i < 3; ++i) scenarios.push_back(load(tiny));
     std::vector<std::size_t> finished;
-    const std::vector<run_record> runs =
-        run_scenarios(scenarios, {}, 2, [&](std::size_t index, const run_record&) { finished.push_back(index); });
+    const std::vector<record::run_record> runs =
+        run_scenarios(scenarios, {}, 2, [&](std::size_t index, const record::run_record&) { finished.push_back(index); });
     ASSERT_THAT(runs, SizeIs(3));
-    for (const run_record& run : runs) {
+    for (const record::run_record& run : runs) {
         EXPECT_EQ(run.harness_error, "");
         EXPECT_THAT(run.journal, SizeIs(12));
     }
@@ -488,9 +488,9 @@ TEST(runner, parallel_scenarios_get_their_own_servers) {
 TEST(runner, a_lanes_scenarios_run_one_after_another) {
     std::vector<scenario> scenarios;
     for (int i = 0; i < 4; ++i) scenarios.push_back(load(tiny));
-    const std::vector<run_record> runs = run_scenarios(scenarios, {}, 2, {}, 3);
+    const std::vector<record::run_record> runs = run_scenarios(scenarios, {}, 2, {}, 3);
     ASSERT_THAT(runs, SizeIs(4));
-    for (const run_record& run : runs) EXPECT_THAT(run.journal, SizeIs(12));
+    for (const record::run_record& run : runs) EXPECT_THAT(run.journal, SizeIs(12));
     for (std::size_t i = 1; i < 3; ++i) {
         EXPECT_GE(runs[i].started_at, runs[i - 1].started_at + runs[i - 1].duration) << i;
     }
@@ -500,17 +500,17 @@ TEST(runner, a_lanes_scenarios_run_one_after_another) {
 // it closed.
 class recording_listener final : public progress_listener {
 public:
-    void attempts_opened(const journal& live) override {
+    void attempts_opened(const server::journal& live) override {
         const std::lock_guard lock(mutex_);
         open_.push_back(&live);
         events.push_back("opened " + std::to_string(live.appended()));
     }
-    void attempts_closed(const journal& live) override {
+    void attempts_closed(const server::journal& live) override {
         const std::lock_guard lock(mutex_);
         std::erase(open_, &live);
         events.push_back("closed " + std::to_string(live.appended()));
     }
-    void scenario_finished(const run_record& run) override {
+    void scenario_finished(const record::run_record& run) override {
         const std::lock_guard lock(mutex_);
         events.push_back("finished " + run.scenario + " " + std::to_string(run.journal.size()) + " open " +
                          std::to_string(open_.size()));
@@ -520,14 +520,14 @@ public:
 
 private:
     std::mutex mutex_;
-    std::vector<const journal*> open_;
+    std::vector<const server::journal*> open_;
 };
 
 TEST(runner, tells_the_progress_listener_as_each_journal_opens_closes_and_the_scenario_finishes) {
     recording_listener listener;
     run_options options;
     options.progress = &listener;
-    const std::vector<run_record> runs = run_scenarios({load(tiny), load(tiny)}, options, 1);
+    const std::vector<record::run_record> runs = run_scenarios({load(tiny), load(tiny)}, options, 1);
     ASSERT_THAT(runs, SizeIs(2));
     // One at a time: each journal opens empty, closes with the tiny scenario's 12 attempts, and is
     // gone before its record is reported.
@@ -541,7 +541,7 @@ TEST(runner, a_scenario_that_fails_before_its_server_starts_still_reports_finish
     options.progress = &listener;
     scenario s = load(tiny);
     s.client.reset();
-    const run_record run = run_scenario(s, options);
+    const record::run_record run = run_scenario(s, options);
     EXPECT_EQ(run.harness_error, "the scenario has no client");
     EXPECT_THAT(listener.events, ElementsAre("finished tiny 0 open 0"));
 }
@@ -549,7 +549,7 @@ TEST(runner, a_scenario_that_fails_before_its_server_starts_still_reports_finish
 TEST(runner, a_journal_overflow_is_a_harness_error) {
     std::string text = tiny;
     text.replace(text.find("[[fault]]"), 0, "[server]\njournal_max_records = 3\n\n");
-    const run_record run = run_scenario(load(text));
+    const record::run_record run = run_scenario(load(text));
     EXPECT_NE(run.harness_error, "");
     EXPECT_TRUE(run.verdicts.empty());
     EXPECT_EQ(exit_code_of(run), exit_code::harness_error);
@@ -584,13 +584,13 @@ bool have_curl() { return std::system("command -v curl > /dev/null 2>&1") == 0; 
 
 TEST(runner, a_command_clients_process_times_share_the_journals_clock) {
     if (!have_curl()) GTEST_SKIP() << "needs curl";
-    const run_record run = run_scenario(load(late_command));
+    const record::run_record run = run_scenario(load(late_command));
     ASSERT_EQ(run.harness_error, "");
     ASSERT_TRUE(run.command.has_value());
     ASSERT_THAT(run.command->processes, SizeIs(1));
     ASSERT_THAT(run.journal, SizeIs(1));
-    const process_record& p = run.command->processes.front();
-    const journal_record& attempt = run.journal.front();
+    const record::process_record& p = run.command->processes.front();
+    const record::journal_record& attempt = run.journal.front();
     EXPECT_EQ(p.op, 0u);
     EXPECT_GT(p.pid, 0);
     EXPECT_EQ(p.exit_status, 1);
@@ -600,11 +600,11 @@ TEST(runner, a_command_clients_process_times_share_the_journals_clock) {
     EXPECT_LE(attempt.finished_ns, p.finished_ns);
     // It slept 400 ms after its attempt before exiting.
     EXPECT_GE(p.finished_ns - attempt.request_ns, 400'000'000);
-    EXPECT_EQ(attempt.operation, operation_key(7, 0).view());
+    EXPECT_EQ(attempt.operation, drivers::operation_key(7, 0).view());
     EXPECT_EQ(run.declared.deadline, std::chrono::nanoseconds{std::chrono::milliseconds{100}});
 
     ASSERT_THAT(run.verdicts, SizeIs(3));
-    const verdict& deadline = run.verdicts[0];
+    const record::verdict& deadline = run.verdicts[0];
     EXPECT_FALSE(deadline.passed) << deadline.summary;
     ASSERT_THAT(deadline.evidence, SizeIs(1));
     EXPECT_THAT(deadline.evidence[0].seqs, ElementsAre(attempt.seq));
@@ -621,7 +621,7 @@ TEST(runner, a_command_client_that_returns_within_its_declared_deadline_passes) 
     std::string text = late_command;
     text.replace(text.find("sleep 0.4; exit 1"), 17, "exit 0");
     text.replace(text.find("deadline = \"100ms\""), 18, "deadline = \"5s\"");
-    const run_record run = run_scenario(load(text));
+    const record::run_record run = run_scenario(load(text));
     ASSERT_EQ(run.harness_error, "");
     ASSERT_THAT(run.verdicts, SizeIs(3));
     EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
@@ -636,12 +636,12 @@ TEST(runner, with_tls_the_builtin_client_trusts_the_runs_ca) {
     text.replace(text.find("[[fault]]"), 9, "[server]\ntls = true\n\n[[fault]]");
     const scenario s = load(text);
     ASSERT_TRUE(s.tls);
-    const run_record run = run_scenario(s);
+    const record::run_record run = run_scenario(s);
     ASSERT_EQ(run.harness_error, "");
     ASSERT_THAT(run.journal, SizeIs(12));
-    EXPECT_EQ(std::count_if(run.journal.begin(), run.journal.end(), [](const journal_record& r) { return r.status == 503; }),
+    EXPECT_EQ(std::count_if(run.journal.begin(), run.journal.end(), [](const record::journal_record& r) { return r.status == 503; }),
               6);
-    for (const verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
+    for (const record::verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
 }
 
 // [client] protocol = "h2": the builtin clients speak HTTP/2 to the same server (h2c without TLS).
@@ -692,23 +692,23 @@ min = 1.0
 )";
 
 TEST(runner, h2_builtin_clients_retry_an_unkeyed_post_that_was_never_processed) {
-    const run_record run = run_scenario(load(h2_unprocessed));
+    const record::run_record run = run_scenario(load(h2_unprocessed));
     ASSERT_EQ(run.harness_error, "");
     ASSERT_THAT(run.journal, SizeIs(18));
     ASSERT_THAT(run.wire, SizeIs(18));
-    for (const wire_detail& w : run.wire) {
+    for (const record::wire_detail& w : run.wire) {
         ASSERT_TRUE(w.protocol);
         EXPECT_EQ(*w.protocol, "h2c");
         EXPECT_TRUE(w.stream);
     }
-    for (const client_record& c : run.clients) {
+    for (const record::client_record& c : run.clients) {
         EXPECT_EQ(c.attempts, 3u) << c.operation;
         EXPECT_EQ(c.attempt_outcomes, "reset_before_write, reset_before_write, 201") << c.operation;
     }
     ASSERT_THAT(run.rule_firings, SizeIs(2));
     EXPECT_EQ(run.rule_firings[0].fired, 6u);
     EXPECT_EQ(run.rule_firings[1].fired, 6u);
-    for (const verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
+    for (const record::verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
 }
 
@@ -747,15 +747,15 @@ check = "no_double_effects"
 }
 
 TEST(runner, h2_a_policy_that_resends_an_unkeyed_post_after_a_goaway_covering_it_fails_no_double_effects) {
-    const run_record careful = run_scenario(load(h2_lost_response("good")));
+    const record::run_record careful = run_scenario(load(h2_lost_response("good")));
     ASSERT_EQ(careful.harness_error, "");
     ASSERT_THAT(careful.journal, SizeIs(4));
-    for (const client_record& c : careful.clients) EXPECT_EQ(c.attempt_outcomes, "eof_after_write") << c.operation;
+    for (const record::client_record& c : careful.clients) EXPECT_EQ(c.attempt_outcomes, "eof_after_write") << c.operation;
     ASSERT_FALSE(careful.verdicts.empty());
     EXPECT_EQ(careful.verdicts[0].check, "no_double_effects");
     EXPECT_TRUE(careful.verdicts[0].passed) << careful.verdicts[0].summary;
 
-    const run_record naive = run_scenario(load(h2_lost_response("naive")));
+    const record::run_record naive = run_scenario(load(h2_lost_response("naive")));
     ASSERT_EQ(naive.harness_error, "");
     ASSERT_FALSE(naive.verdicts.empty());
     EXPECT_EQ(naive.verdicts[0].check, "no_double_effects");
@@ -769,14 +769,14 @@ TEST(runner, h2_over_tls_is_chosen_by_alpn) {
     std::string text = tiny;
     text.replace(text.find("[[fault]]"), 9, "[server]\ntls = true\n\n[[fault]]");
     text.replace(text.find("[client]"), 8, "[client]\nprotocol = \"h2\"");
-    const run_record run = run_scenario(load(text));
+    const record::run_record run = run_scenario(load(text));
     ASSERT_EQ(run.harness_error, "");
     ASSERT_THAT(run.wire, SizeIs(12));
-    for (const wire_detail& w : run.wire) {
+    for (const record::wire_detail& w : run.wire) {
         ASSERT_TRUE(w.protocol);
         EXPECT_EQ(*w.protocol, "h2");
     }
-    for (const verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
+    for (const record::verdict& v : run.verdicts) EXPECT_TRUE(v.passed) << v.check << ": " << v.summary;
 }
 
 // A command client gets the CA as {ca} and FAULTLINE_CA; the file is the run's and goes with it.
@@ -786,11 +786,11 @@ TEST(runner, with_tls_a_command_client_gets_the_ca_file_which_the_run_removes) {
     text.replace(text.find("[[fault]]"), 9, "[server]\ntls = true\n\n[[fault]]");
     text.replace(text.find("curl -s"), 7, "echo $FAULTLINE_CA; test {ca} = $FAULTLINE_CA && curl -s --cacert {ca}");
     text.replace(text.find("sleep 0.4; exit 1"), 17, "exit 0");
-    const run_record run = run_scenario(load(text));
+    const record::run_record run = run_scenario(load(text));
     ASSERT_EQ(run.harness_error, "");
     ASSERT_TRUE(run.command.has_value());
     ASSERT_THAT(run.command->processes, SizeIs(1));
-    const process_record& p = run.command->processes.front();
+    const record::process_record& p = run.command->processes.front();
     EXPECT_EQ(p.exit_status, 0) << run.command->stderr_text;
     ASSERT_THAT(run.journal, SizeIs(1));
     EXPECT_EQ(run.journal.front().status, 503);
@@ -802,7 +802,7 @@ TEST(runner, with_tls_a_command_client_gets_the_ca_file_which_the_run_removes) {
 TEST(runner, a_command_that_names_the_ca_without_tls_is_a_harness_error) {
     std::string text = late_command;
     text.replace(text.find("curl -s"), 7, "curl -s --cacert {ca}");
-    const run_record run = run_scenario(load(text));
+    const record::run_record run = run_scenario(load(text));
     EXPECT_THAT(run.harness_error, HasSubstr("names {ca}, the run's CA file, but the server does not speak TLS"));
     EXPECT_EQ(exit_code_of(run), exit_code::harness_error);
 }
@@ -858,11 +858,11 @@ max_peak_ratio = 14
 window = "20s"
 min_first_attempts = 3
 )");
-    const run_record run = run_scenario(s);
+    const record::run_record run = run_scenario(s);
     ASSERT_EQ(run.harness_error, "");
     auto at = [&](std::string_view instance) {
         return std::count_if(run.journal.begin(), run.journal.end(),
-                             [&](const journal_record& r) { return r.instance == instance; });
+                             [&](const record::journal_record& r) { return r.instance == instance; });
     };
     EXPECT_EQ(at("relay-a"), 6);
     EXPECT_EQ(at("relay-b"), 12);
@@ -871,7 +871,7 @@ min_first_attempts = 3
     // One operation per client operation across every tier: the relays pass its name on.
     EXPECT_THAT(group_operations(run.journal), SizeIs(3));
     ASSERT_THAT(run.clients, SizeIs(3));
-    for (const client_record& c : run.clients) EXPECT_EQ(c.attempts, 2u);
+    for (const record::client_record& c : run.clients) EXPECT_EQ(c.attempts, 2u);
     ASSERT_FALSE(run.verdicts.empty());
     EXPECT_TRUE(run.verdicts[0].passed) << run.verdicts[0].summary;
     EXPECT_EQ(exit_code_of(run), exit_code::passed);
@@ -883,15 +883,15 @@ min_first_attempts = 3
 // really committed.
 class proxied_upstream {
 public:
-    proxied_upstream() : context_{model_config{}, {}, 1}, listener_{context_} {
+    proxied_upstream() : context_{server::model_config{}, {}, 1}, listener_{context_} {
         if (const auto ec = listener_.start()) ADD_FAILURE() << "upstream did not start: " << ec.message();
     }
     std::uint16_t port() const { return listener_.port(); }
     std::uint64_t charges() const { return context_.model.charge_count(); }
 
 private:
-    server_context context_;
-    server listener_;
+    server::server_context context_;
+    server::server listener_;
 };
 
 std::string proxied_scenario(std::uint16_t upstream_port, std::string_view client_policy) {
@@ -933,7 +933,7 @@ check = "no_double_effects"
 TEST(runner, through_a_proxy_a_retried_lost_response_charges_the_real_service_twice) {
     proxied_upstream upstream;
     const scenario s = load(proxied_scenario(upstream.port(), "preset = \"no_keys\""));
-    const run_record run = run_scenario(s);
+    const record::run_record run = run_scenario(s);
     ASSERT_EQ(run.harness_error, "");
     // Six operations, each: attempt 1 forwarded (the upstream commits, 201), its reply reset at the
     // proxy; attempt 2 forwarded again and answered.
@@ -945,25 +945,25 @@ TEST(runner, through_a_proxy_a_retried_lost_response_charges_the_real_service_tw
         EXPECT_EQ(run.wire[i].seq, run.journal[i].seq);
         EXPECT_EQ(run.wire[i].upstream_status, 201) << run.wire[i].seq;
     }
-    for (const journal_record& r : run.journal) {
-        EXPECT_EQ(r.effect, effect_kind::committed) << r.seq;
-        EXPECT_EQ(r.outcome, r.attempt == 1 ? wire_outcome::reset : wire_outcome::responded) << r.seq;
+    for (const record::journal_record& r : run.journal) {
+        EXPECT_EQ(r.effect, record::effect_kind::committed) << r.seq;
+        EXPECT_EQ(r.outcome, r.attempt == 1 ? record::wire_outcome::reset : record::wire_outcome::responded) << r.seq;
     }
     // The proxy's merge anchor is not a run event (a spell of the machine's load may be).
-    for (const server_event& e : run.server_events) EXPECT_EQ(e.kind, server_event_kind::server_late);
+    for (const record::server_event& e : run.server_events) EXPECT_EQ(e.kind, record::server_event_kind::server_late);
     ASSERT_FALSE(run.verdicts.empty());
-    const verdict& v = run.verdicts.front();
+    const record::verdict& v = run.verdicts.front();
     EXPECT_EQ(v.check, "no_double_effects");
     EXPECT_FALSE(v.passed);
     EXPECT_THAT(v.summary, HasSubstr("6 operations, 12 committed effects, 6 operations with more than one"));
     ASSERT_EQ(v.evidence_total, 6U);
-    for (const evidence_item& e : v.evidence) {
+    for (const record::evidence_item& e : v.evidence) {
         // Both attempts of the operation, by seq, and the detail says two commits.
         ASSERT_THAT(e.seqs, SizeIs(2));
         const auto attempt_of = [&](std::uint64_t seq) {
             const auto it = std::find_if(run.journal.begin(), run.journal.end(),
-                                         [&](const journal_record& r) { return r.seq == seq; });
-            return it == run.journal.end() ? journal_record{} : *it;
+                                         [&](const record::journal_record& r) { return r.seq == seq; });
+            return it == run.journal.end() ? record::journal_record{} : *it;
         };
         EXPECT_EQ(attempt_of(e.seqs[0]).operation, e.operation);
         EXPECT_EQ(attempt_of(e.seqs[1]).operation, e.operation);
@@ -977,12 +977,12 @@ TEST(runner, through_a_proxy_a_retried_lost_response_charges_the_real_service_tw
 TEST(runner, through_a_proxy_a_client_that_does_not_resend_an_unkeyed_write_passes) {
     proxied_upstream upstream;
     const scenario s = load(proxied_scenario(upstream.port(), "preset = \"good\"\n[client.policy]\nidempotency_keys = \"none\""));
-    const run_record run = run_scenario(s);
+    const record::run_record run = run_scenario(s);
     ASSERT_EQ(run.harness_error, "");
     EXPECT_EQ(upstream.charges(), 6U);
     ASSERT_THAT(run.journal, SizeIs(6));
     ASSERT_FALSE(run.verdicts.empty());
-    const verdict& v = run.verdicts.front();
+    const record::verdict& v = run.verdicts.front();
     EXPECT_EQ(v.check, "no_double_effects");
     EXPECT_TRUE(v.passed) << v.summary;
     EXPECT_THAT(v.summary, HasSubstr("6 operations, 6 committed effects, 0 operations with more than one; "
@@ -997,11 +997,11 @@ TEST(runner, a_proxy_upstream_that_is_not_listening_is_a_harness_error) {
         closed = gone.port();
     }
     const scenario s = load(proxied_scenario(closed, "preset = \"good\""));
-    const run_record run = run_scenario(s);
+    const record::run_record run = run_scenario(s);
     EXPECT_THAT(run.harness_error, HasSubstr("the [proxy] upstream 127.0.0.1:" + std::to_string(closed) +
                                              " is not reachable: "));
     EXPECT_EQ(exit_code_of(run), exit_code::harness_error);
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::runner

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-namespace faultline::harness {
+namespace faultline::runner {
 namespace {
 
 using namespace std::chrono_literals;
@@ -58,7 +58,7 @@ expect_failure = true
     EXPECT_EQ(s.file, "suites/lost.toml");
     EXPECT_EQ(s.seed, 42U);
     EXPECT_EQ(s.time_limit, 5s);
-    EXPECT_EQ(s.server.idempotency.mode, idempotency_mode::keys);
+    EXPECT_EQ(s.server.idempotency.mode, server::idempotency_mode::keys);
     ASSERT_THAT(s.faults, SizeIs(2));
     EXPECT_EQ(s.faults[0].kind, "lost_response");
     EXPECT_EQ(s.faults[1].name, "slow");
@@ -299,11 +299,11 @@ max_tokens = 4
     EXPECT_EQ(edge.name, "edge");
     EXPECT_EQ(edge.policy.policy.max_attempts, 2u);
     EXPECT_EQ(edge.policy.policy.per_attempt_timeout, 250ms);
-    EXPECT_EQ(edge.policy.budget.kind, budget_kind::token_bucket);
+    EXPECT_EQ(edge.policy.budget.kind, drivers::budget_kind::token_bucket);
     EXPECT_EQ(edge.policy.budget.max_tokens, 4.0);
     // Unnamed: named by position; no policy table: the good preset's policy.
     EXPECT_EQ(r.value->relays[1].name, "relay-2");
-    EXPECT_EQ(r.value->relays[1].policy.policy.max_attempts, preset_policy(client_preset::good).policy.max_attempts);
+    EXPECT_EQ(r.value->relays[1].policy.policy.max_attempts, drivers::preset_policy(drivers::client_preset::good).policy.max_attempts);
 }
 
 TEST(scenario_loader, relay_errors_name_the_tier_and_key) {
@@ -351,12 +351,12 @@ effect = "non_idempotent"
                                              "proxied.toml");
     ASSERT_TRUE(r.ok()) << error_text(r);
     ASSERT_TRUE(r.value->proxy.has_value());
-    const proxy_config& p = *r.value->proxy;
+    const server::proxy_config& p = *r.value->proxy;
     EXPECT_EQ(p.upstream.address, "127.0.0.1");
     EXPECT_EQ(p.upstream.port, 9000);
     EXPECT_EQ(p.connect_timeout, 250ms);
     EXPECT_EQ(p.upstream_timeout, 3s);
-    const proxy_options options = p.options();
+    const server::proxy_options options = p.options();
     EXPECT_EQ(options.address, "127.0.0.1");
     EXPECT_EQ(options.port, 0);
     EXPECT_EQ(options.upstream_address, "127.0.0.1");
@@ -366,7 +366,7 @@ effect = "non_idempotent"
     EXPECT_FALSE(r.value->server.service.builtin_endpoints);
     EXPECT_EQ(r.value->server.identity.header, "X-Request-Id");
     ASSERT_THAT(r.value->server.service.endpoints, SizeIs(1));
-    EXPECT_EQ(r.value->server.service.endpoints[0].effect, effect_semantics::non_idempotent);
+    EXPECT_EQ(r.value->server.service.endpoints[0].effect, server::effect_semantics::non_idempotent);
 }
 
 TEST(scenario_loader, the_proxy_table_has_defaults_and_is_absent_without_one) {
@@ -434,15 +434,15 @@ body = "{}"
 }
 
 TEST(host_port, parses_ip_and_port_forms) {
-    EXPECT_EQ(parse_host_port("127.0.0.1:8080")->address, "127.0.0.1");
-    EXPECT_EQ(parse_host_port("127.0.0.1:8080")->port, 8080);
-    EXPECT_EQ(parse_host_port("[::1]:9")->address, "::1");
-    EXPECT_FALSE(parse_host_port("127.0.0.1"));
-    EXPECT_FALSE(parse_host_port(":80"));
-    EXPECT_FALSE(parse_host_port("127.0.0.1:"));
-    EXPECT_FALSE(parse_host_port("127.0.0.1:65536"));
-    EXPECT_FALSE(parse_host_port("127.0.0.1:80x"));
+    EXPECT_EQ(server::parse_host_port("127.0.0.1:8080")->address, "127.0.0.1");
+    EXPECT_EQ(server::parse_host_port("127.0.0.1:8080")->port, 8080);
+    EXPECT_EQ(server::parse_host_port("[::1]:9")->address, "::1");
+    EXPECT_FALSE(server::parse_host_port("127.0.0.1"));
+    EXPECT_FALSE(server::parse_host_port(":80"));
+    EXPECT_FALSE(server::parse_host_port("127.0.0.1:"));
+    EXPECT_FALSE(server::parse_host_port("127.0.0.1:65536"));
+    EXPECT_FALSE(server::parse_host_port("127.0.0.1:80x"));
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::runner

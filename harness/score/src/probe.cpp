@@ -64,7 +64,7 @@ void read_probe_table(const toml::table& document, const std::string& file, prob
 }
 
 void check_every_expectation_is_mapped(const probe& p, config_errors& errors) {
-    for (const harness::expectation& e : p.scenario.expectations) {
+    for (const checks::expectation& e : p.scenario.expectations) {
         if (p.property_of(e.check_name).empty()) {
             errors.push_back(config_error{e.where, "[probe] properties: check \"" + e.check_name +
                                                        "\" proves no property; map it, e.g. " + e.check_name +
@@ -73,7 +73,7 @@ void check_every_expectation_is_mapped(const probe& p, config_errors& errors) {
     }
     for (const auto& [check, property] : p.properties) {
         const bool used = std::any_of(p.scenario.expectations.begin(), p.scenario.expectations.end(),
-                                      [&](const harness::expectation& e) { return e.check_name == check; });
+                                      [&](const checks::expectation& e) { return e.check_name == check; });
         if (!used) {
             errors.push_back(config_error{{p.scenario.file, 1, 1},
                                           "[probe] properties: \"" + check + "\" is not a check of this probe's [[expect]]"});
@@ -92,14 +92,14 @@ std::string_view probe::property_of(std::string_view check) const {
 
 bool probe::alone() const {
     return operations == 1 && control == 0 &&
-           std::any_of(scenario.expectations.begin(), scenario.expectations.end(), [](const harness::expectation& e) {
+           std::any_of(scenario.expectations.begin(), scenario.expectations.end(), [](const checks::expectation& e) {
                return e.check_name == "jittered" && e.failures_only;
            });
 }
 
 catalogue parse_probe(std::string_view toml_text, const std::string& file) {
     catalogue out;
-    harness::scenario_result loaded = harness::parse_scenario(toml_text, file);
+    runner::scenario_result loaded = runner::parse_scenario(toml_text, file);
     out.errors = loaded.errors;
     config::document document = config::parse_document(toml_text, file);
     if (!document.table) return out;
@@ -117,7 +117,7 @@ catalogue load_catalogue(const std::string& directory) { return load_catalogue(s
 
 catalogue load_catalogue(const std::vector<std::string>& paths) {
     catalogue out;
-    const harness::scenario_files found = harness::collect_scenario_files(paths);
+    const runner::scenario_files found = runner::collect_scenario_files(paths);
     out.errors = found.errors;
     for (const std::string& file : found.files) {
         std::ifstream in(file, std::ios::binary);

@@ -16,14 +16,14 @@ namespace faultline::score {
 
 namespace {
 
-bool retried(const harness::run_record& run) {
-    for (const harness::operation_attempts& op : harness::group_operations(run.journal)) {
+bool retried(const record::run_record& run) {
+    for (const record::operation_attempts& op : record::group_operations(run.journal)) {
         if (op.attempts.size() > 1) return true;
     }
     return false;
 }
 
-bool could_not_judge(const harness::run_record& run, std::size_t expectations) {
+bool could_not_judge(const record::run_record& run, std::size_t expectations) {
     for (std::size_t i = 0; i < expectations && i < run.verdicts.size(); ++i) {
         if (run.verdicts[i].insufficient_evidence) return true;
     }
@@ -34,10 +34,10 @@ bool could_not_judge(const harness::run_record& run, std::size_t expectations) {
 // on a 2 s curl backoff (persistent-5xx.toml): the declared curve's envelope allows 200 ms either way.
 constexpr auto declared_curve_tolerance = std::chrono::milliseconds{200};
 
-harness::expectation parsed(std::string_view toml_text, const harness::expectation& replacing) {
+checks::expectation parsed(std::string_view toml_text, const checks::expectation& replacing) {
     config_errors errors;
     const toml::table table = toml::parse(toml_text, std::string_view{"declared settings"});
-    std::optional<harness::expectation> e = harness::parse_expectation(table, "declared settings", errors);
+    std::optional<checks::expectation> e = checks::parse_expectation(table, "declared settings", errors);
     // The tables are made here from validated settings: a failure is a bug in this file.
     if (!e) throw std::logic_error("declared settings make a bad [[expect]] table: " + errors.front().to_string());
     e->where = replacing.where;
@@ -48,12 +48,12 @@ harness::expectation parsed(std::string_view toml_text, const harness::expectati
 // What the user declared replaces what the probe judges by default: the declared curve for its
 // `backoff` check (the builtin client's policy is the probe's own; with no curve declared the check
 // is left out), RFC 9110's strict reading for `no_retry_on_status` under --strict.
-void apply_declarations(harness::scenario& s, const declared_settings& declared, bool builtin) {
+void apply_declarations(runner::scenario& s, const declared_settings& declared, bool builtin) {
     // Without a declared curve a command client's gaps are held to spacing and growth alone.
     if (!builtin && !declared.curve) {
-        std::erase_if(s.expectations, [](const harness::expectation& e) { return e.check_name == "backoff"; });
+        std::erase_if(s.expectations, [](const checks::expectation& e) { return e.check_name == "backoff"; });
     }
-    for (harness::expectation& e : s.expectations) {
+    for (checks::expectation& e : s.expectations) {
         if (e.check_name == "backoff" && declared.curve && !builtin) {
             e = parsed(backoff_expectation(*declared.curve, declared_curve_tolerance), e);
         } else if (e.check_name == "no_retry_on_status" && declared.strict) {
@@ -62,15 +62,15 @@ void apply_declarations(harness::scenario& s, const declared_settings& declared,
     }
 }
 
-harness::scenario scenario_for(const probe& p, std::span<const std::string> client_template,
+runner::scenario scenario_for(const probe& p, std::span<const std::string> client_template,
                                const declared_settings& declared, const probe_run_options& probe_options) {
-    harness::scenario s = p.scenario;
+    runner::scenario s = p.scenario;
     apply_declarations(s, declared, client_template.empty());
     if (client_template.empty()) return s;
     declared_settings filled = declared;
     if (p.timeout) filled.timeout = std::max(declared.timeout, *p.timeout);
-    harness::command_options command;
-    command.mode = harness::command_mode::per_operation;
+    drivers::command_options command;
+    command.mode = drivers::command_mode::per_operation;
     command.operations = p.operations;
     command.concurrency = p.concurrency;
     if (p.control > 0 && !probe_options.control_executable.empty()) {
@@ -80,13 +80,13 @@ harness::scenario scenario_for(const probe& p, std::span<const std::string> clie
         command.control_argv = control_command(probe_options.control_executable, control);
         command.control_processes = p.control;
     }
-    harness::declared_client facts;
+    record::declared_client facts;
     facts.deadline = declared.deadline;
     facts.max_attempts = declared.max_attempts;
     facts.backoff = declared.backoff;
     facts.attempt_timeout = declared.attempt_timeout;
     facts.grpc = declared.grpc;
-    s.client = harness::make_command_driver(instantiate(client_template, p.request, filled), command, std::move(facts));
+    s.client = drivers::make_command_driver(instantiate(client_template, p.request, filled), command, std::move(facts));
     return s;
 }
 
@@ -94,13 +94,13 @@ harness::scenario scenario_for(const probe& p, std::span<const std::string> clie
 // process's attempts as its operation when they ran one after another, the timing checks against the
 // control. The run's own verdicts come after the [[expect]] ones, as the runner orders them.
 // `alone_gaps`: the client's own pace, from the probes where it ran alone (timing_control.hpp).
-void judge_command_run(harness::run_record& run, const probe& p, const harness::scenario& s,
+void judge_command_run(record::run_record& run, const probe& p, const runner::scenario& s,
                        const std::map<std::size_t, std::vector<std::int64_t>>& alone_gaps) {
     if (!run.harness_error.empty()) return;
     const bool with_control = p.control > 0 && run.command &&
                               std::any_of(run.command->processes.begin(), run.command->processes.end(),
-                                          [&](const harness::process_record& r) { return r.op >= p.operations; });
-    harness::timing_control control;
+                                          [&](const record::process_record& r) { return r.op >= p.operations; });
+    checks::timing_control control;
     if (with_control) {
         control = take_control(run, p);
         control.alone_gaps_ns = alone_gaps;
@@ -108,12 +108,12 @@ void judge_command_run(harness::run_record& run, const probe& p, const harness::
     const bool attributed = attribute_to_processes(run);
     if (!with_control && !attributed) return;
     run.verdicts.clear();
-    const harness::operation_groups operations = harness::group_operations(run.journal);
-    for (const harness::expectation& e : s.expectations) {
-        run.verdicts.push_back(harness::evaluate(e, run, operations, with_control ? &control : nullptr));
+    const record::operation_groups operations = record::group_operations(run.journal);
+    for (const checks::expectation& e : s.expectations) {
+        run.verdicts.push_back(checks::evaluate(e, run, operations, with_control ? &control : nullptr));
     }
-    run.verdicts.push_back(harness::evidence_intact(run));
-    for (harness::verdict& v : harness::firing_verdicts(run)) run.verdicts.push_back(std::move(v));
+    run.verdicts.push_back(checks::evidence_intact(run));
+    for (record::verdict& v : checks::firing_verdicts(run)) run.verdicts.push_back(std::move(v));
 }
 
 // The timing probes (those with a control) run one at a time in a lane of their own, beside the
@@ -121,8 +121,8 @@ void judge_command_run(harness::run_record& run, const probe& p, const harness::
 // probes that run the client alone follow them in that lane, so no herd queues the pace they measure
 // (beside a herd, a no-delay client's lone retries took up to 380 ms). The others go longest first
 // (by their time limit), so no long probe starts last and runs alone.
-std::vector<harness::run_record> run_in_lanes(std::span<const probe> probes, const std::vector<harness::scenario>& scenarios,
-                                              const harness::run_options& options, std::size_t jobs) {
+std::vector<record::run_record> run_in_lanes(std::span<const probe> probes, const std::vector<runner::scenario>& scenarios,
+                                              const runner::run_options& options, std::size_t jobs) {
     // 0: timing, 1: alone, 2: the rest.
     const auto place = [&](std::size_t i) { return probes[i].control > 0 ? 0 : probes[i].alone() ? 1 : 2; };
     std::vector<std::size_t> order(probes.size());
@@ -133,21 +133,21 @@ std::vector<harness::run_record> run_in_lanes(std::span<const probe> probes, con
     });
     const auto lane = static_cast<std::size_t>(
         std::count_if(order.begin(), order.end(), [&](std::size_t i) { return place(i) < 2; }));
-    std::vector<harness::scenario> ordered;
+    std::vector<runner::scenario> ordered;
     ordered.reserve(order.size());
     for (const std::size_t i : order) ordered.push_back(scenarios[i]);
-    std::vector<harness::run_record> ran = harness::run_scenarios(ordered, options, jobs, {}, lane);
-    std::vector<harness::run_record> runs(probes.size());
+    std::vector<record::run_record> ran = runner::run_scenarios(ordered, options, jobs, {}, lane);
+    std::vector<record::run_record> runs(probes.size());
     for (std::size_t j = 0; j < order.size(); ++j) runs[order[j]] = std::move(ran[j]);
     return runs;
 }
 
 }  // namespace
 
-harness::timing_control take_control(harness::run_record& run, const probe& p) {
-    std::vector<harness::journal_record> control_journal;
-    std::vector<harness::journal_record> client_journal;
-    for (harness::journal_record& r : run.journal) {
+checks::timing_control take_control(record::run_record& run, const probe& p) {
+    std::vector<record::journal_record> control_journal;
+    std::vector<record::journal_record> client_journal;
+    for (record::journal_record& r : run.journal) {
         (r.target.view().starts_with(control_path_prefix) ? control_journal : client_journal).push_back(std::move(r));
     }
     run.journal = std::move(client_journal);
@@ -155,24 +155,24 @@ harness::timing_control take_control(harness::run_record& run, const probe& p) {
     if (run.command) {
         auto& all = run.command->processes;
         const auto control_begin = std::stable_partition(
-            all.begin(), all.end(), [&](const harness::process_record& r) { return r.op < p.operations; });
+            all.begin(), all.end(), [&](const record::process_record& r) { return r.op < p.operations; });
         processes = static_cast<std::size_t>(all.end() - control_begin);
         all.erase(control_begin, all.end());
         // The control's exit status is no part of the client's result.
         const auto failed = std::find_if(all.begin(), all.end(),
-                                         [](const harness::process_record& r) { return r.exit_status != 0; });
+                                         [](const record::process_record& r) { return r.exit_status != 0; });
         run.command->exit_status = failed == all.end() ? 0 : failed->exit_status;
     }
-    return harness::measure_control(control_journal, p.control_delay, processes);
+    return checks::measure_control(control_journal, p.control_delay, processes);
 }
 
-std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::span<const std::string> client_template,
-                                            const declared_settings& declared, const harness::run_options& options,
+std::vector<record::run_record> run_probes(std::span<const probe> probes, std::span<const std::string> client_template,
+                                            const declared_settings& declared, const runner::run_options& options,
                                             std::size_t jobs, const probe_run_options& probe_options) {
     const bool builtin = client_template.empty();
-    std::vector<harness::scenario> scenarios;
+    std::vector<runner::scenario> scenarios;
     for (const probe& p : probes) scenarios.push_back(scenario_for(p, client_template, declared, probe_options));
-    std::vector<harness::run_record> runs = run_in_lanes(probes, scenarios, options, jobs);
+    std::vector<record::run_record> runs = run_in_lanes(probes, scenarios, options, jobs);
     if (builtin) return runs;
     // The probes without a control first: those where the client ran alone give its pace, against
     // which the timing probes tell its own delay from the herd's queueing.
@@ -180,7 +180,7 @@ std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::
     for (std::size_t i = 0; i < runs.size(); ++i) {
         if (probes[i].control > 0) continue;
         judge_command_run(runs[i], probes[i], scenarios[i], {});
-        if (probes[i].alone() && runs[i].harness_error.empty()) harness::add_gaps_alone(runs[i].journal, alone_gaps);
+        if (probes[i].alone() && runs[i].harness_error.empty()) checks::add_gaps_alone(runs[i].journal, alone_gaps);
     }
     for (std::size_t i = 0; i < runs.size(); ++i) {
         if (probes[i].control > 0) judge_command_run(runs[i], probes[i], scenarios[i], alone_gaps);
@@ -198,11 +198,11 @@ std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::
             if (could_not_judge(runs[i], p.scenario.expectations.size()) && retried(runs[i])) again.push_back(i);
         }
         if (again.empty() || (options.interrupt != nullptr && options.interrupt->requested())) break;
-        std::vector<harness::scenario> repeat;
+        std::vector<runner::scenario> repeat;
         for (const std::size_t i : again) repeat.push_back(scenarios[i]);
-        std::vector<harness::run_record> rerun = harness::run_scenarios(repeat, options, jobs);
+        std::vector<record::run_record> rerun = runner::run_scenarios(repeat, options, jobs);
         for (std::size_t j = 0; j < again.size(); ++j) {
-            harness::run_record& next = rerun[j];
+            record::run_record& next = rerun[j];
             if (next.not_run) continue;
             judge_command_run(next, probes[again[j]], scenarios[again[j]], alone_gaps);
             const std::string note = "round " + std::to_string(round) + " of at most " +

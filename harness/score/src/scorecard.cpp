@@ -13,20 +13,20 @@ namespace {
 
 constexpr std::string_view fired_prefix = "fired:";
 
-bool retried(const harness::run_record& run) {
-    for (const harness::operation_attempts& op : harness::group_operations(run.journal)) {
+bool retried(const record::run_record& run) {
+    for (const record::operation_attempts& op : record::group_operations(run.journal)) {
         if (op.attempts.size() > 1) return true;
     }
     return false;
 }
 
-bool sent_keys(const harness::run_record& run) {
+bool sent_keys(const record::run_record& run) {
     return std::any_of(run.journal.begin(), run.journal.end(),
-                       [](const harness::journal_record& r) { return !r.idempotency_key.empty(); });
+                       [](const record::journal_record& r) { return !r.idempotency_key.empty(); });
 }
 
 // Why the property cannot be judged in this probe ("" when it can).
-std::string not_applicable_because(const property_info& p, const harness::run_record& run, bool client_retries,
+std::string not_applicable_because(const property_info& p, const record::run_record& run, bool client_retries,
                                    const declared_settings& declared, bool builtin) {
     switch (p.applies) {
         case applicability::always: return "";
@@ -50,15 +50,15 @@ std::string not_applicable_because(const property_info& p, const harness::run_re
 // fired fewer times than its `min_fired` (so the situation the checks judge never happened).
 struct unproven {
     std::string reason;
-    std::vector<harness::evidence_item> evidence;
+    std::vector<record::evidence_item> evidence;
     std::size_t evidence_total = 0;
 };
 
 // "fault rule `x` never fired (min_fired = 1)" for a failed fired:<rule> verdict.
-std::string firing_shortfall(const harness::run_record& run, const harness::verdict& fired) {
+std::string firing_shortfall(const record::run_record& run, const record::verdict& fired) {
     const std::string_view rule = std::string_view(fired.check).substr(fired_prefix.size());
     const auto f = std::find_if(run.rule_firings.begin(), run.rule_firings.end(),
-                                [&](const harness::rule_firing& r) { return r.rule == rule; });
+                                [&](const record::rule_firing& r) { return r.rule == rule; });
     if (f == run.rule_firings.end()) return fired.summary;
     // firing_verdicts requires `min_fired`, or one firing under strict.
     const std::uint64_t required = f->min_fired.value_or(1);
@@ -72,10 +72,10 @@ std::string firing_shortfall(const harness::run_record& run, const harness::verd
            " times required (" + source + ")" + reached;
 }
 
-std::optional<unproven> unproven_by(const harness::run_record& run) {
+std::optional<unproven> unproven_by(const record::run_record& run) {
     std::optional<unproven> out;
-    for (const harness::verdict& v : run.verdicts) {
-        if (v.outcome() != harness::verdict_outcome::fail) continue;
+    for (const record::verdict& v : run.verdicts) {
+        if (v.outcome() != record::verdict_outcome::fail) continue;
         std::string reason;
         if (v.check == "evidence_intact") {
             reason = "the control API changed the server during the run";
@@ -94,8 +94,8 @@ std::optional<unproven> unproven_by(const harness::run_record& run) {
 
 // What a pass of `check` in a probe whose evidence proves nothing becomes: insufficient evidence,
 // saying why, with the causes' evidence.
-harness::verdict not_judged(const harness::verdict& check, const unproven& why) {
-    harness::verdict out;
+record::verdict not_judged(const record::verdict& check, const unproven& why) {
+    record::verdict out;
     out.check = check.check;
     out.insufficient_evidence = true;
     out.summary = "not judged: " + why.reason;
@@ -106,7 +106,7 @@ harness::verdict not_judged(const harness::verdict& check, const unproven& why) 
 
 void settle(property_row& row) {
     const bool failed = std::any_of(row.findings.begin(), row.findings.end(), [](const finding& f) {
-        return f.verdict.outcome() == harness::verdict_outcome::fail;
+        return f.verdict.outcome() == record::verdict_outcome::fail;
     });
     if (failed) {
         row.outcome = property_outcome::fail;
@@ -127,7 +127,7 @@ void settle(property_row& row) {
         if (row.reason.empty()) row.reason = "no probe run judges it";
     }
     std::stable_partition(row.findings.begin(), row.findings.end(), [](const finding& f) {
-        return f.verdict.outcome() == harness::verdict_outcome::fail;
+        return f.verdict.outcome() == record::verdict_outcome::fail;
     });
 }
 
@@ -172,7 +172,7 @@ std::string_view to_string(property_outcome outcome) {
     return "unknown";
 }
 
-scorecard make_scorecard(std::span<const probe> probes, std::span<const harness::run_record> runs,
+scorecard make_scorecard(std::span<const probe> probes, std::span<const record::run_record> runs,
                          const declared_settings& declared, bool builtin) {
     scorecard card;
     const bool client_retries = std::any_of(runs.begin(), runs.end(), retried);
@@ -184,20 +184,20 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
     }
     for (std::size_t i = 0; i < probes.size() && i < runs.size(); ++i) {
         const probe& pr = probes[i];
-        const harness::run_record& run = runs[i];
+        const record::run_record& run = runs[i];
         card.attempts += run.journal.size();
         if (!run.harness_error.empty()) {
             card.harness_errors.push_back(run.scenario + ": " + run.harness_error);
             continue;
         }
         const std::optional<unproven> unproven_because = unproven_by(run);
-        for (const harness::verdict& v : run.verdicts) {
+        for (const record::verdict& v : run.verdicts) {
             const property_info* run_property = property_of_run_verdict(v.check);
             const std::string_view id = run_property != nullptr ? run_property->id : pr.property_of(v.check);
             auto row = std::find_if(card.rows.begin(), card.rows.end(),
                                     [&](const property_row& r) { return r.property->id == id; });
             if (row == card.rows.end()) continue;
-            if (v.failures_only && v.outcome() != harness::verdict_outcome::fail) continue;
+            if (v.failures_only && v.outcome() != record::verdict_outcome::fail) continue;
             if (const std::string why = not_applicable_because(*row->property, run, client_retries, declared, builtin);
                 !why.empty()) {
                 if (row->reason.empty()) row->reason = why;
@@ -206,18 +206,18 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
             // A failure stands whatever else happened; a pass needs evidence that shows the situation.
             // A check that found nothing to judge is not judged for the same cause: a fault that never
             // fired is why there was nothing (no commit where the reply to a POST was to be lost).
-            if (unproven_because && run_property == nullptr && v.outcome() != harness::verdict_outcome::fail) {
+            if (unproven_because && run_property == nullptr && v.outcome() != record::verdict_outcome::fail) {
                 ++row->not_judged;
                 row->findings.push_back(finding{run.scenario, pr.situation, not_judged(v, *unproven_because)});
                 continue;
             }
-            if (v.outcome() == harness::verdict_outcome::pass) {
+            if (v.outcome() == record::verdict_outcome::pass) {
                 ++row->judged;
                 ++row->passed;
                 row->passes.push_back(finding{run.scenario, pr.situation, v});
                 continue;
             }
-            ++(v.outcome() == harness::verdict_outcome::fail ? row->judged : row->not_judged);
+            ++(v.outcome() == record::verdict_outcome::fail ? row->judged : row->not_judged);
             // A timing probe (one with a control) that could not tell the client from noise after its
             // rounds leaves its row unproven: another verdict's pass (desynchronized sees arrivals
             // spread by a slow runtime's own queueing) must not stand in for it.
@@ -229,12 +229,12 @@ scorecard make_scorecard(std::span<const probe> probes, std::span<const harness:
     return card;
 }
 
-harness::exit_code exit_code_of(const scorecard& card) {
-    if (!card.harness_errors.empty()) return harness::exit_code::harness_error;
-    harness::exit_code out = harness::exit_code::passed;
+runner::exit_code exit_code_of(const scorecard& card) {
+    if (!card.harness_errors.empty()) return runner::exit_code::harness_error;
+    runner::exit_code out = runner::exit_code::passed;
     for (const property_row& row : card.rows) {
-        if (row.outcome == property_outcome::fail) return harness::exit_code::check_failed;
-        if (row.outcome == property_outcome::insufficient_evidence) out = harness::exit_code::insufficient_evidence;
+        if (row.outcome == property_outcome::fail) return runner::exit_code::check_failed;
+        if (row.outcome == property_outcome::insufficient_evidence) out = runner::exit_code::insufficient_evidence;
     }
     return out;
 }
@@ -296,7 +296,7 @@ std::string render_scorecard(const scorecard& card, const declared_settings& dec
                 out += "\nevidence\n";
                 heading = true;
             }
-            const bool failed = f.verdict.outcome() == harness::verdict_outcome::fail;
+            const bool failed = f.verdict.outcome() == record::verdict_outcome::fail;
             out += "  " + paint(failed ? property_outcome::fail : property_outcome::insufficient_evidence,
                                 failed ? "✘" : "?") +
                    " " + std::string(row.property->title) + " — " + f.situation + " (" + f.probe + ", " +
@@ -328,7 +328,7 @@ std::string scorecard_json(const scorecard& card, std::string_view client) {
         for (const finding* fp : all) {
             const finding& f = *fp;
             boost::json::array evidence;
-            for (const harness::evidence_item& e : f.verdict.evidence) {
+            for (const record::evidence_item& e : f.verdict.evidence) {
                 boost::json::array seqs(e.seqs.begin(), e.seqs.end());
                 evidence.push_back({{"operation", e.operation}, {"seqs", std::move(seqs)}, {"detail", e.detail}});
             }
@@ -350,7 +350,7 @@ std::string scorecard_json(const scorecard& card, std::string_view client) {
     }
     boost::json::array errors(card.harness_errors.begin(), card.harness_errors.end());
     const boost::json::object doc{{"client", client},
-                                  {"outcome", harness::to_string(exit_code_of(card))},
+                                  {"outcome", runner::to_string(exit_code_of(card))},
                                   {"properties", std::move(rows)},
                                   {"harness_errors", std::move(errors)}};
     return boost::json::serialize(doc) + "\n";

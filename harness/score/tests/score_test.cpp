@@ -190,11 +190,11 @@ TEST(run_probes, re_judging_a_command_client_keeps_the_runs_own_verdicts) {
     const catalogue c = parse_probe(text, "p.toml");
     ASSERT_TRUE(c.ok()) << c.errors.front().to_string();
     const std::vector<std::string> client{"/bin/true", "{url}"};
-    const std::vector<harness::run_record> runs = run_probes(c.probes, client, {}, {}, 1);
+    const std::vector<record::run_record> runs = run_probes(c.probes, client, {}, {}, 1);
     ASSERT_EQ(runs.size(), 1u);
     ASSERT_EQ(runs[0].harness_error, "");
     std::vector<std::string> checks;
-    for (const harness::verdict& v : runs[0].verdicts) checks.push_back(v.check);
+    for (const record::verdict& v : runs[0].verdicts) checks.push_back(v.check);
     EXPECT_EQ(checks, words({"no_double_effects", "evidence_intact", "fired:status-1"}));
 }
 
@@ -207,8 +207,8 @@ TEST(probe_file, the_shipped_catalogue_loads) {
 
 // --- the scorecard from known runs --------------------------------------------------------------
 
-harness::journal_record attempt(std::uint64_t seq, std::string op, std::string key = "") {
-    harness::journal_record r;
+record::journal_record attempt(std::uint64_t seq, std::string op, std::string key = "") {
+    record::journal_record r;
     r.seq = seq;
     r.operation = std::move(op);
     r.idempotency_key = std::move(key);
@@ -218,13 +218,13 @@ harness::journal_record attempt(std::uint64_t seq, std::string op, std::string k
     return r;
 }
 
-harness::verdict verdict_of(std::string check, harness::verdict_outcome outcome) {
-    harness::verdict v;
+record::verdict verdict_of(std::string check, record::verdict_outcome outcome) {
+    record::verdict v;
     v.check = std::move(check);
-    v.passed = outcome == harness::verdict_outcome::pass;
-    v.insufficient_evidence = outcome == harness::verdict_outcome::insufficient_evidence;
+    v.passed = outcome == record::verdict_outcome::pass;
+    v.insufficient_evidence = outcome == record::verdict_outcome::insufficient_evidence;
     v.summary = "summary of " + v.check;
-    if (outcome == harness::verdict_outcome::fail) v.evidence = {harness::evidence_item{"op", {1, 2}, "the proof"}};
+    if (outcome == record::verdict_outcome::fail) v.evidence = {record::evidence_item{"op", {1, 2}, "the proof"}};
     v.evidence_total = v.evidence.size();
     return v;
 }
@@ -248,21 +248,21 @@ TEST(scorecard, a_client_that_never_retries_gets_not_applicable_for_retry_proper
     const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
                                     probe_of("refused", {{"success_rate", "unsent_retried"}}),
                                     probe_of("ra", {{"retry_after", "retry_after"}})};
-    std::vector<harness::run_record> runs(3);
+    std::vector<record::run_record> runs(3);
     for (std::size_t i = 0; i < 3; ++i) {
         runs[i].scenario = probes[i].scenario.name;
         runs[i].journal = {attempt(1, "a")};
     }
-    runs[0].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass)};
-    runs[1].verdicts = {verdict_of("success_rate", harness::verdict_outcome::fail)};
-    runs[2].verdicts = {verdict_of("retry_after", harness::verdict_outcome::pass)};
+    runs[0].verdicts = {verdict_of("no_double_effects", record::verdict_outcome::pass)};
+    runs[1].verdicts = {verdict_of("success_rate", record::verdict_outcome::fail)};
+    runs[2].verdicts = {verdict_of("retry_after", record::verdict_outcome::pass)};
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(card, "single_execution").outcome, property_outcome::pass);
     EXPECT_EQ(row(card, "unsent_retried").outcome, property_outcome::not_applicable);
     EXPECT_EQ(row(card, "unsent_retried").reason, "the client never retried in any probe");
     EXPECT_EQ(row(card, "retry_after").outcome, property_outcome::not_applicable);
     EXPECT_EQ(row(card, "deadline").outcome, property_outcome::not_applicable);
-    EXPECT_EQ(exit_code_of(card), harness::exit_code::passed);
+    EXPECT_EQ(exit_code_of(card), runner::exit_code::passed);
 }
 
 // curl --retry exits at once after a reset on accept: nothing reached the server, no rule was
@@ -270,12 +270,12 @@ TEST(scorecard, a_client_that_never_retries_gets_not_applicable_for_retry_proper
 TEST(scorecard, giving_up_before_anything_reached_the_server_is_not_a_failure) {
     const std::vector<probe> probes{probe_of("persistent", {{"max_attempts", "attempt_limit"}}),
                                     probe_of("refused", {{"success_rate", "unsent_retried"}})};
-    std::vector<harness::run_record> runs(2);
+    std::vector<record::run_record> runs(2);
     runs[0].scenario = "persistent";
     runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
-    runs[0].verdicts = {verdict_of("max_attempts", harness::verdict_outcome::pass)};
+    runs[0].verdicts = {verdict_of("max_attempts", record::verdict_outcome::pass)};
     runs[1].scenario = "refused";
-    runs[1].verdicts = {verdict_of("success_rate", harness::verdict_outcome::fail)};
+    runs[1].verdicts = {verdict_of("success_rate", record::verdict_outcome::fail)};
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(card, "unsent_retried").outcome, property_outcome::not_applicable);
     EXPECT_EQ(row(card, "unsent_retried").reason, "the client gave up before anything reached the server (allowed)");
@@ -287,13 +287,13 @@ TEST(scorecard, giving_up_before_anything_reached_the_server_is_not_a_failure) {
 TEST(scorecard, one_failed_situation_fails_the_property_with_its_evidence) {
     const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
                                     probe_of("reset", {{"no_double_effects", "single_execution"}})};
-    std::vector<harness::run_record> runs(2);
+    std::vector<record::run_record> runs(2);
     runs[0].scenario = "lost";
     runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
-    runs[0].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass)};
+    runs[0].verdicts = {verdict_of("no_double_effects", record::verdict_outcome::pass)};
     runs[1].scenario = "reset";
     runs[1].journal = {attempt(1, "b"), attempt(2, "b")};
-    runs[1].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::fail)};
+    runs[1].verdicts = {verdict_of("no_double_effects", record::verdict_outcome::fail)};
     const scorecard card = make_scorecard(probes, runs, {}, false);
     const property_row& r = row(card, "single_execution");
     EXPECT_EQ(r.outcome, property_outcome::fail);
@@ -301,7 +301,7 @@ TEST(scorecard, one_failed_situation_fails_the_property_with_its_evidence) {
     EXPECT_EQ(r.passed, 1u);
     ASSERT_EQ(r.findings.size(), 1u);
     EXPECT_EQ(r.findings[0].probe, "reset");
-    EXPECT_EQ(exit_code_of(card), harness::exit_code::check_failed);
+    EXPECT_EQ(exit_code_of(card), runner::exit_code::check_failed);
     const std::string text = render_scorecard(card, {}, {"curl {url}", false, false});
     EXPECT_THAT(text, HasSubstr("  FAIL         no second execution of a committed non-idempotent request"));
     EXPECT_THAT(text, HasSubstr("1 of 2 situations passed"));
@@ -340,11 +340,11 @@ TEST(scorecard, a_probe_that_judges_only_what_was_not_declared_has_nothing_to_ju
 
 TEST(scorecard, declared_settings_and_keys_decide_applicability) {
     const std::vector<probe> probes{probe_of("slow", {{"deadline", "deadline"}, {"idempotency_keys", "stable_key"}})};
-    std::vector<harness::run_record> runs(1);
+    std::vector<record::run_record> runs(1);
     runs[0].scenario = "slow";
     runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
-    runs[0].verdicts = {verdict_of("deadline", harness::verdict_outcome::pass),
-                        verdict_of("idempotency_keys", harness::verdict_outcome::pass)};
+    runs[0].verdicts = {verdict_of("deadline", record::verdict_outcome::pass),
+                        verdict_of("idempotency_keys", record::verdict_outcome::pass)};
     const scorecard undeclared = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(undeclared, "deadline").outcome, property_outcome::not_applicable);
     EXPECT_EQ(row(undeclared, "deadline").reason, "no deadline declared (--deadline)");
@@ -360,15 +360,15 @@ TEST(scorecard, declared_settings_and_keys_decide_applicability) {
 
 TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
     const std::vector<probe> probes{probe_of("herd", {{"jittered", "jittered"}})};
-    std::vector<harness::run_record> runs(1);
+    std::vector<record::run_record> runs(1);
     runs[0].scenario = "herd";
     runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
-    runs[0].verdicts = {verdict_of("jittered", harness::verdict_outcome::insufficient_evidence)};
+    runs[0].verdicts = {verdict_of("jittered", record::verdict_outcome::insufficient_evidence)};
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(card, "jittered").outcome, property_outcome::insufficient_evidence);
     EXPECT_EQ(row(card, "jittered").reason, "summary of jittered");
     EXPECT_EQ(row(card, "jittered").not_judged, 1u);
-    EXPECT_EQ(exit_code_of(card), harness::exit_code::insufficient_evidence);
+    EXPECT_EQ(exit_code_of(card), runner::exit_code::insufficient_evidence);
 
     // --jitter none refines the curve judged; it never switches the row off (issue 26).
     declared_settings no_jitter;
@@ -381,17 +381,17 @@ TEST(scorecard, a_property_no_probe_could_judge_is_insufficient_evidence) {
 // waits, not its jitter): its failure stands, its pass and its insufficient evidence are left off the row.
 TEST(scorecard, a_failures_only_check_reports_only_its_failures) {
     const std::vector<probe> probes{probe_of("persistent-5xx", {{"jittered", "jittered"}})};
-    std::vector<harness::run_record> runs(1);
+    std::vector<record::run_record> runs(1);
     runs[0].scenario = "persistent-5xx";
     runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
-    for (const auto outcome : {harness::verdict_outcome::pass, harness::verdict_outcome::insufficient_evidence}) {
+    for (const auto outcome : {record::verdict_outcome::pass, record::verdict_outcome::insufficient_evidence}) {
         runs[0].verdicts = {verdict_of("jittered", outcome)};
         runs[0].verdicts[0].failures_only = true;
         const property_row& left_off = row(make_scorecard(probes, runs, {}, false), "jittered");
         EXPECT_EQ(left_off.outcome, property_outcome::not_applicable);
         EXPECT_TRUE(left_off.findings.empty());
     }
-    runs[0].verdicts = {verdict_of("jittered", harness::verdict_outcome::fail)};
+    runs[0].verdicts = {verdict_of("jittered", record::verdict_outcome::fail)};
     runs[0].verdicts[0].failures_only = true;
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(card, "jittered").outcome, property_outcome::fail);
@@ -405,11 +405,11 @@ TEST(scorecard, a_timing_probe_that_could_not_tell_keeps_its_row_from_passing) {
     probe herd = probe_of("herd", {{"jittered", "jittered"}, {"desynchronized", "jittered"}});
     herd.control = 24;
     const std::vector<probe> probes{herd};
-    std::vector<harness::run_record> runs(1);
+    std::vector<record::run_record> runs(1);
     runs[0].scenario = "herd";
     runs[0].journal = {attempt(1, "a"), attempt(2, "a")};
-    runs[0].verdicts = {verdict_of("jittered", harness::verdict_outcome::insufficient_evidence),
-                        verdict_of("desynchronized", harness::verdict_outcome::pass)};
+    runs[0].verdicts = {verdict_of("jittered", record::verdict_outcome::insufficient_evidence),
+                        verdict_of("desynchronized", record::verdict_outcome::pass)};
     const scorecard card = make_scorecard(probes, runs, {}, false);
     EXPECT_EQ(row(card, "jittered").outcome, property_outcome::insufficient_evidence);
     EXPECT_THAT(row(card, "jittered").reason, HasSubstr("a timing probe could not tell the client from the noise"));
@@ -424,17 +424,17 @@ TEST(scorecard, a_timing_probe_that_could_not_tell_keeps_its_row_from_passing) {
 TEST(scorecard, a_control_api_reset_in_any_probe_fails_the_scorecard_and_its_passes_are_not_judged) {
     const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
                                     probe_of("reset", {{"no_double_effects", "single_execution"}})};
-    std::vector<harness::run_record> runs(2);
+    std::vector<record::run_record> runs(2);
     for (std::size_t i = 0; i < 2; ++i) {
         runs[i].scenario = probes[i].scenario.name;
         runs[i].journal = {attempt(1, "a")};
-        runs[i].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass),
-                            verdict_of("evidence_intact", harness::verdict_outcome::pass)};
+        runs[i].verdicts = {verdict_of("no_double_effects", record::verdict_outcome::pass),
+                            verdict_of("evidence_intact", record::verdict_outcome::pass)};
     }
-    harness::verdict& tampered = runs[0].verdicts[1];
+    record::verdict& tampered = runs[0].verdicts[1];
     tampered.passed = false;
     tampered.summary = "the control API changed the server during the run (1 reset)";
-    tampered.evidence = {harness::evidence_item{"", {3}, "reset at 12.0ms by 127.0.0.1:5000"}};
+    tampered.evidence = {record::evidence_item{"", {3}, "reset at 12.0ms by 127.0.0.1:5000"}};
     tampered.evidence_total = 1;
 
     const scorecard card = make_scorecard(probes, runs, {}, false);
@@ -448,7 +448,7 @@ TEST(scorecard, a_control_api_reset_in_any_probe_fails_the_scorecard_and_its_pas
     EXPECT_EQ(single.outcome, property_outcome::pass);
     EXPECT_EQ(single.judged, 1u);
     EXPECT_EQ(single.not_judged, 1u);
-    EXPECT_EQ(exit_code_of(card), harness::exit_code::check_failed);
+    EXPECT_EQ(exit_code_of(card), runner::exit_code::check_failed);
 
     const std::string text = render_scorecard(card, {}, {"curl {url}", false, false});
     EXPECT_THAT(text, HasSubstr("  FAIL         evidence intact: no control-API tampering"));
@@ -464,7 +464,7 @@ TEST(scorecard, a_control_api_reset_in_any_probe_fails_the_scorecard_and_its_pas
     const scorecard alone = make_scorecard(std::span(probes).first(1), runs, {}, false);
     EXPECT_EQ(row(alone, "single_execution").outcome, property_outcome::insufficient_evidence);
     EXPECT_EQ(row(alone, "single_execution").reason, "not judged: the control API changed the server during the run");
-    EXPECT_EQ(exit_code_of(alone), harness::exit_code::check_failed);
+    EXPECT_EQ(exit_code_of(alone), runner::exit_code::check_failed);
 }
 
 // Issue 10, item 7 in the scorecard: a client that sends a GET where the probe loses the reply to a
@@ -472,17 +472,17 @@ TEST(scorecard, a_control_api_reset_in_any_probe_fails_the_scorecard_and_its_pas
 TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
     const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}}),
                                     probe_of("reset", {{"no_double_effects", "single_execution"}})};
-    std::vector<harness::run_record> runs(2);
+    std::vector<record::run_record> runs(2);
     for (std::size_t i = 0; i < 2; ++i) {
         runs[i].scenario = probes[i].scenario.name;
         runs[i].journal = {attempt(1, "a")};
-        runs[i].verdicts = {verdict_of("no_double_effects", harness::verdict_outcome::pass),
-                            verdict_of("evidence_intact", harness::verdict_outcome::pass),
-                            verdict_of("fired:lost_response-1", harness::verdict_outcome::pass)};
-        runs[i].rule_firings = {harness::rule_firing{"lost_response-1", "lost_response", 1, 1}};
+        runs[i].verdicts = {verdict_of("no_double_effects", record::verdict_outcome::pass),
+                            verdict_of("evidence_intact", record::verdict_outcome::pass),
+                            verdict_of("fired:lost_response-1", record::verdict_outcome::pass)};
+        runs[i].rule_firings = {record::rule_firing{"lost_response-1", "lost_response", 1, 1}};
     }
     runs[0].rule_firings[0].fired = 0;
-    runs[0].verdicts[2] = verdict_of("fired:lost_response-1", harness::verdict_outcome::fail);
+    runs[0].verdicts[2] = verdict_of("fired:lost_response-1", record::verdict_outcome::fail);
 
     const scorecard alone = make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false);
     const property_row& unjudged = row(alone, "single_execution");
@@ -490,7 +490,7 @@ TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
     EXPECT_EQ(unjudged.reason, "not judged: fault rule `lost_response-1` never fired (min_fired = 1); the client "
                                "reached the server (1 attempt)");
     EXPECT_EQ(row(alone, "evidence_intact").outcome, property_outcome::pass);
-    EXPECT_EQ(exit_code_of(alone), harness::exit_code::insufficient_evidence);
+    EXPECT_EQ(exit_code_of(alone), runner::exit_code::insufficient_evidence);
     const std::string text = render_scorecard(alone, {}, {"curl {url}", false, false});
     EXPECT_THAT(text, HasSubstr("  INSUFFICIENT no second execution of a committed non-idempotent request"));
     EXPECT_THAT(text, HasSubstr("? no second execution of a committed non-idempotent request — situation lost (lost, "
@@ -502,9 +502,9 @@ TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
     EXPECT_EQ(row(both, "single_execution").outcome, property_outcome::pass);
     EXPECT_EQ(row(both, "single_execution").not_judged, 1u);
     EXPECT_THAT(render_scorecard(both, {}, {"curl {url}", false, false}), HasSubstr("1 of 1 situation passed, 1 not judged"));
-    EXPECT_EQ(exit_code_of(both), harness::exit_code::passed);
+    EXPECT_EQ(exit_code_of(both), runner::exit_code::passed);
 
-    runs[0].rule_firings[0] = harness::rule_firing{"lost_response-1", "lost_response", 1, 3};
+    runs[0].rule_firings[0] = record::rule_firing{"lost_response-1", "lost_response", 1, 3};
     EXPECT_EQ(row(make_scorecard(std::span(probes).first(1), std::span(runs).first(1), {}, false), "single_execution").reason,
               "not judged: fault rule `lost_response-1` fired 1 of the 3 times required (min_fired = 3); the client reached "
               "the server (1 attempt)");
@@ -512,11 +512,11 @@ TEST(scorecard, a_probe_whose_fault_rule_did_not_fire_proves_nothing) {
 
 TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
     const std::vector<probe> probes{probe_of("lost", {{"no_double_effects", "single_execution"}})};
-    std::vector<harness::run_record> runs(1);
+    std::vector<record::run_record> runs(1);
     runs[0].scenario = "lost";
     runs[0].harness_error = "cannot start \"curl\"";
     const scorecard card = make_scorecard(probes, runs, {}, false);
-    EXPECT_EQ(exit_code_of(card), harness::exit_code::harness_error);
+    EXPECT_EQ(exit_code_of(card), runner::exit_code::harness_error);
     EXPECT_THAT(render_scorecard(card, {}, {"curl", false, false}), HasSubstr("harness error: lost: cannot start \"curl\""));
 }
 
@@ -528,10 +528,10 @@ TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
     p.operations = 2;
     p.control = 2;
     p.control_delay = 1s;
-    harness::run_record run;
+    record::run_record run;
     run.command.emplace();
     for (std::uint64_t op = 0; op < 4; ++op) {
-        harness::process_record proc;
+        record::process_record proc;
         proc.op = op;
         proc.exit_status = op >= 2 ? 1 : 0;  // a control that failed is no failure of the client
         run.command->processes.push_back(proc);
@@ -540,7 +540,7 @@ TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
     std::uint64_t seq = 1;
     for (const std::string target : {"/kv/k0", "/kv/k1", "/faultline-control/c2", "/faultline-control/c3"}) {
         for (std::int64_t k = 0; k < 3; ++k) {
-            harness::journal_record r = attempt(seq++, target);
+            record::journal_record r = attempt(seq++, target);
             r.target = target;
             // The control waits 1 s (+ 1 ms or 3 ms of noise), the client 10 ms.
             const bool is_control = target.starts_with("/faultline-control/");
@@ -549,7 +549,7 @@ TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
             run.journal.push_back(r);
         }
     }
-    const harness::timing_control control = take_control(run, p);
+    const checks::timing_control control = take_control(run, p);
     EXPECT_EQ(run.journal.size(), 6u);
     for (const auto& r : run.journal) EXPECT_TRUE(r.target.view().starts_with("/kv/"));
     ASSERT_EQ(run.command->processes.size(), 2u);
@@ -563,12 +563,12 @@ TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
 // The client's pace alone: its gaps by retry index, added to what other lone probes gave, but not those
 // after a Retry-After (the server chose them), nor a retry sent before its attempt ended (a timeout).
 TEST(control, the_clients_pace_alone_is_its_own_gaps) {
-    std::vector<harness::journal_record> journal;
+    std::vector<record::journal_record> journal;
     for (std::uint64_t seq = 1; seq <= 4; ++seq) journal.push_back(attempt(seq, "op"));
     journal[1].retry_after_ms = 1000;  // the gap to seq 3 is the server's
     journal[3].request_ns = journal[2].finished_ns - 1;  // sent before seq 3 ended
     std::map<std::size_t, std::vector<std::int64_t>> gaps{{1, {5}}};
-    harness::add_gaps_alone(journal, gaps);
+    checks::add_gaps_alone(journal, gaps);
     EXPECT_EQ(gaps, (std::map<std::size_t, std::vector<std::int64_t>>{{1, {5, 990}}}));
 }
 
@@ -583,16 +583,16 @@ TEST(probe_file, the_probes_that_run_the_client_alone_give_its_pace) {
 }
 
 TEST(attribution, attempts_during_one_process_are_its_operation) {
-    harness::run_record run;
+    record::run_record run;
     for (std::uint64_t i = 1; i <= 4; ++i) run.journal.push_back(attempt(i, "key-" + std::to_string(i), "key-" + std::to_string(i)));
-    run.command = harness::command_result{};
-    harness::process_record p;
+    run.command = record::command_result{};
+    record::process_record p;
     p.op = 0;
     p.started_ns = 0;
     p.finished_ns = 10'000;
     run.command->processes.push_back(p);
     ASSERT_TRUE(attribute_to_processes(run));
-    const auto operations = harness::group_operations(run.journal);
+    const auto operations = record::group_operations(run.journal);
     ASSERT_EQ(operations.size(), 1u);
     EXPECT_EQ(operations[0].operation, "process 0");
     EXPECT_EQ(operations[0].attempts.size(), 4u);
@@ -600,19 +600,19 @@ TEST(attribution, attempts_during_one_process_are_its_operation) {
 }
 
 TEST(attribution, overlapping_processes_keep_the_servers_names) {
-    harness::run_record run;
+    record::run_record run;
     run.journal = {attempt(1, "a"), attempt(2, "b")};
-    run.command = harness::command_result{};
-    harness::process_record first;
+    run.command = record::command_result{};
+    record::process_record first;
     first.started_ns = 0;
     first.finished_ns = 5'000;
-    harness::process_record second = first;
+    record::process_record second = first;
     second.op = 1;
     second.started_ns = 100;
     run.command->processes = {first, second};
     EXPECT_FALSE(attribute_to_processes(run));
     EXPECT_EQ(run.journal[0].operation, "a");
-    harness::run_record builtin;
+    record::run_record builtin;
     EXPECT_FALSE(attribute_to_processes(builtin));
 }
 

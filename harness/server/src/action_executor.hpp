@@ -15,7 +15,7 @@
 //   void set_reply(service_response);          the reply to send
 //   void set_reply(int status, const H& headers, std::string body,
 //                  std::optional<std::size_t> content_length = std::nullopt);
-//                                              H: faults::header_list or harness::header_list;
+//                                              H: faults::header_list or server::header_list;
 //                                              content_length overrides the body's size in the head
 //   const std::string& reply_head() const;     status line and fields, ending in the blank line
 //   const std::string& reply_body() const;
@@ -53,7 +53,7 @@
 #include <utility>
 #include <variant>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 // The pause between two chunks of a slow body: chunk_bytes at bytes_per_second. A zero rate or
 // chunk counts as one; the pause is capped at an hour so the multiplication cannot overflow the
@@ -109,10 +109,10 @@ public:
         if (after_) c_.run_service();
         switch (action.mode) {
             case faults::drop_mode::reset:
-                c_.finish_attempt(wire_outcome::reset);
+                c_.finish_attempt(record::wire_outcome::reset);
                 return c_.reset_now();
             case faults::drop_mode::close:
-                c_.finish_attempt(wire_outcome::closed);
+                c_.finish_attempt(record::wire_outcome::closed);
                 return c_.do_graceful_close();
             case faults::drop_mode::hang:
                 return c_.start_hang(action.hang_limit);
@@ -145,7 +145,7 @@ public:
         raw = c_.reply_head();
         raw.append(body, 0, keep);
         c_.write_raw(0, raw.size(), [reset = action.reset](Connection& c) {
-            c.finish_attempt(wire_outcome::truncated);
+            c.finish_attempt(record::wire_outcome::truncated);
             if (reset) return c.reset_now();
             c.do_graceful_close();
         });
@@ -155,7 +155,7 @@ public:
         if (after_) c_.run_service();
         c_.raw() = action.bytes;
         c_.write_raw(0, c_.raw().size(), [](Connection& c) {
-            c.finish_attempt(wire_outcome::malformed);
+            c.finish_attempt(record::wire_outcome::malformed);
             c.do_graceful_close();
         });
     }
@@ -181,7 +181,7 @@ public:
                 c_.raw().append(body, 0, std::min(body_bytes, body.size() - 1));
             }
             c_.write_raw(0, c_.raw().size(), [](Connection& c) {
-                c.finish_attempt(wire_outcome::truncated);
+                c.finish_attempt(record::wire_outcome::truncated);
                 c.close_without_close_notify();
             });
             return true;
@@ -201,7 +201,7 @@ private:
         const std::size_t n = std::min(chunk, c.raw().size() - sent);
         c.write_raw(sent, n, [chunk, interval, sent = sent + n](Connection& conn) {
             if (sent >= conn.raw().size()) {
-                conn.finish_attempt(wire_outcome::responded);
+                conn.finish_attempt(record::wire_outcome::responded);
                 if (!conn.reply_keep_alive()) return conn.do_graceful_close();
                 return conn.do_read();
             }
@@ -213,4 +213,4 @@ private:
     const bool after_;
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

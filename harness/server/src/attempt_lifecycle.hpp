@@ -36,7 +36,7 @@
 #include <optional>
 #include <string_view>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 enum class attempt_phase { running, held, fetching, other };
 
@@ -82,8 +82,8 @@ public:
         server_context& ctx = core.context;
         const auto& fields = a.request.base();
         a.open = true;
-        a.record = journal_record{};
-        a.wire = wire_detail{};
+        a.record = record::journal_record{};
+        a.wire = record::wire_detail{};
         a.record.connection = static_cast<std::uint32_t>(a.connection_id);  // 32 bits in the journal
         a.record.connection_request = origin.request_number;
         a.wire.accepted_ns = origin.accepted_ns;
@@ -193,18 +193,18 @@ public:
     static void release_barrier_group(Carrier& c) { c.attempt().decision.barrier()->release_group(); }
 
     // The attempt's one journal record.
-    static void finish(Carrier& c, wire_outcome outcome) {
+    static void finish(Carrier& c, record::wire_outcome outcome) {
         exchange& a = c.attempt();
         if (!a.open) return;
         a.open = false;
         a.record.outcome = outcome;
-        if (outcome != wire_outcome::responded && outcome != wire_outcome::client_gone &&
-            outcome != wire_outcome::truncated) {
+        if (outcome != record::wire_outcome::responded && outcome != record::wire_outcome::client_gone &&
+            outcome != record::wire_outcome::truncated) {
             a.record.status = 0;
             a.record.retry_after_ms.reset();
         }
         // A gRPC status goes last (trailers): a reply that did not end whole never sent it.
-        if (outcome != wire_outcome::responded) {
+        if (outcome != record::wire_outcome::responded) {
             a.record.grpc_status.reset();
             a.record.grpc_pushback_ms.reset();
         }
@@ -216,4 +216,4 @@ public:
     }
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -20,7 +20,7 @@
 #include <memory>
 #include <optional>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 // One carrier's side of the backend (an HTTP/1.1 connection's, or one HTTP/2 stream's): its
 // attempts, one at a time, on the connection's thread.
@@ -58,4 +58,4 @@ public:
     virtual bool stamps_replies() const = 0;
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -15,7 +15,7 @@
 #include <optional>
 #include <utility>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 class connection_stream {
 public:
@@ -49,7 +49,7 @@ public:
             sent = 0;
             return false;
         }
-        return server_detail::write_now(socket_, buffers, ec, sent);
+        return detail::write_now(socket_, buffers, ec, sent);
     }
 
 private:
@@ -57,4 +57,4 @@ private:
     std::optional<boost::asio::ssl::stream<listener_socket&>> tls_;
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

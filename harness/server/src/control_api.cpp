@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -250,14 +250,14 @@ std::optional<control_response> control_access::refuse(const control_request& re
 
 control_api::control_api(server_context& context, options opts) : context_{context}, options_{std::move(opts)} {}
 
-void control_api::journal_event(server_event_kind kind, std::string_view peer, std::string rule,
+void control_api::journal_event(record::server_event_kind kind, std::string_view peer, std::string rule,
                                 std::string detail) const {
     context_.records.append_event(control_event(kind, peer, std::move(rule), std::move(detail)));
 }
 
-server_event control_api::control_event(server_event_kind kind, std::string_view peer, std::string rule,
+record::server_event control_api::control_event(record::server_event_kind kind, std::string_view peer, std::string rule,
                                         std::string detail) const {
-    server_event event;
+    record::server_event event;
     event.kind = kind;
     event.at_ns = options_.elapsed_ns ? options_.elapsed_ns() : 0;
     event.rule = std::move(rule);
@@ -306,7 +306,7 @@ control_api::response control_api::route(const request& req, std::string_view ta
             std::string names;
             for (const faults::rule& r : context_.engine.rules()) names += (names.empty() ? "" : ",") + r.name;
             context_.engine.clear();
-            journal_event(server_event_kind::rules_cleared, peer, "", std::move(names));
+            journal_event(record::server_event_kind::rules_cleared, peer, "", std::move(names));
             return json_response(req, http::status::ok, json::object{{"removed", "all"}});
         }
         if (method != http::verb::post) return control_method_not_allowed(req, "GET, POST, DELETE");
@@ -336,7 +336,7 @@ control_api::response control_api::route(const request& req, std::string_view ta
         std::string written = json::serialize(parsed.rules.front().source);
         const auto added = context_.engine.add(std::move(parsed.rules.front()), position);
         if (!added.ok) return control_error(req, http::status::conflict, added.error);
-        journal_event(server_event_kind::rule_added, peer, name, std::move(written));
+        journal_event(record::server_event_kind::rule_added, peer, name, std::move(written));
         return json_response(req, http::status::created, json::object{{"added", name}});
     }
 
@@ -352,18 +352,18 @@ control_api::response control_api::route(const request& req, std::string_view ta
         if (!context_.engine.remove(*name)) {
             return control_error(req, http::status::not_found, "no rule named '" + *name + "'");
         }
-        journal_event(server_event_kind::rule_removed, peer, *name, "");
+        journal_event(record::server_event_kind::rule_removed, peer, *name, "");
         return json_response(req, http::status::ok, json::object{{"removed", *name}});
     }
 
     if (path == "reset") {
         if (method != http::verb::post) return control_method_not_allowed(req, "POST");
         // The reset event is the new round's first: the journal numbers both at once.
-        const std::optional<round_number> round =
-            context_.start_round(control_event(server_event_kind::reset, peer, "", ""));
+        const std::optional<record::round_number> round =
+            context_.start_round(control_event(record::server_event_kind::reset, peer, "", ""));
         if (!round) {
             return control_error(req, http::status::conflict,
-                                  "the journal has begun " + std::to_string(max_round) +
+                                  "the journal has begun " + std::to_string(record::max_round) +
                                       " rounds, the most it numbers: restart faultline serve to reset again");
         }
         return json_response(req, http::status::ok, json::object{{"reset", true}, {"round", *round}});
@@ -372,8 +372,8 @@ control_api::response control_api::route(const request& req, std::string_view ta
     if (path == "journal") {
         if (method != http::verb::get) return control_method_not_allowed(req, "GET");
         // The current round by default; memory holds no other round's attempts (a reset forgets them).
-        const round_number current = context_.records.round();
-        std::optional<round_number> round = current;
+        const record::round_number current = context_.records.round();
+        std::optional<record::round_number> round = current;
         if (const auto asked = query_value(query, "round")) {
             const std::optional<std::uint64_t> number = non_negative_integer(*asked);
             if (*asked == "all") {
@@ -437,4 +437,4 @@ control_api::response control_api::route(const request& req, std::string_view ta
                               "'; known: health, rules, rules/{name}, reset, journal, ledger, stats");
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

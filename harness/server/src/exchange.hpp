@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 class http_core;
 
@@ -29,8 +29,8 @@ enum class after_fetch { reply, carry_out_plan };
 // next; touched only on its connection's thread.
 struct exchange {
     request_t request;
-    journal_record record;
-    wire_detail wire;
+    record::journal_record record;
+    record::wire_detail wire;
     operation_identity identity;
     faults::fault_decision decision;  // holds fault capacity until the attempt ends
     wall_time_point wall_now{};
@@ -49,4 +49,4 @@ public:
     virtual void on_fetched() = 0;
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

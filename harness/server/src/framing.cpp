@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 namespace http = boost::beast::http;
 
@@ -75,4 +75,4 @@ std::optional<framing_refusal> framing_problem(const http::request<http::string_
     return std::nullopt;
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

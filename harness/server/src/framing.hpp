@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 struct framing_refusal {
     boost::beast::http::status status;
@@ -25,4 +25,4 @@ struct framing_refusal {
 // Transfer-Encoding); the rest is out of line.
 std::optional<framing_refusal> framing_problem(const boost::beast::http::request<boost::beast::http::string_body>& request);
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 inline bool is_grpc_content_type(std::string_view content_type) { return content_type.starts_with("application/grpc"); }
 
@@ -73,4 +73,4 @@ inline service_response grpc_reply_of(service_response reply) {
     return out;
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

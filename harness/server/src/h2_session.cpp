@@ -23,7 +23,7 @@
 #include <functional>
 #include <utility>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -197,7 +197,7 @@ public:
         if (!reply_set_) {
             // What the executor's continuation would journal, with the only ending HTTP/2 has for it.
             not_mapped("malformed has no HTTP/2 form: the stream was reset with PROTOCOL_ERROR");
-            pending_outcome_ = wire_outcome::malformed;
+            pending_outcome_ = record::wire_outcome::malformed;
             return end_with(NGHTTP2_PROTOCOL_ERROR);
         }
         released_ = offset + n;
@@ -223,25 +223,25 @@ public:
     // A fault with no HTTP/2 form, journaled with what was done instead (fault_not_mapped).
     void not_mapped(std::string detail) {
         http_connection& c = session_.connection();
-        c.core().journal_limit_event(server_event_kind::fault_not_mapped, c.peer(),
+        c.core().journal_limit_event(record::server_event_kind::fault_not_mapped, c.peer(),
                                      std::move(detail) + " (stream " + std::to_string(id_) + ")",
                                      std::string{attempt_.record.rule});
     }
 
     // The executor names the outcome, then how the stream ends (reset_now, do_graceful_close,
     // do_read): the record is journaled with the RST_STREAM code that ending sends.
-    void finish_attempt(wire_outcome outcome) { pending_outcome_ = outcome; }
+    void finish_attempt(record::wire_outcome outcome) { pending_outcome_ = outcome; }
     void reset_now() { end_with(NGHTTP2_INTERNAL_ERROR); }
     void do_graceful_close() { end_with(NGHTTP2_CANCEL); }
     void do_read() { journal_pending(); }
     // Not processed, so safe to retry (RFC 9113 8.7): journaled as a reset with REFUSED_STREAM.
     void refuse_stream() {
-        pending_outcome_ = wire_outcome::reset;
+        pending_outcome_ = record::wire_outcome::reset;
         end_with(NGHTTP2_REFUSED_STREAM);
     }
     // No reply: the stream ends as nghttp2 closes it for the GOAWAY, or with the connection.
     void go_away(bool processed) {
-        pending_outcome_ = wire_outcome::closed;
+        pending_outcome_ = record::wire_outcome::closed;
         session_.go_away(id_, processed);
     }
 
@@ -259,7 +259,7 @@ public:
     void end_hang() {
         if (!hanging_ || closed_) return;
         hanging_ = false;
-        pending_outcome_ = wire_outcome::hung;
+        pending_outcome_ = record::wire_outcome::hung;
         end_with(NGHTTP2_CANCEL);
     }
 
@@ -275,7 +275,7 @@ public:
         if ((frame.hd.type == NGHTTP2_DATA || frame.hd.type == NGHTTP2_HEADERS) &&
             (frame.hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
             after_sent_ = nullptr;
-            pending_outcome_ = wire_outcome::responded;
+            pending_outcome_ = record::wire_outcome::responded;
             return journal_pending();
         }
         if (after_sent_ && sent_ >= released_) post(std::exchange(after_sent_, {}));
@@ -310,10 +310,10 @@ public:
         phase_ = attempt_phase::other;
         cancel();
         if (!attempt_.open) return;
-        if (hanging_) pending_outcome_ = wire_outcome::hung;
+        if (hanging_) pending_outcome_ = record::wire_outcome::hung;
         const bool started = attempt_.wire.response_started_ns >= 0;
         if (!pending_outcome_) {
-            pending_outcome_ = by_client ? wire_outcome::client_gone : started ? wire_outcome::truncated : wire_outcome::closed;
+            pending_outcome_ = by_client ? record::wire_outcome::client_gone : started ? record::wire_outcome::truncated : record::wire_outcome::closed;
         }
         journal_pending();
     }
@@ -430,7 +430,7 @@ private:
     std::size_t provided_ = 0;  // bytes of source_ nghttp2 took
     std::size_t sent_ = 0;      // DATA bytes sent
     std::function<void(h2_stream&)> after_sent_;  // a raw write's continuation, once released_ is sent
-    std::optional<wire_outcome> pending_outcome_;
+    std::optional<record::wire_outcome> pending_outcome_;
     bool reply_set_ = false;
     bool headers_sent_ = false;
     bool reset_sent_ = false;
@@ -656,7 +656,7 @@ std::optional<steady::time_point> h2_session::on_watchdog(steady::time_point now
     if (!stopping_ && streams_.empty() && now - idle_since_ >= idle_timeout) {
         stopping_ = true;
         ++connection_.core().idle_timeouts;
-        connection_.core().journal_limit_event(server_event_kind::idle_timeout, connection_.peer(),
+        connection_.core().journal_limit_event(record::server_event_kind::idle_timeout, connection_.peer(),
                                                "HTTP/2 connection with no open stream for " +
                                                    config::format_duration(connection_.core().context.limits.idle_timeout));
         nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
@@ -671,4 +671,4 @@ std::shared_ptr<h2_stream> h2_session::find(std::int32_t id) const {
     return it == streams_.end() ? nullptr : it->second;
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

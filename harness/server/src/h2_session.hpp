@@ -35,7 +35,7 @@
 
 struct nghttp2_session;
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 class http_connection;
 class h2_stream;
@@ -103,4 +103,4 @@ private:
     bool ending_ = false;  // ended in order: the cancelled read's handler closes the connection
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -26,7 +26,7 @@
 #include <chrono>
 #include <utility>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -102,7 +102,7 @@ http_connection::~http_connection() {
     // Every attempt ends in exactly one journal record, even one cut off by a forced stop (the
     // HTTP/2 session's streams' too, as it goes).
     h2_.reset();
-    if (attempt_.open) finish_attempt(response_started() ? wire_outcome::truncated : wire_outcome::closed);
+    if (attempt_.open) finish_attempt(response_started() ? record::wire_outcome::truncated : record::wire_outcome::closed);
     core_->listen.remove(control_only_ ? *core_->control_port : core_->service_port, id_);
 }
 
@@ -129,8 +129,8 @@ void http_connection::read_hello() {
         if (self->state_ == state::closing) return;
         if (ec) return self->close_now();  // the client left first
         const bool abort = self->tls_fault_.verdict == faults::connection_verdict::tls_abort_handshake;
-        server_event event;
-        event.kind = server_event_kind::tls_handshake_failed;
+        record::server_event event;
+        event.kind = record::server_event_kind::tls_handshake_failed;
         event.at_ns = self->core_->since_start_ns();
         event.rule = self->tls_fault_.rule;
         event.peer = self->peer();
@@ -146,8 +146,8 @@ void http_connection::read_hello() {
 void http_connection::journal_certificate_refused(const std::string& how) {
     if (certificate_refusal_journaled_) return;
     certificate_refusal_journaled_ = true;
-    server_event event;
-    event.kind = server_event_kind::certificate_refused;
+    record::server_event event;
+    event.kind = record::server_event_kind::certificate_refused;
     event.at_ns = core_->since_start_ns();
     event.rule = tls_fault_.rule;
     event.peer = peer();
@@ -190,7 +190,7 @@ void http_connection::on_handshake(error_code ec) {
             journal_certificate_refused(ec.message());
             return close_now();
         }
-        core_->journal_limit_event(server_event_kind::tls_handshake_failed, peer(), ec.message());
+        core_->journal_limit_event(record::server_event_kind::tls_handshake_failed, peer(), ec.message());
         return close_now();
     }
     tls_established_ = true;
@@ -382,7 +382,7 @@ bool http_connection::evict_if_idle_since(std::int64_t since, std::size_t cap) {
     asio::post(stream_.socket().get_executor(), [self = shared_from_this(), cap] {
         if (self->state_ == state::closing) return;
         ++self->core_->idle_evicted;
-        self->core_->journal_limit_event(server_event_kind::idle_evicted, self->peer(),
+        self->core_->journal_limit_event(record::server_event_kind::idle_evicted, self->peer(),
                                          "idle kept-alive connection closed after " +
                                              std::to_string(self->requests_read_) +
                                              " requests, to make room at the cap of " + std::to_string(cap));
@@ -430,7 +430,7 @@ void http_connection::on_watchdog() {
 
 void http_connection::on_write_deadline_passed() {
     ++core_->write_timeouts;
-    core_->journal_limit_event(server_event_kind::write_timeout, peer(),
+    core_->journal_limit_event(record::server_event_kind::write_timeout, peer(),
                                "a write of " + std::to_string(waiting_write_bytes_) + " bytes not taken within " +
                                    config::format_duration(core_->context.limits.write_timeout) +
                                    "; connection reset");
@@ -443,14 +443,14 @@ void http_connection::on_read_deadline_passed() {
     if (read_phase_ == read_phase::idle) {
         if (!leave_idle()) return;  // evicted meanwhile: the eviction closes it
         ++core_->idle_timeouts;
-        core_->journal_limit_event(server_event_kind::idle_timeout, peer(),
+        core_->journal_limit_event(record::server_event_kind::idle_timeout, peer(),
                                    "idle for " + config::format_duration(limits.idle_timeout) + " after " +
                                        std::to_string(requests_read_) + " requests");
         return do_graceful_close();
     }
     ++core_->header_timeouts;
     const bool in_handshake = stream_.secure() && !tls_established_;
-    core_->journal_limit_event(server_event_kind::header_timeout, peer(),
+    core_->journal_limit_event(record::server_event_kind::header_timeout, peer(),
                                (in_handshake ? "TLS handshake not complete within " : "request not complete within ") +
                                    config::format_duration(limits.header_timeout) + " (" +
                                    std::to_string(buffer_.size() + bytes_in_) + " bytes received)");
@@ -595,7 +595,7 @@ void http_connection::begin_waiting_write(std::size_t bytes) {
 void http_connection::on_write(error_code ec, std::size_t bytes) {
     if (attempt_.open) {
         attempt_.wire.bytes_out += bytes;
-        finish_attempt(ec ? wire_outcome::client_gone : wire_outcome::responded);
+        finish_attempt(ec ? record::wire_outcome::client_gone : record::wire_outcome::responded);
     }
     if (ec) return close_now();
     if (!reply_.keep_alive) return do_graceful_close();
@@ -616,7 +616,7 @@ void http_connection::write_raw(std::size_t offset, std::size_t n, Next next) {
                           self->write_deadline_.reset();
                           self->attempt_.wire.bytes_out += written;
                           if (ec) {
-                              self->finish_attempt(wire_outcome::client_gone);
+                              self->finish_attempt(record::wire_outcome::client_gone);
                               return self->close_now();
                           }
                           next(*self);
@@ -658,24 +658,24 @@ void http_connection::end_hang() {
     if (state_ != state::hanging) return;
     state_ = state::closing;
     timer_.cancel();
-    finish_attempt(wire_outcome::hung);
+    finish_attempt(record::wire_outcome::hung);
     close_now();
 }
 
 void http_connection::refuse_stream() {
     not_mapped("refused_stream has no HTTP/1.1 form: the connection was closed with no reply");
-    finish_attempt(wire_outcome::closed);
+    finish_attempt(record::wire_outcome::closed);
     do_graceful_close();
 }
 
 void http_connection::go_away(bool processed) {
     if (!processed) not_mapped("goaway has no HTTP/1.1 form: the connection was closed with no reply");
-    finish_attempt(wire_outcome::closed);
+    finish_attempt(record::wire_outcome::closed);
     do_graceful_close();
 }
 
 void http_connection::not_mapped(std::string detail) {
-    core_->journal_limit_event(server_event_kind::fault_not_mapped, peer(), std::move(detail),
+    core_->journal_limit_event(record::server_event_kind::fault_not_mapped, peer(), std::move(detail),
                                std::string{attempt_.record.rule});
 }
 
@@ -745,4 +745,4 @@ void http_connection::drain() {
     });
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -37,7 +37,7 @@
 #include <optional>
 #include <string>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 class h2_session;
 
@@ -195,7 +195,7 @@ private:
     void close_without_close_notify() { fin_and_linger(); }
     void fin_and_linger();
     void drain();
-    void finish_attempt(wire_outcome outcome) { lifecycle::finish(*this, outcome); }
+    void finish_attempt(record::wire_outcome outcome) { lifecycle::finish(*this, outcome); }
 
     std::shared_ptr<http_core> core_;
     connection_stream stream_;  // TCP, or TLS over it
@@ -243,4 +243,4 @@ private:
     std::array<char, 1024> scratch_{};
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -8,7 +8,7 @@
 
 #include <utility>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -112,8 +112,8 @@ void http_core::start_watching_lateness() {
         const auto self = weak.lock();
         if (!self) return;
         const auto ago = std::chrono::duration_cast<std::chrono::nanoseconds>(lateness_watch::steady::now() - from);
-        server_event event;
-        event.kind = server_event_kind::server_late;
+        record::server_event event;
+        event.kind = record::server_event_kind::server_late;
         event.at_ns = self->since_start_ns() - ago.count();
         event.late_ns = length.count();
         event.detail = "the server ran late for " + std::to_string(length.count() / 1'000'000) +
@@ -159,11 +159,11 @@ void http_core::follow_listener_rules() {
 
 void http_core::switch_service_port(const faults::listener_decision& decision) {
     const port_switch done = listen.switch_port(service_port, port_state_of(decision.verdict));
-    server_event event;
+    record::server_event event;
     event.at_ns = since_start_ns();
     const std::string reset = reset_note(done.reset_unread);
     if (decision.verdict && !done.error) {
-        event.kind = server_event_kind::listener_closed;
+        event.kind = record::server_event_kind::listener_closed;
         event.rule = decision.rule;
         event.detail = (*decision.verdict == faults::listener_verdict::closed_port
                             ? "closed_port: the port is bound and not listening: connects are refused (ECONNREFUSED)"
@@ -175,7 +175,7 @@ void http_core::switch_service_port(const faults::listener_decision& decision) {
     } else {
         // The window is over (or the rule gone), or it could not begin: the port listens (switch_port
         // reopens it when a switch fails), and the journal says which.
-        event.kind = server_event_kind::listener_reopened;
+        event.kind = record::server_event_kind::listener_reopened;
         if (decision.verdict) {
             event.rule = decision.rule;
             event.detail = std::string{faults::listener_verdict_names(*decision.verdict)} + " not carried out (" +
@@ -216,8 +216,8 @@ tls_fault http_core::tls_fault_for(faults::connection_decision decision, const l
     using v = faults::connection_verdict;
     tls_fault fault{decision.verdict, std::move(decision.rule), settings.tls.served.get()};
     const auto not_applied = [&](std::string why) {
-        server_event event;
-        event.kind = server_event_kind::fault_not_mapped;
+        record::server_event event;
+        event.kind = record::server_event_kind::fault_not_mapped;
         event.at_ns = since_start_ns();
         event.rule = fault.rule;
         event.detail = std::move(why);
@@ -269,12 +269,12 @@ std::shared_ptr<listened_connection> http_core::accept(accepted_connection accep
 // Every refusal is counted; the journal gets a rate-limited event.
 void http_core::refuse(const listener_socket& socket, std::size_t cap, bool control_only) {
     ++over_limit;
-    journal_limit_event(server_event_kind::connection_refused, peer_of(socket),
+    journal_limit_event(record::server_event_kind::connection_refused, peer_of(socket),
                         std::string{control_only ? "control" : "service"} + " connections at the cap of " +
                             std::to_string(cap));
 }
 
-void http_core::journal_limit_event(server_event_kind kind, std::string peer, std::string detail, std::string rule) {
+void http_core::journal_limit_event(record::server_event_kind kind, std::string peer, std::string detail, std::string rule) {
     const std::int64_t now = since_start_ns();
     const auto skipped = limit_events.admit(kind, now);
     if (!skipped) {
@@ -282,7 +282,7 @@ void http_core::journal_limit_event(server_event_kind kind, std::string peer, st
         return;
     }
     if (*skipped > 0) detail += " (and " + std::to_string(*skipped) + " more not journaled)";
-    server_event event;
+    record::server_event event;
     event.kind = kind;
     event.at_ns = now;
     event.detail = std::move(detail);
@@ -291,4 +291,4 @@ void http_core::journal_limit_event(server_event_kind kind, std::string peer, st
     context.records.append_event(std::move(event));
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

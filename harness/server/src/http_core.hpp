@@ -22,7 +22,7 @@
 #include <optional>
 #include <string>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 // Limit events of one kind journaled per second at most (limit_event_gate.hpp).
 inline constexpr std::uint32_t limit_events_per_second = 100;
@@ -90,7 +90,7 @@ public:
 
     // Journals a limit event unless the gate holds it back (then it is only counted). `rule`: the
     // rule it concerns, if any.
-    void journal_limit_event(server_event_kind kind, std::string peer, std::string detail, std::string rule = {});
+    void journal_limit_event(record::server_event_kind kind, std::string peer, std::string detail, std::string rule = {});
 
     server_context& context;
     faultline::clock& time;
@@ -152,4 +152,4 @@ private:
 // "address:port" of a connected socket's peer ("" when unknown).
 std::string peer_of(const listener_socket& socket);
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

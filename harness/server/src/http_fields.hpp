@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 inline std::string_view to_std(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
@@ -48,4 +48,4 @@ inline std::optional<std::int64_t> integer_header(const boost::beast::http::fiel
     return value;
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

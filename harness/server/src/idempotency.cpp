@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 std::string_view to_string(idempotency_decision v) {
     switch (v) {
@@ -69,7 +69,7 @@ std::string_view pack(const service_response& r, byte_arena& arena) {
     return {start, size};
 }
 
-service_response unpack(std::string_view in, effect_kind effect) {
+service_response unpack(std::string_view in, record::effect_kind effect) {
     service_response r;
     r.status = static_cast<int>(read_u32(in));
     r.headers.resize(read_u32(in));
@@ -83,7 +83,7 @@ service_response unpack(std::string_view in, effect_kind effect) {
 }
 
 idempotency_begin refuse(idempotency_decision decision, int status, std::string_view title, std::string_view detail,
-                         effect_kind effect) {
+                         record::effect_kind effect) {
     auto response = problem(status, title, detail);
     response.effect = effect;
     return idempotency_begin{decision, std::move(response)};
@@ -93,13 +93,13 @@ idempotency_begin refuse(idempotency_decision decision, int status, std::string_
 
 idempotency_layer::idempotency_layer(idempotency_config config) : config_{config} {}
 
-idempotency_begin idempotency_layer::begin(symbol key, effect_semantics semantics,
+idempotency_begin idempotency_layer::begin(record::symbol key, effect_semantics semantics,
                                            std::uint64_t fingerprint) {
     if (config_.mode == idempotency_mode::off || semantics == effect_semantics::read) return {};
     if (key.empty()) {
         if (config_.required && semantics == effect_semantics::non_idempotent) {
             return refuse(idempotency_decision::missing_key, 400, "Bad Request",
-                          "this operation requires an Idempotency-Key header", effect_kind::rejected);
+                          "this operation requires an Idempotency-Key header", record::effect_kind::rejected);
         }
         return {};
     }
@@ -110,19 +110,19 @@ idempotency_begin idempotency_layer::begin(symbol key, effect_semantics semantic
     // A different request under a used key is a client bug whether or not the first is finished.
     if (s.fingerprint != fingerprint) {
         return refuse(idempotency_decision::payload_mismatch, 422, "Unprocessable Content",
-                      "this Idempotency-Key was used with a different request", effect_kind::conflict);
+                      "this Idempotency-Key was used with a different request", record::effect_kind::conflict);
     }
     if (s.response == nullptr) {
         auto refused = refuse(idempotency_decision::in_flight, 409, "Conflict",
-                              "a request with this Idempotency-Key is still being processed", effect_kind::conflict);
+                              "a request with this Idempotency-Key is still being processed", record::effect_kind::conflict);
         refused.response.headers.push_back(
             {std::string{idempotency_marker_header}, std::string{idempotency_marker_in_flight}});
         return refused;
     }
-    return idempotency_begin{idempotency_decision::replay, unpack({s.response, s.response_size}, effect_kind::replayed)};
+    return idempotency_begin{idempotency_decision::replay, unpack({s.response, s.response_size}, record::effect_kind::replayed)};
 }
 
-void idempotency_layer::complete(symbol key, const service_response& response) {
+void idempotency_layer::complete(record::symbol key, const service_response& response) {
     if (config_.mode == idempotency_mode::off || key.empty()) return;
     std::lock_guard lock{mutex_};
     const auto it = slots_.find(key);
@@ -132,7 +132,7 @@ void idempotency_layer::complete(symbol key, const service_response& response) {
     it->second.response_size = static_cast<std::uint32_t>(packed.size());
 }
 
-void idempotency_layer::abandon(symbol key) {
+void idempotency_layer::abandon(record::symbol key) {
     if (config_.mode == idempotency_mode::off || key.empty()) return;
     std::lock_guard lock{mutex_};
     const auto it = slots_.find(key);
@@ -160,4 +160,4 @@ void idempotency_layer::reset() {
     responses_.clear();
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -7,7 +7,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace {
 
@@ -30,7 +30,7 @@ std::optional<std::string> body_field_value(std::string_view body, const std::st
     return std::nullopt;
 }
 
-operation_identity make(std::string value, identity_source source, std::string key) {
+operation_identity make(std::string value, record::identity_source source, std::string key) {
     const auto h = hash_bytes(value);
     return operation_identity{std::move(value), source, h, std::move(key)};
 }
@@ -56,18 +56,18 @@ operation_identity identify(const identity_config& config, const identity_inputs
     std::string key = request.idempotency_key ? retry::idempotency_key_value(*request.idempotency_key) : std::string{};
     if (!key.empty()) {
         auto value = key;
-        return make(std::move(value), identity_source::idempotency_key, std::move(key));
+        return make(std::move(value), record::identity_source::idempotency_key, std::move(key));
     }
     if (!config.header.empty() && request.named_header) {
         auto value = std::string{trim_ows(*request.named_header)};
-        if (!value.empty()) return make(std::move(value), identity_source::header, std::move(key));
+        if (!value.empty()) return make(std::move(value), record::identity_source::header, std::move(key));
     }
     if (!config.body_field.empty() && !request.body.empty()) {
         if (auto value = body_field_value(request.body, config.body_field)) {
-            return make(std::move(*value), identity_source::body_field, std::move(key));
+            return make(std::move(*value), record::identity_source::body_field, std::move(key));
         }
     }
-    return make(to_hex(request_hash(request.method, request.target, request.body)), identity_source::request_hash,
+    return make(to_hex(request_hash(request.method, request.target, request.body)), record::identity_source::request_hash,
                 std::move(key));
 }
 
@@ -81,13 +81,13 @@ operation_identity identify(const identity_config& config, const faults::request
     return identify(config, in);
 }
 
-std::uint32_t attempt_counter::next(symbol operation) {
+std::uint32_t attempt_counter::next(record::symbol operation) {
     auto& s = stripes_[operation.id() % stripe_count];
     std::lock_guard lock{s.mutex};
     return ++s.counts[operation];
 }
 
-std::uint32_t attempt_counter::seen(symbol operation) const {
+std::uint32_t attempt_counter::seen(record::symbol operation) const {
     const auto& s = stripes_[operation.id() % stripe_count];
     std::lock_guard lock{s.mutex};
     const auto it = s.counts.find(operation);
@@ -110,4 +110,4 @@ void attempt_counter::reset() {
     }
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -22,7 +22,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace {
 
@@ -133,7 +133,7 @@ public:
 
     // How many attempts a chunk holds: records alone, or each with its wire detail.
     static constexpr std::size_t capacity_for(bool wire) {
-        return bytes / (sizeof(journal_record) + (wire ? sizeof(wire_detail) : 0));
+        return bytes / (sizeof(record::journal_record) + (wire ? sizeof(record::wire_detail) : 0));
     }
 
     chunk(std::size_t capacity, bool wire) : capacity_{capacity}, keeps_wire_{wire} {
@@ -148,8 +148,8 @@ public:
         if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + bytes), tail);
         ::madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
         memory_ = mapping{reinterpret_cast<void*>(aligned), bytes};
-        records_ = static_cast<journal_record*>(memory_.get());
-        if (wire) wire_ = reinterpret_cast<wire_detail*>(records_ + capacity);
+        records_ = static_cast<record::journal_record*>(memory_.get());
+        if (wire) wire_ = reinterpret_cast<record::wire_detail*>(records_ + capacity);
     }
 
     // Touches every page so that appends never fault (left undone, pages fault in one by one as
@@ -167,19 +167,19 @@ public:
     chunk(const chunk&) = delete;
     chunk& operator=(const chunk&) = delete;
 
-    void push(const journal_record& record, const wire_detail& wire) {
+    void push(const record::journal_record& record, const record::wire_detail& wire) {
         std::construct_at(records_ + size_, record);
         if (wire_ != nullptr) std::construct_at(wire_ + size_, wire);
         ++size_;
     }
     // Entries of a chunk in memory.
-    const journal_record& record(std::size_t i) const { return records_[i]; }
+    const record::journal_record& record(std::size_t i) const { return records_[i]; }
     // Null when the journal keeps no wire details.
-    const wire_detail* wire(std::size_t i) const { return wire_ != nullptr ? wire_ + i : nullptr; }
+    const record::wire_detail* wire(std::size_t i) const { return wire_ != nullptr ? wire_ + i : nullptr; }
 
     // A full chunk's entries, as laid out in memory and in the spill file.
     const void* full_bytes() const { return records_; }
-    std::size_t full_size() const { return capacity_ * (sizeof(journal_record) + (keeps_wire_ ? sizeof(wire_detail) : 0)); }
+    std::size_t full_size() const { return capacity_ * (sizeof(record::journal_record) + (keeps_wire_ ? sizeof(record::wire_detail) : 0)); }
     bool in_memory() const { return records_ != nullptr; }
 
     // What a full chunk's blocks digest to (keyed with `key`), to check them when read back. A full
@@ -192,8 +192,8 @@ public:
         block_digests out;
         for (std::size_t first = 0; first < capacity_; first += digest_block) {
             const std::size_t n = std::min(digest_block, capacity_ - first);
-            out.records.push_back(digest(records_ + first, n * sizeof(journal_record), key));
-            if (wire_ != nullptr) out.wire.push_back(digest(wire_ + first, n * sizeof(wire_detail), key));
+            out.records.push_back(digest(records_ + first, n * sizeof(record::journal_record), key));
+            if (wire_ != nullptr) out.wire.push_back(digest(wire_ + first, n * sizeof(record::wire_detail), key));
         }
         return out;
     }
@@ -213,7 +213,7 @@ public:
     // A spilled chunk reads them from `spill_fd`, block by block, each checked against its digest
     // (keyed with `key`): false when the file no longer holds what was spilled — truncated or
     // overwritten behind the journal's back — and then what was copied is not to be used.
-    bool copy(std::size_t from, std::size_t to, journal_record* records, wire_detail* wire, int spill_fd,
+    bool copy(std::size_t from, std::size_t to, record::journal_record* records, record::wire_detail* wire, int spill_fd,
               std::uint64_t key) const {
         const std::size_t n = to - from;
         if (in_memory()) {
@@ -226,7 +226,7 @@ public:
             intact = read_checked(records, from, to, spill_offset_, digests_.records, spill_fd, key);
         }
         if (intact && wire != nullptr && keeps_wire_) {
-            const auto wire_offset = spill_offset_ + static_cast<off_t>(capacity_ * sizeof(journal_record));
+            const auto wire_offset = spill_offset_ + static_cast<off_t>(capacity_ * sizeof(record::journal_record));
             intact = read_checked(wire, from, to, wire_offset, digests_.wire, spill_fd, key);
         }
         return intact;
@@ -235,8 +235,8 @@ public:
 private:
     // Plain values (symbols are ids), so nothing needs destroying, the mapping is all they own, and
     // their bytes may be written out and read back as they are; whole words, as digest() takes them.
-    static_assert(std::is_trivially_copyable_v<journal_record> && std::is_trivially_copyable_v<wire_detail>);
-    static_assert(sizeof(journal_record) % sizeof(std::uint64_t) == 0 && sizeof(wire_detail) % sizeof(std::uint64_t) == 0);
+    static_assert(std::is_trivially_copyable_v<record::journal_record> && std::is_trivially_copyable_v<record::wire_detail>);
+    static_assert(sizeof(record::journal_record) % sizeof(std::uint64_t) == 0 && sizeof(record::wire_detail) % sizeof(std::uint64_t) == 0);
 
     // Entries [from, to) of one region (records or wire details, starting at `region` in the file)
     // into `out`: the blocks wholly inside straight into `out`, a block cut by the range through a
@@ -266,8 +266,8 @@ private:
     std::size_t capacity_;
     bool keeps_wire_;
     mapping memory_;
-    journal_record* records_ = nullptr;
-    wire_detail* wire_ = nullptr;
+    record::journal_record* records_ = nullptr;
+    record::wire_detail* wire_ = nullptr;
     std::size_t size_ = 0;
     off_t spill_offset_ = 0;
     block_digests digests_;  // of the spilled bytes, one per digest_block entries
@@ -380,7 +380,7 @@ std::uint64_t journal::next_seq() { return next_seq_.fetch_add(1, std::memory_or
 
 journal::chunk& journal::chunk_at(std::uint64_t pos) const { return *chunks_[pos / capacity_ - first_chunk_]; }
 
-void journal::store(const journal_record& record, const wire_detail& wire) {
+void journal::store(const record::journal_record& record, const record::wire_detail& wire) {
     if (end_ / capacity_ - first_chunk_ == chunks_.size()) {
         std::unique_ptr<chunk> next = std::move(spare_);
         // A busy machine may leave the idle-class preparer behind: pages then fault in as records land.
@@ -401,7 +401,7 @@ void journal::store(const journal_record& record, const wire_detail& wire) {
     }
 }
 
-std::uint64_t journal::append(journal_record record, wire_detail wire) {
+std::uint64_t journal::append(record::journal_record record, record::wire_detail wire) {
     if (record.seq == 0) record.seq = next_seq();
     const auto seq = record.seq;
     wire.seq = seq;
@@ -476,7 +476,7 @@ void journal::writer_loop() {
         buffer.assign(event_lines);  // events are rare: they go first, the readers order by seq
         for (std::uint64_t pos = from; pos < to; ++pos) {
             const chunk& source = *sources[pos / capacity_ - from / capacity_];
-            append_jsonl_line(buffer, source.record(pos % capacity_), source.wire(pos % capacity_));
+            record::append_jsonl_line(buffer, source.record(pos % capacity_), source.wire(pos % capacity_));
         }
         const bool ok = std::fwrite(buffer.data(), 1, buffer.size(), file_) == buffer.size() && std::fflush(file_) == 0;
         const int err = errno;
@@ -494,7 +494,7 @@ void journal::writer_loop() {
     }
 }
 
-std::uint64_t journal::append_event(server_event event) {
+std::uint64_t journal::append_event(record::server_event event) {
     if (event.seq == 0) event.seq = next_seq();
     const auto seq = event.seq;
     std::lock_guard lock{mutex_};
@@ -502,14 +502,14 @@ std::uint64_t journal::append_event(server_event event) {
     return seq;
 }
 
-void journal::store_event(server_event event) {
+void journal::store_event(record::server_event event) {
     event.round = rounds_.round_of(event.seq);
     ++events_stored_;
     if (file_ != nullptr) append_jsonl_line(pending_event_lines_, event);
     if (events_.size() < options_.max_events) events_.push_back(std::move(event));
 }
 
-std::vector<server_event> journal::events() const {
+std::vector<record::server_event> journal::events() const {
     std::lock_guard lock{mutex_};
     return events_;
 }
@@ -519,14 +519,14 @@ std::uint64_t journal::events_appended() const {
     return events_stored_;
 }
 
-void journal::copy_out(std::uint64_t from, std::uint64_t to, std::vector<journal_record>* records,
-                       std::vector<wire_detail>* wire) const {
+void journal::copy_out(std::uint64_t from, std::uint64_t to, std::vector<record::journal_record>* records,
+                       std::vector<record::wire_detail>* wire) const {
     if (!options_.wire_details) wire = nullptr;
     while (from < to) {
         const std::uint64_t until = std::min(to, (from / capacity_ + 1) * capacity_);
         const std::size_t n = until - from;
-        journal_record* records_out = nullptr;
-        wire_detail* wire_out = nullptr;
+        record::journal_record* records_out = nullptr;
+        record::wire_detail* wire_out = nullptr;
         if (records != nullptr) {
             records->resize(records->size() + n);
             records_out = records->data() + records->size() - n;
@@ -548,8 +548,8 @@ void journal::copy_out(std::uint64_t from, std::uint64_t to, std::vector<journal
 
 void journal::note_altered_spill(std::uint64_t chunk_number, std::uint64_t records) const {
     altered_records_ += records;
-    server_event event;
-    event.kind = server_event_kind::evidence_altered;
+    record::server_event event;
+    event.kind = record::server_event_kind::evidence_altered;
     event.seq = next_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
     event.round = rounds_.round_of(event.seq);
     event.detail = "the journal's spill file was changed while the run held it (truncated or overwritten, through "
@@ -559,17 +559,17 @@ void journal::note_altered_spill(std::uint64_t chunk_number, std::uint64_t recor
     if (events_.size() < options_.max_events) events_.push_back(std::move(event));
 }
 
-std::vector<journal_record> journal::snapshot() const {
+std::vector<record::journal_record> journal::snapshot() const {
     std::lock_guard lock{mutex_};
-    std::vector<journal_record> out;
+    std::vector<record::journal_record> out;
     out.reserve(memory_end() - memory_begin_);
     copy_out(memory_begin_, memory_end(), &out, nullptr);
     return out;
 }
 
-std::vector<wire_detail> journal::wire_snapshot() const {
+std::vector<record::wire_detail> journal::wire_snapshot() const {
     std::lock_guard lock{mutex_};
-    std::vector<wire_detail> out;
+    std::vector<record::wire_detail> out;
     if (!options_.wire_details) return out;
     out.reserve(memory_end() - memory_begin_);
     copy_out(memory_begin_, memory_end(), nullptr, &out);
@@ -607,10 +607,10 @@ journal_attempts journal::take() {
     return out;
 }
 
-std::string journal::to_jsonl(std::optional<round_number> round) const {
-    std::vector<journal_record> records = snapshot();
-    std::vector<wire_detail> wire = wire_snapshot();
-    std::vector<server_event> events = this->events();
+std::string journal::to_jsonl(std::optional<record::round_number> round) const {
+    std::vector<record::journal_record> records = snapshot();
+    std::vector<record::wire_detail> wire = wire_snapshot();
+    std::vector<record::server_event> events = this->events();
     if (round) {
         // A record and its wire detail are at the same index: kept or left out together.
         std::size_t kept = 0;
@@ -624,12 +624,12 @@ std::string journal::to_jsonl(std::optional<round_number> round) const {
         }
         records.resize(kept);
         if (!wire.empty()) wire.resize(kept);
-        std::erase_if(events, [&](const server_event& e) { return e.round != *round; });
+        std::erase_if(events, [&](const record::server_event& e) { return e.round != *round; });
     }
     // Stored in the order attempts finished; written in seq order, each detail found by its seq.
-    std::ranges::sort(records, {}, &journal_record::seq);
-    std::ranges::sort(wire, {}, &wire_detail::seq);
-    return harness::to_jsonl(records, wire, events);
+    std::ranges::sort(records, {}, &record::journal_record::seq);
+    std::ranges::sort(wire, {}, &record::wire_detail::seq);
+    return record::to_jsonl(records, wire, events);
 }
 
 void journal::reset() {
@@ -638,19 +638,19 @@ void journal::reset() {
     unreadable = forget_memory();
 }
 
-std::optional<round_number> journal::start_round(server_event reset) {
+std::optional<record::round_number> journal::start_round(record::server_event reset) {
     std::vector<std::unique_ptr<chunk>> unreadable;  // freed after the lock is released
     std::lock_guard lock{mutex_};
-    if (rounds_.current() == max_round) return std::nullopt;
+    if (rounds_.current() == record::max_round) return std::nullopt;
     // Numbered under the lock, so that resets' seqs ascend in the order the rounds start.
     reset.seq = next_seq();
-    const std::optional<round_number> round = rounds_.start_round(reset.seq);
+    const std::optional<record::round_number> round = rounds_.start_round(reset.seq);
     unreadable = forget_memory();
     store_event(std::move(reset));
     return round;
 }
 
-round_number journal::round() const {
+record::round_number journal::round() const {
     std::lock_guard lock{mutex_};
     return rounds_.current();
 }
@@ -733,4 +733,4 @@ std::string journal::error() const {
     return message;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -16,7 +16,7 @@
 
 #include "faultline/server/listener.hpp"
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 class lateness_watch {
 public:
@@ -89,4 +89,4 @@ private:
     std::vector<std::shared_ptr<worker>> watched_;
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace {
 
@@ -106,4 +106,4 @@ boost::json::value ledger::to_json() const {
     return boost::json::object{{"entries", std::move(list)}, {"double_effects", std::move(doubles)}};
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

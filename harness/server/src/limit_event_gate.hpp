@@ -13,7 +13,7 @@
 #include <mutex>
 #include <optional>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 // Thread-safe; time comes in as an argument (ns since the run started), so tests drive it.
 class limit_event_gate {
@@ -22,7 +22,7 @@ public:
 
     // nullopt: not to be journaled (it is counted); else how many events of this kind were not
     // journaled since the last one that was. `kind` is one of the limit kinds.
-    std::optional<std::uint64_t> admit(server_event_kind kind, std::int64_t now_ns) {
+    std::optional<std::uint64_t> admit(record::server_event_kind kind, std::int64_t now_ns) {
         constexpr std::int64_t second_ns = 1'000'000'000;
         const std::lock_guard lock{mutex_};
         window& w = windows_[index(kind)];
@@ -47,14 +47,14 @@ private:
         std::uint64_t skipped = 0;
     };
 
-    static std::size_t index(server_event_kind kind) {
+    static std::size_t index(record::server_event_kind kind) {
         switch (kind) {
-            case server_event_kind::connection_refused: return 0;
-            case server_event_kind::header_timeout: return 1;
-            case server_event_kind::write_timeout: return 2;
-            case server_event_kind::idle_evicted: return 3;
-            case server_event_kind::tls_handshake_failed: return 4;
-            case server_event_kind::fault_not_mapped: return 5;
+            case record::server_event_kind::connection_refused: return 0;
+            case record::server_event_kind::header_timeout: return 1;
+            case record::server_event_kind::write_timeout: return 2;
+            case record::server_event_kind::idle_evicted: return 3;
+            case record::server_event_kind::tls_handshake_failed: return 4;
+            case record::server_event_kind::fault_not_mapped: return 5;
             default: return 6;  // idle_timeout
         }
     }
@@ -64,4 +64,4 @@ private:
     const std::uint32_t per_second_;
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

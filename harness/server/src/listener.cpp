@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -488,4 +488,4 @@ std::size_t listener::open_connections(std::size_t index) const {
 std::size_t listener::workers() const { return state_->ios.size(); }
 asio::io_context& listener::context(std::size_t worker) { return *state_->ios[worker]; }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

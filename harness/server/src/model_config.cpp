@@ -8,7 +8,7 @@
 #include <string>
 #include <tuple>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace {
 
@@ -109,4 +109,4 @@ std::optional<model_config> parse_model_config(const toml::table& table, std::st
     return config;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

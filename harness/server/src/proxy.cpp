@@ -14,11 +14,11 @@
 #include <mutex>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 using boost::system::error_code;
-using server_detail::http_core;
-using server_detail::upstream_backend;
+using detail::http_core;
+using detail::upstream_backend;
 
 namespace {
 
@@ -26,8 +26,8 @@ namespace {
 // listener, the journal file, stdio.
 constexpr std::size_t proxy_descriptor_reserve = 64;
 
-server_detail::upstream_settings upstream_of(const proxy_options& options) {
-    server_detail::upstream_settings out;
+detail::upstream_settings upstream_of(const proxy_options& options) {
+    detail::upstream_settings out;
     out.host = options.upstream_address;
     out.port = options.upstream_port;
     out.connect_timeout = options.connect_timeout;
@@ -49,8 +49,8 @@ struct proxy::core {
                                                 : make_control_token()},
           http{std::make_shared<http_core>(
               context, time,
-              server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, options.instance,
-                                           server_detail::make_listener_tls(options.tls, options.tls_faults),
+              detail::http_settings{options.threads, options.drain_timeout, options.body_limit, options.instance,
+                                           detail::make_listener_tls(options.tls, options.tls_faults),
                                            options.watch_lateness},
               std::make_unique<upstream_backend>(context, upstream_of(options)))} {}
 
@@ -90,7 +90,7 @@ error_code proxy::start() {
         if (const error_code ec = c.http->open_control_port(control, c.control_token)) return ec;
     }
     // The journal's wall-clock anchor, so `faultline check` can merge it with other instances'.
-    c.http->context.records.append_event(wall_clock_anchor(c.http->since_start_ns(), c.http->time.wall_now(),
+    c.http->context.records.append_event(record::wall_clock_anchor(c.http->since_start_ns(), c.http->time.wall_now(),
                                                               c.options.instance, c.http->context.seed()));
     c.started = true;
     c.http->start();
@@ -150,4 +150,4 @@ proxy_counters proxy::counters() const {
             c.upstream().forwarded(),    c.upstream().connects(), c.upstream().failures()};
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

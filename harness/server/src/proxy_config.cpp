@@ -6,7 +6,7 @@
 
 #include <charconv>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 std::optional<host_port> parse_host_port(std::string_view text) {
     const auto colon = text.rfind(':');
@@ -59,4 +59,4 @@ std::optional<proxy_config> parse_proxy_config(const toml::table& table, std::st
     return out;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

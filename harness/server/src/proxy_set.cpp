@@ -22,7 +22,7 @@
 #include <thread>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -152,8 +152,8 @@ struct proxy_set::state {
         modes.push_back(http_named_proxy::mode());
         for (proxy_mode& m : extra) modes.push_back(std::move(m));
         // No backend: the core serves only its control port.
-        control = std::make_shared<server_detail::http_core>(
-            control_context, steady_clock_source::instance(), server_detail::http_settings{1, options.drain_timeout, 1024 * 1024, {}, server_detail::make_listener_tls(options.tls, std::nullopt)},
+        control = std::make_shared<detail::http_core>(
+            control_context, steady_clock_source::instance(), detail::http_settings{1, options.drain_timeout, 1024 * 1024, {}, detail::make_listener_tls(options.tls, std::nullopt)},
             nullptr);
     }
 
@@ -188,7 +188,7 @@ struct proxy_set::state {
     const control_access access;
     // What the control port's connections read their limits from; it journals nothing of its own.
     server_context control_context;
-    std::shared_ptr<server_detail::http_core> control;
+    std::shared_ptr<detail::http_core> control;
 
     mutable std::mutex mutex;
     std::vector<entry> proxies;  // creation order
@@ -489,4 +489,4 @@ control_response proxy_set::route(const control_request& req, std::string_view p
                              "'; known: health, proxies, proxies/{name}, proxies/{name}/{its own API's path}");
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

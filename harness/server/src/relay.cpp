@@ -13,7 +13,7 @@
 #include "faultline/retry/http_client.hpp"
 #include "http_fields.hpp"
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
@@ -68,11 +68,11 @@ service_response relay::forward(const service_request& request) {
     for (const http::field name : {http::field::content_type, http::field::retry_after}) {
         const auto it = result.headers.find(name);
         if (it != result.headers.end()) {
-            reply.headers.push_back({std::string{server_detail::to_std(it->name_string())},
-                                     std::string{server_detail::to_std(it->value())}});
+            reply.headers.push_back({std::string{detail::to_std(it->name_string())},
+                                     std::string{detail::to_std(it->value())}});
         }
     }
     return reply;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -8,7 +8,7 @@
 #include <limits>
 #include <tuple>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace {
 
@@ -88,4 +88,4 @@ serve_config_result load_serve_config(const std::string& path) {
     return parse_serve_config(config::load_document(path, "rules file"), path);
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -7,10 +7,10 @@
 #include <mutex>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 using boost::system::error_code;
-using server_detail::http_core;
+using detail::http_core;
 
 // The HTTP core with the service backend behind it, and how it listens.
 struct server::core {
@@ -19,10 +19,10 @@ struct server::core {
           control_token{options.control_token ? *options.control_token : make_control_token()},
           http{std::make_shared<http_core>(
               context, time,
-              server_detail::http_settings{options.threads, options.drain_timeout, options.body_limit, {},
-                                           server_detail::make_listener_tls(options.tls, options.tls_faults),
+              detail::http_settings{options.threads, options.drain_timeout, options.body_limit, {},
+                                           detail::make_listener_tls(options.tls, options.tls_faults),
                                            options.watch_lateness},
-              std::make_unique<server_detail::service_backend>(context))} {}
+              std::make_unique<detail::service_backend>(context))} {}
 
     const server_options options;
     const std::string control_token;  // "" = none required
@@ -46,7 +46,7 @@ error_code server::start() {
     service.port = c.options.port;
     service.allow_non_loopback = c.options.allow_non_loopback;
     service.max_connections = c.http->context.limits.max_connections;
-    service.descriptor_reserve = server_detail::descriptor_reserve;
+    service.descriptor_reserve = detail::descriptor_reserve;
     const auto named = [](std::string_view listener, const port_options& port) {
         return std::string{listener} + ' ' + url_host(port.address) + ':' + std::to_string(port.port);
     };
@@ -91,4 +91,4 @@ std::string server::scheme() const { return core_->options.tls ? "https://" : "h
 server_counters server::counters() const { return core_->http->read_counters(); }
 faultline::time_point server::run_start() const { return core_->http->run_start; }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

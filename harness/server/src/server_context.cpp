@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace {
 
@@ -39,8 +39,8 @@ void server_context::reset() {
     forget_effects();
 }
 
-std::optional<round_number> server_context::start_round(server_event reset_event) {
-    const std::optional<round_number> round = records.start_round(std::move(reset_event));
+std::optional<record::round_number> server_context::start_round(record::server_event reset_event) {
+    const std::optional<record::round_number> round = records.start_round(std::move(reset_event));
     if (round) forget_effects();
     return round;
 }
@@ -56,4 +56,4 @@ void server_context::release_service_state() {
     model.reset();
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

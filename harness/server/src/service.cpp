@@ -11,7 +11,7 @@
 #include <charconv>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace {
 
@@ -46,7 +46,7 @@ bool pattern_matches(std::string_view pattern, const std::vector<std::string_vie
     return parts.size() == segments.size();
 }
 
-service_response json_response(int status, const boost::json::object& body, effect_kind effect) {
+service_response json_response(int status, const boost::json::object& body, record::effect_kind effect) {
     return service_response{status, {{"Content-Type", std::string{json_type}}}, boost::json::serialize(body), effect};
 }
 
@@ -114,7 +114,7 @@ void replace_all(std::string& s, std::string_view what, std::string_view with) {
 service_response problem(int status, std::string_view title, std::string_view detail) {
     boost::json::object body{{"type", "about:blank"}, {"title", title}, {"status", status}, {"detail", detail}};
     return service_response{status, {{"Content-Type", "application/problem+json"}}, boost::json::serialize(body),
-                            effect_kind::none};
+                            record::effect_kind::none};
 }
 
 enum class service::route_kind {
@@ -243,13 +243,13 @@ service_response service::handle(const service_request& request) {
             header_list headers;
             if (!e.content_type.empty()) headers.push_back({"Content-Type", e.content_type});
             return service_response{e.status, std::move(headers), std::move(body),
-                                    writes ? effect_kind::committed : effect_kind::none};
+                                    writes ? record::effect_kind::committed : record::effect_kind::none};
         }
         case route_kind::payment_create: {
             charge_amounts_.push_back(amount);
             const std::string id = "ch_" + std::to_string(charge_amounts_.size());
             commit("charge " + id + " amount=" + std::to_string(amount));
-            return json_response(201, {{"id", id}, {"amount", amount}}, effect_kind::committed);
+            return json_response(201, {{"id", id}, {"amount", amount}}, record::effect_kind::committed);
         }
         case route_kind::payment_get: {
             std::size_t n = 0;
@@ -260,17 +260,17 @@ service_response service::handle(const service_request& request) {
                 return problem(404, "Not Found", "no such charge");
             }
             return json_response(200, {{"id", "ch_" + std::to_string(n)}, {"amount", charge_amounts_[n - 1]}},
-                                 effect_kind::none);
+                                 record::effect_kind::none);
         }
         case route_kind::kv_put: {
             kv_.insert_or_assign(std::string{r.param}, request.body);
             commit("kv put " + std::string{r.param});
-            return json_response(200, {{"key", r.param}, {"value", request.body}}, effect_kind::committed);
+            return json_response(200, {{"key", r.param}, {"value", request.body}}, record::effect_kind::committed);
         }
         case route_kind::kv_get: {
             const auto it = kv_.find(r.param);
             if (it == kv_.end()) return problem(404, "Not Found", "no such key");
-            return service_response{200, {{"Content-Type", "application/octet-stream"}}, it->second, effect_kind::none};
+            return service_response{200, {{"Content-Type", "application/octet-stream"}}, it->second, record::effect_kind::none};
         }
         case route_kind::kv_delete: {
             const auto it = kv_.find(r.param);
@@ -279,21 +279,21 @@ service_response service::handle(const service_request& request) {
             commit("kv delete " + std::string{r.param});
             if (!existed) {
                 auto response = problem(404, "Not Found", "no such key");
-                response.effect = effect_kind::committed;
+                response.effect = record::effect_kind::committed;
                 return response;
             }
-            return service_response{204, {}, {}, effect_kind::committed};
+            return service_response{204, {}, {}, record::effect_kind::committed};
         }
         case route_kind::counter_increment: {
             auto [it, inserted] = counters_.try_emplace(std::string{r.param}, 0);
             const auto value = ++it->second;
             commit("counter " + it->first + "=" + std::to_string(value));
-            return json_response(200, {{"name", it->first}, {"value", value}}, effect_kind::committed);
+            return json_response(200, {{"name", it->first}, {"value", value}}, record::effect_kind::committed);
         }
         case route_kind::counter_get: {
             const auto it = counters_.find(r.param);
             const std::int64_t value = it == counters_.end() ? 0 : it->second;
-            return json_response(200, {{"name", r.param}, {"value", value}}, effect_kind::none);
+            return json_response(200, {{"name", r.param}, {"value", value}}, record::effect_kind::none);
         }
         case route_kind::method_not_allowed: {
             auto response = problem(405, "Method Not Allowed", "the resource does not support " + request.method);
@@ -305,7 +305,7 @@ service_response service::handle(const service_request& request) {
             const bool writes = r.semantics != effect_semantics::none;
             if (writes) commit("catch-all " + request.method + " #" + std::to_string(n));
             return service_response{200, {{"Content-Type", "text/plain"}}, "ok",
-                                    writes ? effect_kind::committed : effect_kind::none};
+                                    writes ? record::effect_kind::committed : record::effect_kind::none};
         }
         case route_kind::unmatched: {
             const auto path = request.target.substr(0, request.target.find_first_of("?#"));
@@ -323,14 +323,14 @@ service_response service::handle(const service_request& request) {
             // A write that reaches no endpoint commits nothing: answering it "ok" would tell the client
             // a lie no check could see. A read has no effect to judge, and health probes and load
             // generators read "/": it is still answered "ok" (but journaled and told as unmatched).
-            service_response response{200, {{"Content-Type", "text/plain"}}, "ok", effect_kind::unmatched};
+            service_response response{200, {{"Content-Type", "text/plain"}}, "ok", record::effect_kind::unmatched};
             if (writes) {
                 response = problem(404, "Not Found",
                                    "no endpoint matches " + request.method + " " + path +
                                        (told.nearest.empty() ? "; the service declares none"
                                                              : "; nearest declared endpoint: " + told.nearest));
             }
-            response.effect = effect_kind::unmatched;
+            response.effect = record::effect_kind::unmatched;
             response.unmatched = std::move(told);
             return response;
         }
@@ -366,4 +366,4 @@ void service::reset() {
     unmatched_seen_.clear();
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 namespace {
 
@@ -23,7 +23,7 @@ public:
 
     // The idempotency layer first, then the service (or the next tier).
     service_response commit(exchange& c) override {
-        journal_record& record = c.record;
+        record::journal_record& record = c.record;
         const std::string_view method = record.method;
         const std::string_view target = record.target;
         const std::string& body = c.request.body();
@@ -54,8 +54,8 @@ private:
     // Once per unmatched method and path: the journal says which declared endpoint was meant.
     void journal_unmatched(const exchange& c, const unmatched_route& route) {
         const std::string_view target = c.record.target;
-        server_event event;
-        event.kind = server_event_kind::unmatched_route;
+        record::server_event event;
+        event.kind = record::server_event_kind::unmatched_route;
         event.at_ns = c.core->since_start_ns();
         event.detail = std::string{c.record.method} + " " + std::string{target.substr(0, target.find_first_of("?#"))} +
                        (route.nearest.empty() ? "; no endpoint declared" : "; nearest " + route.nearest);
@@ -72,4 +72,4 @@ std::unique_ptr<backend_channel> service_backend::open_channel(std::size_t, list
     return std::make_unique<service_channel>(context_);
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -8,7 +8,7 @@
 
 #include "faultline/server/server_context.hpp"
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 class service_backend final : public backend {
 public:
@@ -20,4 +20,4 @@ private:
     server_context& context_;
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -3,7 +3,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -34,4 +34,4 @@ error_code probe_upstream(const std::string& host, std::uint16_t port, std::chro
     return result;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

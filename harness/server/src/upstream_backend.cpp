@@ -22,7 +22,7 @@
 #include <cerrno>
 #include <variant>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -313,8 +313,8 @@ private:
     // reply is a replay of a key it already executed (below).
     void take_reply(http::response<http::string_body>& reply) {
         exchange& c = *attempt_;
-        wire_detail& wire = c.wire;
-        const journal_record& record = c.record;
+        record::wire_detail& wire = c.wire;
+        const record::journal_record& record = c.record;
         wire.upstream_ns = elapsed();
         wire.upstream_status = static_cast<int>(reply.result_int());
         held_ = service_response{};
@@ -330,10 +330,10 @@ private:
         const bool writes = semantics == effect_semantics::non_idempotent || semantics == effect_semantics::idempotent_write;
         if (!writes || held_.status < 200 || held_.status >= 300) return;
         if (replayed_by_upstream(reply)) {
-            held_.effect = effect_kind::replayed;
+            held_.effect = record::effect_kind::replayed;
             return;
         }
-        held_.effect = effect_kind::committed;
+        held_.effect = record::effect_kind::committed;
         context.effects.record({record.operation, record.attempt, record.seq, c.connection_id, forwarded_at_, record.method,
                                 record.target, semantics, "upstream " + std::to_string(held_.status)});
     }
@@ -341,7 +341,7 @@ private:
     void fail(const char* why) {
         close();
         ++backend_.failures_;
-        wire_detail& wire = attempt_->wire;
+        record::wire_detail& wire = attempt_->wire;
         wire.upstream_ns = elapsed();
         wire.upstream_error = why;
         const bool timeout = std::string_view{why} == "timeout";
@@ -411,4 +411,4 @@ void upstream_backend::close_idle() {
     for (auto& pool : pools_) pool.clear();
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 class connection_stream;
 
@@ -90,4 +90,4 @@ private:
     std::atomic<std::uint64_t> failures_{0};
 };
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

@@ -12,7 +12,7 @@
 #include <array>
 #include <cstddef>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 
 using head_and_body = std::array<boost::asio::const_buffer, 2>;
 
@@ -31,4 +31,4 @@ inline boost::beast::buffers_suffix<head_and_body> rest_of(const head_and_body& 
     return rest;
 }
 
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

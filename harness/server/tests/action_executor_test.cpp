@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 namespace {
 
 using namespace std::chrono_literals;
@@ -27,7 +27,7 @@ public:
     std::vector<std::string> events;
     std::string wire;  // every byte written
     std::size_t commits = 0;
-    std::optional<wire_outcome> outcome;
+    std::optional<record::wire_outcome> outcome;
     int status = 0;
     bool keep_alive = true;
     bool fail_writes = false;
@@ -49,7 +49,7 @@ public:
     service_response run_service() {
         ++commits;
         events.emplace_back("service");
-        return service_response{200, {{"Content-Type", "text/plain"}}, service_body, effect_kind::committed};
+        return service_response{200, {{"Content-Type", "text/plain"}}, service_body, record::effect_kind::committed};
     }
 
     void set_reply(service_response reply) { set_reply(reply.status, reply.headers, std::move(reply.body)); }
@@ -84,7 +84,7 @@ public:
     void send_response() {
         events.emplace_back("send");
         wire += head_ + body_;
-        finish_attempt(wire_outcome::responded);
+        finish_attempt(record::wire_outcome::responded);
     }
 
     std::string& raw() { return raw_; }
@@ -94,7 +94,7 @@ public:
     void write_raw(std::size_t offset, std::size_t n, Next next) {
         events.push_back("write " + std::to_string(n));
         if (fail_writes) {
-            finish_attempt(wire_outcome::client_gone);
+            finish_attempt(record::wire_outcome::client_gone);
             return close_now();
         }
         wire.append(raw_, offset, n);
@@ -110,7 +110,7 @@ public:
         pending_ = std::move(next);
     }
 
-    void finish_attempt(wire_outcome o) {
+    void finish_attempt(record::wire_outcome o) {
         ASSERT_FALSE(outcome.has_value()) << "an attempt is journaled once";
         outcome = o;
         events.push_back("finish " + std::string{to_string(o)});
@@ -125,11 +125,11 @@ public:
     void do_read() { events.emplace_back("read"); }
     void refuse_stream() {
         events.emplace_back("refuse_stream");
-        finish_attempt(wire_outcome::reset);
+        finish_attempt(record::wire_outcome::reset);
     }
     void go_away(bool processed) {
         events.emplace_back(processed ? "go_away processed" : "go_away unprocessed");
-        finish_attempt(wire_outcome::closed);
+        finish_attempt(record::wire_outcome::closed);
     }
 
 private:
@@ -253,7 +253,7 @@ TEST(action_executor, slow_body_writes_the_reply_in_chunks_one_interval_apart) {
     EXPECT_EQ(fired, chunks - 1);
     EXPECT_EQ(c.waits(), chunks - 1);
     EXPECT_EQ(c.wire, reply);
-    EXPECT_EQ(c.outcome, wire_outcome::responded);
+    EXPECT_EQ(c.outcome, record::wire_outcome::responded);
     ASSERT_GE(c.events.size(), 4U);
     EXPECT_EQ(c.events[2], "write 4");
     EXPECT_EQ(c.events[3], "wait 500ms");
@@ -266,7 +266,7 @@ TEST(action_executor, slow_body_closes_after_the_last_chunk_without_keep_alive) 
     run(c, faults::slow_body_action{1'000'000, 1'000'000});  // one chunk: no wait at all
     EXPECT_EQ(c.waits(), 0U);
     EXPECT_EQ(c.events.back(), "graceful_close");
-    EXPECT_EQ(c.outcome, wire_outcome::responded);
+    EXPECT_EQ(c.outcome, record::wire_outcome::responded);
 }
 
 TEST(action_executor, dribble_interval_treats_zero_as_one_and_caps_at_an_hour) {
@@ -286,7 +286,7 @@ TEST(action_executor, slow_body_pauses_shrink_so_the_whole_reply_ends_within_max
     EXPECT_EQ(c.waits(), c.wire.size() - 1);
     EXPECT_LE(c.waited(), faults::duration{2s});
     EXPECT_GT(c.waited(), faults::duration{1900ms});
-    EXPECT_EQ(c.outcome, wire_outcome::responded);
+    EXPECT_EQ(c.outcome, record::wire_outcome::responded);
 }
 
 TEST(action_executor, dribble_interval_keeps_the_rule_pause_when_the_reply_fits_max_fault_wait) {
@@ -309,7 +309,7 @@ TEST(action_executor, truncate_keeps_at_least_one_byte_back_and_can_reset) {
     run(c, faults::truncate_action{100, true});
     EXPECT_EQ(c.wire, "HTTP/1.1 200\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\n012345678");
     EXPECT_EQ(c.events.back(), "reset");
-    EXPECT_EQ(c.outcome, wire_outcome::truncated);
+    EXPECT_EQ(c.outcome, record::wire_outcome::truncated);
 }
 
 TEST(action_executor, truncate_of_an_empty_body_promises_one_byte) {
@@ -317,7 +317,7 @@ TEST(action_executor, truncate_of_an_empty_body_promises_one_byte) {
     c.service_body.clear();
     run(c, faults::truncate_action{0, false});
     EXPECT_EQ(c.wire, "HTTP/1.1 200\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\n");
-    EXPECT_EQ(c.outcome, wire_outcome::truncated);
+    EXPECT_EQ(c.outcome, record::wire_outcome::truncated);
 }
 
 TEST(action_executor, tls_truncate_frames_the_body_by_the_close_and_leaves_out_close_notify) {
@@ -349,14 +349,14 @@ TEST(action_executor, tls_truncate_without_tls_or_a_body_or_on_http2_is_a_trunca
     run(stream, faults::truncate_action{2, false, true}, after);
     EXPECT_EQ(stream.wire, promised);
     EXPECT_EQ(stream.events[1].rfind("not mapped: tls_truncate has no HTTP/2 form", 0), 0U) << stream.events[1];
-    EXPECT_EQ(stream.outcome, wire_outcome::truncated);
+    EXPECT_EQ(stream.outcome, record::wire_outcome::truncated);
 
     fake_connection empty;
     empty.service_body.clear();
     run(empty, faults::truncate_action{2, false, true}, after);
     EXPECT_EQ(empty.wire, "HTTP/1.1 200\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\n");
     EXPECT_EQ(empty.events.back(), "fin without close_notify");
-    EXPECT_EQ(empty.outcome, wire_outcome::truncated);
+    EXPECT_EQ(empty.outcome, record::wire_outcome::truncated);
 }
 
 TEST(action_executor, malformed_sends_its_bytes_then_closes) {
@@ -376,10 +376,10 @@ TEST(action_executor, a_failed_write_journals_client_gone_once) {
     fake_connection c;
     c.fail_writes = true;
     run(c, faults::slow_body_action{8, 4});
-    EXPECT_EQ(c.outcome, wire_outcome::client_gone);
+    EXPECT_EQ(c.outcome, record::wire_outcome::client_gone);
     EXPECT_EQ(c.events.back(), "close_now");
     EXPECT_FALSE(c.fire());
 }
 
 }  // namespace
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

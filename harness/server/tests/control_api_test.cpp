@@ -16,14 +16,14 @@
 #include <algorithm>
 #include <filesystem>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 namespace json = boost::json;
 
 // The server's events but its late spells, which the machine's load adds at any time.
-std::vector<server_event> without_lateness(std::vector<server_event> events) {
-    std::erase_if(events, [](const server_event& e) { return e.kind == server_event_kind::server_late; });
+std::vector<record::server_event> without_lateness(std::vector<record::server_event> events) {
+    std::erase_if(events, [](const record::server_event& e) { return e.kind == record::server_event_kind::server_late; });
     return events;
 }
 
@@ -200,9 +200,9 @@ TEST(control_api, the_service_port_never_serves_it) {
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 3U);
     EXPECT_EQ(journal[1].target, "/__faultline/reset");
-    EXPECT_EQ(journal[1].effect, effect_kind::unmatched);
+    EXPECT_EQ(journal[1].effect, record::effect_kind::unmatched);
     EXPECT_EQ(s.context().effects.size(), 1U);
-    for (const auto& e : s.context().records.events()) EXPECT_FALSE(is_control_action(e.kind)) << to_string(e.kind);
+    for (const auto& e : s.context().records.events()) EXPECT_FALSE(record::is_control_action(e.kind)) << to_string(e.kind);
 }
 
 TEST(control_api, control_actions_are_server_events_that_survive_reset_in_memory_and_in_the_file) {
@@ -221,13 +221,13 @@ TEST(control_api, control_actions_are_server_events_that_survive_reset_in_memory
 
     const auto events = without_lateness(s.context().records.events());
     ASSERT_EQ(events.size(), 5U);
-    EXPECT_EQ(events[0].kind, server_event_kind::rule_added);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::rule_added);
     EXPECT_EQ(events[0].rule, "teapot");
     EXPECT_NE(events[0].detail.find(R"("status":418)"), std::string::npos) << events[0].detail;
-    EXPECT_EQ(events[1].kind, server_event_kind::rule_removed);
-    EXPECT_EQ(events[3].kind, server_event_kind::rules_cleared);
+    EXPECT_EQ(events[1].kind, record::server_event_kind::rule_removed);
+    EXPECT_EQ(events[3].kind, record::server_event_kind::rules_cleared);
     EXPECT_EQ(events[3].detail, "gone");
-    EXPECT_EQ(events[4].kind, server_event_kind::reset);
+    EXPECT_EQ(events[4].kind, record::server_event_kind::reset);
     EXPECT_EQ(events[0].seq, 2U);  // numbered from the journal's sequence, after the one attempt
     EXPECT_GT(events[4].seq, events[3].seq);
     EXPECT_EQ(events[4].peer.rfind("127.0.0.1:", 0), 0U) << events[4].peer;
@@ -235,7 +235,7 @@ TEST(control_api, control_actions_are_server_events_that_survive_reset_in_memory
 
     s.finish();
     // The reset emptied memory, not the file: the attempt and every event are there.
-    const auto read = read_jsonl(path);
+    const auto read = record::read_jsonl(path);
     ASSERT_TRUE(read.ok());
     EXPECT_EQ(read.records.size(), 1U);
     ASSERT_EQ(without_lateness(read.server_events).size(), 5U);
@@ -294,7 +294,7 @@ TEST(control_api, a_reset_starts_the_next_round_whose_journal_is_served_by_defau
     EXPECT_EQ(call(s.control_port(), "GET", "stats").parsed.at("journal").at("round"), 2);
 
     s.finish();
-    const auto read = read_jsonl(path);
+    const auto read = record::read_jsonl(path);
     ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
     ASSERT_EQ(read.records.size(), 3U);
     EXPECT_EQ(read.records[0].round, 1);
@@ -409,4 +409,4 @@ TEST(control_api, a_rule_waiting_longer_than_max_fault_wait_is_refused) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <functional>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -41,10 +41,10 @@ TEST(faults_e2e, reset_after_read_is_a_connection_reset_and_commits_nothing) {
     const auto journal = s.journal();
     const auto r = only(journal);
     const auto w = only(s.wire());
-    EXPECT_EQ(r.outcome, wire_outcome::reset);
+    EXPECT_EQ(r.outcome, record::wire_outcome::reset);
     EXPECT_EQ(r.rule, "r");
     EXPECT_EQ(r.fault, "reset");
-    EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_EQ(r.effect, record::effect_kind::none);
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(w.response_started_ns, -1);
     EXPECT_EQ(s.context().effects.size(), 0U);
@@ -55,7 +55,7 @@ TEST(faults_e2e, close_is_eof_with_no_response) {
     const auto reply = exchange(s.port(), make_request("GET", "/x"));
     EXPECT_EQ(reply.read_error, asio::error::eof);
     EXPECT_TRUE(reply.bytes.empty());
-    EXPECT_EQ(only(s.journal()).outcome, wire_outcome::closed);
+    EXPECT_EQ(only(s.journal()).outcome, record::wire_outcome::closed);
 }
 
 TEST(faults_e2e, lost_response_commits_then_the_reply_never_arrives) {
@@ -66,8 +66,8 @@ TEST(faults_e2e, lost_response_commits_then_the_reply_never_arrives) {
     // The effect is in the ledger although the client saw nothing.
     EXPECT_EQ(s.context().effects.size(), 1U);
     const auto r = only(s.journal());
-    EXPECT_EQ(r.effect, effect_kind::committed);
-    EXPECT_EQ(r.outcome, wire_outcome::reset);
+    EXPECT_EQ(r.effect, record::effect_kind::committed);
+    EXPECT_EQ(r.outcome, record::wire_outcome::reset);
     EXPECT_EQ(s.context().effects.commits_for(r.operation), 1U);
 }
 
@@ -91,11 +91,11 @@ TEST(faults_e2e, lost_response_then_retry_with_the_same_key_is_replayed_not_reco
     EXPECT_EQ(s.context().effects.commits_for("pay-1"), 1U);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 3U);
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::closed);
-    EXPECT_EQ(journal[1].effect, effect_kind::replayed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::closed);
+    EXPECT_EQ(journal[1].effect, record::effect_kind::replayed);
     EXPECT_EQ(journal[1].attempt, 2U);
-    EXPECT_EQ(journal[2].effect, effect_kind::replayed);
+    EXPECT_EQ(journal[2].effect, record::effect_kind::replayed);
 }
 
 TEST(faults_e2e, status_with_retry_after_in_seconds_is_sent_and_journaled) {
@@ -109,7 +109,7 @@ TEST(faults_e2e, status_with_retry_after_in_seconds_is_sent_and_journaled) {
     const auto r = only(s.journal());
     EXPECT_EQ(r.status, 503);
     EXPECT_EQ(r.retry_after_ms, 2000);
-    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    EXPECT_EQ(r.outcome, record::wire_outcome::responded);
     EXPECT_EQ(r.fault, "status");
 }
 
@@ -133,7 +133,7 @@ TEST(faults_e2e, status_after_commit_commits_then_answers_the_error) {
     ASSERT_TRUE(reply.parsed());
     EXPECT_EQ(reply.parsed()->result_int(), 500);
     EXPECT_EQ(s.context().effects.size(), 1U);
-    EXPECT_EQ(only(s.journal()).effect, effect_kind::committed);
+    EXPECT_EQ(only(s.journal()).effect, record::effect_kind::committed);
 }
 
 TEST(faults_e2e, hang_outlasts_the_client_which_times_out) {
@@ -144,7 +144,7 @@ TEST(faults_e2e, hang_outlasts_the_client_which_times_out) {
     // The client has closed; stopping the server ends the attempt either way.
     const auto r = only(s.journal());
     const auto w = only(s.wire());
-    EXPECT_EQ(r.outcome, wire_outcome::hung);
+    EXPECT_EQ(r.outcome, record::wire_outcome::hung);
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(w.response_started_ns, -1);
 }
@@ -156,7 +156,7 @@ TEST(faults_e2e, hang_ends_at_its_limit_with_a_close) {
     EXPECT_EQ(reply.read_error, asio::error::eof);
     EXPECT_TRUE(reply.bytes.empty());
     const auto r = only(s.journal());
-    EXPECT_EQ(r.outcome, wire_outcome::hung);
+    EXPECT_EQ(r.outcome, record::wire_outcome::hung);
     EXPECT_GE(r.finished_ns - r.request_ns, std::chrono::nanoseconds{20ms}.count());
 }
 
@@ -169,7 +169,7 @@ TEST(faults_e2e, slow_body_arrives_whole_but_paced) {
     EXPECT_EQ(res->body(), "ok");
     const auto r = only(s.journal());
     const auto w = only(s.wire());
-    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    EXPECT_EQ(r.outcome, record::wire_outcome::responded);
     EXPECT_EQ(w.bytes_out, reply.bytes.size());
     // ceil(bytes / 20) chunks, 10 ms apart: the timer never fires early.
     const auto chunks = static_cast<std::int64_t>((reply.bytes.size() + 19) / 20);
@@ -188,7 +188,7 @@ TEST(faults_e2e, truncate_promises_more_than_it_sends) {
     EXPECT_EQ(reply.bytes.substr(head_end + 4), "012");
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 2U);
-    EXPECT_EQ(journal[1].outcome, wire_outcome::truncated);
+    EXPECT_EQ(journal[1].outcome, record::wire_outcome::truncated);
     EXPECT_EQ(journal[1].status, 200);
     EXPECT_EQ(s.wire().at(1).bytes_out, reply.bytes.size());
 }
@@ -199,7 +199,7 @@ TEST(faults_e2e, reset_mid_response_cuts_the_body_with_an_rst) {
     EXPECT_FALSE(reply.parsed());
     EXPECT_TRUE(reply.read_error == asio::error::connection_reset || reply.read_error == asio::error::eof)
         << reply.read_error.message();
-    EXPECT_EQ(only(s.journal()).outcome, wire_outcome::truncated);
+    EXPECT_EQ(only(s.journal()).outcome, record::wire_outcome::truncated);
 }
 
 TEST(faults_e2e, malformed_sends_garbage_instead_of_a_status_line) {
@@ -209,7 +209,7 @@ TEST(faults_e2e, malformed_sends_garbage_instead_of_a_status_line) {
     EXPECT_FALSE(reply.parsed());
     const auto r = only(s.journal());
     const auto w = only(s.wire());
-    EXPECT_EQ(r.outcome, wire_outcome::malformed);
+    EXPECT_EQ(r.outcome, record::wire_outcome::malformed);
     EXPECT_EQ(w.bytes_out, 10U);
 }
 
@@ -228,11 +228,11 @@ TEST(faults_e2e, refuse_resets_the_connection_on_accept) {
 }
 
 // The server events of kind listener_closed / listener_reopened, in order.
-std::vector<server_event> listener_events(test_server& s) {
+std::vector<record::server_event> listener_events(test_server& s) {
     s.finish();
-    std::vector<server_event> out;
-    for (server_event& e : s.context().records.events()) {
-        if (e.kind == server_event_kind::listener_closed || e.kind == server_event_kind::listener_reopened) {
+    std::vector<record::server_event> out;
+    for (record::server_event& e : s.context().records.events()) {
+        if (e.kind == record::server_event_kind::listener_closed || e.kind == record::server_event_kind::listener_reopened) {
             out.push_back(std::move(e));
         }
     }
@@ -255,7 +255,7 @@ TEST(faults_e2e, refuse_closed_port_refuses_connects_from_the_start) {
     EXPECT_TRUE(s.journal().empty());
     const auto events = listener_events(s);
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::listener_closed);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::listener_closed);
     EXPECT_EQ(events[0].rule, "closed");
     EXPECT_EQ(events[0].detail,
               "closed_port: the port is bound and not listening: connects are refused (ECONNREFUSED)");
@@ -304,8 +304,8 @@ TEST(faults_e2e, refuse_closed_port_serves_again_after_its_window) {
     EXPECT_EQ(fired(s, "closed"), 1U);
     const auto events = listener_events(s);
     ASSERT_EQ(events.size(), 2U);
-    EXPECT_EQ(events[0].kind, server_event_kind::listener_closed);
-    EXPECT_EQ(events[1].kind, server_event_kind::listener_reopened);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::listener_closed);
+    EXPECT_EQ(events[1].kind, record::server_event_kind::listener_reopened);
     EXPECT_EQ(events[1].rule, "closed");
     EXPECT_EQ(events[1].detail, "closed_port over: listening and accepting again");
     EXPECT_GE(events[1].at_ns, std::chrono::nanoseconds{window}.count());
@@ -339,11 +339,11 @@ TEST(faults_e2e, refuse_unanswered_syn_leaves_a_connect_hanging_until_the_window
     EXPECT_EQ(s.journal().size(), 1U);
     const auto events = listener_events(s);
     ASSERT_EQ(events.size(), 2U);
-    EXPECT_EQ(events[0].kind, server_event_kind::listener_closed);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::listener_closed);
     EXPECT_EQ(events[0].rule, "silent");
     EXPECT_EQ(events[0].detail,
               "unanswered_syn: the listen queue is held full and not accepted: SYNs go unanswered");
-    EXPECT_EQ(events[1].kind, server_event_kind::listener_reopened);
+    EXPECT_EQ(events[1].kind, record::server_event_kind::listener_reopened);
     EXPECT_EQ(events[1].rule, "silent");
     EXPECT_EQ(events[1].detail, "unanswered_syn over: listening and accepting again");
 }
@@ -393,7 +393,7 @@ limit = "30s"
     EXPECT_EQ(rejected, 8);
     const auto journal = s.journal();
     EXPECT_EQ(std::count_if(journal.begin(), journal.end(), [](const auto& r) { return r.fault == "overload"; }), 8);
-    EXPECT_EQ(std::count_if(journal.begin(), journal.end(), [](const auto& r) { return r.outcome == wire_outcome::hung; }),
+    EXPECT_EQ(std::count_if(journal.begin(), journal.end(), [](const auto& r) { return r.outcome == record::wire_outcome::hung; }),
               2);
 }
 
@@ -404,7 +404,7 @@ TEST(faults_e2e, delay_shows_in_the_journal_times) {
     const auto r = only(s.journal());
     const auto w = only(s.wire());
     EXPECT_EQ(r.fault, "delay");
-    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    EXPECT_EQ(r.outcome, record::wire_outcome::responded);
     EXPECT_GE(w.response_started_ns - r.request_ns, std::chrono::nanoseconds{30ms}.count());
 }
 
@@ -444,13 +444,13 @@ TEST(faults_e2e, barrier_releases_a_staggered_herd_at_once) {
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 4U);
     // Arrivals 180 ms apart from first to last (less whatever the client timers lag), one release.
-    EXPECT_GE(spread(journal, &journal_record::request_ns), std::chrono::nanoseconds{150ms}.count());
-    EXPECT_LT(spread(s.wire(), &wire_detail::response_started_ns), std::chrono::nanoseconds{20ms}.count());
+    EXPECT_GE(spread(journal, &record::journal_record::request_ns), std::chrono::nanoseconds{150ms}.count());
+    EXPECT_LT(spread(s.wire(), &record::wire_detail::response_started_ns), std::chrono::nanoseconds{20ms}.count());
     EXPECT_LT(spread(replies), 20ms);
     for (const auto& r : journal) {
         EXPECT_EQ(r.rule, "herd");
         EXPECT_EQ(r.status, 503);
-        EXPECT_EQ(r.outcome, wire_outcome::responded);
+        EXPECT_EQ(r.outcome, record::wire_outcome::responded);
     }
 }
 
@@ -471,7 +471,7 @@ TEST(faults_e2e, barrier_timeout_releases_a_short_herd) {
         EXPECT_GE(w.response_started_ns - first_arrival, std::chrono::nanoseconds{300ms}.count());
         EXPECT_LT(w.response_started_ns - first_arrival, std::chrono::nanoseconds{1s}.count());
     }
-    EXPECT_LT(spread(wire, &wire_detail::response_started_ns), std::chrono::nanoseconds{20ms}.count());
+    EXPECT_LT(spread(wire, &record::wire_detail::response_started_ns), std::chrono::nanoseconds{20ms}.count());
 }
 
 // Stopping the server releases a held attempt at once: it gets its fault, not an hour's wait.
@@ -487,10 +487,10 @@ TEST(faults_e2e, server_stop_releases_held_attempts) {
     const auto r = only(s.journal());
     const auto w = only(s.wire());
     EXPECT_EQ(r.status, 503);
-    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    EXPECT_EQ(r.outcome, record::wire_outcome::responded);
     // Held from its arrival until the stop, which came after the client's 200 ms.
     EXPECT_GE(w.response_started_ns - r.request_ns, std::chrono::nanoseconds{150ms}.count());
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 constexpr std::string_view charge_endpoint =
@@ -19,7 +19,7 @@ constexpr std::string_view charge_endpoint =
 h2_request call(std::string path, std::vector<std::pair<std::string, std::string>> extra = {}) {
     std::vector<std::pair<std::string, std::string>> headers{{"content-type", "application/grpc"}, {"te", "trailers"}};
     headers.insert(headers.end(), extra.begin(), extra.end());
-    return h2_request{"POST", std::move(path), server_detail::grpc_message_frame("\x08\x2a"), std::move(headers)};
+    return h2_request{"POST", std::move(path), detail::grpc_message_frame("\x08\x2a"), std::move(headers)};
 }
 
 TEST(grpc, a_call_is_answered_with_an_empty_message_then_its_status_in_trailers) {
@@ -35,7 +35,7 @@ TEST(grpc, a_call_is_answered_with_an_empty_message_then_its_status_in_trailers)
     EXPECT_EQ(reply.headers.count("content-length"), 0U);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
     EXPECT_EQ(journal[0].grpc_status, 0);
     EXPECT_EQ(journal[0].deadline_ms, 250);
     EXPECT_EQ(journal[0].previous_attempts, "1");
@@ -57,7 +57,7 @@ TEST(grpc, a_status_rule_after_the_commit_is_trailers_only_with_its_pushback) {
     EXPECT_EQ(reply.headers.at("grpc-retry-pushback-ms"), "100");
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
     EXPECT_EQ(journal[0].fault, "grpc_status");
     EXPECT_EQ(journal[0].grpc_status, 14);
     EXPECT_EQ(journal[0].grpc_pushback_ms, 100);
@@ -83,7 +83,7 @@ TEST(grpc, an_unknown_method_is_unimplemented_and_commits_nothing) {
     EXPECT_TRUE(result.replies[0].body.empty());
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].effect, effect_kind::unmatched);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::unmatched);
     EXPECT_EQ(journal[0].grpc_status, 12);
 }
 
@@ -98,12 +98,12 @@ TEST(grpc, a_truncated_reply_is_cut_inside_the_message_and_never_sends_a_status)
     EXPECT_TRUE(result.replies[0].reset_code.has_value());
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::truncated);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::truncated);
     EXPECT_FALSE(journal[0].grpc_status);
 }
 
 TEST(grpc, grpc_timeout_is_read_in_every_unit_and_refused_when_malformed) {
-    using server_detail::grpc_timeout_ms;
+    using detail::grpc_timeout_ms;
     EXPECT_EQ(grpc_timeout_ms("2H"), 7'200'000);
     EXPECT_EQ(grpc_timeout_ms("3M"), 180'000);
     EXPECT_EQ(grpc_timeout_ms("1S"), 1000);
@@ -118,4 +118,4 @@ TEST(grpc, grpc_timeout_is_read_in_every_unit_and_refused_when_malformed) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

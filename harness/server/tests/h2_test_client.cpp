@@ -14,7 +14,7 @@
 #include <cstring>
 #include <memory>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 
 namespace {
 
@@ -230,4 +230,4 @@ h2_result h2_exchange(std::uint16_t port, const std::vector<h2_request>& request
     return result;
 }
 
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

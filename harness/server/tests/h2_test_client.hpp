@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 
 struct h2_request {
     h2_request(std::string m, std::string p, std::string b = {},
@@ -54,4 +54,4 @@ struct h2_client_options {
 // Sends every request on one new connection and waits until each stream has ended (or the timeout).
 h2_result h2_exchange(std::uint16_t port, const std::vector<h2_request>& requests, const h2_client_options& options = {});
 
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -22,12 +22,12 @@
 #include <functional>
 #include <set>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-const wire_detail& wire_of(const std::vector<journal_record>& journal, const std::vector<wire_detail>& wire,
+const record::wire_detail& wire_of(const std::vector<record::journal_record>& journal, const std::vector<record::wire_detail>& wire,
                            std::string_view target) {
     for (std::size_t i = 0; i < journal.size(); ++i) {
         if (journal[i].target == target) return wire.at(i);
@@ -35,8 +35,8 @@ const wire_detail& wire_of(const std::vector<journal_record>& journal, const std
     throw std::runtime_error{"no record for " + std::string{target}};
 }
 
-const journal_record& record_of(const std::vector<journal_record>& journal, std::string_view target) {
-    const auto it = std::find_if(journal.begin(), journal.end(), [&](const journal_record& r) { return r.target == target; });
+const record::journal_record& record_of(const std::vector<record::journal_record>& journal, std::string_view target) {
+    const auto it = std::find_if(journal.begin(), journal.end(), [&](const record::journal_record& r) { return r.target == target; });
     if (it == journal.end()) throw std::runtime_error{"no record for " + std::string{target}};
     return *it;
 }
@@ -58,7 +58,7 @@ TEST(http2, h2c_by_prior_knowledge_is_served_and_journaled_with_its_stream) {
     const auto journal = s.journal();
     const auto wire = s.wire();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::responded);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::responded);
     EXPECT_EQ(journal[0].status, 200);
     EXPECT_EQ(journal[0].method, "GET");
     EXPECT_EQ(journal[0].connection, 1U);
@@ -145,9 +145,9 @@ TEST(http2, a_lost_response_commits_then_resets_only_its_stream) {
         const auto journal = s.journal();
         const auto wire = s.wire();
         ASSERT_EQ(journal.size(), 2U);
-        const journal_record& lost = record_of(journal, "/payments");
-        EXPECT_EQ(lost.effect, effect_kind::committed);
-        EXPECT_EQ(lost.outcome, then == "reset" ? wire_outcome::reset : wire_outcome::closed);
+        const record::journal_record& lost = record_of(journal, "/payments");
+        EXPECT_EQ(lost.effect, record::effect_kind::committed);
+        EXPECT_EQ(lost.outcome, then == "reset" ? record::wire_outcome::reset : record::wire_outcome::closed);
         EXPECT_EQ(lost.status, 0);
         EXPECT_EQ(wire_of(journal, wire, "/payments").stream_reset, then == "reset" ? "INTERNAL_ERROR" : "CANCEL");
         EXPECT_EQ(s.context().effects.size(), 1U);
@@ -161,8 +161,8 @@ TEST(http2, a_reset_before_the_commit_commits_nothing) {
     EXPECT_EQ(result.replies[0].reset_code, NGHTTP2_INTERNAL_ERROR);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].effect, effect_kind::none);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::reset);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::none);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::reset);
 }
 
 // The head promises the whole body; part of it comes in DATA, then RST_STREAM.
@@ -178,7 +178,7 @@ TEST(http2, a_truncated_body_is_data_then_rst_stream) {
     const auto journal = s.journal();
     const auto wire = s.wire();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::truncated);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::truncated);
     EXPECT_TRUE(wire[0].stream_reset);
 }
 
@@ -195,7 +195,7 @@ TEST(http2, a_slow_body_comes_as_paced_data_frames) {
     EXPECT_GE(reply.closed_at - reply.first_data, 40ms);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::responded);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::responded);
     EXPECT_EQ(journal[0].fault, "slow_body");
 }
 
@@ -209,7 +209,7 @@ TEST(http2, a_hang_keeps_its_stream_silent_until_the_limit_then_cancels_it) {
     EXPECT_EQ(result.replies[1].status, 200);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 2U);
-    EXPECT_EQ(record_of(journal, "/slow").outcome, wire_outcome::hung);
+    EXPECT_EQ(record_of(journal, "/slow").outcome, record::wire_outcome::hung);
 }
 
 // Malformed bytes have no HTTP/2 form: the stream is reset with PROTOCOL_ERROR, journaled as such.
@@ -221,11 +221,11 @@ TEST(http2, malformed_bytes_become_a_protocol_error_on_the_stream) {
     const auto journal = s.journal();
     const auto wire = s.wire();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::malformed);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::malformed);
     EXPECT_EQ(wire[0].stream_reset, "PROTOCOL_ERROR");
     const auto events = s.context().records.events();
     const auto it = std::find_if(events.begin(), events.end(),
-                                 [](const server_event& e) { return e.kind == server_event_kind::fault_not_mapped; });
+                                 [](const record::server_event& e) { return e.kind == record::server_event_kind::fault_not_mapped; });
     ASSERT_NE(it, events.end());
     EXPECT_EQ(it->rule, "m");
     EXPECT_NE(it->detail.find("no HTTP/2 form"), std::string::npos) << it->detail;
@@ -242,8 +242,8 @@ TEST(http2, a_refused_stream_is_reset_with_refused_stream_and_commits_nothing) {
     const auto journal = s.journal();
     const auto wire = s.wire();
     ASSERT_EQ(journal.size(), 2U);
-    EXPECT_EQ(record_of(journal, "/payments").effect, effect_kind::none);
-    EXPECT_EQ(record_of(journal, "/payments").outcome, wire_outcome::reset);
+    EXPECT_EQ(record_of(journal, "/payments").effect, record::effect_kind::none);
+    EXPECT_EQ(record_of(journal, "/payments").outcome, record::wire_outcome::reset);
     EXPECT_EQ(wire_of(journal, wire, "/payments").stream_reset, "REFUSED_STREAM");
     EXPECT_EQ(s.context().effects.size(), 0U);
 }
@@ -262,8 +262,8 @@ TEST(http2, a_goaway_before_the_commit_names_the_last_stream_processed_below_the
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 2U);
     EXPECT_EQ(record_of(journal, "/payments").fault, "goaway");
-    EXPECT_EQ(record_of(journal, "/payments").effect, effect_kind::none);
-    EXPECT_EQ(record_of(journal, "/payments").outcome, wire_outcome::closed);
+    EXPECT_EQ(record_of(journal, "/payments").effect, record::effect_kind::none);
+    EXPECT_EQ(record_of(journal, "/payments").outcome, record::wire_outcome::closed);
     EXPECT_EQ(s.context().effects.size(), 0U);
 }
 
@@ -278,8 +278,8 @@ TEST(http2, a_goaway_after_the_commit_covers_the_stream_and_loses_its_reply) {
     s.finish();
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::closed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::closed);
     EXPECT_EQ(s.context().effects.size(), 1U);
 }
 
@@ -302,11 +302,11 @@ TEST(http2, a_refused_stream_on_http11_closes_and_journals_that_it_has_no_http11
     EXPECT_TRUE(reply.bytes.empty());
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::closed);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::closed);
     EXPECT_EQ(journal[0].fault, "refused_stream");
     const auto events = s.context().records.events();
     const auto it = std::find_if(events.begin(), events.end(),
-                                 [](const server_event& e) { return e.kind == server_event_kind::fault_not_mapped; });
+                                 [](const record::server_event& e) { return e.kind == record::server_event_kind::fault_not_mapped; });
     ASSERT_NE(it, events.end());
     EXPECT_EQ(it->rule, "busy");
     EXPECT_NE(it->detail.find("no HTTP/1.1 form"), std::string::npos) << it->detail;
@@ -379,4 +379,4 @@ TEST(http2, an_http11_client_on_the_same_tls_port_still_speaks_http11) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -41,7 +41,7 @@ public:
     std::uint16_t port() const { return served_ ? served_->port() : proxy_->port(); }
 
     // Every attempt of the front, once it has stopped.
-    std::vector<journal_record> journal() {
+    std::vector<record::journal_record> journal() {
         if (served_) return served_->journal();
         proxy_->stop();
         return context_->records.snapshot();
@@ -89,7 +89,7 @@ TEST_P(http_connection, expect_100_continue_gets_an_interim_100_then_the_final_r
     const auto journal = f.journal();
     ASSERT_EQ(journal.size(), 1U);
     EXPECT_EQ(journal[0].status, 201);
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
 }
 
 struct framing_case {
@@ -144,4 +144,4 @@ TEST_P(http_connection, well_framed_requests_still_go_through) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

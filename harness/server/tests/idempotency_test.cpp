@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 namespace {
 
 const auto post = effect_semantics::non_idempotent;
@@ -25,7 +25,7 @@ idempotency_layer keys(bool required = false) { return idempotency_layer{{idempo
 TEST(idempotency, off_mode_always_proceeds) {
     idempotency_layer layer{{idempotency_mode::off, true}};
     EXPECT_EQ(layer.begin("k", post, fp).decision, idempotency_decision::proceed);
-    layer.complete("k", service_response{201, {}, "x", effect_kind::committed});
+    layer.complete("k", service_response{201, {}, "x", record::effect_kind::committed});
     EXPECT_EQ(layer.begin("k", post, fp).decision, idempotency_decision::proceed);
     EXPECT_EQ(layer.begin("", post, fp).decision, idempotency_decision::proceed);
     EXPECT_EQ(layer.stored(), 0U);
@@ -35,7 +35,7 @@ TEST(idempotency, replays_the_stored_response_byte_for_byte) {
     auto layer = keys();
     EXPECT_EQ(layer.begin("k", post, fp).decision, idempotency_decision::proceed);
     const service_response stored{201, {{"Content-Type", "application/json"}, {"X-Charge", "ch_1"}},
-                                  R"({"id":"ch_1","amount":5})", effect_kind::committed};
+                                  R"({"id":"ch_1","amount":5})", record::effect_kind::committed};
     layer.complete("k", stored);
     EXPECT_EQ(layer.stored(), 1U);
 
@@ -45,15 +45,15 @@ TEST(idempotency, replays_the_stored_response_byte_for_byte) {
         EXPECT_EQ(b.response.status, stored.status);
         EXPECT_EQ(b.response.headers, stored.headers);
         EXPECT_EQ(b.response.body, stored.body);
-        EXPECT_EQ(b.response.effect, effect_kind::replayed);
+        EXPECT_EQ(b.response.effect, record::effect_kind::replayed);
     }
 }
 
 // Stored responses are packed into one string; whatever bytes they hold come back as they were.
 TEST(idempotency, replays_empty_parts_and_any_bytes) {
     auto layer = keys();
-    const service_response bare{204, {}, "", effect_kind::committed};
-    const service_response odd{200, {{"X-Empty", ""}, {"", "v"}}, std::string{"a\0b\xff", 4}, effect_kind::committed};
+    const service_response bare{204, {}, "", record::effect_kind::committed};
+    const service_response odd{200, {{"X-Empty", ""}, {"", "v"}}, std::string{"a\0b\xff", 4}, record::effect_kind::committed};
     layer.begin("bare", post, fp);
     layer.complete("bare", bare);
     layer.begin("odd", post, fp);
@@ -83,7 +83,7 @@ TEST(idempotency, duplicate_in_flight_gets_409_with_marker) {
     const auto b = layer.begin("k", post, fp);
     EXPECT_EQ(b.decision, idempotency_decision::in_flight);
     EXPECT_EQ(b.response.status, 409);
-    EXPECT_EQ(b.response.effect, effect_kind::conflict);
+    EXPECT_EQ(b.response.effect, record::effect_kind::conflict);
     EXPECT_EQ(header(b.response, "Faultline-Idempotency"), "in-flight");
     EXPECT_EQ(header(b.response, "Content-Type"), "application/problem+json");
     EXPECT_NE(b.response.body.find(R"("status":409)"), std::string::npos);
@@ -97,8 +97,8 @@ TEST(idempotency, same_key_different_payload_gets_422) {
     auto b = layer.begin("k", post, other);
     EXPECT_EQ(b.decision, idempotency_decision::payload_mismatch);
     EXPECT_EQ(b.response.status, 422);
-    EXPECT_EQ(b.response.effect, effect_kind::conflict);
-    layer.complete("k", service_response{201, {}, "x", effect_kind::committed});
+    EXPECT_EQ(b.response.effect, record::effect_kind::conflict);
+    layer.complete("k", service_response{201, {}, "x", record::effect_kind::committed});
     b = layer.begin("k", post, other);
     EXPECT_EQ(b.decision, idempotency_decision::payload_mismatch);
     EXPECT_EQ(layer.begin("k", post, fp).decision, idempotency_decision::replay);
@@ -109,7 +109,7 @@ TEST(idempotency, required_key_missing_gets_400_only_for_non_idempotent) {
     const auto b = layer.begin("", post, fp);
     EXPECT_EQ(b.decision, idempotency_decision::missing_key);
     EXPECT_EQ(b.response.status, 400);
-    EXPECT_EQ(b.response.effect, effect_kind::rejected);
+    EXPECT_EQ(b.response.effect, record::effect_kind::rejected);
     EXPECT_EQ(layer.begin("", effect_semantics::idempotent_write, fp).decision, idempotency_decision::proceed);
     EXPECT_EQ(layer.begin("", effect_semantics::read, fp).decision, idempotency_decision::proceed);
     EXPECT_EQ(keys(false).begin("", post, fp).decision, idempotency_decision::proceed);
@@ -129,7 +129,7 @@ TEST(idempotency, abandon_lets_the_retry_proceed) {
     EXPECT_EQ(layer.in_flight(), 0U);
     EXPECT_EQ(layer.begin("k", post, fp).decision, idempotency_decision::proceed);
     // A late abandon never erases a stored result.
-    layer.complete("k", service_response{201, {}, "x", effect_kind::committed});
+    layer.complete("k", service_response{201, {}, "x", record::effect_kind::committed});
     layer.abandon("k");
     EXPECT_EQ(layer.begin("k", post, fp).decision, idempotency_decision::replay);
 }
@@ -205,4 +205,4 @@ TEST(idempotency, concurrent_attempts_on_one_key_commit_once) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::server

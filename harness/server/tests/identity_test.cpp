@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 namespace {
 
 
@@ -16,7 +16,7 @@ TEST(identity, idempotency_key_wins_over_everything) {
     identity_inputs in{"POST", "/payments", R"({"order_id":"o-1"})", R"("k-1")", "req-1"};
     const auto id = identify(config, in);
     EXPECT_EQ(id.value, "k-1");
-    EXPECT_EQ(id.source, identity_source::idempotency_key);
+    EXPECT_EQ(id.source, record::identity_source::idempotency_key);
     EXPECT_EQ(id.idempotency_key, "k-1");
     EXPECT_EQ(id.hash, hash_bytes("k-1"));
 }
@@ -26,17 +26,17 @@ TEST(identity, named_header_then_body_field_then_hash) {
     identity_inputs in{"POST", "/payments", R"({"order_id":"o-1","amount":5})", std::nullopt, "req-1"};
     auto id = identify(config, in);
     EXPECT_EQ(id.value, "req-1");
-    EXPECT_EQ(id.source, identity_source::header);
+    EXPECT_EQ(id.source, record::identity_source::header);
     EXPECT_EQ(id.idempotency_key, "");
 
     in.named_header.reset();
     id = identify(config, in);
     EXPECT_EQ(id.value, "o-1");
-    EXPECT_EQ(id.source, identity_source::body_field);
+    EXPECT_EQ(id.source, record::identity_source::body_field);
 
     in.body = R"({"amount":5})";
     id = identify(config, in);
-    EXPECT_EQ(id.source, identity_source::request_hash);
+    EXPECT_EQ(id.source, record::identity_source::request_hash);
     EXPECT_EQ(id.value, to_hex(request_hash("POST", "/payments", R"({"amount":5})")));
     EXPECT_EQ(id.value.size(), 16U);
     EXPECT_EQ(id.hash, hash_bytes(id.value));
@@ -45,7 +45,7 @@ TEST(identity, named_header_then_body_field_then_hash) {
 TEST(identity, empty_key_counts_as_absent) {
     identity_inputs in{"POST", "/payments", "", R"("")", std::nullopt};
     const auto id = identify({}, in);
-    EXPECT_EQ(id.source, identity_source::request_hash);
+    EXPECT_EQ(id.source, record::identity_source::request_hash);
     EXPECT_EQ(id.idempotency_key, "");
 }
 
@@ -53,16 +53,16 @@ TEST(identity, numeric_body_field_and_unusable_bodies) {
     const identity_config config{"", "order_id"};
     identity_inputs in{"POST", "/p", R"({"order_id":42})", std::nullopt, std::nullopt};
     EXPECT_EQ(identify(config, in).value, "42");
-    EXPECT_EQ(identify(config, in).source, identity_source::body_field);
+    EXPECT_EQ(identify(config, in).source, record::identity_source::body_field);
     for (const auto* body : {R"({"order_id":true})", "not json", R"(["order_id"])", R"({"other":1})"}) {
         in.body = body;
-        EXPECT_EQ(identify(config, in).source, identity_source::request_hash) << body;
+        EXPECT_EQ(identify(config, in).source, record::identity_source::request_hash) << body;
     }
 }
 
 TEST(identity, header_ignored_when_not_configured) {
     identity_inputs in{"GET", "/kv/a", "", std::nullopt, "req-1"};
-    EXPECT_EQ(identify({}, in).source, identity_source::request_hash);
+    EXPECT_EQ(identify({}, in).source, record::identity_source::request_hash);
 }
 
 TEST(identity, request_hash_is_stable_and_separates_parts) {
@@ -78,19 +78,19 @@ TEST(identity, reads_a_request_view) {
     const faults::header_list_source keyed_headers{keyed};
     auto id = identify({}, faults::request_view{"POST", "/payments", keyed_headers, R"({"amount":1})"});
     EXPECT_EQ(id.value, "key-9");
-    EXPECT_EQ(id.source, identity_source::idempotency_key);
+    EXPECT_EQ(id.source, record::identity_source::idempotency_key);
 
     const faults::header_list plain{{"X-Op", "op-3"}};
     const faults::header_list_source plain_headers{plain};
     const faults::request_view request{"POST", "/payments", plain_headers, R"({"amount":1})"};
     id = identify(identity_config{"x-op", ""}, request);  // header names match case-insensitively
     EXPECT_EQ(id.value, "op-3");
-    EXPECT_EQ(id.source, identity_source::header);
+    EXPECT_EQ(id.source, record::identity_source::header);
     id = identify({}, request);
     EXPECT_EQ(id.value, to_hex(request_hash("POST", "/payments", R"({"amount":1})")));
 }
 
-symbol op(std::string value) { return identify({}, identity_inputs{"", "", "", value, std::nullopt}).value; }
+record::symbol op(std::string value) { return identify({}, identity_inputs{"", "", "", value, std::nullopt}).value; }
 
 TEST(attempt_counter, counts_per_operation_from_one) {
     attempt_counter c;
@@ -133,4 +133,4 @@ TEST(attempt_counter, concurrent_attempts_get_distinct_numbers) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::server

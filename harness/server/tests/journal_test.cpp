@@ -17,12 +17,12 @@
 #include <unistd.h>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 namespace {
 
-using testing::sample;
-using testing::sample_wire;
-using testing::same;
+using record::testing::sample;
+using record::testing::sample_wire;
+using record::testing::same;
 
 std::string temp_path(std::string_view name) {
     return (std::filesystem::temp_directory_path() /
@@ -32,12 +32,12 @@ std::string temp_path(std::string_view name) {
 
 TEST(journal, assigns_seq_in_append_order_and_keeps_reserved_ones) {
     journal j;
-    EXPECT_EQ(j.append(sample(0)), 1U);
-    EXPECT_EQ(j.append(sample(1)), 2U);
+    EXPECT_EQ(j.append(record::testing::sample(0)), 1U);
+    EXPECT_EQ(j.append(record::testing::sample(1)), 2U);
     const auto reserved = j.next_seq();
     EXPECT_EQ(reserved, 3U);
-    EXPECT_EQ(j.append(sample(2)), 4U);
-    auto r = sample(3);
+    EXPECT_EQ(j.append(record::testing::sample(2)), 4U);
+    auto r = record::testing::sample(3);
     r.seq = reserved;
     EXPECT_EQ(j.append(r), 3U);
     const auto snap = j.snapshot();
@@ -51,7 +51,7 @@ TEST(journal, assigns_seq_in_append_order_and_keeps_reserved_ones) {
 
 TEST(journal, overflow_without_file_fails_loudly_and_counts) {
     journal j{journal_options{3, ""}};
-    for (std::uint64_t n = 0; n < 5; ++n) j.append(sample(n));
+    for (std::uint64_t n = 0; n < 5; ++n) j.append(record::testing::sample(n));
     EXPECT_EQ(j.size(), 3U);
     EXPECT_EQ(j.appended(), 5U);
     EXPECT_EQ(j.lost(), 2U);
@@ -63,20 +63,20 @@ TEST(journal, overflow_without_file_fails_loudly_and_counts) {
     EXPECT_FALSE(j.failed());
     EXPECT_EQ(j.error(), "");
     EXPECT_EQ(j.size(), 0U);
-    EXPECT_EQ(j.append(sample(9)), 6U);  // seq keeps counting across reset
+    EXPECT_EQ(j.append(record::testing::sample(9)), 6U);  // seq keeps counting across reset
 }
 
 TEST(journal, with_a_file_spills_past_the_bound_and_the_file_holds_everything) {
     const auto path = temp_path("spill");
     {
         journal j{journal_options{2, path}};
-        for (std::uint64_t n = 0; n < 5; ++n) j.append(sample(n));
+        for (std::uint64_t n = 0; n < 5; ++n) j.append(record::testing::sample(n));
         j.flush();
         EXPECT_EQ(j.size(), 2U);
         EXPECT_FALSE(j.memory_complete());
         EXPECT_FALSE(j.failed());
         EXPECT_EQ(j.lost(), 0U);
-        const auto read = read_jsonl(path);
+        const auto read = record::read_jsonl(path);
         ASSERT_TRUE(read.ok());
         EXPECT_EQ(read.records.size(), 5U);
     }
@@ -85,30 +85,30 @@ TEST(journal, with_a_file_spills_past_the_bound_and_the_file_holds_everything) {
 
 TEST(journal, jsonl_round_trip_through_a_file) {
     const auto path = temp_path("round_trip");
-    std::vector<journal_record> written;
+    std::vector<record::journal_record> written;
     {
         journal j{journal_options{1000, path}};
         for (std::uint64_t n = 0; n < 30; ++n) {
-            auto r = sample(n);
-            r.seq = j.append(r, sample_wire(n));
+            auto r = record::testing::sample(n);
+            r.seq = j.append(r, record::testing::sample_wire(n));
             written.push_back(r);
         }
         EXPECT_EQ(j.snapshot().size(), 30U);
     }  // the destructor writes everything
-    const auto read = read_jsonl(path);
+    const auto read = record::read_jsonl(path);
     ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
     ASSERT_EQ(read.records.size(), written.size());
-    for (std::size_t i = 0; i < written.size(); ++i) EXPECT_TRUE(same(read.records[i], written[i])) << i;
+    for (std::size_t i = 0; i < written.size(); ++i) EXPECT_TRUE(record::testing::same(read.records[i], written[i])) << i;
     // Each line holds its record's wire detail too, with its seq.
     std::ifstream in{path};
     std::size_t n = 0;
     for (std::string line; std::getline(in, line); ++n) {
         std::string error;
-        wire_detail wire;
-        ASSERT_TRUE(record_from_json(boost::json::parse(line), error, &wire)) << error;
-        wire_detail expected = sample_wire(n);
+        record::wire_detail wire;
+        ASSERT_TRUE(record::record_from_json(boost::json::parse(line), error, &wire)) << error;
+        record::wire_detail expected = record::testing::sample_wire(n);
         expected.seq = written[n].seq;
-        EXPECT_TRUE(same(wire, expected)) << n;
+        EXPECT_TRUE(record::testing::same(wire, expected)) << n;
     }
     EXPECT_EQ(n, written.size());
     std::filesystem::remove(path);
@@ -120,7 +120,7 @@ TEST(journal, one_told_to_keep_no_wire_details_keeps_records_only) {
     journal j{options};
     // Past one chunk of records with details: the chunks hold more records each without them.
     constexpr std::uint64_t count = 60'000;
-    for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n), sample_wire(n));
+    for (std::uint64_t n = 0; n < count; ++n) j.append(record::testing::sample(n), record::testing::sample_wire(n));
     EXPECT_TRUE(j.wire_snapshot().empty());
     const std::string lines = j.to_jsonl();
     EXPECT_EQ(lines.find("t_accept"), std::string::npos);
@@ -128,8 +128,8 @@ TEST(journal, one_told_to_keep_no_wire_details_keeps_records_only) {
     const auto [records, wire] = j.take();
     EXPECT_TRUE(wire.empty());
     ASSERT_EQ(records.size(), count);
-    for (std::uint64_t n = 0; n < count; ++n) ASSERT_TRUE(same(records[n], [&] {
-        auto r = sample(n);
+    for (std::uint64_t n = 0; n < count; ++n) ASSERT_TRUE(record::testing::same(records[n], [&] {
+        auto r = record::testing::sample(n);
         r.seq = n + 1;
         return r;
     }())) << n;
@@ -144,7 +144,7 @@ TEST(journal, concurrent_appends_all_reach_the_file_with_unique_seqs) {
         std::vector<std::thread> pool;
         for (int t = 0; t < threads; ++t) {
             pool.emplace_back([&j, t] {
-                for (int i = 0; i < per_thread; ++i) j.append(sample(static_cast<std::uint64_t>(t * per_thread + i)));
+                for (int i = 0; i < per_thread; ++i) j.append(record::testing::sample(static_cast<std::uint64_t>(t * per_thread + i)));
             });
         }
         for (auto& th : pool) th.join();
@@ -152,7 +152,7 @@ TEST(journal, concurrent_appends_all_reach_the_file_with_unique_seqs) {
         EXPECT_EQ(j.appended(), static_cast<std::uint64_t>(threads * per_thread));
         EXPECT_FALSE(j.failed());
     }
-    const auto read = read_jsonl(path);
+    const auto read = record::read_jsonl(path);
     ASSERT_TRUE(read.ok());
     ASSERT_EQ(read.records.size(), static_cast<std::size_t>(threads * per_thread));
     std::vector<bool> seen(threads * per_thread + 1, false);
@@ -171,13 +171,13 @@ TEST(journal, many_chunks_keep_append_order_in_memory_and_file) {
     constexpr std::uint64_t count = 50'000;
     {
         journal j{journal_options{count, path}};
-        for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n));
+        for (std::uint64_t n = 0; n < count; ++n) j.append(record::testing::sample(n));
         const auto snap = j.snapshot();
         ASSERT_EQ(snap.size(), count);
         for (std::uint64_t n = 0; n < count; ++n) ASSERT_EQ(snap[n].seq, n + 1) << n;
         EXPECT_EQ(snap[count - 1].target, "/payments?n=" + std::to_string(count - 1));
     }
-    const auto read = read_jsonl(path);
+    const auto read = record::read_jsonl(path);
     ASSERT_TRUE(read.ok());
     ASSERT_EQ(read.records.size(), count);
     for (std::uint64_t n = 0; n < count; ++n) ASSERT_EQ(read.records[n].seq, n + 1) << n;
@@ -190,12 +190,12 @@ TEST(journal, reset_with_a_file_forgets_memory_but_the_file_keeps_every_record_i
     constexpr std::uint64_t after = 30'000;
     {
         journal j{journal_options{40'000, path}};
-        for (std::uint64_t n = 0; n < before; ++n) j.append(sample(n));
+        for (std::uint64_t n = 0; n < before; ++n) j.append(record::testing::sample(n));
         EXPECT_FALSE(j.memory_complete());
         j.reset();
         EXPECT_TRUE(j.memory_complete());
         EXPECT_EQ(j.size(), 0U);
-        for (std::uint64_t n = before; n < before + after; ++n) j.append(sample(n));
+        for (std::uint64_t n = before; n < before + after; ++n) j.append(record::testing::sample(n));
         const auto snap = j.snapshot();
         ASSERT_EQ(snap.size(), after);
         EXPECT_EQ(snap.front().seq, before + 1);
@@ -203,7 +203,7 @@ TEST(journal, reset_with_a_file_forgets_memory_but_the_file_keeps_every_record_i
         j.flush();
         EXPECT_FALSE(j.failed());
     }
-    const auto read = read_jsonl(path);
+    const auto read = record::read_jsonl(path);
     ASSERT_TRUE(read.ok());
     ASSERT_EQ(read.records.size(), before + after);
     for (std::uint64_t n = 0; n < before + after; ++n) ASSERT_EQ(read.records[n].seq, n + 1) << n;
@@ -212,9 +212,9 @@ TEST(journal, reset_with_a_file_forgets_memory_but_the_file_keeps_every_record_i
 
 TEST(journal, memory_window_after_reset_without_a_file_holds_only_new_records) {
     journal j{journal_options{25'000, ""}};
-    for (std::uint64_t n = 0; n < 25'000; ++n) j.append(sample(n));
+    for (std::uint64_t n = 0; n < 25'000; ++n) j.append(record::testing::sample(n));
     j.reset();
-    for (std::uint64_t n = 0; n < 25'001; ++n) j.append(sample(n));
+    for (std::uint64_t n = 0; n < 25'001; ++n) j.append(record::testing::sample(n));
     EXPECT_EQ(j.size(), 25'000U);
     EXPECT_EQ(j.lost(), 1U);
     const auto snap = j.snapshot();
@@ -226,14 +226,14 @@ TEST(journal, take_hands_over_every_record_once_in_order_and_seq_keeps_counting)
     // 50,000 records span several chunks: take() frees each one as it empties it.
     constexpr std::uint64_t count = 50'000;
     journal j;
-    for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n), sample_wire(n));
+    for (std::uint64_t n = 0; n < count; ++n) j.append(record::testing::sample(n), record::testing::sample_wire(n));
     const auto [taken, wire] = j.take();
     ASSERT_EQ(taken.size(), count);
     ASSERT_EQ(wire.size(), count);
     for (std::uint64_t n = 0; n < count; ++n) {
         ASSERT_EQ(taken[n].seq, n + 1) << n;
         ASSERT_EQ(wire[n].seq, n + 1) << n;
-        ASSERT_EQ(wire[n].bytes_in, sample_wire(n).bytes_in) << n;
+        ASSERT_EQ(wire[n].bytes_in, record::testing::sample_wire(n).bytes_in) << n;
     }
     EXPECT_EQ(taken[count - 1].target, "/payments?n=" + std::to_string(count - 1));
     EXPECT_EQ(j.size(), 0U);
@@ -241,7 +241,7 @@ TEST(journal, take_hands_over_every_record_once_in_order_and_seq_keeps_counting)
     EXPECT_TRUE(j.snapshot().empty());
     EXPECT_TRUE(j.memory_complete());
     EXPECT_EQ(j.appended(), count);
-    EXPECT_EQ(j.append(sample(0)), count + 1);
+    EXPECT_EQ(j.append(record::testing::sample(0)), count + 1);
     const auto later = j.take().records;
     ASSERT_EQ(later.size(), 1U);
     EXPECT_EQ(later[0].seq, count + 1);
@@ -255,21 +255,21 @@ journal_options spilling(std::string directory) {
 
 // Appends records 0..count-1, each with its wire detail.
 void append_samples(journal& j, std::uint64_t from, std::uint64_t count) {
-    for (std::uint64_t n = from; n < from + count; ++n) j.append(sample(n), sample_wire(n));
+    for (std::uint64_t n = from; n < from + count; ++n) j.append(record::testing::sample(n), record::testing::sample_wire(n));
 }
 
 // Records and wire details [from, from + count) as appended by append_samples (seq = n + 1).
-void expect_samples(const std::vector<journal_record>& records, const std::vector<wire_detail>& wire,
+void expect_samples(const std::vector<record::journal_record>& records, const std::vector<record::wire_detail>& wire,
                     std::uint64_t from, std::uint64_t count) {
     ASSERT_EQ(records.size(), count);
     ASSERT_EQ(wire.size(), count);
     for (std::uint64_t i = 0; i < count; ++i) {
-        auto expected = sample(from + i);
+        auto expected = record::testing::sample(from + i);
         expected.seq = from + i + 1;
-        auto expected_wire = sample_wire(from + i);
+        auto expected_wire = record::testing::sample_wire(from + i);
         expected_wire.seq = from + i + 1;
-        ASSERT_TRUE(same(records[i], expected)) << i;
-        ASSERT_TRUE(same(wire[i], expected_wire)) << i;
+        ASSERT_TRUE(record::testing::same(records[i], expected)) << i;
+        ASSERT_TRUE(record::testing::same(wire[i], expected_wire)) << i;
     }
 }
 
@@ -370,12 +370,12 @@ TEST(journal, a_spill_file_changed_behind_its_back_is_detected_and_reported) {
         EXPECT_EQ(taken.records.size(), taken.wire.size());
         EXPECT_EQ(j.altered(), 30'000U - taken.records.size());
         const auto events = j.events();
-        const auto altered = std::find_if(events.begin(), events.end(), [](const server_event& e) {
-            return e.kind == server_event_kind::evidence_altered;
+        const auto altered = std::find_if(events.begin(), events.end(), [](const record::server_event& e) {
+            return e.kind == record::server_event_kind::evidence_altered;
         });
         ASSERT_NE(altered, events.end());
         EXPECT_NE(altered->detail.find("spill file"), std::string::npos) << altered->detail;
-        EXPECT_TRUE(is_control_action(altered->kind));
+        EXPECT_TRUE(record::is_control_action(altered->kind));
     }
 }
 
@@ -394,16 +394,16 @@ TEST(journal, take_with_a_file_leaves_the_file_whole_and_keeps_reporting_overflo
     constexpr std::uint64_t count = 45'000;
     {
         journal j{journal_options{40'000, path}};
-        for (std::uint64_t n = 0; n < count; ++n) j.append(sample(n));
+        for (std::uint64_t n = 0; n < count; ++n) j.append(record::testing::sample(n));
         const auto taken = j.take().records;
         ASSERT_EQ(taken.size(), 40'000U);  // the memory window; the rest went to the file only
         for (std::uint64_t n = 0; n < taken.size(); ++n) ASSERT_EQ(taken[n].seq, n + 1) << n;
         EXPECT_FALSE(j.memory_complete());  // take() does not hide the overflow
         EXPECT_EQ(j.size(), 0U);
-        j.append(sample(count));
+        j.append(record::testing::sample(count));
         EXPECT_FALSE(j.failed());
     }
-    const auto read = read_jsonl(path);
+    const auto read = record::read_jsonl(path);
     ASSERT_TRUE(read.ok());
     ASSERT_EQ(read.records.size(), count + 1);
     for (std::uint64_t n = 0; n < count + 1; ++n) ASSERT_EQ(read.records[n].seq, n + 1) << n;
@@ -413,9 +413,9 @@ TEST(journal, take_with_a_file_leaves_the_file_whole_and_keeps_reporting_overflo
 
 TEST(journal, take_after_reset_takes_only_the_new_records) {
     journal j;
-    for (std::uint64_t n = 0; n < 10; ++n) j.append(sample(n));
+    for (std::uint64_t n = 0; n < 10; ++n) j.append(record::testing::sample(n));
     j.reset();
-    for (std::uint64_t n = 0; n < 5; ++n) j.append(sample(n));
+    for (std::uint64_t n = 0; n < 5; ++n) j.append(record::testing::sample(n));
     const auto taken = j.take().records;
     ASSERT_EQ(taken.size(), 5U);
     EXPECT_EQ(taken.front().seq, 11U);
@@ -428,10 +428,10 @@ TEST(journal, unopenable_file_throws) {
 
 TEST(journal, to_jsonl_serves_the_memory) {
     journal j;
-    j.append(sample(1));
-    j.append(sample(2));
+    j.append(record::testing::sample(1));
+    j.append(record::testing::sample(2));
     std::istringstream in{j.to_jsonl()};
-    const auto read = read_jsonl(in, "memory");
+    const auto read = record::read_jsonl(in, "memory");
     ASSERT_TRUE(read.ok());
     ASSERT_EQ(read.records.size(), 2U);
     EXPECT_EQ(read.records[1].seq, 2U);
@@ -441,13 +441,13 @@ TEST(journal, server_events_share_the_sequence_survive_reset_and_reach_the_file)
     const std::string path = temp_path("events");
     {
         journal j{journal_options{10, path}};
-        j.append(sample(0));
-        server_event reset;
-        reset.kind = server_event_kind::reset;
+        j.append(record::testing::sample(0));
+        record::server_event reset;
+        reset.kind = record::server_event_kind::reset;
         reset.peer = "127.0.0.1:5";
         EXPECT_EQ(j.append_event(reset), 2U);
         j.reset();
-        j.append(sample(1));
+        j.append(record::testing::sample(1));
         ASSERT_EQ(j.events().size(), 1U);
         EXPECT_EQ(j.events_appended(), 1U);
         // The download holds what memory holds, in seq order: the reset, then the new attempt.
@@ -455,7 +455,7 @@ TEST(journal, server_events_share_the_sequence_survive_reset_and_reach_the_file)
         EXPECT_EQ(text.find(R"({"event":"reset","seq":2)"), 0U) << text;
         EXPECT_NE(text.find(R"("seq":3)"), std::string::npos) << text;
         j.flush();
-        const auto read = read_jsonl(path);
+        const auto read = record::read_jsonl(path);
         ASSERT_TRUE(read.ok());
         EXPECT_EQ(read.records.size(), 2U);
         ASSERT_EQ(read.server_events.size(), 1U);
@@ -465,9 +465,9 @@ TEST(journal, server_events_share_the_sequence_survive_reset_and_reach_the_file)
     std::filesystem::remove(path);
 }
 
-server_event reset_event() {
-    server_event reset;
-    reset.kind = server_event_kind::reset;
+record::server_event reset_event() {
+    record::server_event reset;
+    reset.kind = record::server_event_kind::reset;
     reset.peer = "127.0.0.1:5";
     return reset;
 }
@@ -479,19 +479,19 @@ TEST(journal, a_round_starts_with_its_reset_and_an_attempt_read_before_it_stays_
     {
         journal j{journal_options{10, path}};
         EXPECT_EQ(j.round(), 1);
-        j.append(sample(0));              // seq 1
+        j.append(record::testing::sample(0));              // seq 1
         const auto early = j.next_seq();  // seq 2: its request was read before the reset…
         EXPECT_EQ(j.start_round(reset_event()), 2);  // seq 3
         EXPECT_EQ(j.round(), 2);
-        auto late = sample(1);
+        auto late = record::testing::sample(1);
         late.seq = early;
         j.append(late);  // …and its record comes after it
-        j.append(sample(2));  // seq 4
+        j.append(record::testing::sample(2));  // seq 4
         const auto events = j.events();
         ASSERT_EQ(events.size(), 1U);
         EXPECT_EQ(events[0].seq, 3U);
         EXPECT_EQ(events[0].round, 2);
-        for (const journal_record& r : j.snapshot()) EXPECT_EQ(r.round, r.seq == early ? 1 : 2) << r.seq;
+        for (const record::journal_record& r : j.snapshot()) EXPECT_EQ(r.round, r.seq == early ? 1 : 2) << r.seq;
 
         const std::string current = j.to_jsonl(2);
         EXPECT_EQ(lines_in(current), 2U) << current;
@@ -504,20 +504,20 @@ TEST(journal, a_round_starts_with_its_reset_and_an_attempt_read_before_it_stays_
 
         // The file keeps every round, and reads back with the rounds the journal gave.
         j.flush();
-        const auto read = read_jsonl(path);
+        const auto read = record::read_jsonl(path);
         ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
         ASSERT_EQ(read.records.size(), 3U);
-        for (const journal_record& r : read.records) EXPECT_EQ(r.round, r.seq < 3 ? 1 : 2) << r.seq;
+        for (const record::journal_record& r : read.records) EXPECT_EQ(r.round, r.seq < 3 ? 1 : 2) << r.seq;
     }
     std::filesystem::remove(path);
 }
 
 TEST(journal, starting_a_round_forgets_the_records_of_the_rounds_before) {
     journal j;
-    j.append(sample(0));
+    j.append(record::testing::sample(0));
     ASSERT_TRUE(j.start_round(reset_event()));
     EXPECT_EQ(j.size(), 0U);
-    j.append(sample(1));
+    j.append(record::testing::sample(1));
     ASSERT_EQ(j.snapshot().size(), 1U);
     EXPECT_EQ(j.snapshot()[0].round, 2);
 }
@@ -526,11 +526,11 @@ TEST(journal, past_max_round_a_round_is_refused_and_nothing_changes) {
     journal_options options;
     options.max_events = 1;
     journal j{options};
-    while (j.round() < max_round) ASSERT_TRUE(j.start_round(reset_event()));
-    j.append(sample(0));
+    while (j.round() < record::max_round) ASSERT_TRUE(j.start_round(reset_event()));
+    j.append(record::testing::sample(0));
     const std::uint64_t events = j.events_appended();
     EXPECT_FALSE(j.start_round(reset_event()));
-    EXPECT_EQ(j.round(), max_round);
+    EXPECT_EQ(j.round(), record::max_round);
     EXPECT_EQ(j.events_appended(), events);
     EXPECT_EQ(j.size(), 1U);
 }
@@ -541,14 +541,14 @@ TEST(journal, server_events_in_memory_are_bounded_and_the_file_keeps_them_all) {
         journal_options options{10, path};
         options.max_events = 2;
         journal j{options};
-        for (int i = 0; i < 5; ++i) j.append_event(server_event{server_event_kind::idle_timeout, 0, 0, "", "", ""});
+        for (int i = 0; i < 5; ++i) j.append_event(record::server_event{record::server_event_kind::idle_timeout, 0, 0, "", "", ""});
         EXPECT_EQ(j.events().size(), 2U);
         EXPECT_EQ(j.events_appended(), 5U);
         j.flush();
-        EXPECT_EQ(read_jsonl(path).server_events.size(), 5U);
+        EXPECT_EQ(record::read_jsonl(path).server_events.size(), 5U);
     }
     std::filesystem::remove(path);
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::server

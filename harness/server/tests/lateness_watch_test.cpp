@@ -11,7 +11,7 @@
 #include <future>
 #include <thread>
 
-namespace faultline::harness::server_detail {
+namespace faultline::server::detail {
 namespace {
 
 using namespace std::chrono_literals;
@@ -54,4 +54,4 @@ TEST(lateness_watch, a_worker_held_from_running_is_one_spell_from_when_its_timer
 }
 
 }  // namespace
-}  // namespace faultline::harness::server_detail
+}  // namespace faultline::server::detail

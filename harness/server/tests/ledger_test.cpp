@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 namespace {
 
 ledger_entry entry(std::string op, std::uint32_t attempt, std::uint64_t seq,
@@ -110,4 +110,4 @@ TEST(ledger, concurrent_records_are_all_kept) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::server

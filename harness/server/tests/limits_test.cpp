@@ -19,16 +19,16 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 
-std::size_t events_of(server_context& context, server_event_kind kind) {
+std::size_t events_of(server_context& context, record::server_event_kind kind) {
     const auto events = context.records.events();
     return static_cast<std::size_t>(
-        std::count_if(events.begin(), events.end(), [kind](const server_event& e) { return e.kind == kind; }));
+        std::count_if(events.begin(), events.end(), [kind](const record::server_event& e) { return e.kind == kind; }));
 }
 
 TEST(limits, slowloris_connections_are_closed_after_header_timeout) {
@@ -44,7 +44,7 @@ TEST(limits, slowloris_connections_are_closed_after_header_timeout) {
         EXPECT_TRUE(r.bytes.empty());
     }
     EXPECT_EQ(s.engine().counters().header_timeouts, slowloris);
-    const std::size_t journaled = events_of(s.context(), server_event_kind::header_timeout);
+    const std::size_t journaled = events_of(s.context(), record::server_event_kind::header_timeout);
     // Rate-limited: every timeout counted, at most 100 a second journaled, the rest counted apart.
     EXPECT_GE(journaled, 1U);
     EXPECT_EQ(journaled + s.engine().counters().events_not_journaled, slowloris);
@@ -58,7 +58,7 @@ TEST(limits, a_connection_that_never_sends_is_closed_after_header_timeout) {
     EXPECT_EQ(reply.read_error, asio::error::eof);
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::header_timeout);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::header_timeout);
     EXPECT_EQ(events[0].peer.rfind("127.0.0.1:", 0), 0U);
     EXPECT_NE(events[0].detail.find("100ms"), std::string::npos) << events[0].detail;
 }
@@ -73,7 +73,7 @@ TEST(limits, an_idle_kept_alive_connection_is_closed_after_idle_timeout) {
     EXPECT_FALSE(after.timed_out);
     EXPECT_TRUE(after.bytes.empty());
     EXPECT_EQ(s.engine().counters().idle_timeouts, 1U);
-    EXPECT_EQ(events_of(s.context(), server_event_kind::idle_timeout), 1U);
+    EXPECT_EQ(events_of(s.context(), record::server_event_kind::idle_timeout), 1U);
     EXPECT_EQ(s.journal().size(), 1U);
 }
 
@@ -84,7 +84,7 @@ TEST(limits, a_hang_fault_is_not_a_read_timeout) {
     EXPECT_FALSE(reply.timed_out);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::hung);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::hung);
     EXPECT_GE(journal[0].finished_ns - journal[0].request_ns, 400'000'000);
     EXPECT_EQ(s.engine().counters().header_timeouts, 0U);
     EXPECT_EQ(s.engine().counters().idle_timeouts, 0U);
@@ -123,7 +123,7 @@ TEST(limits, over_max_connections_new_ones_are_refused_and_the_control_api_still
     EXPECT_EQ(s.engine().counters().over_limit, 1U);
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::connection_refused);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::connection_refused);
     EXPECT_NE(events[0].detail.find("cap of 8"), std::string::npos) << events[0].detail;
 
     // The control API has its own room.
@@ -157,7 +157,7 @@ TEST(limits, at_max_connections_the_longest_idle_kept_alive_connection_makes_roo
     EXPECT_EQ(s.engine().counters().over_limit, 0U);
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::idle_evicted);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::idle_evicted);
     EXPECT_NE(events[0].detail.find("after 1 requests, to make room at the cap of 2"), std::string::npos)
         << events[0].detail;
     EXPECT_EQ(s.journal().size(), 4U);
@@ -182,12 +182,12 @@ TEST(limits, a_response_the_client_does_not_read_is_reset_after_write_timeout) {
     EXPECT_NE(watched.revents & (POLLERR | POLLHUP), 0);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::client_gone);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::client_gone);
     EXPECT_LT(s.wire().at(0).bytes_out, body.size());
     EXPECT_EQ(s.engine().counters().write_timeouts, 1U);
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::write_timeout);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::write_timeout);
     EXPECT_NE(events[0].detail.find("not taken within 200ms; connection reset"), std::string::npos) << events[0].detail;
 }
 
@@ -216,16 +216,16 @@ TEST(limits, transfer_codings_other_than_a_final_chunked_are_refused_before_any_
 }
 
 TEST(limit_event_gate, journals_at_most_n_a_second_per_kind_and_says_how_many_it_skipped) {
-    server_detail::limit_event_gate gate{2};
+    detail::limit_event_gate gate{2};
     constexpr std::int64_t ms = 1'000'000;
-    EXPECT_EQ(gate.admit(server_event_kind::header_timeout, 0), 0U);
-    EXPECT_EQ(gate.admit(server_event_kind::header_timeout, 1 * ms), 0U);
-    EXPECT_FALSE(gate.admit(server_event_kind::header_timeout, 2 * ms));
-    EXPECT_FALSE(gate.admit(server_event_kind::header_timeout, 999 * ms));
-    EXPECT_EQ(gate.admit(server_event_kind::connection_refused, 999 * ms), 0U);  // its own budget
-    EXPECT_EQ(gate.admit(server_event_kind::header_timeout, 1000 * ms), 2U);
-    EXPECT_EQ(gate.admit(server_event_kind::header_timeout, 1001 * ms), 0U);
+    EXPECT_EQ(gate.admit(record::server_event_kind::header_timeout, 0), 0U);
+    EXPECT_EQ(gate.admit(record::server_event_kind::header_timeout, 1 * ms), 0U);
+    EXPECT_FALSE(gate.admit(record::server_event_kind::header_timeout, 2 * ms));
+    EXPECT_FALSE(gate.admit(record::server_event_kind::header_timeout, 999 * ms));
+    EXPECT_EQ(gate.admit(record::server_event_kind::connection_refused, 999 * ms), 0U);  // its own budget
+    EXPECT_EQ(gate.admit(record::server_event_kind::header_timeout, 1000 * ms), 2U);
+    EXPECT_EQ(gate.admit(record::server_event_kind::header_timeout, 1001 * ms), 0U);
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

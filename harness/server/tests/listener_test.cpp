@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 namespace {
 
 using namespace std::chrono_literals;
@@ -299,4 +299,4 @@ TEST(listener, the_cap_fits_the_descriptor_limit) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace faultline::harness {
+namespace faultline::server {
 namespace {
 
 toml::table parse(std::string_view text) { return toml::parse(text, std::string_view{"scenario.toml"}); }
@@ -199,4 +199,4 @@ TEST(model_config, endpoint_must_be_an_array_of_tables) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 namespace json = boost::json;
@@ -319,4 +319,4 @@ TEST(proxy_set, deleting_a_proxy_answers_before_its_held_connections_drain) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -21,7 +21,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -43,11 +43,11 @@ public:
     std::uint16_t port() const { return proxy_->port(); }
     proxy& engine() { return *proxy_; }
     server_context& context() { return *context_; }
-    std::vector<journal_record> journal() {
+    std::vector<record::journal_record> journal() {
         proxy_->stop();
         return context_->records.snapshot();
     }
-    std::vector<wire_detail> wire() {
+    std::vector<record::wire_detail> wire() {
         proxy_->stop();
         return context_->records.wire_snapshot();
     }
@@ -84,8 +84,8 @@ TEST(proxy, refuse_closed_port_refuses_connects_to_the_proxy) {
     EXPECT_EQ(refused.connect_error, asio::error::connection_refused) << refused.connect_error.message();
     EXPECT_TRUE(p.journal().empty());
     const auto events = p.context().records.events();
-    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const server_event& e) {
-        return e.kind == server_event_kind::listener_closed && e.rule == "closed";
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const record::server_event& e) {
+        return e.kind == record::server_event_kind::listener_closed && e.rule == "closed";
     }));
 }
 
@@ -106,7 +106,7 @@ TEST(proxy, forwards_the_upstream_reply_and_journals_its_status_and_time) {
     EXPECT_GT(*w.upstream_ns, 0);
     EXPECT_FALSE(w.upstream_error);
     // POST /payments is non-idempotent in the declared (here: default) routes, and the upstream said 2xx.
-    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.effect, record::effect_kind::committed);
     EXPECT_EQ(p.context().effects.size(), 1U);
 }
 
@@ -121,7 +121,7 @@ TEST(proxy, a_read_or_a_failed_write_commits_nothing) {
     ASSERT_EQ(journal.size(), 2U);
     EXPECT_EQ(wire[0].upstream_status, 404);
     EXPECT_EQ(wire[1].upstream_status, 400);
-    for (const auto& r : journal) EXPECT_EQ(r.effect, effect_kind::none);
+    for (const auto& r : journal) EXPECT_EQ(r.effect, record::effect_kind::none);
     EXPECT_EQ(p.context().effects.size(), 0U);
 }
 
@@ -134,8 +134,8 @@ TEST(proxy, a_fault_before_commit_never_reaches_the_upstream) {
     EXPECT_TRUE(upstream.journal().empty());
     const auto r = only(p.journal());
     const auto w = only(p.wire());
-    EXPECT_EQ(r.outcome, wire_outcome::reset);
-    EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_EQ(r.outcome, record::wire_outcome::reset);
+    EXPECT_EQ(r.effect, record::effect_kind::none);
     EXPECT_FALSE(w.upstream_status);
 }
 
@@ -148,8 +148,8 @@ TEST(proxy, a_lost_response_is_committed_upstream_and_never_delivered) {
     EXPECT_EQ(upstream.context().model.charge_count(), 1U);
     const auto r = only(p.journal());
     const auto w = only(p.wire());
-    EXPECT_EQ(r.outcome, wire_outcome::reset);
-    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.outcome, record::wire_outcome::reset);
+    EXPECT_EQ(r.effect, record::effect_kind::committed);
     EXPECT_EQ(w.upstream_status, 201);
 }
 
@@ -164,7 +164,7 @@ TEST(proxy, a_status_after_commit_replaces_the_upstream_reply) {
     const auto w = only(p.wire());
     EXPECT_EQ(r.status, 503);
     EXPECT_EQ(w.upstream_status, 201);
-    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.effect, record::effect_kind::committed);
 }
 
 TEST(proxy, a_status_before_commit_is_answered_by_the_proxy_alone) {
@@ -172,7 +172,7 @@ TEST(proxy, a_status_before_commit_is_answered_by_the_proxy_alone) {
     test_proxy p{rule("kind = \"status\"\nstatus = 503"), upstream.port()};
     EXPECT_EQ(exchange(p.port(), make_request("POST", "/payments", R"({"amount":5})")).parsed()->result_int(), 503);
     EXPECT_EQ(upstream.context().model.charge_count(), 0U);
-    EXPECT_EQ(only(p.journal()).effect, effect_kind::none);
+    EXPECT_EQ(only(p.journal()).effect, record::effect_kind::none);
 }
 
 TEST(proxy, truncate_cuts_the_upstream_reply_short) {
@@ -182,7 +182,7 @@ TEST(proxy, truncate_cuts_the_upstream_reply_short) {
     EXPECT_FALSE(reply.parsed());
     EXPECT_NE(reply.bytes.find("201"), std::string::npos);
     EXPECT_EQ(upstream.context().model.charge_count(), 1U);
-    EXPECT_EQ(only(p.journal()).outcome, wire_outcome::truncated);
+    EXPECT_EQ(only(p.journal()).outcome, record::wire_outcome::truncated);
 }
 
 TEST(proxy, a_refused_upstream_is_a_502_and_journaled) {
@@ -314,9 +314,9 @@ TEST(proxy, the_instance_tag_is_in_every_record) {
     EXPECT_EQ(only(p.journal()).instance, "tier-a");
     const auto events = p.context().records.events();
     ASSERT_FALSE(events.empty());
-    EXPECT_EQ(events.front().kind, server_event_kind::started);
+    EXPECT_EQ(events.front().kind, record::server_event_kind::started);
     EXPECT_EQ(events.front().peer, "tier-a");
-    EXPECT_TRUE(wall_anchor_ns(events));
+    EXPECT_TRUE(record::wall_anchor_ns(events));
 }
 
 TEST(proxy, probe_upstream_tells_a_listening_port_from_a_closed_one) {
@@ -351,7 +351,7 @@ TEST(proxy, a_request_on_a_reused_connection_that_dies_after_the_write_is_never_
         EXPECT_EQ(upstream.connections(), 1U);
         ASSERT_EQ(journal.size(), 2U);
         EXPECT_EQ(journal[1].status, 502);
-        EXPECT_EQ(journal[1].effect, effect_kind::none);
+        EXPECT_EQ(journal[1].effect, record::effect_kind::none);
         EXPECT_EQ(wire[1].upstream_error, how == act::close ? "closed" : "reset");
     }
 }
@@ -381,7 +381,7 @@ TEST(proxy, an_upstream_103_is_relayed_as_an_interim_reply_before_the_final_one)
     const auto journal = p.journal();
     ASSERT_EQ(journal.size(), 2U);
     EXPECT_EQ(journal[0].status, 201);
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
     EXPECT_EQ(p.wire()[0].upstream_status, 201);
 }
 
@@ -405,10 +405,10 @@ TEST(proxy, an_upstream_2xx_marked_idempotent_replayed_commits_nothing) {
     }
     const auto journal = p.journal();
     ASSERT_EQ(journal.size(), 4U);
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
-    EXPECT_EQ(journal[1].effect, effect_kind::replayed);
-    EXPECT_EQ(journal[2].effect, effect_kind::replayed);
-    EXPECT_EQ(journal[3].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
+    EXPECT_EQ(journal[1].effect, record::effect_kind::replayed);
+    EXPECT_EQ(journal[2].effect, record::effect_kind::replayed);
+    EXPECT_EQ(journal[3].effect, record::effect_kind::committed);
     EXPECT_EQ(p.context().effects.size(), 2U);
 }
 
@@ -460,8 +460,8 @@ TEST(proxy, over_max_connections_a_new_connection_is_refused_and_journaled) {
     held.clear();
     EXPECT_TRUE(p.journal().empty());
     const auto events = p.context().records.events();
-    const auto refusal = std::find_if(events.begin(), events.end(), [](const server_event& e) {
-        return e.kind == server_event_kind::connection_refused;
+    const auto refusal = std::find_if(events.begin(), events.end(), [](const record::server_event& e) {
+        return e.kind == record::server_event_kind::connection_refused;
     });
     ASSERT_NE(refusal, events.end());
     EXPECT_NE(refusal->detail.find("cap of 2"), std::string::npos) << refusal->detail;
@@ -484,10 +484,10 @@ TEST(proxy, a_reply_the_client_does_not_read_is_reset_after_the_write_timeout) {
     ASSERT_EQ(::poll(&watched, 1, 10'000), 1) << "not reset within 10 s";
     EXPECT_NE(watched.revents & (POLLERR | POLLHUP), 0);
     const auto r = only(p.journal());
-    EXPECT_EQ(r.outcome, wire_outcome::client_gone);
+    EXPECT_EQ(r.outcome, record::wire_outcome::client_gone);
     const auto events = p.context().records.events();
     EXPECT_TRUE(std::any_of(events.begin(), events.end(),
-                            [](const server_event& e) { return e.kind == server_event_kind::write_timeout; }));
+                            [](const record::server_event& e) { return e.kind == record::server_event_kind::write_timeout; }));
 }
 
 // Issue 27, item 5: the upstream may be named, as Docker and Kubernetes services are.
@@ -503,4 +503,4 @@ TEST(proxy, the_upstream_may_be_a_host_name) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -15,7 +15,7 @@
 #include <chrono>
 #include <string>
 
-namespace faultline::harness {
+namespace faultline::server {
 namespace {
 
 using namespace std::chrono_literals;
@@ -71,7 +71,7 @@ TEST(Relay, RetriesTheFailingBackendAndPassesItsLastReplyBack) {
     const auto at_backend = backend.journal();
     ASSERT_EQ(at_backend.size(), 3u);
     // The relay names the client's operation, so the backend groups its attempts under it.
-    for (const journal_record& r : at_backend) EXPECT_EQ(r.operation, "op-1");
+    for (const record::journal_record& r : at_backend) EXPECT_EQ(r.operation, "op-1");
     EXPECT_EQ(at_backend.back().attempt, 3u);
 }
 
@@ -104,4 +104,4 @@ TEST(Relay, AnswersBadGatewayWhenTheNextTierIsNotThere) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::server

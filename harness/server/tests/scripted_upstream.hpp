@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 
 class scripted_upstream {
 public:
@@ -119,4 +119,4 @@ private:
     std::vector<boost::beast::http::request<boost::beast::http::string_body>> seen_;
 };
 
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

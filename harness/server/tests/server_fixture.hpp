@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 
 class test_server {
 public:
@@ -57,12 +57,12 @@ public:
     // Stops the server; afterwards every attempt is in the journal.
     void finish() { server_->stop(); }
 
-    std::vector<journal_record> journal() {
+    std::vector<record::journal_record> journal() {
         finish();
         return context_->records.snapshot();
     }
     // The journal's wire details, in the same order.
-    std::vector<wire_detail> wire() {
+    std::vector<record::wire_detail> wire() {
         finish();
         return context_->records.wire_snapshot();
     }
@@ -72,4 +72,4 @@ private:
     std::unique_ptr<server> server_;
 };
 
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

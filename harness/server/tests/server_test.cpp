@@ -16,7 +16,7 @@
 #include <set>
 #include <utility>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -33,23 +33,23 @@ TEST(server, serves_the_model_and_journals_the_attempt) {
 
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    const journal_record& r = journal[0];
+    const record::journal_record& r = journal[0];
     EXPECT_EQ(r.seq, 1U);
     EXPECT_EQ(r.connection, 1U);
     EXPECT_EQ(r.connection_request, 1U);
     EXPECT_EQ(r.method, "GET");
     EXPECT_EQ(r.target, "/hello");
-    EXPECT_EQ(r.identity, identity_source::request_hash);
+    EXPECT_EQ(r.identity, record::identity_source::request_hash);
     EXPECT_EQ(r.operation, to_hex(request_hash("GET", "/hello", "")));
     EXPECT_EQ(r.attempt, 1U);
-    EXPECT_EQ(r.outcome, wire_outcome::responded);
+    EXPECT_EQ(r.outcome, record::wire_outcome::responded);
     EXPECT_EQ(r.status, 200);
-    EXPECT_EQ(r.effect, effect_kind::unmatched);  // no endpoint declares /hello: a read, answered "ok"
+    EXPECT_EQ(r.effect, record::effect_kind::unmatched);  // no endpoint declares /hello: a read, answered "ok"
     EXPECT_TRUE(r.rule.empty());
     EXPECT_TRUE(r.fault.empty());
     const auto wire = s.wire();
     ASSERT_EQ(wire.size(), 1U);
-    const wire_detail& w = wire[0];
+    const record::wire_detail& w = wire[0];
     EXPECT_EQ(w.seq, r.seq);
     EXPECT_EQ(w.bytes_in, make_request("GET", "/hello").size());
     EXPECT_EQ(w.bytes_out, reply.bytes.size());
@@ -79,8 +79,8 @@ TEST(server, keep_alive_counts_attempts_of_one_operation) {
     EXPECT_EQ(journal[0].operation, journal[1].operation);
     EXPECT_EQ(journal[0].attempt, 1U);
     EXPECT_EQ(journal[1].attempt, 2U);
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
-    EXPECT_EQ(journal[1].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
+    EXPECT_EQ(journal[1].effect, record::effect_kind::committed);
     // A naive server (idempotency off): the retry is a second charge.
     EXPECT_EQ(s.context().effects.commits_for(journal[0].operation), 2U);
     EXPECT_EQ(s.context().effects.double_effects().size(), 1U);
@@ -103,7 +103,7 @@ TEST(server, releasing_the_service_state_keeps_the_journal_and_the_ledger) {
     EXPECT_EQ(context.attempts.operations(), 0U);
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 2U);
-    EXPECT_EQ(journal[1].effect, effect_kind::replayed);
+    EXPECT_EQ(journal[1].effect, record::effect_kind::replayed);
     EXPECT_EQ(context.effects.size(), 1U);
 }
 
@@ -200,7 +200,7 @@ TEST(server, stop_closes_idle_connections_and_flushes_the_journal_file) {
     EXPECT_FALSE(after.timed_out);
     EXPECT_EQ(after.read_error, asio::error::eof);
 
-    const auto file = read_jsonl(path.string());
+    const auto file = record::read_jsonl(path.string());
     EXPECT_TRUE(file.ok());
     ASSERT_EQ(file.records.size(), 1U);
     EXPECT_EQ(file.records[0].target, "/x");
@@ -222,7 +222,7 @@ TEST(server, the_control_port_serves_only_the_control_api) {
 }
 
 // (operation, attempt) -> fault applied ("" for none), from a journal.
-std::map<std::pair<std::string, std::uint32_t>, std::string> fault_map(const std::vector<journal_record>& journal) {
+std::map<std::pair<std::string, std::uint32_t>, std::string> fault_map(const std::vector<record::journal_record>& journal) {
     std::map<std::pair<std::string, std::uint32_t>, std::string> out;
     for (const auto& r : journal) out[{r.operation.str(), r.attempt}] = r.rule + "/" + r.fault;
     return out;
@@ -317,12 +317,12 @@ TEST(server, idempotency_keys_under_concurrent_attempts) {
 
     const auto journal = s.journal();
     EXPECT_EQ(journal.size(), 18U);
-    const auto count = [&](effect_kind e) {
+    const auto count = [&](record::effect_kind e) {
         return std::count_if(journal.begin(), journal.end(), [e](const auto& r) { return r.effect == e; });
     };
-    EXPECT_EQ(count(effect_kind::committed), 1);
-    EXPECT_EQ(count(effect_kind::replayed) + count(effect_kind::conflict), 16);  // 15 replays/409s + the 422
-    EXPECT_EQ(count(effect_kind::rejected), 1);
+    EXPECT_EQ(count(record::effect_kind::committed), 1);
+    EXPECT_EQ(count(record::effect_kind::replayed) + count(record::effect_kind::conflict), 16);  // 15 replays/409s + the 422
+    EXPECT_EQ(count(record::effect_kind::rejected), 1);
     EXPECT_EQ(s.context().effects.size(), 1U);
 }
 
@@ -369,4 +369,4 @@ TEST(server, a_context_refuses_rules_that_wait_longer_than_its_limit) {
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace faultline::harness {
+namespace faultline::server {
 namespace {
 
 service_request req(std::string method, std::string target, std::string body = {}, std::string op = "op",
@@ -34,7 +34,7 @@ TEST_F(default_service, payments_create_a_charge_per_commit) {
     EXPECT_EQ(r.status, 201);
     EXPECT_EQ(r.body, R"({"id":"ch_1","amount":250})");
     EXPECT_EQ(header(r, "Content-Type"), "application/json");
-    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.effect, record::effect_kind::committed);
 
     // The same operation committed again is a second charge: the naive service has no dedup.
     r = service_.handle(req("POST", "/payments", R"({"amount":250})", "op-1", 2));
@@ -54,7 +54,7 @@ TEST_F(default_service, payment_without_body_is_amount_zero_and_bad_bodies_commi
         const auto r = service_.handle(req("POST", "/payments", body));
         EXPECT_EQ(r.status, 400) << body;
         EXPECT_EQ(header(r, "Content-Type"), "application/problem+json");
-        EXPECT_EQ(r.effect, effect_kind::none);
+        EXPECT_EQ(r.effect, record::effect_kind::none);
     }
     EXPECT_EQ(effects_.size(), 1U);
 }
@@ -74,19 +74,19 @@ TEST_F(default_service, kv_is_idempotent_but_every_write_is_in_the_ledger) {
     auto r = service_.handle(req("PUT", "/kv/colour", "blue", "put-1", 1));
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, R"({"key":"colour","value":"blue"})");
-    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.effect, record::effect_kind::committed);
     service_.handle(req("PUT", "/kv/colour", "blue", "put-1", 2));
     EXPECT_EQ(service_.kv_get("colour"), "blue");
 
     r = service_.handle(req("GET", "/kv/colour"));
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, "blue");
-    EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_EQ(r.effect, record::effect_kind::none);
 
     EXPECT_EQ(service_.handle(req("DELETE", "/kv/colour")).status, 204);
     r = service_.handle(req("DELETE", "/kv/colour"));
     EXPECT_EQ(r.status, 404);
-    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.effect, record::effect_kind::committed);
     EXPECT_EQ(service_.handle(req("GET", "/kv/colour")).status, 404);
     EXPECT_FALSE(service_.kv_get("colour"));
 
@@ -121,7 +121,7 @@ TEST_F(default_service, an_unmatched_request_is_404_naming_the_nearest_endpoint)
     const auto r = service_.handle(req("POST", "/charge"));
     EXPECT_EQ(r.status, 404);
     EXPECT_EQ(header(r, "Content-Type"), "application/problem+json");
-    EXPECT_EQ(r.effect, effect_kind::unmatched);
+    EXPECT_EQ(r.effect, record::effect_kind::unmatched);
     ASSERT_TRUE(r.unmatched);
     EXPECT_EQ(r.unmatched->nearest, "POST /payments");
     EXPECT_TRUE(r.unmatched->first);
@@ -141,7 +141,7 @@ TEST_F(default_service, an_unmatched_read_is_answered_ok_and_still_told) {
     const auto r = service_.handle(req("GET", "/"));
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, "ok");
-    EXPECT_EQ(r.effect, effect_kind::unmatched);
+    EXPECT_EQ(r.effect, record::effect_kind::unmatched);
     ASSERT_TRUE(r.unmatched);
     EXPECT_TRUE(r.unmatched->first);
 }
@@ -159,7 +159,7 @@ TEST(service, a_declared_catch_all_answers_ok_without_effect) {
     const auto r = s.handle(req("POST", "/anything/else"));
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, "ok");
-    EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_EQ(r.effect, record::effect_kind::none);
     EXPECT_FALSE(r.unmatched);
     EXPECT_EQ(s.handle(req("GET", "/")).body, "ok");
     EXPECT_EQ(effects.size(), 0U);
@@ -215,19 +215,19 @@ TEST(service, configured_endpoints_match_first) {
     auto r = s.handle(req("POST", "/orders/17/pay", "", "o17"));
     EXPECT_EQ(r.status, 201);
     EXPECT_EQ(r.body, R"({"paid":1})");
-    EXPECT_EQ(r.effect, effect_kind::committed);
+    EXPECT_EQ(r.effect, record::effect_kind::committed);
     EXPECT_EQ(s.handle(req("POST", "/orders/18/pay", "", "o18")).body, R"({"paid":2})");
     EXPECT_EQ(effects.snapshot()[0].effect, "POST /orders/{id}/pay #1");
 
     r = s.handle(req("POST", "/payments"));
     EXPECT_EQ(r.body, "shadowed");
-    EXPECT_EQ(r.effect, effect_kind::none);
+    EXPECT_EQ(r.effect, record::effect_kind::none);
     EXPECT_EQ(s.classify("POST", "/payments"), effect_semantics::read);
 
     r = s.handle(req("GET", "/static/a/b.css"));
     EXPECT_EQ(r.body, "file");
     EXPECT_TRUE(r.headers.empty());
-    EXPECT_EQ(s.handle(req("GET", "/orders/17/pay")).effect, effect_kind::unmatched);  // method differs
+    EXPECT_EQ(s.handle(req("GET", "/orders/17/pay")).effect, record::effect_kind::unmatched);  // method differs
     EXPECT_EQ(s.handle(req("POST", "/orders//pay")).status, 404);  // an empty segment is no capture
     EXPECT_EQ(effects.size(), 2U);
 }
@@ -239,9 +239,9 @@ TEST(service, empty_service_and_catch_all_by_method) {
     config.catch_all = catch_all_effect::by_method;
     service s{config, effects};
     EXPECT_EQ(s.handle(req("POST", "/payments")).body, "ok");
-    EXPECT_EQ(s.handle(req("POST", "/payments")).effect, effect_kind::committed);
-    EXPECT_EQ(s.handle(req("PUT", "/x")).effect, effect_kind::committed);
-    EXPECT_EQ(s.handle(req("GET", "/x")).effect, effect_kind::none);
+    EXPECT_EQ(s.handle(req("POST", "/payments")).effect, record::effect_kind::committed);
+    EXPECT_EQ(s.handle(req("PUT", "/x")).effect, record::effect_kind::committed);
+    EXPECT_EQ(s.handle(req("GET", "/x")).effect, record::effect_kind::none);
     EXPECT_EQ(s.classify("PATCH", "/x"), effect_semantics::non_idempotent);
     EXPECT_EQ(s.classify("DELETE", "/x"), effect_semantics::idempotent_write);
     ASSERT_EQ(effects.size(), 3U);
@@ -250,4 +250,4 @@ TEST(service, empty_service_and_catch_all_by_method) {
 }
 
 }  // namespace
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -13,7 +13,7 @@
 #include <array>
 #include <memory>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -244,4 +244,4 @@ journal_lines parse_journal_lines(std::string_view body) {
     return out;
 }
 
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

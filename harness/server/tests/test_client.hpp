@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 
 namespace http = boost::beast::http;
 using response = http::response<http::string_body>;
@@ -117,4 +117,4 @@ private:
     std::string pending_;  // bytes received past the last complete response
 };
 
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -23,7 +23,7 @@
 #include <fstream>
 #include <unistd.h>
 
-namespace faultline::harness::testing {
+namespace faultline::server::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -106,7 +106,7 @@ TEST(tls, serves_the_model_over_tls_journals_the_attempt_and_ends_with_close_not
     EXPECT_EQ(res->body(), "ok");
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::responded);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::responded);
     EXPECT_EQ(journal[0].target, "/hello");
 }
 
@@ -128,8 +128,8 @@ TEST(tls, a_lost_response_commits_then_closes_or_resets_under_tls_with_no_reply)
         EXPECT_TRUE(reply.bytes.empty());
         const auto journal = s.journal();
         ASSERT_EQ(journal.size(), 1U);
-        EXPECT_EQ(journal[0].effect, effect_kind::committed);
-        EXPECT_EQ(journal[0].outcome, then == "close" ? wire_outcome::closed : wire_outcome::reset);
+        EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
+        EXPECT_EQ(journal[0].outcome, then == "close" ? record::wire_outcome::closed : record::wire_outcome::reset);
         EXPECT_EQ(journal[0].fault, "lost_response");
     }
 }
@@ -150,9 +150,9 @@ TEST(tls, tls_truncate_cuts_a_body_framed_by_the_close_and_leaves_out_close_noti
     EXPECT_EQ(reply.bytes.substr(reply.bytes.size() - 5), "\r\n\r\n{") << reply.bytes;  // 1 byte of the body
     const auto journal = s.journal();
     ASSERT_EQ(journal.size(), 1U);
-    EXPECT_EQ(journal[0].outcome, wire_outcome::truncated);
+    EXPECT_EQ(journal[0].outcome, record::wire_outcome::truncated);
     EXPECT_EQ(journal[0].fault, "tls_truncate");
-    EXPECT_EQ(journal[0].effect, effect_kind::committed);
+    EXPECT_EQ(journal[0].effect, record::effect_kind::committed);
     EXPECT_TRUE(s.context().records.events().empty());
 
     test_server plain{rules};
@@ -160,9 +160,9 @@ TEST(tls, tls_truncate_cuts_a_body_framed_by_the_close_and_leaves_out_close_noti
     EXPECT_NE(cut.bytes.find("Content-Length: "), std::string::npos) << cut.bytes;
     const auto events = plain.context().records.events();
     ASSERT_GE(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::fault_not_mapped);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::fault_not_mapped);
     EXPECT_NE(events[0].detail.find("no close_notify to leave out"), std::string::npos) << events[0].detail;
-    EXPECT_EQ(plain.journal().at(0).outcome, wire_outcome::truncated);
+    EXPECT_EQ(plain.journal().at(0).outcome, record::wire_outcome::truncated);
 }
 
 TEST(tls, a_client_that_rejects_the_certificate_is_journaled_as_a_failed_handshake_not_an_attempt) {
@@ -174,7 +174,7 @@ TEST(tls, a_client_that_rejects_the_certificate_is_journaled_as_a_failed_handsha
     EXPECT_TRUE(s.journal().empty());
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::tls_handshake_failed);
     EXPECT_NE(events[0].detail.find("unknown ca"), std::string::npos) << events[0].detail;
     EXPECT_EQ(s.engine().counters().tls_handshake_failures, 1U);
 }
@@ -209,7 +209,7 @@ TEST(tls, a_verifying_client_refuses_every_bad_certificate_and_the_refusal_names
         EXPECT_TRUE(s.journal().empty());
         const auto events = s.context().records.events();
         ASSERT_EQ(events.size(), 1U);
-        EXPECT_EQ(events[0].kind, server_event_kind::certificate_refused);
+        EXPECT_EQ(events[0].kind, record::server_event_kind::certificate_refused);
         EXPECT_EQ(events[0].rule, "bad-tls");
         EXPECT_EQ(events[0].detail.rfind(std::string{how} + ": ", 0), 0U) << events[0].detail;
         EXPECT_NE(events[0].detail.find(alert), std::string::npos) << events[0].detail;
@@ -257,7 +257,7 @@ TEST(tls, a_client_that_closes_after_the_handshake_without_a_request_refused_the
         EXPECT_TRUE(s.journal().empty());
         const auto events = s.context().records.events();
         ASSERT_EQ(events.size(), 1U);
-        EXPECT_EQ(events[0].kind, server_event_kind::certificate_refused);
+        EXPECT_EQ(events[0].kind, record::server_event_kind::certificate_refused);
         EXPECT_EQ(events[0].rule, "bad-tls");
         EXPECT_EQ(events[0].detail, "wrong_name: the connection ended with no request over it");
     }
@@ -276,7 +276,7 @@ TEST(tls, a_bad_certificate_connection_without_a_request_at_the_stop_is_a_refusa
     s.finish();  // the connection is still open, with no request
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::certificate_refused);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::certificate_refused);
     EXPECT_EQ(events[0].rule, "bad-tls");
     EXPECT_EQ(events[0].detail, "expired_certificate: the connection ended with no request over it");
 }
@@ -293,7 +293,7 @@ TEST(tls, an_aborted_or_stalled_handshake_fails_before_any_request_and_is_journa
         EXPECT_TRUE(s.journal().empty());
         const auto events = s.context().records.events();
         ASSERT_GE(events.size(), 1U);
-        EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
+        EXPECT_EQ(events[0].kind, record::server_event_kind::tls_handshake_failed);
         EXPECT_EQ(events[0].rule, "bad-tls");
         EXPECT_EQ(events[0].detail.rfind(how + ": ", 0), 0U) << events[0].detail;
         if (how == "abort_handshake") {
@@ -301,7 +301,7 @@ TEST(tls, an_aborted_or_stalled_handshake_fails_before_any_request_and_is_journa
         } else {
             // Closed at header_timeout, never answered.
             ASSERT_EQ(events.size(), 2U);
-            EXPECT_EQ(events[1].kind, server_event_kind::header_timeout);
+            EXPECT_EQ(events[1].kind, record::server_event_kind::header_timeout);
         }
     }
 }
@@ -315,7 +315,7 @@ TEST(tls, a_tls_rule_on_a_plain_listener_is_journaled_as_not_applied) {
     EXPECT_EQ(res->result_int(), 200);
     const auto events = s.context().records.events();
     ASSERT_GE(events.size(), 1U);  // then unmatched_route: the default service has no GET /hello
-    EXPECT_EQ(events[0].kind, server_event_kind::fault_not_mapped);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::fault_not_mapped);
     EXPECT_EQ(events[0].rule, "bad-tls");
     EXPECT_NE(events[0].detail.find("plain TCP listener"), std::string::npos) << events[0].detail;
 }
@@ -364,7 +364,7 @@ TEST(tls, plain_http_on_the_tls_port_is_a_failed_handshake_with_the_reason) {
     EXPECT_TRUE(s.journal().empty());
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::tls_handshake_failed);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::tls_handshake_failed);
     EXPECT_NE(events[0].detail.find("http request"), std::string::npos) << events[0].detail;
 }
 
@@ -375,7 +375,7 @@ TEST(tls, a_client_that_never_says_hello_is_closed_at_header_timeout_and_journal
     EXPECT_FALSE(reply.timed_out);
     const auto events = s.context().records.events();
     ASSERT_EQ(events.size(), 1U);
-    EXPECT_EQ(events[0].kind, server_event_kind::header_timeout);
+    EXPECT_EQ(events[0].kind, record::server_event_kind::header_timeout);
     EXPECT_EQ(events[0].detail.rfind("TLS handshake not complete within 200ms", 0), 0U) << events[0].detail;
 }
 
@@ -525,4 +525,4 @@ TEST(tls, a_tls_upstream_that_loses_the_reply_after_commit_is_not_sent_the_reque
 }
 
 }  // namespace
-}  // namespace faultline::harness::testing
+}  // namespace faultline::server::testing

@@ -66,7 +66,7 @@ connection_journal::connection_journal(const std::string& path, std::int64_t at_
     if (file_ == nullptr) throw std::system_error{errno, std::generic_category(), path};
     // The HTTP journal's anchor line, so `faultline check` and merges read the same first line.
     std::string line;
-    harness::append_jsonl_line(line, harness::wall_clock_anchor(at_ns, wall, instance, std::nullopt));
+    record::append_jsonl_line(line, record::wall_clock_anchor(at_ns, wall, instance, std::nullopt));
     const std::lock_guard lock{mutex_};
     write_line(line);
 }

@@ -17,11 +17,11 @@ namespace faultline::tcp {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
-using harness::control_error;
-using harness::control_method_not_allowed;
-using harness::control_reply;
-using harness::control_request;
-using harness::control_response;
+using server::control_error;
+using server::control_method_not_allowed;
+using server::control_reply;
+using server::control_request;
+using server::control_response;
 
 namespace {
 
@@ -55,7 +55,7 @@ void tcp_named_proxy::stop() {
 
 std::uint16_t tcp_named_proxy::port() const { return proxy_.port(); }
 std::string tcp_named_proxy::url() const {
-    return "tcp://" + harness::url_host(address_) + ":" + std::to_string(proxy_.port());
+    return "tcp://" + server::url_host(address_) + ":" + std::to_string(proxy_.port());
 }
 
 std::string tcp_named_proxy::journal_error() const { return file_ ? file_->error() : std::string{}; }
@@ -73,7 +73,7 @@ void tcp_named_proxy::record(const connection_record& r) {
 control_response tcp_named_proxy::control(const control_request& req, std::string_view target,
                                           std::string_view /*peer*/) {
     try {
-        std::string_view path = target.substr(std::min(target.size(), harness::control_prefix.size()));
+        std::string_view path = target.substr(std::min(target.size(), server::control_prefix.size()));
         path = path.substr(0, path.find('?'));
         const http::verb method = req.method();
         if (path == "toxics" || path.starts_with("toxics/")) return toxics_route(req, path.substr(6));
@@ -129,7 +129,7 @@ control_response tcp_named_proxy::toxics_route(const control_request& req, std::
     const std::shared_ptr<const toxic_set> current = proxy_.toxics();
     if (!rest.empty()) {
         if (method != http::verb::delete_) return control_method_not_allowed(req, "DELETE");
-        const std::optional<std::string> name = harness::percent_decode(rest.substr(1));
+        const std::optional<std::string> name = server::percent_decode(rest.substr(1));
         if (!name) {
             return control_error(req, http::status::bad_request,
                                  "malformed percent-encoding in toxic name '" + std::string{rest.substr(1)} + "'");
@@ -151,7 +151,7 @@ control_response tcp_named_proxy::toxics_route(const control_request& req, std::
     }
     if (method != http::verb::post) return control_method_not_allowed(req, "GET, POST, DELETE");
     std::string problem;
-    const std::optional<toml::table> table = harness::control_body_table(req, "one toxic", problem);
+    const std::optional<toml::table> table = server::control_body_table(req, "one toxic", problem);
     if (!table) return control_error(req, http::status::bad_request, std::move(problem));
     config_errors errors;
     std::optional<configured_toxic> parsed = parse_toxic(*table, "", current->toxics.size() + 1, errors);
@@ -172,11 +172,11 @@ control_response tcp_named_proxy::toxics_route(const control_request& req, std::
     return control_reply(req, http::status::created, json::serialize(json::object{{"added", name}}));
 }
 
-harness::proxy_mode tcp_named_proxy::mode() {
-    return {"tcp", [](const harness::proxy_definition& definition,
-                      config::table_reader& keys) -> std::shared_ptr<harness::named_proxy> {
+server::proxy_mode tcp_named_proxy::mode() {
+    return {"tcp", [](const server::proxy_definition& definition,
+                      config::table_reader& keys) -> std::shared_ptr<server::named_proxy> {
                 tcp_proxy_options options;
-                harness::set_endpoints(options, definition);
+                server::set_endpoints(options, definition);
                 options.seed = definition.seed;
                 if (const auto timeout = keys.duration("connect_timeout", std::chrono::milliseconds{1}, std::chrono::hours{1})) {
                     options.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);

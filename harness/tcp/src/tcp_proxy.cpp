@@ -76,7 +76,7 @@ struct tcp_proxy::core {
 
     // Declared after everything a session touches: destroying the listener destroys any handler
     // still queued, and with it the session, which journals itself. One worker: sessions need no locks.
-    harness::listener listen{1, stop_drain};
+    server::listener listen{1, stop_drain};
 };
 
 namespace {
@@ -88,7 +88,7 @@ struct active_toxic {
 };
 
 // One connection: the client's socket, the upstream's, and a direction (buffer, timer, toxics) each way.
-class session final : public harness::listened_connection, public std::enable_shared_from_this<session> {
+class session final : public server::listened_connection, public std::enable_shared_from_this<session> {
 public:
     session(tcp_proxy::core& core, tcp::socket client, std::uint64_t conn, bool registered)
         : core_{core},
@@ -479,9 +479,9 @@ error_code tcp_proxy::start() {
     const std::lock_guard lock{c.lifecycle};
     if (c.started) return asio::error::already_started;
     error_code ec;
-    c.upstream = harness::resolve_upstream(c.options.upstream_address, c.options.upstream_port, ec);
+    c.upstream = server::resolve_upstream(c.options.upstream_address, c.options.upstream_port, ec);
     if (ec) return ec;
-    harness::port_options listen;
+    server::port_options listen;
     listen.address = c.options.address;
     listen.port = c.options.port;
     listen.allow_non_loopback = c.options.allow_non_loopback;
@@ -491,12 +491,12 @@ error_code tcp_proxy::start() {
     listen.descriptor_reserve = descriptor_reserve;
     ec = c.listen.add_port(
         listen,
-        [&c](harness::accepted_connection accepted) -> std::shared_ptr<harness::listened_connection> {
+        [&c](server::accepted_connection accepted) -> std::shared_ptr<server::listened_connection> {
             c.connections.fetch_add(1, std::memory_order_relaxed);
             return std::make_shared<session>(c, tcp::socket{std::move(accepted.socket)}, accepted.id, true);
         },
         // Past the cap: journaled as a connection of its own (over_capacity), reset at once.
-        [&c](harness::listener_socket& socket, std::uint64_t id, std::size_t) {
+        [&c](server::listener_socket& socket, std::uint64_t id, std::size_t) {
             c.connections.fetch_add(1, std::memory_order_relaxed);
             std::make_shared<session>(c, tcp::socket{std::move(socket)}, id, false)->refuse_over_capacity();
         },

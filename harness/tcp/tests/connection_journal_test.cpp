@@ -58,9 +58,9 @@ TEST(connection_journal, the_file_opens_with_the_wall_clock_anchor_then_a_line_p
     ASSERT_TRUE(std::getline(in, anchor_line));
     ASSERT_TRUE(std::getline(in, record_line));
     std::string error;
-    const auto anchor = harness::server_event_from_json(boost::json::parse(anchor_line), error);
+    const auto anchor = record::server_event_from_json(boost::json::parse(anchor_line), error);
     ASSERT_TRUE(anchor) << error;
-    EXPECT_EQ(anchor->kind, harness::server_event_kind::started);
+    EXPECT_EQ(anchor->kind, record::server_event_kind::started);
     EXPECT_EQ(anchor->detail, "7000000000");
     EXPECT_EQ(anchor->peer, "edge");
     EXPECT_EQ(boost::json::parse(record_line), boost::json::value(to_json(sample())));

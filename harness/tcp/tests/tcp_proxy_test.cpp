@@ -527,13 +527,13 @@ TEST(tcp_proxy, the_upstream_may_be_a_host_name) {
 // what it was accepted with, the toxic removed is gone for the next one, and the round's journal of
 // connections says which connection met it.
 TEST(tcp_proxy, a_proxy_sets_tcp_proxy_takes_toxics_at_runtime_for_new_connections) {
-    using harness::testing::control_call;
-    using harness::testing::control_reply;
+    using server::testing::control_call;
+    using server::testing::control_reply;
     echo_upstream upstream;
-    harness::proxy_set_options options;
+    server::proxy_set_options options;
     options.control_token = std::string{};
     options.seed = 5;
-    harness::proxy_set set{options, {tcp_named_proxy::mode()}};
+    server::proxy_set set{options, {tcp_named_proxy::mode()}};
     ASSERT_FALSE(set.start());
     const std::uint16_t control = set.control_port();
     const control_reply created =
@@ -575,10 +575,10 @@ TEST(tcp_proxy, a_proxy_sets_tcp_proxy_takes_toxics_at_runtime_for_new_connectio
     EXPECT_EQ(ec, asio::error::eof);
 
     // A connection is journaled when it ends, after its last byte: wait for the four, bounded.
-    const control_reply journal = harness::testing::control_until(
+    const control_reply journal = server::testing::control_until(
         control, "proxies/redis/journal", {},
         [](const control_reply& r) { return std::count(r.body.begin(), r.body.end(), '\n') >= 4; });
-    const auto lines = harness::testing::parse_journal_lines(journal.body).attempts;
+    const auto lines = server::testing::parse_journal_lines(journal.body).attempts;
     ASSERT_EQ(lines.size(), 4U) << journal.body;
     std::map<std::uint64_t, std::string> outcomes;
     for (const boost::json::object& line : lines) {

@@ -15,12 +15,12 @@ namespace faultline::testing {
 
 namespace {
 
-faults::rule_limits limits_of(const harness::model_config& model) {
+faults::rule_limits limits_of(const server::model_config& model) {
     return faults::rule_limits{model.limits.max_fault_wait};
 }
 
 fault_server_options options_from_rules_file(std::string_view rules_toml, std::uint64_t seed) {
-    auto parsed = harness::parse_serve_config(rules_toml, "rules.toml");
+    auto parsed = server::parse_serve_config(rules_toml, "rules.toml");
     if (!parsed.ok()) detail::throw_config_errors("fault_server: the rules do not load:", parsed.errors);
     fault_server_options options;
     options.model = parsed.config->model;
@@ -31,7 +31,7 @@ fault_server_options options_from_rules_file(std::string_view rules_toml, std::u
 }  // namespace
 
 fault_server::fault_server(fault_server_options options) : options_(std::move(options)) {
-    context_ = std::make_unique<harness::server_context>(options_.model, std::vector<faults::rule>{}, options_.seed);
+    context_ = std::make_unique<server::server_context>(options_.model, std::vector<faults::rule>{}, options_.seed);
     start();
 }
 
@@ -39,16 +39,16 @@ fault_server::fault_server(std::string_view rules_toml, std::uint64_t seed)
     : fault_server(options_from_rules_file(rules_toml, seed)) {
     // Parsed twice (once for the [server] table the context is built from): cheap, and it keeps
     // one constructor doing the starting.
-    auto parsed = harness::parse_serve_config(rules_toml, "rules.toml");
+    auto parsed = server::parse_serve_config(rules_toml, "rules.toml");
     for (auto& r : parsed.config->rules) add_rule(std::move(r));
 }
 
 fault_server::~fault_server() { stop(); }
 
 void fault_server::start() {
-    harness::server_options listen;
+    server::server_options listen;
     listen.threads = options_.threads;
-    server_ = std::make_unique<harness::server>(*context_, listen);
+    server_ = std::make_unique<server::server>(*context_, listen);
     if (const auto ec = server_->start()) {
         server_.reset();
         throw std::runtime_error("fault_server: cannot listen on 127.0.0.1: " + ec.message());
@@ -88,16 +88,16 @@ bool fault_server::remove_rule(std::string_view name) { return context_->engine.
 void fault_server::clear_rules() { context_->engine.clear(); }
 std::vector<faults::rule> fault_server::rules() const { return context_->engine.rules(); }
 
-std::vector<harness::journal_record> fault_server::journal() const { return context_->records.snapshot(); }
-std::vector<harness::ledger_entry> fault_server::ledger() const { return context_->effects.snapshot(); }
-std::vector<harness::double_effect> fault_server::double_effects() const {
+std::vector<record::journal_record> fault_server::journal() const { return context_->records.snapshot(); }
+std::vector<server::ledger_entry> fault_server::ledger() const { return context_->effects.snapshot(); }
+std::vector<server::double_effect> fault_server::double_effects() const {
     return context_->effects.double_effects();
 }
 
-harness::run_record fault_server::record() {
+record::run_record fault_server::record() {
     const auto duration = std::chrono::steady_clock::now() - round_started_;
     stop();
-    harness::run_record run;
+    record::run_record run;
     run.scenario = options_.name;
     run.seed = options_.seed;
     run.started_at = round_started_wall_;
@@ -105,10 +105,10 @@ harness::run_record fault_server::record() {
     run.journal = context_->records.snapshot();
     run.wire = context_->records.wire_snapshot();
     // In seq order, as a run's are (run_record.hpp): the journal holds attempts in the order they ended.
-    std::ranges::sort(run.journal, {}, &harness::journal_record::seq);
-    std::ranges::sort(run.wire, {}, &harness::wire_detail::seq);
+    std::ranges::sort(run.journal, {}, &record::journal_record::seq);
+    std::ranges::sort(run.wire, {}, &record::wire_detail::seq);
     run.server_events = context_->records.events();
-    run.rule_firings = harness::rule_firings(context_->engine.rules(), context_->engine.counters(), run.journal);
+    run.rule_firings = runner::rule_firings(context_->engine.rules(), context_->engine.counters(), run.journal);
     if (context_->records.failed()) run.harness_error = "journal: " + context_->records.error();
     return run;
 }

@@ -19,31 +19,31 @@ namespace faultline::testing {
 namespace {
 
 // A verdict as `faultline run` prints it: the summary, then the evidence of a verdict that did not pass.
-void explain(const harness::verdict& v, std::ostream& out) {
-    out << v.check << ": " << harness::to_string(v.outcome()) << " — " << v.summary;
+void explain(const record::verdict& v, std::ostream& out) {
+    out << v.check << ": " << record::to_string(v.outcome()) << " — " << v.summary;
     if (!v.passed) out << "\n" << reports::console_evidence(v, "    ");
 }
 
 // One check, parsed from its [[expect]] table exactly as a scenario's is.
-class check_matcher final : public ::testing::MatcherInterface<const harness::run_record&> {
+class check_matcher final : public ::testing::MatcherInterface<const record::run_record&> {
 public:
     explicit check_matcher(std::string_view expect_table_toml) : text_(expect_table_toml) {
         const config::document doc = config::parse_document(text_, "matcher");
         if (!doc.table) detail::throw_config_errors("faultline::testing matcher: not TOML:", doc.errors);
         config_errors errors;
-        auto parsed = harness::parse_expectation(*doc.table, "matcher", errors);
+        auto parsed = checks::parse_expectation(*doc.table, "matcher", errors);
         if (!parsed) detail::throw_config_errors("faultline::testing matcher: not a valid [[expect]] table:", errors);
         expectation_ = std::move(*parsed);
     }
 
-    bool MatchAndExplain(const harness::run_record& run, ::testing::MatchResultListener* listener) const override {
+    bool MatchAndExplain(const record::run_record& run, ::testing::MatchResultListener* listener) const override {
         if (!run.harness_error.empty()) {
             *listener << "the run itself failed: " << run.harness_error;
             return false;
         }
-        const harness::verdict v = harness::evaluate(expectation_, run);
+        const record::verdict v = checks::evaluate(expectation_, run);
         if (listener->IsInterested()) explain(v, *listener->stream());
-        return v.outcome() == harness::verdict_outcome::pass;
+        return v.outcome() == record::verdict_outcome::pass;
     }
 
     void DescribeTo(std::ostream* os) const override { *os << "satisfies " << description(); }
@@ -57,12 +57,12 @@ private:
     }
 
     std::string text_;
-    harness::expectation expectation_;
+    checks::expectation expectation_;
 };
 
-class passes_all_checks final : public ::testing::MatcherInterface<const harness::run_record&> {
+class passes_all_checks final : public ::testing::MatcherInterface<const record::run_record&> {
 public:
-    bool MatchAndExplain(const harness::run_record& run, ::testing::MatchResultListener* listener) const override {
+    bool MatchAndExplain(const record::run_record& run, ::testing::MatchResultListener* listener) const override {
         if (!run.harness_error.empty()) {
             *listener << "the run itself failed: " << run.harness_error;
             return false;
@@ -73,7 +73,7 @@ public:
         }
         bool all = true;
         for (const auto& v : run.verdicts) {
-            if (v.outcome() == harness::verdict_outcome::pass) continue;
+            if (v.outcome() == record::verdict_outcome::pass) continue;
             if (!all) *listener << "\n";
             all = false;
             if (listener->IsInterested()) explain(v, *listener->stream());
@@ -84,12 +84,12 @@ public:
     void DescribeNegationTo(std::ostream* os) const override { *os << "fails a check of its scenario"; }
 };
 
-class requested final : public ::testing::MatcherInterface<const harness::run_record&> {
+class requested final : public ::testing::MatcherInterface<const record::run_record&> {
 public:
     requested(std::string_view method, std::string_view path, ::testing::Cardinality times)
         : method_(method), path_(path), times_(std::move(times)) {}
 
-    bool MatchAndExplain(const harness::run_record& run, ::testing::MatchResultListener* listener) const override {
+    bool MatchAndExplain(const record::run_record& run, ::testing::MatchResultListener* listener) const override {
         constexpr std::size_t seqs_named = 10;
         std::size_t count = 0;
         std::string seqs;
@@ -160,9 +160,9 @@ run_matcher Requested(std::string_view method, std::string_view path, ::testing:
 
 }  // namespace faultline::testing
 
-namespace faultline::harness {
+namespace faultline::record {
 
-void PrintTo(const run_record& run, std::ostream* os) {
+void PrintTo(const record::run_record& run, std::ostream* os) {
     constexpr std::size_t attempts_shown = 3;
     std::set<std::string_view> operations;
     for (const auto& r : run.journal) operations.insert(std::string_view{r.operation});
@@ -181,7 +181,7 @@ void PrintTo(const run_record& run, std::ostream* os) {
         const auto& r = run.journal[i];
         *os << (i == 0 ? "; first attempts: #" : ", #") << r.seq << " " << std::string_view{r.method} << " "
             << std::string_view{r.target} << ": ";
-        if (r.outcome == wire_outcome::responded) {
+        if (r.outcome == record::wire_outcome::responded) {
             *os << r.status;
         } else {
             *os << to_string(r.outcome);
@@ -191,4 +191,4 @@ void PrintTo(const run_record& run, std::ostream* os) {
     if (run.journal.size() > attempts_shown) *os << ", …";
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -15,7 +15,7 @@
 
 namespace {
 
-namespace raw = faultline::harness::testing;
+namespace raw = faultline::server::testing;
 using namespace faultline::testing;
 using ::testing::HasSubstr;
 

@@ -13,7 +13,7 @@
 
 namespace {
 
-namespace raw = faultline::harness::testing;
+namespace raw = faultline::server::testing;
 using faultline::testing::fault_server;
 using ::testing::HasSubstr;
 
@@ -46,10 +46,10 @@ TEST_F(FaultServerTest, APostToAnUndeclaredRouteIsUnmatchedAndNamesTheNearestEnd
     }
     const auto run = server.record();
     ASSERT_EQ(run.journal.size(), 2u);
-    EXPECT_EQ(run.journal[0].effect, faultline::harness::effect_kind::unmatched);
+    EXPECT_EQ(run.journal[0].effect, faultline::record::effect_kind::unmatched);
     std::vector<std::string> told;
     for (const auto& e : run.server_events) {
-        if (e.kind == faultline::harness::server_event_kind::unmatched_route) told.push_back(e.detail);
+        if (e.kind == faultline::record::server_event_kind::unmatched_route) told.push_back(e.detail);
     }
     EXPECT_THAT(told, ::testing::ElementsAre("POST /charge; nearest POST /payments"));
     EXPECT_TRUE(server.ledger().empty());

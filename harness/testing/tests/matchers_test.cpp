@@ -24,7 +24,7 @@
 namespace {
 
 namespace ft = faultline::testing;
-using faultline::harness::run_record;
+using faultline::record::run_record;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
@@ -145,7 +145,7 @@ TEST(Matchers, DescribeTheCheckTheyAre) {
 
 namespace {
 
-using faultline::harness::journal_record;
+using faultline::record::journal_record;
 
 // A record built by hand: three attempts of two operations, the first lost to a fault.
 run_record three_attempts() {
@@ -165,12 +165,12 @@ run_record three_attempts() {
         run.journal.push_back(r);
     };
     attempt(1, "POST", "/payments", "k1", 1, 0);
-    run.journal.back().outcome = faultline::harness::wire_outcome::reset;
+    run.journal.back().outcome = faultline::record::wire_outcome::reset;
     run.journal.back().fault = "lost_response";
     run.journal.back().rule = "lose-first";
     attempt(2, "POST", "/payments?retry=1", "k1", 2, 201);
     attempt(3, "GET", "/payments/ch_1", "g", 1, 200);
-    run.rule_firings.push_back(faultline::harness::rule_firing{"lose-first", "lost_response", 1, std::nullopt});
+    run.rule_firings.push_back(faultline::record::rule_firing{"lose-first", "lost_response", 1, std::nullopt});
     return run;
 }
 

@@ -19,18 +19,18 @@ struct console_options {
     bool header_only = false;  // the scenario's one line, nothing under it (`faultline run --summary`)
 };
 
-std::string console_report(const harness::run_record& run, const console_options& options = {});
+std::string console_report(const record::run_record& run, const console_options& options = {});
 
 // What closes a run of many scenarios: each that did not pass, with its outcome and the command that
 // replays it ("  FAIL name  faultline run FILE --seed N"), under a heading; "" when every one passed.
-std::string console_not_passed(std::span<const harness::run_record> runs, const console_options& options = {});
+std::string console_not_passed(std::span<const record::run_record> runs, const console_options& options = {});
 
 // A verdict's evidence as the console prints it: one item per paragraph, each line prefixed with
 // `indent`, safe for a terminal. For other tools that print verdicts (the `score` scorecard).
-std::string console_evidence(const harness::verdict& v, std::string_view indent);
+std::string console_evidence(const record::verdict& v, std::string_view indent);
 
 // The shell command that replays a run: `faultline run FILE --seed N` (FILE quoted when needed; the
 // scenario name when the record has no file).
-std::string replay_command(const harness::run_record& run);
+std::string replay_command(const record::run_record& run);
 
 }  // namespace faultline::reports

@@ -15,9 +15,9 @@
 namespace faultline::reports {
 
 // One scenario's report object.
-boost::json::object to_json(const harness::run_record& run);
+boost::json::object to_json(const record::run_record& run);
 
 // `{"passed": …, "scenarios": [ … ]}` for one or more runs, pretty-printed, ending in a newline.
-std::string json_report(std::span<const harness::run_record> runs);
+std::string json_report(std::span<const record::run_record> runs);
 
 }  // namespace faultline::reports

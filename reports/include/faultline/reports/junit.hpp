@@ -13,6 +13,6 @@
 
 namespace faultline::reports {
 
-std::string junit_report(std::span<const harness::run_record> runs);
+std::string junit_report(std::span<const record::run_record> runs);
 
 }  // namespace faultline::reports

@@ -16,7 +16,7 @@ struct report_writer {
     std::string name;     // the FORMAT of --report FORMAT:PATH
     std::string summary;  // one line, for `faultline list reports`
     // The whole document for these runs (never called with more than one run when `one_run_per_file`).
-    std::function<std::string(std::span<const harness::run_record> runs)> render;
+    std::function<std::string(std::span<const record::run_record> runs)> render;
     // The file it writes in --report-dir: "{scenario}" in it makes one file per scenario (the scenario
     // name made file-safe); without it one file holds every run; empty: not written there.
     std::string report_dir_file;

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 struct backoff_curve {
     double base = 0;                                     // ns
@@ -23,11 +23,11 @@ struct backoff_curve {
     double jitter_max = 0;        // ns, additive: t .. t + jitter_max
 
     // The curve a client declared (the command driver's [client] backoff, `score --backoff`).
-    static backoff_curve declared(const declared_backoff& d);
+    static backoff_curve declared(const record::declared_backoff& d);
 };
 
 // The [lowest, highest] gap in ns before retry k (1 for the gap before attempt 2). Decorrelated
 // jitter depends on the previous gap; pass infinity for the widest band any previous gap allows.
 std::pair<double, double> backoff_envelope(const backoff_curve& curve, std::size_t k, double previous_gap);
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -19,10 +19,13 @@
 #include "faultline/core/config_error.hpp"
 #include "faultline/record/verdict.hpp"
 
-namespace faultline::harness {
-
+namespace faultline::record {
 struct run_record;
 class operation_groups;
+}  // namespace faultline::record
+
+namespace faultline::checks {
+
 struct timing_control;
 
 // One configured check. Immutable once built, so one instance may be evaluated concurrently from
@@ -33,10 +36,10 @@ public:
     // `passed` says whether the property holds; the caller fills `verdict::check` and applies
     // `expect_failure`. `operations` is group_operations(run.journal), grouped once for all the
     // checks of a run: on a large journal grouping costs more than most checks.
-    virtual verdict evaluate(const run_record& run, const operation_groups& operations) const = 0;
+    virtual record::verdict evaluate(const record::run_record& run, const record::operation_groups& operations) const = 0;
     // The same, judged against the noise a control measured in the same run (timing_control.hpp).
     // Checks that judge timing override it; every other check judges as without a control.
-    virtual verdict evaluate_with_control(const run_record& run, const operation_groups& operations,
+    virtual record::verdict evaluate_with_control(const record::run_record& run, const record::operation_groups& operations,
                                           const timing_control& control) const {
         (void)control;
         return evaluate(run, operations);
@@ -70,11 +73,11 @@ std::optional<expectation> parse_expectation(const toml::table& table, std::stri
 // Runs the check and applies `expect_failure`: the only place that inverts a result. A run with 0
 // operations (no attempt in the journal, no client record) never passes: what would have passed
 // (after the inversion) is insufficient evidence instead; a failure stays a failure.
-verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations);
+record::verdict evaluate(const expectation& e, const record::run_record& run, const record::operation_groups& operations);
 // The same, with the run's timing control when it had one (null: judged as without).
-verdict evaluate(const expectation& e, const run_record& run, const operation_groups& operations,
+record::verdict evaluate(const expectation& e, const record::run_record& run, const record::operation_groups& operations,
                  const timing_control* control);
 // The same, grouping the run's operations for this one check.
-verdict evaluate(const expectation& e, const run_record& run);
+record::verdict evaluate(const expectation& e, const record::run_record& run);
 
-}  // namespace faultline::harness
+}  // namespace faultline::checks

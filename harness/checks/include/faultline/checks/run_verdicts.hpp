@@ -10,18 +10,20 @@
 
 #include "faultline/record/verdict.hpp"
 
-namespace faultline::harness {
-
+namespace faultline::record {
 struct run_record;
+}  // namespace faultline::record
+
+namespace faultline::checks {
 
 // "evidence_intact": fails when the run's server events hold a control action (a reset forgets
 // attempts and effects, a removed or cleared rule switches faults off), with one evidence item per
 // action (kind, time, peer, rule). Enforced limits (refused connections, timeouts) are counted in
 // the summary and never fail it. Passes when there are none.
-verdict evidence_intact(const run_record& run);
+record::verdict evidence_intact(const record::run_record& run);
 
 // One "fired:<rule>" verdict per rule that must fire: one with `min_fired`, or, under `strict`, any
 // rule (at least once). Fails when the rule fired fewer times.
-std::vector<verdict> firing_verdicts(const run_record& run);
+std::vector<record::verdict> firing_verdicts(const record::run_record& run);
 
-}  // namespace faultline::harness
+}  // namespace faultline::checks

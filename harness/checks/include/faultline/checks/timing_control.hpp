@@ -21,7 +21,7 @@
 
 #include "faultline/record/journal_record.hpp"
 
-namespace faultline::harness {
+namespace faultline::checks {
 
 struct timing_control {
     std::chrono::nanoseconds delay{0};  // the fixed delay the control waits before each retry
@@ -58,11 +58,11 @@ struct timing_control {
 
 // The control of a run from the control processes' own attempts: their operations' gaps (a retry
 // sent before its previous attempt ended is left out: a timeout, not a delay).
-timing_control measure_control(const std::vector<journal_record>& control_journal, std::chrono::nanoseconds delay,
+timing_control measure_control(const std::vector<record::journal_record>& control_journal, std::chrono::nanoseconds delay,
                                std::size_t processes);
 
 // A client's gaps in a run where it ran alone, added to `alone_gaps_ns` by retry index: as the
 // control's, and gaps after a Retry-After are left out (the server chose them).
-void add_gaps_alone(const std::vector<journal_record>& journal, std::map<std::size_t, std::vector<std::int64_t>>& out);
+void add_gaps_alone(const std::vector<record::journal_record>& journal, std::map<std::size_t, std::vector<std::int64_t>>& out);
 
-}  // namespace faultline::harness
+}  // namespace faultline::checks

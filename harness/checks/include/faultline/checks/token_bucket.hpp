@@ -12,7 +12,7 @@
 
 #include "faultline/record/journal_record.hpp"
 
-namespace faultline::harness::checks {
+namespace faultline::checks {
 
 // What an ended attempt does to the bucket, as the caller classifies it: an HTTP attempt by its
 // status (on_ended(journal_record)), a gRPC call by its method's retryable or non-fatal codes.
@@ -27,7 +27,7 @@ public:
     token_bucket(double max_tokens, double token_ratio);
 
     // One HTTP attempt ended: a 2xx is a success, a retryable failure or a missing response a failure.
-    void on_ended(const journal_record& attempt);
+    void on_ended(const record::journal_record& attempt);
     // One attempt ended, classified by the caller.
     void on_ended(throttle_outcome outcome);
     // Retries are allowed only while the bucket is above half.
@@ -47,6 +47,6 @@ private:
 inline double tokens(std::int64_t milli) { return static_cast<double>(milli) / 1000; }
 
 // The replay's order: by the time attempts ended, then by seq.
-bool ended_before(const journal_record& a, const journal_record& b);
+bool ended_before(const record::journal_record& a, const record::journal_record& b);
 
-}  // namespace faultline::harness::checks
+}  // namespace faultline::checks

@@ -44,7 +44,7 @@
 #include "faultline/retry/circuit_breaker.hpp"
 #include "faultline/retry/policy.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 // The header naming a builtin-driver operation on every attempt (see above).
 inline constexpr std::string_view operation_header = "Faultline-Op";
@@ -181,7 +181,7 @@ public:
     std::string_view name() const override { return "builtin"; }
     // Its policy's attempt limit and backoff curve: what the checks hold it to when a scenario leaves
     // their parameters out (the deadline is per operation, in each client_record).
-    declared_client declared() const override;
+    record::declared_client declared() const override;
     std::string_view identity_header() const override { return operation_header; }
 
     const builtin_config& config() const { return config_; }
@@ -195,4 +195,4 @@ private:
 // The Faultline-Op value of an operation: "c<client>-n<n>".
 std::string operation_name(std::uint64_t client, std::uint64_t n);
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

@@ -48,7 +48,7 @@
 #include "faultline/config/reader.hpp"
 #include "faultline/drivers/driver.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 // How a command is run.
 enum class command_mode { once, per_operation };
@@ -76,7 +76,7 @@ struct command_options {
 struct command_config {
     std::vector<std::string> argv;  // never empty
     command_options options;
-    declared_client declared;
+    record::declared_client declared;
 };
 
 // Reads the command driver's keys of a [client] table (all but `driver`; the caller finishes the
@@ -98,11 +98,11 @@ struct command_stats {
 class command_driver final : public driver {
 public:
     // Throws std::invalid_argument if argv is empty or argv[0] is empty.
-    command_driver(std::vector<std::string> argv, command_options options, declared_client declared = {});
+    command_driver(std::vector<std::string> argv, command_options options, record::declared_client declared = {});
 
     driver_result run(const driver_context& ctx) override;
     std::string_view name() const override { return "command"; }
-    declared_client declared() const override { return declared_; }
+    record::declared_client declared() const override { return declared_; }
 
     const std::vector<std::string>& argv() const { return argv_; }
     const command_options& options() const { return options_; }
@@ -111,7 +111,7 @@ public:
 private:
     std::vector<std::string> argv_;
     command_options options_;
-    declared_client declared_;
+    record::declared_client declared_;
     command_stats stats_;
 };
 
@@ -119,6 +119,6 @@ private:
 // in the arguments are substituted per process. Throws std::invalid_argument if argv or argv[0] is
 // empty.
 std::unique_ptr<driver> make_command_driver(std::vector<std::string> argv, command_options options = {},
-                                            declared_client declared = {});
+                                            record::declared_client declared = {});
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

@@ -35,7 +35,7 @@
 #include "faultline/retry/idempotency.hpp"
 #include "faultline/retry/policy.hpp"
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 // What a driver needs to know about the run. The clock outlives the call to `run`.
 struct driver_context {
@@ -55,10 +55,10 @@ struct driver_context {
 // What a driver produced. `error` is a harness failure (the run's exit code 3), not a client
 // failure: a client whose operations fail, or a command exiting non-zero, is a normal result.
 struct driver_result {
-    std::deque<client_record> clients;       // builtin: one per started operation, in start order
-    std::optional<command_result> command;   // command driver only
+    std::deque<record::client_record> clients;       // builtin: one per started operation, in start order
+    std::optional<record::command_result> command;   // command driver only
     bool timed_out = false;                  // the time limit cut the client short
-    std::optional<run_interruption> interrupted;  // a run_interrupt cut the client short
+    std::optional<record::run_interruption> interrupted;  // a run_interrupt cut the client short
     std::string error;                       // non-empty: the driver itself failed
 };
 
@@ -75,7 +75,7 @@ public:
     // What the client declares about itself, copied into the run record for the checks (the command
     // driver's [client] keys deadline, max_attempts, backoff; the builtin client's policy). Empty:
     // nothing declared.
-    virtual declared_client declared() const { return {}; }
+    virtual record::declared_client declared() const { return {}; }
     // The request header naming the operation on every attempt, when the driver sends one: the
     // runner makes it the server's identity header, so journal_record::operation and
     // client_record::operation agree (an Idempotency-Key still takes precedence on the server).
@@ -144,4 +144,4 @@ std::string substitute(std::string_view text, const placeholder_values& values);
 // whichever driver runs it and whatever the interleaving.
 retry::idempotency_key operation_key(std::uint64_t seed, std::uint64_t op);
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

@@ -11,7 +11,7 @@
 
 #include <atomic>
 
-namespace faultline::harness {
+namespace faultline::drivers {
 
 // Owned by whoever installs the signal handler (the CLI), outliving every run it is passed to.
 // Thread-safe; `request` is async-signal-safe.
@@ -36,4 +36,4 @@ private:
     int fd_ = -1;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::drivers

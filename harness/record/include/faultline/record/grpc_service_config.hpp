@@ -13,7 +13,7 @@
 
 #include "faultline/core/grpc_status.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 
 // The most attempts a gRPC client makes, whatever a policy asks (A6: larger values are treated as 5).
 inline constexpr std::uint32_t grpc_max_attempts_cap = 5;
@@ -66,4 +66,4 @@ struct grpc_service_config {
     const grpc_method_config* find(std::string_view target) const;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

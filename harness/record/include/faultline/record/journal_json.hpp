@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 // `wire`: the record's wire detail, or null to leave its fields out.
 boost::json::object to_json(const journal_record& record, const wire_detail* wire = nullptr);
@@ -78,4 +78,4 @@ jsonl_read_result read_jsonl(std::istream& in, std::string_view name);
 // Below this a second thread costs more than it saves (4 MiB read in ~5 ms on one).
 inline constexpr std::uintmax_t jsonl_two_halves_from = std::uintmax_t{4} << 20;
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

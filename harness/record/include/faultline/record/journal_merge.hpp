@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 struct named_journal {
     std::string name;  // the instance tag for records without one (e.g. the file name)
@@ -39,4 +39,4 @@ std::optional<std::uint64_t> journal_seed(const std::vector<server_event>& event
 
 merged_journal merge_journals(std::vector<named_journal> journals);
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -17,7 +17,7 @@
 #include "faultline/record/packed_optional.hpp"
 #include "faultline/record/symbol.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 
 // Where an attempt's operation identity came from (see DESIGN.md, "operation identity").
 enum class identity_source : std::uint8_t { idempotency_key, header, body_field, request_hash };
@@ -157,4 +157,4 @@ struct wire_detail {
 
 static_assert(sizeof(wire_detail) <= 80, "wire_detail is meant to stay compact");
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

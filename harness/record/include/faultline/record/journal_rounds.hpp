@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 // Where a journal's rounds begin: the seq and number of each reset. Not thread-safe (the server's
 // journal holds one under its lock).
@@ -63,4 +63,4 @@ struct journal_round {
 // every event. A journal of one round is moved, not copied.
 std::vector<journal_round> split_rounds(std::vector<journal_record> records, std::vector<server_event> events);
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

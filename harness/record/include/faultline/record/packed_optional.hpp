@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 // The reserved value of T. Specialised for integers here and for `symbol` in symbol.hpp.
 template <class T>
@@ -100,4 +100,4 @@ private:
     T value_ = absent::value();
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

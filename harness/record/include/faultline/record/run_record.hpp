@@ -23,7 +23,7 @@
 #include "faultline/record/journal_record.hpp"
 #include "faultline/record/verdict.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 
 // One operation as the built-in driver's client saw it. Third-party `command` clients leave these
 // empty, so every check also works from the journal alone. Its strings are symbols, like the
@@ -295,4 +295,4 @@ std::vector<const rule_firing*> never_fired(const run_record& run);
 verdict_outcome outcome_of(const run_record& run);
 bool all_checks_passed(const run_record& run);  // outcome_of(run) == pass
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -18,7 +18,7 @@
 #include "faultline/core/enum_names.hpp"
 #include "faultline/record/journal_record.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 
 enum class server_event_kind {
     // Control actions (control_api.hpp).
@@ -120,4 +120,4 @@ struct server_event {
 server_event wall_clock_anchor(std::int64_t at_ns, std::chrono::system_clock::time_point wall, std::string instance,
                                std::optional<std::uint64_t> seed);
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -22,7 +22,7 @@
 
 #include "faultline/record/packed_optional.hpp"
 
-namespace faultline::harness {
+namespace faultline::record {
 
 class symbol {
 public:
@@ -81,9 +81,9 @@ struct symbol_table_stats {
 };
 symbol_table_stats symbol_stats();
 
-}  // namespace faultline::harness
+}  // namespace faultline::record
 
 template <>
-struct std::hash<faultline::harness::symbol> {
-    std::size_t operator()(faultline::harness::symbol s) const noexcept { return s.id(); }
+struct std::hash<faultline::record::symbol> {
+    std::size_t operator()(faultline::record::symbol s) const noexcept { return s.id(); }
 };

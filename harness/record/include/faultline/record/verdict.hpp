@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::record {
 
 // Evidence is capped per verdict so a run with a million bad attempts still gives a readable report;
 // `verdict::evidence_total` keeps the full count.
@@ -58,4 +58,4 @@ struct verdict {
     }
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -8,7 +8,7 @@
 #include "faultline/record/run_record.hpp"
 #include "faultline/server/journal.hpp"
 
-namespace faultline::harness {
+namespace faultline::runner {
 
 // Implementations must be thread-safe: scenarios running in parallel call it from their own
 // threads, and each scenario's events come in the order below.
@@ -18,12 +18,12 @@ public:
 
     // The scenario's fault server is about to take traffic. Until `attempts_closed(live)` returns,
     // `live.appended()` (the attempts so far) may be read from any thread.
-    virtual void attempts_opened(const journal& live) = 0;
+    virtual void attempts_opened(const server::journal& live) = 0;
     // Its traffic is over (`live.appended()` is final) and `live` is about to go away.
-    virtual void attempts_closed(const journal& live) = 0;
+    virtual void attempts_closed(const server::journal& live) = 0;
     // The scenario is over and judged (or failed in the harness: then attempts_opened may not
     // have come). Not called for a scenario an interrupt kept from starting.
-    virtual void scenario_finished(const run_record& run) = 0;
+    virtual void scenario_finished(const record::run_record& run) = 0;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::runner

@@ -28,7 +28,7 @@
 #include "faultline/runner/progress.hpp"
 #include "faultline/runner/scenario.hpp"
 
-namespace faultline::harness {
+namespace faultline::runner {
 
 // The exit codes of the `faultline` executable.
 enum class exit_code : int {
@@ -48,9 +48,9 @@ exit_code worst(exit_code a, exit_code b);
 
 // One run's code: harness_error when `harness_error` is set, else check_failed when a verdict failed,
 // else insufficient_evidence when one could not judge, else passed.
-exit_code exit_code_of(const run_record& run);
+exit_code exit_code_of(const record::run_record& run);
 // All runs' code (passed for none).
-exit_code exit_code_of(const std::vector<run_record>& runs);
+exit_code exit_code_of(const std::vector<record::run_record>& runs);
 
 // The exit status of a run cut short by `signal` (SIGINT 130, SIGTERM 143), as a shell reports a
 // process the signal ended. It replaces every code above: the run did not finish, whatever it judged.
@@ -67,7 +67,7 @@ struct run_options {
     // check reads them, and without them the journal takes two thirds of the memory.
     bool keep_wire_details = true;
     // When set and requested, the running clients are stopped and no further scenario starts.
-    const run_interrupt* interrupt = nullptr;
+    const drivers::run_interrupt* interrupt = nullptr;
     // When set, told as each scenario opens and closes its journal and finishes (progress.hpp).
     progress_listener* progress = nullptr;
     // Threads evaluating checks (evaluate_checks); run_scenarios divides them among the scenarios it
@@ -82,19 +82,19 @@ struct run_options {
 // every run gets (checks/run_verdicts.hpp: evidence_intact, fired:<rule>). `options.progress`, when
 // set, hears of the journal opening and closing and of the finished record. Thread-safe for distinct
 // scenarios; one scenario (its driver) must not be run twice at once.
-run_record run_scenario(const scenario& s, const run_options& options = {});
+record::run_record run_scenario(const scenario& s, const run_options& options = {});
 
 // Evaluates a scenario's checks against a record, replacing its verdicts, in expectation order. The
 // attempts are grouped once, then the checks run on up to `threads` threads (this one included, at
 // most one per check): checks are immutable, and each writes only its own verdict. If checks throw,
 // the exception of the first of them (in expectation order) is rethrown once all have finished.
-void evaluate_checks(const std::vector<expectation>& expectations, run_record& run,
+void evaluate_checks(const std::vector<checks::expectation>& expectations, record::run_record& run,
                      std::size_t threads = hardware_threads());
 
 // The firing counts of the scenario's rules, in file order: the engine's count of each rule still
 // installed at the end (`fired_by_rule`), else the attempts in the journal that name it.
-std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, const faults::engine_counters& counters,
-                                      const std::vector<journal_record>& journal);
+std::vector<record::rule_firing> rule_firings(const std::vector<faults::rule>& rules, const faults::engine_counters& counters,
+                                      const std::vector<record::journal_record>& journal);
 
 // Runs scenarios with at most `jobs` at a time (at least one). `on_finished` (optional) is called
 // once per scenario as it finishes, with its index, serialised so output does not interleave.
@@ -103,9 +103,9 @@ std::vector<rule_firing> rule_firings(const std::vector<faults::rule>& rules, co
 // for it). The first `lane` scenarios run one after another on one of the workers, which then joins
 // the others: scenarios that must not overlap each other (`faultline score`'s herds, each the other's
 // noise) without a worker left idle once they are done.
-std::vector<run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
+std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
-                                      const std::function<void(std::size_t, const run_record&)>& on_finished = {},
+                                      const std::function<void(std::size_t, const record::run_record&)>& on_finished = {},
                                       std::size_t lane = 0);
 
-}  // namespace faultline::harness
+}  // namespace faultline::runner

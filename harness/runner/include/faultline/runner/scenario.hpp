@@ -24,7 +24,7 @@
 #include "faultline/server/model_config.hpp"
 #include "faultline/server/proxy_config.hpp"
 
-namespace faultline::harness {
+namespace faultline::runner {
 
 inline constexpr std::uint64_t default_seed = 1;
 inline constexpr std::chrono::seconds default_time_limit{30};
@@ -37,7 +37,7 @@ inline constexpr std::string_view backend_instance = "backend";
 // policy keys; the tiers form a chain in file order, the last one forwarding to the service.
 struct relay_tier {
     std::string name;      // `name` ("relay-N" by default): its instance tag in the merged journal
-    client_policy policy;  // `preset`, then `[relay.policy]`, as in [client]
+    drivers::client_policy policy;  // `preset`, then `[relay.policy]`, as in [client]
 };
 
 // A validated scenario. A plain value; rules and checks share immutable parts, so copies are cheap
@@ -49,7 +49,7 @@ struct scenario {
     std::uint64_t seed = default_seed;
     std::chrono::nanoseconds time_limit = default_time_limit;  // the whole run, driver included
     bool strict = false;  // `strict`: a fault rule that never fired fails the run (not just a warning)
-    model_config server;                                       // `[server]`; defaults when absent
+    server::model_config server;                                       // `[server]`; defaults when absent
     // `[server] tls`: the client's connection is TLS, with a certificate from the run's own CA, whose
     // file the client gets as {ca} and FAULTLINE_CA (the builtin client trusts it).
     bool tls = false;
@@ -57,12 +57,12 @@ struct scenario {
     // `[client]` (an absent table is the default builtin client), or the command-line command.
     // Never null in a loaded scenario. Shared so a scenario stays copyable; a driver runs one
     // scenario at a time.
-    std::shared_ptr<driver> client;
-    std::vector<expectation> expectations;  // `[[expect]]`, in file order
+    std::shared_ptr<drivers::driver> client;
+    std::vector<checks::expectation> expectations;  // `[[expect]]`, in file order
     std::vector<relay_tier> relays;          // `[[relay]]`, client side first; empty: the client calls the service
     // `[proxy]`: the runner puts the proxy in front of this real service instead of playing the
     // built-in one; `server`'s routes then only declare what commits (proxy.hpp).
-    std::optional<proxy_config> proxy;
+    std::optional<server::proxy_config> proxy;
     // A gRPC conformance probe (`[probe] client = "grpc"`): its own [client] speaks HTTP, so only a
     // gRPC client runs it — `faultline score --grpc`, or `faultline run FILE -- <client>`.
     bool needs_grpc_client = false;
@@ -77,7 +77,7 @@ struct scenario_result {
 
 // What the command line changes while loading: `faultline run FILE -- cmd args…` replaces the client.
 struct scenario_options {
-    client_overrides client;
+    drivers::client_overrides client;
 };
 
 // Parses a scenario from text. `file` is used in error positions and to default the name.
@@ -90,7 +90,7 @@ scenario_result load_scenario_file(const std::string& path, const scenario_optio
 // scenario — its other tables are then validated too, so a typo anywhere is still an error — or
 // hold nothing but `[[expect]]` tables.
 struct expectations_result {
-    std::vector<expectation> expectations;  // set only when `errors` is empty
+    std::vector<checks::expectation> expectations;  // set only when `errors` is empty
     config_errors errors;
 
     bool ok() const { return errors.empty(); }
@@ -108,4 +108,4 @@ struct scenario_files {
 };
 scenario_files collect_scenario_files(const std::vector<std::string>& paths);
 
-}  // namespace faultline::harness
+}  // namespace faultline::runner

@@ -12,6 +12,6 @@
 namespace faultline::score {
 
 // Returns whether the journal was re-attributed (the checks must then be evaluated again).
-bool attribute_to_processes(harness::run_record& run);
+bool attribute_to_processes(record::run_record& run);
 
 }  // namespace faultline::score

@@ -57,7 +57,7 @@ struct declared_settings {
     // The client's curve (`--backoff`, `--jitter KIND`), judged by the probes' `backoff` checks; and as
     // a fact of the run record where it can say it (exponential or constant, a jitter of its kinds).
     std::optional<declared_curve> curve;
-    std::optional<harness::declared_backoff> backoff;
+    std::optional<record::declared_backoff> backoff;
     bool strict = false;  // `--strict`: RFC 9110's permissive cases (408, 413 with Retry-After) not retried
     std::chrono::nanoseconds timeout = std::chrono::seconds{1};  // {timeout}, {timeout_ms}
     // {attempt_timeout}, {attempt_timeout_ms}: the client's per-attempt timeout, apart from its deadline
@@ -65,7 +65,7 @@ struct declared_settings {
     std::optional<std::chrono::nanoseconds> attempt_timeout;
     // `--grpc`: the client speaks gRPC, judged against its service config (`--service-config`; without
     // one, gRPC's default: no retry policy). {service_config} is the file's absolute path.
-    std::shared_ptr<const harness::grpc_service_config> grpc;
+    std::shared_ptr<const record::grpc_service_config> grpc;
     std::string service_config_path;
 };
 

@@ -31,7 +31,7 @@
 namespace faultline::score {
 
 struct probe {
-    harness::scenario scenario;  // as `faultline run` loads it
+    runner::scenario scenario;  // as `faultline run` loads it
     std::string situation;
     request_values request;
     std::uint64_t operations = 1;

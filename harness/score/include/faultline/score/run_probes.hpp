@@ -31,12 +31,12 @@ struct probe_run_options {
 };
 
 // `runs[i]` is the run of `probes[i]`; at most `jobs` probes run at once.
-std::vector<harness::run_record> run_probes(std::span<const probe> probes, std::span<const std::string> client_template,
-                                            const declared_settings& declared, const harness::run_options& options,
+std::vector<record::run_record> run_probes(std::span<const probe> probes, std::span<const std::string> client_template,
+                                            const declared_settings& declared, const runner::run_options& options,
                                             std::size_t jobs, const probe_run_options& probe_options = {});
 
 // Takes the control's attempts (their target under control_path_prefix) and processes (operations
 // from `client_operations` on) out of `run` and measures them; for tests.
-harness::timing_control take_control(harness::run_record& run, const probe& p);
+checks::timing_control take_control(record::run_record& run, const probe& p);
 
 }  // namespace faultline::score

@@ -38,7 +38,7 @@ std::string nothing_to_judge(const probe& p, const declared_settings& declared, 
 struct finding {
     std::string probe;      // scenario name
     std::string situation;
-    harness::verdict verdict;
+    record::verdict verdict;
 };
 
 struct property_row {
@@ -66,12 +66,12 @@ struct scorecard {
 
 // `runs[i]` is the run of `probes[i]`. `builtin`: the probes ran their own [client] (the builtin
 // client, whose settings the files declare), so declared-only properties apply.
-scorecard make_scorecard(std::span<const probe> probes, std::span<const harness::run_record> runs,
+scorecard make_scorecard(std::span<const probe> probes, std::span<const record::run_record> runs,
                          const declared_settings& declared, bool builtin);
 
 // The exit code: harness_error when a probe could not run, check_failed when a property failed,
 // insufficient_evidence when one could not be judged, else passed.
-harness::exit_code exit_code_of(const scorecard& card);
+runner::exit_code exit_code_of(const scorecard& card);
 
 struct render_options {
     std::string client;    // the template as the user wrote it, or "builtin"

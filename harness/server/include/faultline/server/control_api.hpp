@@ -40,7 +40,7 @@
 #include <string>
 #include <string_view>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 inline constexpr std::string_view control_prefix = "/__faultline/";
 
@@ -116,11 +116,11 @@ public:
 
 private:
     response route(const request& req, std::string_view target, std::string_view peer) const;
-    void journal_event(server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
-    server_event control_event(server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
+    void journal_event(record::server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
+    record::server_event control_event(record::server_event_kind kind, std::string_view peer, std::string rule, std::string detail) const;
 
     server_context& context_;
     options options_;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -35,7 +35,7 @@
 #include <string>
 #include <string_view>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 inline constexpr std::string_view idempotency_marker_header = "Faultline-Idempotency";
 inline constexpr std::string_view idempotency_marker_in_flight = "in-flight";
@@ -83,11 +83,11 @@ public:
     explicit idempotency_layer(idempotency_config config);
 
     // `key` is the normalised Idempotency-Key ("" = none), the symbol the attempt's record holds.
-    idempotency_begin begin(symbol key, effect_semantics semantics, std::uint64_t fingerprint);
+    idempotency_begin begin(record::symbol key, effect_semantics semantics, std::uint64_t fingerprint);
     // Stores the response of the attempt that proceeded with `key`. No-op for "" or an unknown key.
-    void complete(symbol key, const service_response& response);
+    void complete(record::symbol key, const service_response& response);
     // The attempt that proceeded failed before committing: forget the key so a retry proceeds.
-    void abandon(symbol key);
+    void abandon(record::symbol key);
 
     std::size_t stored() const;     // keys with a stored response
     std::size_t in_flight() const;  // keys begun but neither completed nor abandoned
@@ -106,8 +106,8 @@ private:
     };
     const idempotency_config config_;
     mutable std::mutex mutex_;
-    boost::unordered_flat_map<symbol, slot, std::hash<symbol>> slots_;  // open addressing: no node per key
+    boost::unordered_flat_map<record::symbol, slot, std::hash<record::symbol>> slots_;  // open addressing: no node per key
     byte_arena responses_;  // every stored response, back to back; freed by reset
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

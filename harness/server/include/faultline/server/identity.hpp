@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 inline constexpr std::string_view idempotency_key_header = "Idempotency-Key";
 
@@ -33,7 +33,7 @@ struct identity_config {
 
 struct operation_identity {
     std::string value;  // the key, header or field value, or the request hash as 16 lowercase hex digits
-    identity_source source = identity_source::request_hash;
+    record::identity_source source = record::identity_source::request_hash;
     std::uint64_t hash = 0;       // hash_bytes(value): the input of fault decisions
     std::string idempotency_key;  // the normalised Idempotency-Key, "" when absent (even if another source won)
 };
@@ -65,9 +65,9 @@ operation_identity identify(const identity_config& config, const faults::request
 class attempt_counter {
 public:
     // Records one more attempt of `operation` and returns its number: 1 for the first.
-    std::uint32_t next(symbol operation);
+    std::uint32_t next(record::symbol operation);
     // Attempts seen so far (0 if none).
-    std::uint32_t seen(symbol operation) const;
+    std::uint32_t seen(record::symbol operation) const;
     // Number of distinct operations seen.
     std::size_t operations() const;
     void reset();
@@ -76,10 +76,10 @@ private:
     struct stripe {
         mutable std::mutex mutex;
         // Open addressing: 8 bytes a slot, where a node map took ~45 bytes an operation.
-        boost::unordered_flat_map<symbol, std::uint32_t, std::hash<symbol>> counts;
+        boost::unordered_flat_map<record::symbol, std::uint32_t, std::hash<record::symbol>> counts;
     };
     static constexpr std::size_t stripe_count = 16;
     std::array<stripe, stripe_count> stripes_;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -65,7 +65,7 @@
 #include <thread>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 struct journal_options {
     std::size_t max_records = 1'000'000;  // in-memory bound
@@ -85,8 +85,8 @@ struct journal_options {
 // A journal's attempts, handed over: the records, and their wire details in the same order (empty
 // when the journal keeps none).
 struct journal_attempts {
-    std::vector<journal_record> records;
-    std::vector<wire_detail> wire;
+    std::vector<record::journal_record> records;
+    std::vector<record::wire_detail> wire;
 };
 
 // Owns its records, its file and its two threads (writer, chunk preparer). Thread-safe: every member may be called from any
@@ -107,16 +107,16 @@ public:
 
     // Records one attempt; a record with seq 0 gets the next one, which its wire detail is given too.
     // Returns the record's seq. Never blocks on I/O.
-    std::uint64_t append(journal_record record, wire_detail wire = {});
+    std::uint64_t append(record::journal_record record, record::wire_detail wire = {});
 
     // Records one server event; an event with seq 0 gets the next one. Returns its seq. Never blocks
     // on I/O.
-    std::uint64_t append_event(server_event event);
+    std::uint64_t append_event(record::server_event event);
 
     // The records held in memory, in append order (every record unless memory_complete() is false).
-    std::vector<journal_record> snapshot() const;
+    std::vector<record::journal_record> snapshot() const;
     // Their wire details, in the same order; empty when the journal keeps none.
-    std::vector<wire_detail> wire_snapshot() const;
+    std::vector<record::wire_detail> wire_snapshot() const;
     // Hands over the records held in memory (and their wire details), in append order, moving them
     // out instead of copying (snapshot() stays for the control API) and unmapping each chunk once it
     // is emptied, so the records are held once, not twice; the prepared spare chunk is unmapped too
@@ -127,11 +127,11 @@ public:
     // takes the lock once per chunk.
     journal_attempts take();
     // The server events held in memory (up to max_events), in append order; reset keeps them.
-    std::vector<server_event> events() const;
+    std::vector<record::server_event> events() const;
     std::uint64_t events_appended() const;
     // Writes the in-memory records and server events as JSON Lines, in seq order (the control API's
     // journal download): those of `round`, or all of them (nullopt).
-    std::string to_jsonl(std::optional<round_number> round = std::nullopt) const;
+    std::string to_jsonl(std::optional<record::round_number> round = std::nullopt) const;
 
     // Forgets the in-memory records and clears a memory overflow; the seq keeps counting (so a file,
     // which keeps everything, never holds two records with one seq). Server events stay. The round
@@ -140,8 +140,8 @@ public:
     // Starts the next round with `reset` as its first event (given the next seq and the new round),
     // forgetting the in-memory records as reset() does. Returns the new round, or nullopt, changing
     // nothing, once max_round rounds have begun.
-    std::optional<round_number> start_round(server_event reset);
-    round_number round() const;  // the current round, 1 until the first start_round
+    std::optional<record::round_number> start_round(record::server_event reset);
+    record::round_number round() const;  // the current round, 1 until the first start_round
     // Returns once every record appended before the call is written to the file and flushed, and
     // (spilling) every chunk filled before the call is spilled.
     void flush();
@@ -169,15 +169,15 @@ private:
     void spiller_loop();
     // Appends positions [from, to) of the memory window, from memory or the spill file, to `records`
     // and (when the journal keeps them) `wire`; either may be null (the caller holds the lock).
-    void copy_out(std::uint64_t from, std::uint64_t to, std::vector<journal_record>* records,
-                  std::vector<wire_detail>* wire) const;
+    void copy_out(std::uint64_t from, std::uint64_t to, std::vector<record::journal_record>* records,
+                  std::vector<record::wire_detail>* wire) const;
     // A spilled chunk read back failed its check (the caller holds the lock): `records` of chunk
     // `chunk_number` are left out, and an evidence_altered event says so.
     void note_altered_spill(std::uint64_t chunk_number, std::uint64_t records) const;
     // Stores `record` at position end_ (the caller holds the lock).
-    void store(const journal_record& record, const wire_detail& wire);
+    void store(const record::journal_record& record, const record::wire_detail& wire);
     // Keeps `event`, in memory up to max_events and in the file (the caller holds the lock).
-    void store_event(server_event event);
+    void store_event(record::server_event event);
     // Empties the memory window and clears an overflow; returns the chunks to free once unlocked (the
     // caller holds the lock).
     std::vector<std::unique_ptr<chunk>> forget_memory();
@@ -219,9 +219,9 @@ private:
     std::uint64_t memory_limit_;       // ... and ends at most here (memory_begin_ + max_records)
     std::uint64_t written_ = 0;        // with a file: positions below this are written and flushed
     std::uint64_t lost_ = 0;           // memory-only: records past the bound (a sticky failure until reset)
-    round_boundaries rounds_;
+    record::round_boundaries rounds_;
     // A read that finds the spill file altered journals it, even a const one (snapshot()).
-    mutable std::vector<server_event> events_;  // in memory, up to options_.max_events
+    mutable std::vector<record::server_event> events_;  // in memory, up to options_.max_events
     std::string pending_event_lines_;   // with a file: event lines not yet written
     mutable std::uint64_t events_stored_ = 0;   // events appended (file or memory)
     mutable std::uint64_t altered_records_ = 0;  // spilled records that failed their check
@@ -238,4 +238,4 @@ private:
     std::atomic<bool> preparer_stop_{false};  // set by the destructor; read while faulting pages in
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 // What committing a request does to the domain; declared per endpoint.
 enum class effect_semantics : std::uint8_t {
@@ -41,13 +41,13 @@ inline std::optional<effect_semantics> effect_semantics_from_string(std::string_
 }
 
 struct ledger_entry {
-    symbol operation;            // operation identity of the committing attempt
+    record::symbol operation;            // operation identity of the committing attempt
     std::uint32_t attempt = 1;   // its attempt number; (operation, attempt) joins it to the journal
     std::uint64_t seq = 0;       // the attempt's request number (service_request::seq), 0 if unknown
     std::uint64_t connection = 0;
     std::int64_t time_ns = 0;    // ns since run start, monotonic
-    symbol method;               // "POST"
-    symbol target;               // "/payments"
+    record::symbol method;               // "POST"
+    record::symbol target;               // "/payments"
     effect_semantics semantics{};
     std::string effect;          // what was committed: "charge ch_3 amount=100", "kv put k", "counter c=4"
     friend bool operator==(const ledger_entry&, const ledger_entry&) = default;
@@ -106,4 +106,4 @@ private:
 // {"op","attempt","seq","conn","t","method","target","semantics","effect"}
 boost::json::object entry_to_json(const ledger_entry& entry);
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

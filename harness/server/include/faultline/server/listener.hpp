@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 using listener_executor = boost::asio::io_context::executor_type;
 // The I/O objects name the concrete executor type, which spares the hot path any_io_executor's type
@@ -181,4 +181,4 @@ private:
     std::unique_ptr<state> state_;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

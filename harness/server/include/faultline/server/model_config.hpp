@@ -47,7 +47,7 @@
 #include <optional>
 #include <string_view>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 struct model_config {
     service_config service;
@@ -63,4 +63,4 @@ std::optional<model_config> parse_model_config(const toml::table& table, std::st
                                                config_errors& errors,
                                                std::initializer_list<std::string_view> extra_keys = {});
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -45,7 +45,7 @@
 #include <optional>
 #include <string>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 struct proxy_options {
     std::string address = "127.0.0.1";  // where the proxy listens
@@ -135,4 +135,4 @@ private:
     std::shared_ptr<core> core_;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

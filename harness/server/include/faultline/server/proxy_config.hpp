@@ -24,7 +24,7 @@
 #include <string>
 #include <string_view>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 struct host_port {
     std::string address;  // an IP address as written, without IPv6 brackets
@@ -49,4 +49,4 @@ struct proxy_config {
 std::optional<proxy_config> parse_proxy_config(const toml::table& table, std::string_view file,
                                                config_errors& errors);
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

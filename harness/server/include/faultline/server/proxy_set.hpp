@@ -56,7 +56,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 // What every proxy of a set is, whatever its mode: read by the set from a [[proxy]] table.
 struct proxy_definition {
@@ -215,4 +215,4 @@ private:
     std::shared_ptr<state> state_;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

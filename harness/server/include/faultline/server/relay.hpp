@@ -23,7 +23,7 @@
 #include "faultline/retry/policy.hpp"
 #include "faultline/server/service.hpp"
 
-namespace faultline::harness {
+namespace faultline::server {
 
 struct relay_options {
     std::string host = "127.0.0.1";  // the next tier (loopback only, as every faultline listener)
@@ -55,4 +55,4 @@ private:
     std::unique_ptr<state> state_;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -31,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 // The server engine's keys of the [server] table (absent = not set).
 struct server_settings {
@@ -68,4 +68,4 @@ serve_config_result parse_serve_config(std::string_view toml_text, const std::st
 // Reads and parses `path`; an unreadable file is one error at line 0.
 serve_config_result load_serve_config(const std::string& path);
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

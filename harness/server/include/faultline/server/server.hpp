@@ -41,7 +41,7 @@
 #include <optional>
 #include <string>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 // The running server. Owns its acceptor(s), connections and worker threads; the context and the
 // clock must outlive it. `start` and `stop` may be called from any thread; stop() is idempotent and
@@ -89,4 +89,4 @@ private:
     std::shared_ptr<core> core_;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

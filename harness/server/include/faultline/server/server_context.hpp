@@ -18,7 +18,7 @@
 #include <optional>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 class relay;
 
@@ -43,7 +43,7 @@ public:
     // What reset() forgets, and the journal starts its next round with `reset_event`, the reset's
     // evidence (journal::start_round). Returns the new round; nullopt, changing nothing, when the
     // journal has begun max_round rounds.
-    std::optional<round_number> start_round(server_event reset_event);
+    std::optional<record::round_number> start_round(record::server_event reset_event);
     // Forgets (and frees) what the service keeps for its clients: attempt counts, stored idempotency
     // results and its domain state. Nothing judges them: a run frees them once its server has
     // stopped, before it takes the journal, so the two are never held at once.
@@ -89,4 +89,4 @@ struct server_counters {
     std::uint64_t tls_handshake_failures = 0;  // TLS ports: handshakes that failed (certificate rejected, not TLS)
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 // What the server enforces on the connections of its clients. Defaults are documented in
 // docs/control-api.md ("Limits") and docs/scenarios.md ([server]).
@@ -69,4 +69,4 @@ struct server_options {
     bool watch_lateness = false;
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

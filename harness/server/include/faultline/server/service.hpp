@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 struct http_header {
     std::string name;
@@ -63,7 +63,7 @@ struct service_response {
     int status = 200;
     header_list headers;  // e.g. Content-Type
     std::string body;
-    effect_kind effect = effect_kind::none;  // committed when the domain changed (or an idempotent write ran)
+    record::effect_kind effect = record::effect_kind::none;  // committed when the domain changed (or an idempotent write ran)
     // Interim (1xx) replies that came before this one, as received (status lines, fields, blank
     // lines): a proxied upstream's 103 Early Hints, sent ahead of the reply.
     std::string interim{};
@@ -155,4 +155,4 @@ private:
     std::string unmatched_route_;  // the route being looked up in unmatched_seen_
 };
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace faultline::harness {
+namespace faultline::server {
 
 // The addresses `host` resolves to for TCP on `port`; empty, with `ec` saying why, when it does not.
 std::vector<boost::asio::ip::tcp::endpoint> resolve_upstream(const std::string& host, std::uint16_t port,
@@ -22,4 +22,4 @@ std::vector<boost::asio::ip::tcp::endpoint> resolve_upstream(const std::string& 
 boost::system::error_code probe_upstream(const std::string& host, std::uint16_t port,
                                          std::chrono::milliseconds timeout);
 
-}  // namespace faultline::harness
+}  // namespace faultline::server

@@ -30,7 +30,7 @@
 
 namespace faultline::tcp {
 
-class tcp_named_proxy final : public harness::named_proxy {
+class tcp_named_proxy final : public server::named_proxy {
 public:
     // Connections kept in memory for GET journal; later ones of the round are counted, and kept in
     // the journal file only.
@@ -41,13 +41,13 @@ public:
     ~tcp_named_proxy() override;
 
     // The mode: [[proxy.toxic]] tables, connect_timeout, max_hold, max_connections.
-    static harness::proxy_mode mode();
+    static server::proxy_mode mode();
 
     boost::system::error_code start() override;
     void stop() override;
     std::uint16_t port() const override;
     std::string url() const override;
-    harness::control_response control(const harness::control_request& req, std::string_view target,
+    server::control_response control(const server::control_request& req, std::string_view target,
                                       std::string_view peer) override;
 
     const tcp_proxy& running() const { return proxy_; }
@@ -56,7 +56,7 @@ public:
 
 private:
     void record(const connection_record& r);
-    harness::control_response toxics_route(const harness::control_request& req, std::string_view rest);
+    server::control_response toxics_route(const server::control_request& req, std::string_view rest);
 
     const std::string address_;
     std::unique_ptr<connection_journal> file_;

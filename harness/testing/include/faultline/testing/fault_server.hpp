@@ -24,14 +24,14 @@
 #include "faultline/server/server_context.hpp"
 #include "faultline/testing/fault_rule.hpp"
 
-namespace faultline::harness {
+namespace faultline::server {
 class server;
 }
 
 namespace faultline::testing {
 
 struct fault_server_options {
-    harness::model_config model;  // the service it plays, identity, limits: a `[server]` table's model keys
+    server::model_config model;  // the service it plays, identity, limits: a `[server]` table's model keys
     std::uint64_t seed = 1;       // fault decisions' seed: the same seed, the same faults
     std::size_t threads = 1;      // worker threads
     std::string name = "fault_server";  // the run record's scenario name, shown in matcher failures
@@ -69,14 +69,14 @@ public:
 
     // What the server has journaled so far. An attempt whose reply is still being written is
     // journaled when the write ends; call stop() (or record()) first to be sure every attempt is in.
-    std::vector<harness::journal_record> journal() const;
-    std::vector<harness::ledger_entry> ledger() const;
-    std::vector<harness::double_effect> double_effects() const;
+    std::vector<record::journal_record> journal() const;
+    std::vector<server::ledger_entry> ledger() const;
+    std::vector<server::double_effect> double_effects() const;
 
     // Ends the round: stops the server (attempts in progress finish and are journaled), then returns
     // the run record the checks judge — the journal, server events and how often each rule fired,
     // no verdicts. Serving resumes with reset().
-    harness::run_record record();
+    record::run_record record();
 
     // Stops serving (idempotent): in-progress attempts finish, open connections close.
     void stop();
@@ -87,14 +87,14 @@ public:
     void reset();
 
     // The server's parts (engine, service, ledger, journal) for what the methods above do not cover.
-    harness::server_context& context() { return *context_; }
+    server::server_context& context() { return *context_; }
 
 private:
     void start();
 
     fault_server_options options_;
-    std::unique_ptr<harness::server_context> context_;
-    std::unique_ptr<harness::server> server_;
+    std::unique_ptr<server::server_context> context_;
+    std::unique_ptr<server::server> server_;
     std::chrono::steady_clock::time_point round_started_;
     std::chrono::system_clock::time_point round_started_wall_;
 };

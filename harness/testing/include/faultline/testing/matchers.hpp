@@ -22,7 +22,7 @@
 
 namespace faultline::testing {
 
-using run_matcher = ::testing::Matcher<const harness::run_record&>;
+using run_matcher = ::testing::Matcher<const record::run_record&>;
 
 // Any check, as its `[[expect]]` table's keys (without the [[expect]] header), e.g.
 // Satisfies(R"(check = "latency"
@@ -61,11 +61,11 @@ run_matcher PassesAllChecks();
 
 }  // namespace faultline::testing
 
-namespace faultline::harness {
+namespace faultline::record {
 
 // How GoogleTest prints a run record in a failure (found by argument-dependent lookup): one line of
 // attempts, operations, the faults that fired and the first few attempts' outcomes, where it would
 // otherwise dump the record's bytes.
-void PrintTo(const run_record& run, std::ostream* os);
+void PrintTo(const record::run_record& run, std::ostream* os);
 
-}  // namespace faultline::harness
+}  // namespace faultline::record

@@ -16,9 +16,9 @@ namespace faultline::testing {
 
 // Throws std::invalid_argument listing every problem (file:line:column) when the scenario does not
 // load; a run that fails in the harness comes back with `harness_error` set (PassesAllChecks says so).
-harness::run_record run_scenario_file(const std::string& path, const harness::run_options& options = {});
+record::run_record run_scenario_file(const std::string& path, const runner::run_options& options = {});
 // The same for scenario text; `name` stands in for the file name in errors and the record.
-harness::run_record run_scenario_text(std::string_view toml, const std::string& name = "scenario.toml",
-                                      const harness::run_options& options = {});
+record::run_record run_scenario_text(std::string_view toml, const std::string& name = "scenario.toml",
+                                      const runner::run_options& options = {});
 
 }  // namespace faultline::testing
