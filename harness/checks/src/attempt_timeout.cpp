@@ -28,20 +28,14 @@ public:
         }
         const std::int64_t bound = limit->count() + tolerance_.count();
         const server_lateness lateness{run};
-        std::size_t server_late = 0;
-        std::int64_t latest = 0;
+        lateness_excuses excused{lateness};
         std::size_t judged = 0;
         std::int64_t longest = 0;
         for (const auto& op : operations) {
             for (const record::journal_record* r : op.attempts) {
                 if (r->outcome != record::wire_outcome::hung) continue;
                 const std::int64_t lasted = r->finished_ns - r->request_ns;
-                if (const std::int64_t late = lateness.overlapping(r->finished_ns, r->finished_ns);
-                    lasted > bound && late > 0 && lasted - bound <= late) {
-                    ++server_late;
-                    latest = std::max(latest, late);
-                    continue;
-                }
+                if (lasted > bound && excused.excuse(r->finished_ns, r->finished_ns, lasted - bound)) continue;
                 ++judged;
                 longest = std::max(longest, lasted);
                 if (lasted <= bound) continue;
@@ -53,11 +47,7 @@ public:
         }
         const std::string against = std::string(max_ ? "max " : "the declared attempt timeout ") + format_ms(*limit) +
                                     " (tolerance " + format_ms(tolerance_) + ")";
-        const std::string not_judged =
-            server_late == 0 ? ""
-                             : "; " + std::to_string(server_late) + " not judged: held too long by no more than the "
-                                   "server itself ran late when the client left (up to " + format_ms(latest) +
-                                   ", server_late)";
+        const std::string not_judged = excused.clause("held too long", "when the client left");
         if (judged == 0) {
             v.insufficient_evidence = true;
             v.summary = "no attempt was left unanswered (a hang fault) to judge against " + against + not_judged;

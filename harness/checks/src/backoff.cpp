@@ -63,8 +63,7 @@ private:
         const backoff_curve& curve = p.curve;
         record::verdict v;
         std::size_t checked = 0;
-        std::size_t server_late = 0;
-        std::int64_t latest = 0;
+        lateness_excuses excused{lateness};
         std::size_t outside = 0;
         std::size_t could_reach_cap = 0;
         std::vector<std::uint64_t> at_cap_seqs;
@@ -80,16 +79,8 @@ private:
                 // Too short: the previous attempt's stamps may be late; too long: the retry's.
                 const bool short_gap = gap < lo - p.tolerance;
                 const bool long_gap = gap > hi + p.tolerance;
-                if (short_gap || long_gap) {
-                    const std::int64_t late = short_gap ? lateness.overlapping(prev.request_ns, prev.finished_ns)
-                                                        : lateness.overlapping(next.request_ns, next.request_ns);
-                    const double off = short_gap ? lo - p.tolerance - gap : gap - hi - p.tolerance;
-                    if (late > 0 && off <= static_cast<double>(late)) {
-                        ++server_late;
-                        latest = std::max(latest, late);
-                        continue;
-                    }
-                }
+                if (short_gap && excused.excuse(prev.request_ns, prev.finished_ns, lo - p.tolerance - gap)) continue;
+                if (long_gap && excused.excuse(next.request_ns, next.request_ns, gap - hi - p.tolerance)) continue;
                 ++checked;
                 if (short_gap || long_gap) {
                     ++outside;
@@ -108,10 +99,7 @@ private:
         std::string summary = std::to_string(checked) + " gaps checked against " + curve.jitter + " jitter (base " +
                               ms(curve.base) + ", " + (std::isinf(curve.cap) ? std::string("no cap") : "cap " + ms(curve.cap)) +
                               ", " + growth + "): " + std::to_string(outside) + " outside the envelope";
-        if (server_late > 0) {
-            summary += "; " + std::to_string(server_late) + " not judged: outside by no more than the server itself "
-                       "ran late around them (up to " + format_ms(latest) + ", server_late)";
-        }
+        summary += excused.clause("outside", "around them");
         const double share = could_reach_cap == 0 ? 0
                                                   : static_cast<double>(at_cap_seqs.size()) /
                                                         static_cast<double>(could_reach_cap);

@@ -94,16 +94,9 @@ public:
         record::verdict v;
         const client_index clients{run};
         const server_lateness lateness{run};
-        std::size_t server_late = 0;
-        std::int64_t latest = 0;
+        lateness_excuses excused{lateness};
         // Over by `over` ns, with a stamp taken at `at`: within what the server's lateness explains.
-        auto explained = [&](std::int64_t at, std::int64_t over) {
-            const std::int64_t late = lateness.overlapping(at, at);
-            if (late == 0 || over > late) return false;
-            ++server_late;
-            latest = std::max(latest, late);
-            return true;
-        };
+        auto explained = [&](std::int64_t at, std::int64_t over) { return excused.excuse(at, at, over); };
         std::size_t with_deadline = 0;
         std::size_t late_starts = 0;
         std::size_t late_finishes = 0;
@@ -189,10 +182,7 @@ public:
                     std::to_string(late_starts) + " attempts started late, " + std::to_string(late_finishes) +
                     " clients finished late, " + std::to_string(bad_headers) + " bad deadline headers (tolerance " +
                     format_ms(tolerance_) + ")" + processes_summary;
-        if (server_late > 0) {
-            v.summary += "; " + std::to_string(server_late) + " not judged: late by no more than the server itself ran "
-                         "late around the stamp (up to " + format_ms(latest) + ", server_late)";
-        }
+        v.summary += excused.clause("late", "around the stamp");
         // Every part measures against a deadline: without one there is nothing to break.
         const bool processes_judged = run.declared.deadline && run.command;
         if (with_deadline == 0 && !processes_judged && v.evidence_total == 0) {

@@ -21,10 +21,9 @@ public:
         record::verdict v;
         const client_index clients{run};
         const server_lateness lateness{run};
+        lateness_excuses excused{lateness};
         std::size_t asked = 0;
         std::size_t judged = 0;
-        std::size_t server_late = 0;
-        std::int64_t latest = 0;
         std::size_t too_soon = 0;
         std::size_t past_deadline = 0;
         for (const auto& op : operations) {
@@ -39,10 +38,8 @@ public:
                 const std::int64_t waited = next.request_ns - prev.finished_ns;
                 const std::int64_t at_most = next.request_ns - prev.request_ns;  // the client's wait, at most
                 const std::string pair = "\n" + describe_attempt(prev) + "\n" + describe_attempt(next);
-                const std::int64_t late = lateness.overlapping(prev.request_ns, prev.finished_ns);
-                if (late > 0 && at_most < wanted - tolerance_ && wanted - at_most - tolerance_ <= late) {
-                    ++server_late;
-                    latest = std::max(latest, late);
+                if (at_most < wanted - tolerance_ &&
+                    excused.excuse(prev.request_ns, prev.finished_ns, wanted - tolerance_ - at_most)) {
                     continue;
                 }
                 ++judged;
@@ -64,16 +61,12 @@ public:
         }
         // No Retry-After sent (the rule that sends it never fired): nothing was asked of the client;
         // every retry after one in a spell of the server's own lateness: nothing could be judged.
-        v.insufficient_evidence = asked == 0 || (judged == 0 && server_late > 0);
+        v.insufficient_evidence = asked == 0 || (judged == 0 && excused.count() > 0);
         v.passed = !v.insufficient_evidence && v.evidence_total == 0;
         v.summary = std::to_string(asked) + " responses carried Retry-After; " + std::to_string(too_soon) +
                     " retries came too soon, " + std::to_string(past_deadline) +
                     " went on past the deadline (tolerance " + format_ms(tolerance_) + ")";
-        if (server_late > 0) {
-            v.summary += "; " + std::to_string(server_late) + " not judged: they came too soon by no more than the "
-                         "server itself ran late around the response (up to " + format_ms(latest) +
-                         ", server_late), which its stamps may be";
-        }
+        v.summary += excused.clause("they came too soon", "around the response", ", which its stamps may be");
         return v;
     }
 

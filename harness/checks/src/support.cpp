@@ -140,6 +140,21 @@ std::int64_t server_lateness::overlapping(std::int64_t from_ns, std::int64_t to_
     return longest;
 }
 
+bool lateness_excuses::excuse(std::int64_t from_ns, std::int64_t to_ns, double off) {
+    const std::int64_t late = spells_.overlapping(from_ns, to_ns);
+    if (late == 0 || off > static_cast<double>(late)) return false;
+    ++count_;
+    longest_ = std::max(longest_, late);
+    return true;
+}
+
+std::string lateness_excuses::clause(std::string_view how, std::string_view when, std::string_view tail) const {
+    if (count_ == 0) return {};
+    return "; " + std::to_string(count_) + " not judged: " + std::string(how) +
+           " by no more than the server itself ran late " + std::string(when) + " (up to " + format_ms(longest_) +
+           ", server_late)" + std::string(tail);
+}
+
 std::size_t window_counter::count_from(std::int64_t start) {
     while (begin_ < times_.size() && times_[begin_] < start) ++begin_;
     end_ = std::max(end_, begin_);

@@ -91,6 +91,28 @@ private:
     std::vector<std::pair<std::int64_t, std::int64_t>> spells_;  // (from, length) in ns
 };
 
+// The findings a check leaves out because the server's own lateness explains them (a finding no
+// larger than the spell around the stamp that made it): how many, and the longest such spell.
+class lateness_excuses {
+public:
+    explicit lateness_excuses(const server_lateness& spells) : spells_{spells} {}
+    // A finding `off` ns past its bound, made by a stamp taken in [from_ns, to_ns]: true, and counted,
+    // when a spell there lasted at least that long.
+    bool excuse(std::int64_t from_ns, std::int64_t to_ns, double off);
+    bool excuse(std::int64_t from_ns, std::int64_t to_ns, std::int64_t off) {
+        return excuse(from_ns, to_ns, static_cast<double>(off));
+    }
+    std::size_t count() const { return count_; }
+    // "; N not judged: <how> by no more than the server itself ran late <when> (up to X,
+    // server_late)<tail>", or "" when nothing was left out.
+    std::string clause(std::string_view how, std::string_view when, std::string_view tail = "") const;
+
+private:
+    const server_lateness& spells_;
+    std::size_t count_ = 0;
+    std::int64_t longest_ = 0;
+};
+
 // Calls visit(s), in ascending order and once each, for the candidate starts of windows
 // [s, s + width) that cover every distinct way a window of that width can intersect the events of
 // two sorted time lists: windows starting at an event and windows ending at one (s = t - width + 1).
