@@ -6,7 +6,9 @@
 // "Too soon" is counted from the moment the server read the request the response answered, since
 // the reply cannot have reached the client before it: the response's end is stamped when the
 // server's write handler runs, which on a loaded machine came 11 ms after its first byte went out
-// (curl honoured a Retry-After of 1 s, yet looked 10.1 ms early from that stamp).
+// (curl honoured a Retry-After of 1 s, yet looked 10.1 ms early from that stamp). A response the
+// client never read (client_gone: it had closed before the reply was written, its own attempt
+// timeout having run out first) asked nothing of it, so the retry after it is not judged.
 #include "support.hpp"
 
 namespace faultline::checks {
@@ -23,6 +25,7 @@ public:
         const server_lateness lateness{run};
         lateness_excuses excused{lateness};
         std::size_t asked = 0;
+        std::size_t unread = 0;
         std::size_t judged = 0;
         std::size_t too_soon = 0;
         std::size_t past_deadline = 0;
@@ -31,6 +34,10 @@ public:
             for (std::size_t i = 0; i < op.attempts.size(); ++i) {
                 const record::journal_record& prev = *op.attempts[i];
                 if (!prev.retry_after_ms) continue;
+                if (prev.outcome == record::wire_outcome::client_gone) {
+                    ++unread;
+                    continue;
+                }
                 ++asked;
                 if (i + 1 == op.attempts.size()) continue;
                 const record::journal_record& next = *op.attempts[i + 1];
@@ -67,6 +74,11 @@ public:
                     " retries came too soon, " + std::to_string(past_deadline) +
                     " went on past the deadline (tolerance " + format_ms(tolerance_) + ")";
         v.summary += excused.clause("they came too soon", "around the response", ", which its stamps may be");
+        if (unread > 0) {
+            v.summary += "; " + std::to_string(unread) +
+                         " not judged: the client had gone before the reply was written (client_gone), so it never "
+                         "read the Retry-After";
+        }
         return v;
     }
 

@@ -102,6 +102,32 @@ TEST(retry_after, nothing_judged_outside_the_servers_late_spells_is_insufficient
     EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
 }
 
+// The rotating-key loop under load: its first attempt's own 1 s timeout ran out before the server
+// wrote the 503 (it read the request 250 ms after accepting), so the client never saw the
+// Retry-After and retried 122 ms later after its own backoff. The server journals such a reply as
+// client_gone (the client had closed): the retry after it is not judged. The same wait after a 503
+// the client read still fails; when the only Retry-After went unread, nothing was asked.
+TEST(retry_after, a_retry_after_the_client_never_read_is_not_judged) {
+    test::journal_builder j;
+    j.op("a").attempt(503).retry_after(1000).wait(122).attempt(503).retry_after(1000).wait(1001).attempt(200);
+    record::run_record run = j.run();
+    const record::verdict read = test::run_check(R"(check = "retry_after")", run);
+    EXPECT_FALSE(read.passed);
+
+    run.journal[0].outcome = record::wire_outcome::client_gone;
+    const record::verdict unread = test::run_check(R"(check = "retry_after")", run);
+    EXPECT_TRUE(unread.passed) << unread.summary;
+    EXPECT_EQ(unread.summary, "1 responses carried Retry-After; 0 retries came too soon, 0 went on past the deadline "
+                              "(tolerance 10.0ms); 1 not judged: the client had gone before the reply was written "
+                              "(client_gone), so it never read the Retry-After");
+
+    test::journal_builder only_unread;
+    only_unread.op("a").attempt(503).retry_after(1000).wait(122).attempt(200);
+    record::run_record lone = only_unread.run();
+    lone.journal[0].outcome = record::wire_outcome::client_gone;
+    EXPECT_EQ(test::run_check(R"(check = "retry_after")", lone).outcome(), record::verdict_outcome::insufficient_evidence);
+}
+
 TEST(retry_after, bad_config) {
     const auto errors = test::parse_errors("check = \"retry_after\"\ntolerance = \"soon\"\nmax = 1\n");
     ASSERT_EQ(errors.size(), 2u);

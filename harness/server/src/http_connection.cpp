@@ -21,7 +21,10 @@
 
 #include "faultline/config/duration.hpp"
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <utility>
@@ -595,7 +598,8 @@ void http_connection::begin_waiting_write(std::size_t bytes) {
 void http_connection::on_write(error_code ec, std::size_t bytes) {
     if (attempt_.open) {
         attempt_.wire.bytes_out += bytes;
-        finish_attempt(ec ? record::wire_outcome::client_gone : record::wire_outcome::responded);
+        finish_attempt(ec || reply_refused_unread() ? record::wire_outcome::client_gone
+                                                    : record::wire_outcome::responded);
     }
     if (ec) return close_now();
     if (!reply_.keep_alive) return do_graceful_close();
@@ -604,6 +608,19 @@ void http_connection::on_write(error_code ec, std::size_t bytes) {
     if (++inline_requests_ < max_inline_requests) return do_read();
     inline_requests_ = 0;
     asio::post(stream_.socket().get_executor(), [self = shared_from_this()] { self->do_read(); });
+}
+
+// A reply that asks the client to wait (Retry-After) written to a client that had already closed the
+// connection (an attempt timeout that ran out first): it never read what was asked, and checks must
+// not hold it to the wait. A closed socket answers the reply's bytes with a reset, which on loopback
+// is back before the write returns (SO_ERROR EPIPE); a half-closed client still reads and does not.
+// One getsockopt, for such replies only.
+bool http_connection::reply_refused_unread() {
+    if (!attempt_.record.retry_after_ms) return false;
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (::getsockopt(stream_.socket().native_handle(), SOL_SOCKET, SO_ERROR, &error, &length) != 0) return false;
+    return error == EPIPE || error == ECONNRESET;
 }
 
 // raw_[offset, offset + n), counted as bytes out; a client gone is the attempt's end.

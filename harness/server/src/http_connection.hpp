@@ -173,6 +173,7 @@ private:
     void mark_response_started();
     void send_response();
     void on_write(error_code ec, std::size_t bytes);
+    bool reply_refused_unread();
     template <class Next>
     void write_raw(std::size_t offset, std::size_t n, Next next);
     template <class Next>

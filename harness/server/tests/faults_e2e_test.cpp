@@ -454,6 +454,61 @@ TEST(faults_e2e, barrier_releases_a_staggered_herd_at_once) {
     }
 }
 
+// A client that gave up on its attempt (closed the connection: its own timeout ran out) before the
+// reply asking it to wait was written never read that Retry-After: the attempt is client_gone, its
+// 503 and Retry-After kept as evidence. One that only half-closed after its request still reads the
+// reply: responded. The barrier holds the first client's reply until the second one comes.
+raw_reply first_client_leaves_then_second_releases(test_server& s, bool close_fully) {
+    asio::io_context io;
+    asio::ip::tcp::socket first{io};
+    first.connect({asio::ip::make_address("127.0.0.1"), s.port()});
+    asio::write(first, asio::buffer(make_request("PUT", "/kv/a", "1")));
+    if (close_fully) {
+        first.close();
+    } else {
+        first.shutdown(asio::ip::tcp::socket::shutdown_send);
+    }
+    const auto second = exchange(s.port(), make_request("PUT", "/kv/b", "2"));
+    EXPECT_TRUE(second.parsed()) << second.bytes;
+    raw_reply reply;
+    if (!close_fully) {
+        std::string bytes;
+        boost::system::error_code ec;
+        asio::read(first, asio::dynamic_buffer(bytes), ec);  // to the server's close
+        reply.bytes = bytes;
+    }
+    return reply;
+}
+
+constexpr std::string_view held_503 =
+    "[[fault]]\nkind = \"status\"\nstatus = 503\nretry_after = \"1s\"\n[fault.when]\nbarrier = 2\n"
+    "barrier_timeout = \"10s\"\n";
+
+TEST(faults_e2e, a_retry_after_reply_to_a_client_that_had_closed_is_client_gone) {
+    test_server s{std::string{held_503}};
+    first_client_leaves_then_second_releases(s, true);
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    const auto first = std::find_if(journal.begin(), journal.end(), [](const auto& r) { return r.target.view() == "/kv/a"; });
+    ASSERT_NE(first, journal.end());
+    EXPECT_EQ(first->outcome, record::wire_outcome::client_gone);
+    EXPECT_EQ(first->status, 503);
+    EXPECT_EQ(first->retry_after_ms, 1000);
+    const auto second = std::find_if(journal.begin(), journal.end(), [](const auto& r) { return r.target.view() == "/kv/b"; });
+    ASSERT_NE(second, journal.end());
+    EXPECT_EQ(second->outcome, record::wire_outcome::responded);
+}
+
+TEST(faults_e2e, a_retry_after_reply_to_a_half_closed_client_is_read_and_responded) {
+    test_server s{std::string{held_503}};
+    const auto first_reply = first_client_leaves_then_second_releases(s, false);
+    ASSERT_TRUE(first_reply.parsed()) << first_reply.bytes;
+    EXPECT_EQ(first_reply.parsed()->result_int(), 503);
+    const auto journal = s.journal();
+    ASSERT_EQ(journal.size(), 2U);
+    for (const auto& r : journal) EXPECT_EQ(r.outcome, record::wire_outcome::responded) << r.target.view();
+}
+
 // Fewer clients than the barrier's count: the timeout, counted from the first arrival, releases those
 // that came, together.
 TEST(faults_e2e, barrier_timeout_releases_a_short_herd) {
