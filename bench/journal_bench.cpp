@@ -22,6 +22,7 @@ journal_record typical_record() {
     journal_record r;
     r.connection = 7;
     r.request_ns = 1'050'000;
+    r.response_ns = 1'070'000;
     r.finished_ns = 1'080'000;
     r.method = "GET";
     r.target = "/";
@@ -34,7 +35,6 @@ journal_record typical_record() {
 wire_detail typical_wire() {
     wire_detail w;
     w.accepted_ns = 1'000'000;
-    w.response_started_ns = 1'070'000;
     w.body_hash = 0xcbf29ce484222325ULL;
     w.bytes_in = 78;
     w.bytes_out = 96;

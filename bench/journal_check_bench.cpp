@@ -164,7 +164,7 @@ std::vector<generated_attempt> generate(std::size_t count) {
             committed = committed || r.effect == effect_kind::committed;
             const auto delay = fault != nullptr && r.fault == "delay" ? 1'000'000 + random() % 19'000'000 : 0;
             const std::int64_t service = 20'000 + static_cast<std::int64_t>(delay);
-            w.response_started_ns = r.status == 0 ? -1 : r.request_ns + service;
+            r.response_ns = r.status == 0 ? -1 : r.request_ns + service;
             r.finished_ns = r.request_ns + service + 5'000;
             w.bytes_in = 130 + r.target.size() + (key.empty() ? 0 : 60);
             w.bytes_out = r.status == 0 ? 0 : 110 + random() % 50;

@@ -3,10 +3,12 @@
 // past the operation's deadline (client record, else the first attempt's deadline header), the
 // operation ends there: no further attempt. A retry that came too soon by no more than the server
 // itself ran late around the response (server_late: its stamps may be that late) is not judged.
-// "Too soon" is counted from the moment the server read the request the response answered, since
-// the reply cannot have reached the client before it: the response's end is stamped when the
-// server's write handler runs, which on a loaded machine came 11 ms after its first byte went out
-// (curl honoured a Retry-After of 1 s, yet looked 10.1 ms early from that stamp). A response the
+// "Too soon" is counted from the response's first byte (t_response), since the reply cannot have
+// reached the client before it: not from its end, stamped when the server's write handler runs, which
+// on a loaded machine came 11 ms after the first byte went out (curl honoured a Retry-After of 1 s,
+// yet looked 10.1 ms early from that stamp); not from the request, since a hold the server put before
+// the reply (a barrier) is no wait of the client's. A journal without t_response (written before
+// faultline recorded it) is counted from the request the response answered. A response the
 // client never read (client_gone: it had closed before the reply was written, its own attempt
 // timeout having run out first) asked nothing of it, so the retry after it is not judged.
 #include "support.hpp"
@@ -43,7 +45,8 @@ public:
                 const record::journal_record& next = *op.attempts[i + 1];
                 const std::int64_t wanted = *prev.retry_after_ms * 1'000'000;
                 const std::int64_t waited = next.request_ns - prev.finished_ns;
-                const std::int64_t at_most = next.request_ns - prev.request_ns;  // the client's wait, at most
+                const std::int64_t replied = prev.response_ns >= 0 ? prev.response_ns : prev.request_ns;
+                const std::int64_t at_most = next.request_ns - replied;  // the client's wait, at most
                 const std::string pair = "\n" + describe_attempt(prev) + "\n" + describe_attempt(next);
                 if (at_most < wanted - tolerance_ &&
                     excused.excuse(prev.request_ns, prev.finished_ns, wanted - tolerance_ - at_most)) {

@@ -130,9 +130,8 @@ server_lateness::server_lateness(const record::run_record& run) {
 }
 
 std::int64_t server_lateness::overlapping(std::int64_t from_ns, std::int64_t to_ns) const {
-    // The server's watch fires every 20 ms: a stamp taken just after the last late firing, before
-    // the next, was still delayed.
-    constexpr std::int64_t timer_period_ns = 20'000'000;
+    // A stamp taken just after the watch's last late firing, before its next, was still delayed.
+    constexpr std::int64_t timer_period_ns = std::chrono::nanoseconds{record::lateness_watch_period}.count();
     std::int64_t longest = 0;
     for (const auto& [from, length] : spells_) {
         if (from <= to_ns && from + length + timer_period_ns >= from_ns) longest = std::max(longest, length);

@@ -80,6 +80,11 @@ public:
     journal_builder& deadline(std::int64_t remaining_ms) {
         return set([&](record::journal_record& r) { r.deadline_ms = remaining_ms; });
     }
+    // The reply's first byte went out `hold_ms` after the request was read (a barrier held it). Without
+    // it the record has no t_response, as a journal written before faultline recorded one.
+    journal_builder& replied_after(double hold_ms) {
+        return set([&](record::journal_record& r) { r.response_ns = r.request_ns + ms(hold_ms); });
+    }
     journal_builder& retry_after(std::int64_t wait_ms) {
         return set([&](record::journal_record& r) { r.retry_after_ms = wait_ms; });
     }

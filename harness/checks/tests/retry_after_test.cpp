@@ -21,22 +21,42 @@ TEST(retry_after, a_retry_sooner_than_asked_is_named) {
     EXPECT_EQ(v.summary, "1 responses carried Retry-After; 1 retries came too soon, 0 went on past the deadline (tolerance 10.0ms)");
 }
 
-// A loaded machine: the server's write handler ran 11 ms after the 503's first byte went out, so its
-// end was stamped 13.2 ms after the request. curl waited 1001 ms after that byte, 989.9 ms after the
-// stamp: from the request it answered, 1003.1 ms, so it did not come too soon. One that came 20 ms
-// early even from the request still fails.
-TEST(retry_after, too_soon_is_counted_from_the_request_the_response_answered) {
+// A loaded machine: the server's write handler ran 11 ms after the 503's first byte went out (2.2 ms
+// after the request), so its end was stamped 13.2 ms after the request. curl waited 1001 ms after that
+// byte, 989.9 ms after the stamp, so it did not come too soon. One that came 20 ms early still fails.
+TEST(retry_after, too_soon_is_counted_from_the_responses_first_byte) {
     test::journal_builder late_stamp;
-    late_stamp.op("a").attempt(503, 13.2).retry_after(1000).wait(989.9).attempt(200);
+    late_stamp.op("a").attempt(503, 13.2).replied_after(2.2).retry_after(1000).wait(989.9).attempt(200);
     EXPECT_TRUE(test::run_check(R"(check = "retry_after")", late_stamp.run()).passed);
 
     test::journal_builder early;
-    early.op("a").attempt(503, 13.2).retry_after(1000).wait(966.8).attempt(200);
+    early.op("a").attempt(503, 13.2).replied_after(2.2).retry_after(1000).wait(966.8).attempt(200);
     const record::verdict v = test::run_check(R"(check = "retry_after")", early.run());
     EXPECT_FALSE(v.passed);
     ASSERT_EQ(v.evidence.size(), 1u);
     EXPECT_THAT(v.evidence[0].detail,
                 HasSubstr("waited 966.8ms of the 1000 ms Retry-After asked:"));
+}
+
+// The naive loop (it retries at once) behind a 3 s barrier: the server held its 503 for 3 s, then
+// the client came back 5 ms after the reply's first byte. From the request that is 3005 ms, past the
+// 1000 ms asked; from the reply, the only moment the client could have learnt of the wait, 5 ms. A
+// journal without t_response can only count from the request, and passes it.
+TEST(retry_after, a_hold_before_the_reply_is_not_the_clients_wait) {
+    test::journal_builder held;
+    held.op("a").attempt(503, 3000.5).replied_after(3000).retry_after(1000).wait(4.5).attempt(200);
+    const record::verdict v = test::run_check(R"(check = "retry_after")", held.run());
+    EXPECT_FALSE(v.passed);
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail, HasSubstr("waited 4.5ms of the 1000 ms Retry-After asked:"));
+
+    record::run_record unstamped = held.run();
+    unstamped.journal[0].response_ns = -1;
+    EXPECT_TRUE(test::run_check(R"(check = "retry_after")", unstamped).passed);
+
+    test::journal_builder waited;
+    waited.op("a").attempt(503, 3000.5).replied_after(3000).retry_after(1000).wait(1000).attempt(200);
+    EXPECT_TRUE(test::run_check(R"(check = "retry_after")", waited.run()).passed);
 }
 
 TEST(retry_after, a_retry_after_past_the_deadline_must_end_the_operation) {

@@ -35,9 +35,9 @@ void visit_fields(Record& r, Wire* w, Visitor& v) {
     v.round("round", r.round);
     v.number("conn", r.connection);
     v.optional_number("conn_req", r.connection_request);
-    if (w != nullptr) v.wire_number("t_accept", w->accepted_ns);
+    if (w != nullptr) v.number_maybe_absent("t_accept", w->accepted_ns);
     v.number("t_request", r.request_ns);
-    if (w != nullptr) v.wire_number("t_response", w->response_started_ns);
+    v.number_maybe_absent("t_response", r.response_ns);  // absent in journals written before a check read it
     v.number("t_end", r.finished_ns);
     v.string("method", r.method);
     v.string("target", r.target);
@@ -48,7 +48,7 @@ void visit_fields(Record& r, Wire* w, Visitor& v) {
     v.optional_string("attempt_header", r.attempt_header);
     v.optional_string("grpc_previous_attempts", r.previous_attempts);
     v.optional_number("deadline_ms", r.deadline_ms);
-    if (w != nullptr) v.wire_number("body_hash", w->body_hash);
+    if (w != nullptr) v.number_maybe_absent("body_hash", w->body_hash);
     v.string("rule", r.rule);
     v.string("fault", r.fault);
     v.enumeration("effect", r.effect);
@@ -58,8 +58,8 @@ void visit_fields(Record& r, Wire* w, Visitor& v) {
     v.optional_number("grpc_status", r.grpc_status);
     v.optional_number("grpc_pushback_ms", r.grpc_pushback_ms);
     if (w != nullptr) {
-        v.wire_number("bytes_in", w->bytes_in);
-        v.wire_number("bytes_out", w->bytes_out);
+        v.number_maybe_absent("bytes_in", w->bytes_in);
+        v.number_maybe_absent("bytes_out", w->bytes_out);
         v.optional_number("upstream_status", w->upstream_status);
         v.optional_number("upstream_ns", w->upstream_ns);
         v.optional_string("upstream_error", w->upstream_error);
@@ -107,7 +107,7 @@ public:
     template <class Int>
     void number(std::string_view name, Int v) { object_[name] = v; }
     template <class Int>
-    void wire_number(std::string_view name, Int v) { number(name, v); }
+    void number_maybe_absent(std::string_view name, Int v) { number(name, v); }
     void string(std::string_view name, std::string_view v) { object_[name] = v; }
     template <class Enum>
     void enumeration(std::string_view name, Enum v) { object_[name] = to_string(v); }
@@ -178,7 +178,7 @@ public:
     }
 
     template <class Int>
-    void wire_number(std::string_view name, Int v) { number(name, v); }
+    void number_maybe_absent(std::string_view name, Int v) { number(name, v); }
 
     template <class Enum>
     void enumeration(std::string_view name, Enum v) { string(name, to_string(v)); }
@@ -325,7 +325,7 @@ public:
     }
 
     template <class Int>
-    void wire_number(std::string_view name, Int& out) {
+    void number_maybe_absent(std::string_view name, Int& out) {
         if (present(name)) number(name, out);
     }
 
@@ -500,8 +500,8 @@ public:
     }
 
     template <class Int>
-    void wire_number(std::string_view name, Int& out) {
-        if (next_key_is(name)) number(name, out);  // absent: the writer kept no wire details
+    void number_maybe_absent(std::string_view name, Int& out) {
+        if (next_key_is(name)) number(name, out);  // absent: no wire details kept, or an older writer
     }
 
     template <class Optional>

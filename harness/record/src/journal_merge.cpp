@@ -79,10 +79,10 @@ merged_journal merge_journals(std::vector<named_journal> journals) {
                 if (has_wire) {
                     wire = j.wire[k];
                     wire->accepted_ns += offset;
-                    if (wire->response_started_ns >= 0) wire->response_started_ns += offset;
                 }
             }
             r.request_ns += offset;
+            if (r.response_ns >= 0) r.response_ns += offset;
             r.finished_ns += offset;
             if (!r.instance) r.instance = instance;
             const auto [it, fresh] = connections.try_emplace({i, r.connection}, connections.size() + 1);

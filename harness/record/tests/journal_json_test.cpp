@@ -52,8 +52,10 @@ TEST(journal_json, field_names_are_the_documented_ones) {
     EXPECT_FALSE(plain.contains("deadline_ms"));
     EXPECT_FALSE(plain.contains("retry_after_ms"));
     EXPECT_FALSE(plain.contains("conn_req"));
-    // Without its wire detail (a journal that kept none), none of the wire's fields.
-    for (const char* wire_field : {"t_accept", "t_response", "body_hash", "bytes_in", "bytes_out", "upstream_status", "protocol", "stream"}) {
+    // Without its wire detail (a journal that kept none), none of the wire's fields; t_response is the
+    // record's (retry_after counts from it).
+    EXPECT_EQ(plain.at("t_response"), 115);
+    for (const char* wire_field : {"t_accept", "body_hash", "bytes_in", "bytes_out", "upstream_status", "protocol", "stream"}) {
         EXPECT_FALSE(plain.contains(wire_field)) << wire_field;
     }
 }
@@ -93,6 +95,26 @@ TEST(journal_json, journals_written_before_conn_req_still_read) {
     ASSERT_TRUE(r) << error;
     EXPECT_FALSE(r->connection_request);
     EXPECT_EQ(r->connection, 1U);
+}
+
+// Before retry_after counted from it, t_response was a wire detail: a journal that kept none has no
+// t_response, and its records read as having none (the check then counts from t_request).
+TEST(journal_json, journals_written_before_t_response_was_the_records_still_read) {
+    auto r = sample(1);
+    r.seq = 4;
+    std::string line = to_jsonl_line(r);
+    const std::string field = R"("t_response":115,)";
+    ASSERT_NE(line.find(field), std::string::npos) << line;
+    line.erase(line.find(field), field.size());
+    std::string spaced = line;
+    spaced.replace(spaced.find("{\"seq\":4"), 8, "{ \"seq\":5");  // not the writer's form: Boost.JSON's path
+    std::istringstream in{line + spaced};
+    const auto read = read_jsonl(in, "j.jsonl");
+    ASSERT_TRUE(read.ok()) << read.errors.front().to_string();
+    ASSERT_EQ(read.records.size(), 2U);
+    EXPECT_EQ(read.records[0].response_ns, -1);
+    EXPECT_EQ(read.records[1].response_ns, -1);
+    EXPECT_EQ(read.records[0].finished_ns, 130);
 }
 
 TEST(journal_json, the_line_writer_matches_the_object_form) {

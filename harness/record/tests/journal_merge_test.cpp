@@ -65,17 +65,18 @@ TEST(journal_merge, wire_details_follow_their_records_onto_the_timeline) {
     wire_detail w;
     w.seq = 2;
     w.accepted_ns = 90;
-    w.response_started_ns = 105;
     w.bytes_in = 77;
     named_journal a{"a", {attempt(2, 1, 500, "x")}, {anchor(1'000'000)}, {}};
-    named_journal b{"b", {attempt(2, 1, 100, "x")}, {anchor(1'001'000)}, {w}};
+    journal_record answered = attempt(2, 1, 100, "x");
+    answered.response_ns = 105;
+    named_journal b{"b", {answered}, {anchor(1'001'000)}, {w}};
     const merged_journal m = merge_journals({a, b});
     ASSERT_EQ(m.records.size(), 2U);
     ASSERT_EQ(m.wire.size(), 1U);
     EXPECT_EQ(m.wire[0].seq, m.records[1].seq);
     EXPECT_EQ(m.records[1].instance, "b");
     EXPECT_EQ(m.wire[0].accepted_ns, 1'090);
-    EXPECT_EQ(m.wire[0].response_started_ns, 1'105);
+    EXPECT_EQ(m.records[1].response_ns, 1'105);
     EXPECT_EQ(m.wire[0].bytes_in, 77U);
 }
 

@@ -15,6 +15,7 @@ inline journal_record sample(std::uint64_t n) {
     r.connection = static_cast<std::uint32_t>(n % 3 + 1);
     if (n % 2 == 0) r.connection_request = static_cast<std::uint32_t>(n / 3 + 1);
     r.request_ns = static_cast<std::int64_t>(n) * 100 + 10;
+    r.response_ns = n % 2 == 0 ? -1 : r.request_ns + 5;
     r.finished_ns = r.request_ns + 20;
     r.method = "POST";
     r.target = "/payments?n=" + std::to_string(n);
@@ -38,7 +39,6 @@ inline journal_record sample(std::uint64_t n) {
 inline wire_detail sample_wire(std::uint64_t n) {
     wire_detail w;
     w.accepted_ns = static_cast<std::int64_t>(n) * 100;
-    w.response_started_ns = n % 2 == 0 ? -1 : w.accepted_ns + 15;
     w.body_hash = 0xfedcba9876543210ULL + n;  // above 2^53: must survive the round trip exactly
     w.bytes_in = 100 + n;
     w.bytes_out = 50 + n;
@@ -55,7 +55,7 @@ inline wire_detail sample_wire(std::uint64_t n) {
 
 inline bool same(const journal_record& a, const journal_record& b) {
     return a.seq == b.seq && a.connection == b.connection && a.connection_request == b.connection_request &&
-           a.request_ns == b.request_ns &&
+           a.request_ns == b.request_ns && a.response_ns == b.response_ns &&
            a.finished_ns == b.finished_ns && a.method == b.method && a.target == b.target &&
            a.operation == b.operation && a.identity == b.identity && a.attempt == b.attempt &&
            a.idempotency_key == b.idempotency_key && a.attempt_header == b.attempt_header &&
@@ -66,7 +66,7 @@ inline bool same(const journal_record& a, const journal_record& b) {
 }
 
 inline bool same(const wire_detail& a, const wire_detail& b) {
-    return a.seq == b.seq && a.accepted_ns == b.accepted_ns && a.response_started_ns == b.response_started_ns &&
+    return a.seq == b.seq && a.accepted_ns == b.accepted_ns &&
            a.body_hash == b.body_hash && a.bytes_in == b.bytes_in && a.bytes_out == b.bytes_out &&
            a.upstream_ns == b.upstream_ns && a.upstream_status == b.upstream_status &&
            a.upstream_error == b.upstream_error && a.protocol == b.protocol && a.stream == b.stream &&

@@ -311,7 +311,7 @@ public:
         cancel();
         if (!attempt_.open) return;
         if (hanging_) pending_outcome_ = record::wire_outcome::hung;
-        const bool started = attempt_.wire.response_started_ns >= 0;
+        const bool started = attempt_.record.response_ns >= 0;
         if (!pending_outcome_) {
             pending_outcome_ = by_client ? record::wire_outcome::client_gone : started ? record::wire_outcome::truncated : record::wire_outcome::closed;
         }
@@ -334,8 +334,8 @@ private:
 
     void submit_headers() {
         headers_sent_ = true;
-        if (attempt_.open && attempt_.wire.response_started_ns < 0) {
-            attempt_.wire.response_started_ns = attempt_.core->since_start_ns();
+        if (attempt_.open && attempt_.record.response_ns < 0) {
+            attempt_.record.response_ns = attempt_.core->since_start_ns();
         }
         fields_.emplace(fields_.begin(), ":status", std::to_string(status_));
         const std::vector<nghttp2_nv> nva = name_values(fields_);

@@ -572,7 +572,7 @@ void http_connection::set_reply(service_response reply) {
 // ---- writing ----
 
 void http_connection::mark_response_started() {
-    if (!response_started()) attempt_.wire.response_started_ns = core_->since_start_ns();
+    if (!response_started()) attempt_.record.response_ns = core_->since_start_ns();
 }
 
 // Head and body go out in one gathered write, inline when the socket takes it (write_now.hpp).

@@ -169,7 +169,7 @@ private:
     faults::duration max_fault_wait() const { return core_->context.limits.max_fault_wait; }
 
     // writing
-    bool response_started() const { return attempt_.wire.response_started_ns >= 0; }
+    bool response_started() const { return attempt_.record.response_ns >= 0; }
     void mark_response_started();
     void send_response();
     void on_write(error_code ec, std::size_t bytes);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "faultline/record/server_event.hpp"
 #include "faultline/server/listener.hpp"
 
 namespace faultline::server::detail {
@@ -25,7 +26,7 @@ public:
     // the worker's thread.
     using on_spell = std::function<void(steady::time_point from, std::chrono::nanoseconds length)>;
 
-    static constexpr std::chrono::milliseconds period{20};
+    static constexpr std::chrono::milliseconds period = record::lateness_watch_period;
     static constexpr std::chrono::milliseconds threshold{10};
 
     explicit lateness_watch(on_spell report) : report_{std::move(report)} {}

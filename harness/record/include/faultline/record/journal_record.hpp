@@ -87,6 +87,9 @@ struct journal_record {
     std::uint64_t seq = 0;            // "seq": server-wide, 1-based, assigned when the request is read
     // Monotonic ns since the run started.
     std::int64_t request_ns = 0;           // "t_request": request fully read
+    // "t_response": first response byte written (-1: none). A check's evidence, not only the wire's:
+    // a reply held by the server (a barrier) cannot have reached the client before it.
+    std::int64_t response_ns = -1;
     std::int64_t finished_ns = 0;          // "t_end": attempt over (response done, reset, closed…)
     packed_optional<std::int64_t> deadline_ms;  // "deadline_ms": Faultline-Deadline-Ms / x-envoy-expected-rq-timeout-ms
     packed_optional<std::int64_t> retry_after_ms;  // "retry_after_ms": Retry-After sent, as a wait in ms
@@ -129,7 +132,7 @@ struct journal_record {
 
 // A quarter of what it was with eight std::strings (408 bytes, and their heap): a bound, so that a
 // field added without thought shows here.
-static_assert(sizeof(journal_record) <= 104, "journal_record is meant to stay compact");
+static_assert(sizeof(journal_record) <= 112, "journal_record is meant to stay compact");
 
 // The rest of an attempt as the wire saw it: written to the journal file beside its record (the same
 // JSON object) and read by people and third-party tools, never by a check. A journal keeps these only
@@ -137,7 +140,6 @@ static_assert(sizeof(journal_record) <= 104, "journal_record is meant to stay co
 struct wire_detail {
     std::uint64_t seq = 0;                  // the record's
     std::int64_t accepted_ns = 0;           // "t_accept": connection accepted
-    std::int64_t response_started_ns = -1;  // "t_response": first response byte written (-1: none)
     std::uint64_t body_hash = 0;            // "body_hash"
     std::uint64_t bytes_in = 0;             // "bytes_in"
     std::uint64_t bytes_out = 0;            // "bytes_out"

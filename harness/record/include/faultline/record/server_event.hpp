@@ -20,6 +20,11 @@
 
 namespace faultline::record {
 
+// How often the server's lateness watch (server/src/lateness_watch.hpp) arms its timer on each
+// worker: a `server_late` spell's stamps may be this much later than its last late firing, and the
+// checks that excuse a finding by a spell count it in.
+inline constexpr std::chrono::milliseconds lateness_watch_period{20};
+
 enum class server_event_kind {
     // Control actions (control_api.hpp).
     reset,          // ledger, journal, attempt counts and stored results forgotten; the next round starts
@@ -60,7 +65,7 @@ enum class server_event_kind {
     // and how it refused (OpenSSL's alert, or a connection closed with no request over it). The
     // evidence of check rejects_bad_certificates; never rate-limited.
     certificate_refused,
-    // The server itself ran late: a worker's timer, armed every 20 ms, fired `late_ns` or more after
+    // The server itself ran late: a worker's timer, armed every lateness_watch_period, fired `late_ns` or more after
     // it was due, from `t` on (a CPU taken by other processes, the machine's load). Its stamps in that
     // spell may be that much late, so the timing checks leave out the gaps it overlaps.
     server_late,
