@@ -15,16 +15,20 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace faultline::cli::testing {
 namespace {
 
 namespace json = boost::json;
+using namespace std::chrono_literals;
 
 // The port of "127.0.0.1:P".
 std::uint16_t port_of(const json::value& listen) {
@@ -93,6 +97,46 @@ TEST(proxy_set_command, proxies_created_at_runtime_take_rules_and_toxics_and_jou
                                                                    R"(","listen":"0.0.0.0:0"})")
                   .status,
               400);
+
+    proxy.signal(SIGTERM);
+    const auto result = proxy.finish();
+    EXPECT_EQ(result.code, 0) << result.err;
+}
+
+// A proxy created at runtime watches its own lateness as `--upstream`'s does: the whole process
+// stopped for 300 ms (SIGSTOP, then SIGCONT) is a server_late spell in that proxy's journal, so the
+// timing checks do not take the stall for the client's doing.
+TEST(proxy_set_command, a_proxy_created_at_runtime_journals_the_spell_its_process_could_not_run) {
+    server::testing::test_server upstream{""};
+    const fs::path ready_path = temp_file("proxy_set_late_ready.json");
+    fs::remove(ready_path);
+    child proxy{{FAULTLINE_BINARY, "proxy", "--ready-file", ready_path.string()}};
+    const std::string text = wait_for_file(ready_path);
+    ASSERT_FALSE(text.empty());
+    const json::object ready = json::parse(text).as_object();
+    const auto control = ready.at("control_port").to_number<std::uint16_t>();
+    const std::string token{ready.at("token").as_string()};
+    const std::string body = R"({"name":"api","upstream":"127.0.0.1:)" + std::to_string(upstream.port()) + R"("})";
+    ASSERT_EQ(server::testing::control_call(control, "POST", "proxies", token, body).status, 201);
+
+    proxy.signal(SIGSTOP);
+    std::this_thread::sleep_for(300ms);  // the stall under test, not a wait for something
+    proxy.signal(SIGCONT);
+    // The spell is journaled when the watch's timer fires on time again.
+    const server::testing::control_reply journal =
+        server::testing::control_until(control, "proxies/api/journal", token, [](const server::testing::control_reply& r) {
+            return r.status == 200 && r.body.find(R"("event":"server_late")") != std::string::npos;
+        });
+    bool spell_covers_the_stop = false;
+    std::istringstream lines{journal.body};
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty()) continue;
+        const json::object o = json::parse(line).as_object();
+        if (o.contains("event") && o.at("event").as_string() == "server_late") {
+            spell_covers_the_stop = spell_covers_the_stop || o.at("late_ns").to_number<std::int64_t>() >= 250'000'000;
+        }
+    }
+    EXPECT_TRUE(spell_covers_the_stop) << journal.body;
 
     proxy.signal(SIGTERM);
     const auto result = proxy.finish();

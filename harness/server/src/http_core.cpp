@@ -116,9 +116,10 @@ void http_core::start_watching_lateness() {
         event.kind = record::server_event_kind::server_late;
         event.at_ns = self->since_start_ns() - ago.count();
         event.late_ns = length.count();
-        event.detail = "the server ran late for " + std::to_string(length.count() / 1'000'000) +
-                       " ms (its workers' 20 ms timer fired 10 ms or more after due): its stamps then may be "
-                       "that late";
+        event.detail = "the server ran late for " + std::to_string(length.count() / 1'000'000) + " ms (its workers' " +
+                       std::to_string(lateness_watch::period.count()) + " ms timer fired " +
+                       std::to_string(lateness_watch::threshold.count()) +
+                       " ms or more after due): its stamps then may be that late";
         self->context.records.append_event(std::move(event));
     });
     lateness_->start(listen);

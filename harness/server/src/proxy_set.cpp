@@ -62,6 +62,9 @@ proxy_mode http_named_proxy::mode() {
                 set_endpoints(options, definition);
                 options.tls = definition.tls;
                 options.tls_faults = definition.tls_faults;
+                // As `faultline proxy --upstream`'s own: a created proxy's journal is judged by the same
+                // timing checks, which leave out what its own late spells explain.
+                options.watch_lateness = true;
                 // TLS to an https:// upstream, verified against `upstream_ca` (else the system's trust
                 // store) unless `upstream_insecure`, as `faultline proxy --upstream https://…` does.
                 const auto ca = keys.string("upstream_ca");
