@@ -13,7 +13,9 @@
 //      measured in the run (timing_control.hpp). A growth within a noise wider than the floor cannot
 //      be told from a constant delay: insufficient evidence, never a pass. A client that declared a
 //      constant curve (multiplier 1) is not held to growth; with `grow = false` neither is any.
-// Gaps after a response with Retry-After are left out (the server chose them), and so are resends
+// A gap under `min_gap` by no more than the server itself ran late around the previous attempt (a
+// server_late spell: its end may be stamped that late) is not judged. Gaps after a response with
+// Retry-After are left out (the server chose them), and so are resends
 // after a reused kept-alive connection died without a reply (the HTTP stack's transparent resend on
 // a fresh connection, counted apart) and retries sent before their previous attempt ended (the
 // client's own timeout fired: the server cannot see how long it waited).
@@ -59,6 +61,8 @@ public:
 private:
     record::verdict judge(const record::run_record& run, const record::operation_groups& operations, const timing_control* control) const {
         record::verdict v;
+        const server_lateness lateness{run};
+        lateness_excuses excused{lateness};
         std::map<std::size_t, std::vector<spaced_gap>> by_index;
         std::size_t judged = 0;
         std::size_t after_retry_after = 0;
@@ -85,6 +89,7 @@ private:
                     continue;
                 }
                 const spaced_gap g{static_cast<double>(next.request_ns - prev.finished_ns), &prev, &next};
+                if (g.ns < min_gap_ && excused.excuse(prev.request_ns, prev.finished_ns, min_gap_ - g.ns)) continue;
                 gaps.push_back(g);
                 by_index[k].push_back(g);
                 ++judged;
@@ -145,6 +150,7 @@ private:
                               " operations retried back to back (every gap, two or more, under " + ms(min_gap_) + "), " +
                               std::to_string(short_indexes) + " retry indexes with a median under it" +
                               (short_indexes == 1 ? " (one alone is no finding)" : "");
+        summary += excused.clause("they came under min_gap", "around the previous attempt");
         if (!medians.empty()) summary += "; medians: " + medians;
         bool cannot_tell = false;
         summary += "; " + judge_growth(v, run, judged_medians, control_noise, cannot_tell);

@@ -57,6 +57,26 @@ TEST(spacing, an_operation_that_never_waits_fails_with_its_attempts) {
     EXPECT_THAT(v.evidence[0].detail, HasSubstr("(gap 2.0ms)"));
 }
 
+// The server could not run for 40 ms around each previous attempt (a loaded machine): its end may be
+// stamped that late, so gaps of 1 and 2 ms may have been 20 ms or more. Not judged; nothing else was.
+// A spell shorter than the shortfall explains nothing.
+TEST(spacing, a_short_gap_the_servers_own_lateness_explains_is_not_judged) {
+    test::journal_builder j;
+    j.op("a").attempt(503).wait(1).attempt(503).wait(2).attempt(200);
+    record::run_record run = j.run();
+    test::add_server_late(run, run.journal[0].request_ns, 40'000'000);
+    test::add_server_late(run, run.journal[1].request_ns, 40'000'000);
+    const record::verdict excused = test::run_check(R"(check = "spacing")", run);
+    EXPECT_EQ(excused.outcome(), record::verdict_outcome::insufficient_evidence) << excused.summary;
+    EXPECT_THAT(excused.summary, HasSubstr("2 not judged: they came under min_gap by no more than the server itself "
+                                           "ran late around the previous attempt (up to 40.0ms, server_late)"));
+
+    for (record::server_event& e : run.server_events) e.late_ns = 10'000'000;
+    const record::verdict caught = test::run_check(R"(check = "spacing")", run);
+    EXPECT_EQ(caught.outcome(), record::verdict_outcome::fail) << caught.summary;
+    EXPECT_THAT(caught.summary, HasSubstr("1 operations retried back to back"));
+}
+
 // Full jitter draws a near-zero delay now and then: one short gap is no finding.
 // A naive loop whose first retry is slow (Node's, 81 ms) and the rest back to back is not caught in
 // one process: full jitter at a 50 ms base draws such runs too (docs/checks.md, spacing).
