@@ -67,6 +67,7 @@ struct score_args {
     bool progress = false;       // --progress: the progress line even when stderr is no terminal
     bool quiet = false;          // --quiet: no progress line
     std::uint32_t timing_rounds = 3;  // --timing-rounds
+    std::string control = "auto";     // --control: auto, builtin, node, python
     // The hidden control mode (control_client.hpp): the timing probes start this binary with it.
     std::string control_client;  // its URL
     std::string control_delay = "1s";
@@ -74,6 +75,29 @@ struct score_args {
 };
 
 [[noreturn]] void fail(int code) { throw CLI::RuntimeError(code); }
+
+// The timing control: this faultline, or the control script of the client's runtime started by the
+// client's own interpreter (its command's first word), else by the runtime's usual name.
+score::control_program control_program_for(const score_args& args, bool builtin) {
+    score::control_program program;
+    const score::control_runtime client = builtin ? score::control_runtime::builtin : score::runtime_of(args.command.front());
+    program.runtime = args.control == "node"      ? score::control_runtime::node
+                      : args.control == "python"  ? score::control_runtime::python
+                      : args.control == "builtin" ? score::control_runtime::builtin
+                                                  : client;
+    switch (program.runtime) {
+    case score::control_runtime::builtin: program.executable = this_executable().string(); break;
+    case score::control_runtime::node:
+        program.executable = client == program.runtime ? args.command.front() : "node";
+        program.script = (find_shipped_files().controls / "control.mjs").string();
+        break;
+    case score::control_runtime::python:
+        program.executable = client == program.runtime ? args.command.front() : "python3";
+        program.script = (find_shipped_files().controls / "control.py").string();
+        break;
+    }
+    return program;
+}
 
 [[noreturn]] void bad_input(const std::string& message) {
     std::cerr << "faultline score: " << message << '\n';
@@ -268,7 +292,7 @@ void run_score(const score_args& args) {
         progress.emplace(std::cerr, tally, steady_clock_source::instance());
     }
     score::probe_run_options probe_options;
-    probe_options.control_executable = this_executable().string();
+    probe_options.control = control_program_for(args, builtin);
     probe_options.timing_rounds = args.timing_rounds;
     std::vector<record::run_record> runs =
         score::run_probes(probes, args.command, declared, options, args.jobs, probe_options);
@@ -373,6 +397,10 @@ void add_score_command(CLI::App& app) {
                     "Runs of a timing probe at most while its verdicts cannot tell the client from the noise its "
                     "control measured (default 3)")
         ->check(CLI::Range(1U, 10U));
+    cmd->add_option("--control", args->control,
+                    "What runs the timing probes' control: auto (the client's own interpreter when the command "
+                    "is node or python, else builtin), builtin (faultline), node, python")
+        ->check(CLI::IsMember({"auto", "builtin", "node", "python"}));
     // The timing probes' control process (this binary in control mode): not for users.
     cmd->add_option("--control-client", args->control_client)->group("");
     cmd->add_option("--control-delay", args->control_delay)->group("");

@@ -16,11 +16,12 @@ shipped_files find_shipped_files() {
     if (!exe.empty()) {
         const auto prefix = exe.parent_path().parent_path();
         if (std::filesystem::is_directory(prefix / "share/faultline/suites", ec)) {
-            return {prefix / "share/faultline/suites", prefix / "share/doc/faultline/docs"};
+            return {prefix / "share/faultline/suites", prefix / "share/doc/faultline/docs",
+                    prefix / "share/faultline/controls"};
         }
     }
     const std::filesystem::path source{FAULTLINE_SOURCE_DIR};
-    return {source / "suites", source / "docs"};
+    return {source / "suites", source / "docs", source / "harness/score/controls"};
 }
 
 }  // namespace faultline::cli

@@ -83,6 +83,10 @@ if(PROJECT_IS_TOP_LEVEL AND FAULTLINE_BUILD_CLI)
   # Scenarios, and the gRPC service configs they declare beside them.
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/suites/ DESTINATION ${CMAKE_INSTALL_DATADIR}/faultline/suites
           COMPONENT runtime FILES_MATCHING PATTERN "*.toml" PATTERN "*.json")
+  # score's timing controls for clients on Node.js and Python, run by the client's own interpreter.
+  install(FILES ${PROJECT_SOURCE_DIR}/harness/score/controls/control.mjs
+                ${PROJECT_SOURCE_DIR}/harness/score/controls/control.py
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/faultline/controls COMPONENT runtime)
 
   # The man page is generated from the built program's help (packaging/faultline-man.sh) and installed
   # gzipped, as Debian policy (§12.1) wants man pages; -n keeps the name and time out, so it is reproducible.

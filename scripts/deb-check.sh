@@ -56,6 +56,9 @@ grep -q "^License: Apache-2.0" "$scratch/root/usr/share/doc/faultline/copyright"
 [[ -f "$scratch/root/usr/share/doc/faultline/docs/scenarios.md" ]] || { echo "the docs are not installed" >&2; exit 1; }
 man -l "$scratch/root/usr/share/man/man1/faultline.1.gz" 2>/dev/null | grep -q "/usr/share/faultline/suites" ||
     { echo "the man page does not point at the installed suites" >&2; exit 1; }
+for control in control.mjs control.py; do
+    [[ -f "$scratch/root/usr/share/faultline/controls/$control" ]] || { echo "score's $control is not installed" >&2; exit 1; }
+done
 [[ -f "$scratch/root/usr/share/zsh/vendor-completions/_faultline" ]] || { echo "no zsh completion" >&2; exit 1; }
 bash -c "source '$scratch/root/usr/share/bash-completion/completions/faultline' && complete -p faultline" >/dev/null
 "$bin" validate "$scratch/root/usr/share/faultline/suites" >/dev/null

@@ -70,6 +70,49 @@ TEST(score_command, curl_with_retry_resends_a_post_on_a_dead_kept_alive_connecti
     EXPECT_THAT(row(r.out, "deadline kept"), HasSubstr("no deadline declared (--deadline)"));
 }
 
+// A client run by python3 or node is judged against the control written for its runtime and started
+// by the same interpreter (harness/score/controls): the 24 control processes reach the server, their
+// gaps are measured, and the verdict names what ran them. `--control builtin` keeps faultline's own.
+// The client: one PUT, then up to 2 retries after 0.5–1.5 s, whatever failed.
+TEST(score_command, a_python_or_node_client_is_judged_against_a_control_on_its_own_runtime) {
+    const std::string python_client =
+        "import random, sys, time, urllib.request\n"
+        "for n in range(3):\n"
+        "    try:\n"
+        "        urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), method='PUT'),"
+        " timeout=5)\n"
+        "        break\n"
+        "    except Exception:\n"
+        "        time.sleep(0.5 + random.random())\n";
+    const std::string node_client =
+        "for (let n = 0; n < 3; ++n) {"
+        "  try { const r = await fetch(process.argv[1], {method: 'PUT', body: process.argv[2]}); if (r.ok) break; }"
+        "  catch {}"
+        "  await new Promise((done) => setTimeout(done, 500 + 1000 * Math.random()));"
+        "}";
+    const struct {
+        std::vector<std::string> client;
+        std::string control;
+        std::string judged_against;
+    } cases[] = {
+        {{"python3", "-c", python_client, "{url}{path}", "{body}"}, "auto", "the control (24 Python processes, fixed 1000.0ms delay): 72 gaps"},
+        {{"node", "--input-type=module", "-e", node_client, "--", "{url}{path}", "{body}"}, "auto",
+         "the control (24 Node.js processes, fixed 1000.0ms delay): 72 gaps"},
+        {{"python3", "-c", python_client, "{url}{path}", "{body}"}, "builtin", "the control (24 processes, fixed 1000.0ms delay): 72 gaps"},
+    };
+    for (const auto& c : cases) {
+        if (::access(("/usr/bin/" + c.client.front()).c_str(), X_OK) != 0) {
+            ADD_FAILURE() << c.client.front() << " is not installed (scripts/install-deps.sh installs it)";
+            continue;
+        }
+        std::vector<std::string> args{"--only", "herd", "--timing-rounds", "1", "--verbose", "--control", c.control, "--"};
+        args.insert(args.end(), c.client.begin(), c.client.end());
+        child proc{score(args)};
+        const auto r = proc.finish();
+        EXPECT_THAT(r.out, HasSubstr(c.judged_against)) << c.client.front() << " " << c.control << "\n" << r.out << r.err;
+    }
+}
+
 // wget retries network errors whatever the method, and not 5xx or 429 (docs/score.md, "wget
 // --tries=4"): each reply lost after commit, and the late one its 1 s timeout gave up on, is
 // charged twice; the probes that commit only on a retry after a status have nothing to judge.

@@ -15,7 +15,8 @@ std::int64_t timing_control::noise_ns() const {
 }
 
 std::string timing_control::describe() const {
-    std::string out = "the control (" + std::to_string(processes) + " processes, fixed " + checks::format_ms(delay) +
+    std::string out = "the control (" + std::to_string(processes) + (runtime.empty() ? "" : " " + runtime) +
+                      " processes, fixed " + checks::format_ms(delay) +
                       " delay): " + std::to_string(gaps_ns.size()) + " gaps";
     if (!measured()) return out + ", fewer than " + std::to_string(min_gaps) + ": no noise measured";
     std::vector<double> sorted(gaps_ns.begin(), gaps_ns.end());

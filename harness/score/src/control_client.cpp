@@ -92,11 +92,33 @@ std::uint32_t run_control_client(const control_options& options) {
     return made;
 }
 
-std::vector<std::string> control_command(const std::string& executable, const control_options& options) {
-    return {executable,
+control_runtime runtime_of(std::string_view program) {
+    const std::size_t slash = program.rfind('/');
+    const std::string_view name = slash == std::string_view::npos ? program : program.substr(slash + 1);
+    if (name == "node" || name == "nodejs") return control_runtime::node;
+    if (name == "python" || name.starts_with("python3")) return control_runtime::python;
+    return control_runtime::builtin;
+}
+
+std::string_view runtime_label(control_runtime runtime) {
+    switch (runtime) {
+    case control_runtime::node: return "Node.js";
+    case control_runtime::python: return "Python";
+    case control_runtime::builtin: break;
+    }
+    return "";
+}
+
+std::vector<std::string> control_command(const control_program& program, const control_options& options) {
+    const std::string url = "{url}" + std::string(control_path_prefix) + "c{op}";
+    if (program.runtime != control_runtime::builtin) {
+        const auto delay_ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.delay).count();
+        return {program.executable, program.script, url, std::to_string(delay_ms), std::to_string(options.attempts)};
+    }
+    return {program.executable,
             "score",
             "--control-client",
-            "{url}" + std::string(control_path_prefix) + "c{op}",
+            url,
             "--control-delay",
             config::format_duration(options.delay),
             "--control-attempts",

@@ -73,11 +73,11 @@ runner::scenario scenario_for(const probe& p, std::span<const std::string> clien
     command.mode = drivers::command_mode::per_operation;
     command.operations = p.operations;
     command.concurrency = p.concurrency;
-    if (p.control > 0 && !probe_options.control_executable.empty()) {
+    if (p.control > 0 && !probe_options.control.executable.empty()) {
         control_options control;
         control.delay = p.control_delay;
         control.attempts = p.control_attempts;
-        command.control_argv = control_command(probe_options.control_executable, control);
+        command.control_argv = control_command(probe_options.control, control);
         command.control_processes = p.control;
     }
     record::declared_client facts;
@@ -95,7 +95,7 @@ runner::scenario scenario_for(const probe& p, std::span<const std::string> clien
 // control. The run's own verdicts come after the [[expect]] ones, as the runner orders them.
 // `alone_gaps`: the client's own pace, from the probes where it ran alone (timing_control.hpp).
 void judge_command_run(record::run_record& run, const probe& p, const runner::scenario& s,
-                       const std::map<std::size_t, std::vector<std::int64_t>>& alone_gaps) {
+                       const std::map<std::size_t, std::vector<std::int64_t>>& alone_gaps, control_runtime runtime) {
     if (!run.harness_error.empty()) return;
     const bool with_control = p.control > 0 && run.command &&
                               std::any_of(run.command->processes.begin(), run.command->processes.end(),
@@ -104,6 +104,7 @@ void judge_command_run(record::run_record& run, const probe& p, const runner::sc
     if (with_control) {
         control = take_control(run, p);
         control.alone_gaps_ns = alone_gaps;
+        control.runtime = runtime_label(runtime);
     }
     const bool attributed = attribute_to_processes(run);
     if (!with_control && !attributed) return;
@@ -179,11 +180,11 @@ std::vector<record::run_record> run_probes(std::span<const probe> probes, std::s
     std::map<std::size_t, std::vector<std::int64_t>> alone_gaps;
     for (std::size_t i = 0; i < runs.size(); ++i) {
         if (probes[i].control > 0) continue;
-        judge_command_run(runs[i], probes[i], scenarios[i], {});
+        judge_command_run(runs[i], probes[i], scenarios[i], {}, probe_options.control.runtime);
         if (probes[i].alone() && runs[i].harness_error.empty()) checks::add_gaps_alone(runs[i].journal, alone_gaps);
     }
     for (std::size_t i = 0; i < runs.size(); ++i) {
-        if (probes[i].control > 0) judge_command_run(runs[i], probes[i], scenarios[i], alone_gaps);
+        if (probes[i].control > 0) judge_command_run(runs[i], probes[i], scenarios[i], alone_gaps, probe_options.control.runtime);
     }
 
     // Timing probes that could not tell the client from noise run again, all of them at once.
@@ -191,7 +192,7 @@ std::vector<record::run_record> run_probes(std::span<const probe> probes, std::s
         std::vector<std::size_t> again;
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const probe& p = probes[i];
-            if (p.control == 0 || probe_options.control_executable.empty() || !runs[i].harness_error.empty() ||
+            if (p.control == 0 || probe_options.control.executable.empty() || !runs[i].harness_error.empty() ||
                 runs[i].not_run || runs[i].interrupted) {
                 continue;
             }
@@ -204,7 +205,7 @@ std::vector<record::run_record> run_probes(std::span<const probe> probes, std::s
         for (std::size_t j = 0; j < again.size(); ++j) {
             record::run_record& next = rerun[j];
             if (next.not_run) continue;
-            judge_command_run(next, probes[again[j]], scenarios[again[j]], alone_gaps);
+            judge_command_run(next, probes[again[j]], scenarios[again[j]], alone_gaps, probe_options.control.runtime);
             const std::string note = "round " + std::to_string(round) + " of at most " +
                                      std::to_string(probe_options.timing_rounds) +
                                      " (the earlier could not tell the client from timing noise): ";

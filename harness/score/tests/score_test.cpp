@@ -6,6 +6,7 @@
 
 #include "faultline/score/attribution.hpp"
 #include "faultline/score/client_template.hpp"
+#include "faultline/score/control_client.hpp"
 #include "faultline/score/probe.hpp"
 #include "faultline/score/run_probes.hpp"
 #include "faultline/score/scorecard.hpp"
@@ -522,6 +523,30 @@ TEST(scorecard, a_probe_that_could_not_run_is_a_harness_error) {
 
 // A client that sends a new Idempotency-Key on every attempt: four "operations" on the server, one
 // process, so one operation with four attempts (and four keys) for the checks.
+// The client's program names its runtime; the control of that runtime is its script under the
+// client's own interpreter, with the same URL, delay and attempts as faultline's builtin control.
+TEST(control, a_clients_program_picks_the_control_of_its_runtime) {
+    EXPECT_EQ(runtime_of("node"), control_runtime::node);
+    EXPECT_EQ(runtime_of("/usr/local/bin/nodejs"), control_runtime::node);
+    EXPECT_EQ(runtime_of("python3"), control_runtime::python);
+    EXPECT_EQ(runtime_of("/opt/venv/bin/python3.11"), control_runtime::python);
+    EXPECT_EQ(runtime_of("python"), control_runtime::python);
+    EXPECT_EQ(runtime_of("curl"), control_runtime::builtin);
+    EXPECT_EQ(runtime_of("nodemon"), control_runtime::builtin);
+    EXPECT_EQ(runtime_label(control_runtime::node), "Node.js");
+    EXPECT_EQ(runtime_label(control_runtime::builtin), "");
+
+    control_options options;
+    options.delay = 1500ms;
+    options.attempts = 3;
+    EXPECT_EQ(control_command({control_runtime::node, "/usr/bin/node", "/share/controls/control.mjs"}, options),
+              (std::vector<std::string>{"/usr/bin/node", "/share/controls/control.mjs", "{url}/faultline-control/c{op}",
+                                        "1500", "3"}));
+    EXPECT_EQ(control_command({control_runtime::builtin, "/usr/bin/faultline", ""}, options),
+              (std::vector<std::string>{"/usr/bin/faultline", "score", "--control-client", "{url}/faultline-control/c{op}",
+                                        "--control-delay", "1500ms", "--control-attempts", "3"}));
+}
+
 // The control's attempts and processes leave the run; its gaps are measured as its noise.
 TEST(control, the_controls_attempts_and_processes_are_taken_out_and_measured) {
     probe p = probe_of("herd", {});

@@ -29,6 +29,7 @@ struct timing_control {
     std::vector<std::int64_t> gaps_ns;
     std::vector<std::uint64_t> seqs;  // the control's retries, for evidence (journal sequence numbers)
     std::size_t processes = 0;        // control processes that ran
+    std::string runtime;              // what ran them: "" the builtin (C++), else "Node.js", "Python"
     // The client's retry gaps when it ran alone (one operation, no herd queueing it), in ns, by retry
     // index (1 for the first retry); empty when no such probe ran.
     std::map<std::size_t, std::vector<std::int64_t>> alone_gaps_ns;

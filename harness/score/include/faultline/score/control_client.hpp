@@ -8,11 +8,16 @@
 //
 // `faultline score --control-client URL` runs it (a hidden mode of the faultline binary, so the
 // control is always at hand wherever faultline is); `control_command` builds that command line.
+// A client on a heavy runtime (Node.js, Python) is judged against the same control written for its
+// runtime (controls/control.mjs, control.py) and started by its own interpreter: the runtime's wake-up
+// and queueing on a loaded machine, 50–300 ms a reply, are noise its timing carries too, and a
+// control in C++ does not show them.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace faultline::score {
@@ -31,8 +36,24 @@ inline constexpr std::string_view control_path_prefix = "/faultline-control/";
 // Runs the control; returns how many attempts it made. Never throws: a failed attempt is a retry.
 std::uint32_t run_control_client(const control_options& options);
 
-// The control's command line for the command driver: `executable` (this faultline) in control mode,
-// its URL naming the control's operation ({url} and {op} are the driver's placeholders).
-std::vector<std::string> control_command(const std::string& executable, const control_options& options);
+enum class control_runtime : std::uint8_t { builtin, node, python };
+
+// The runtime of a client template's program, by its file name: node, nodejs → node; python,
+// python3, python3.11 → python; anything else → builtin.
+control_runtime runtime_of(std::string_view program);
+// "Node.js", "Python"; "" for the builtin.
+std::string_view runtime_label(control_runtime runtime);
+
+// What runs the control: this faultline in control mode (builtin), or `script` under `executable`,
+// the client's own interpreter.
+struct control_program {
+    control_runtime runtime = control_runtime::builtin;
+    std::string executable;  // "": no control
+    std::string script;      // the runtime's control script (builtin: none)
+};
+
+// The control's command line for the command driver, its URL naming the control's operation ({url}
+// and {op} are the driver's placeholders).
+std::vector<std::string> control_command(const control_program& program, const control_options& options);
 
 }  // namespace faultline::score

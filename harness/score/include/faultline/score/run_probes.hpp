@@ -19,14 +19,15 @@
 #include "faultline/record/run_record.hpp"
 #include "faultline/runner/runner.hpp"
 #include "faultline/score/client_template.hpp"
+#include "faultline/score/control_client.hpp"
 #include "faultline/score/probe.hpp"
 
 namespace faultline::score {
 
 struct probe_run_options {
-    // The faultline executable, to run the timing control; "" runs none (the timing checks then judge
+    // What runs the timing control; an empty executable runs none (the timing checks then judge
     // against their noise floor, and say so).
-    std::string control_executable;
+    control_program control;
     std::uint32_t timing_rounds = 3;  // runs of a probe with a control at most, while it cannot tell
 };
 
