@@ -67,7 +67,7 @@ struct score_args {
     bool progress = false;       // --progress: the progress line even when stderr is no terminal
     bool quiet = false;          // --quiet: no progress line
     std::uint32_t timing_rounds = 3;  // --timing-rounds
-    std::string control = "auto";     // --control: auto, builtin, node, python
+    std::string control = "builtin";  // --control: builtin, auto, node, python
     // The hidden control mode (control_client.hpp): the timing probes start this binary with it.
     std::string control_client;  // its URL
     std::string control_delay = "1s";
@@ -398,9 +398,10 @@ void add_score_command(CLI::App& app) {
                     "control measured (default 3)")
         ->check(CLI::Range(1U, 10U));
     cmd->add_option("--control", args->control,
-                    "What runs the timing probes' control: auto (the client's own interpreter when the command "
-                    "is node or python, else builtin), builtin (faultline), node, python")
-        ->check(CLI::IsMember({"auto", "builtin", "node", "python"}));
+                    "What runs the timing probes' control: builtin (faultline, the default), node or python (a "
+                    "control on that runtime, under the client's own interpreter when its command is one), auto "
+                    "(the client's runtime when its command is node or python, else builtin)")
+        ->check(CLI::IsMember({"builtin", "auto", "node", "python"}));
     // The timing probes' control process (this binary in control mode): not for users.
     cmd->add_option("--control-client", args->control_client)->group("");
     cmd->add_option("--control-delay", args->control_delay)->group("");
