@@ -238,7 +238,8 @@ probe probe_of(std::string name, std::vector<std::pair<std::string, std::string>
     return p;
 }
 
-const property_row& row(const scorecard& card, std::string_view id) {
+// A copy: the card is often a temporary (`row(make_scorecard(…), …)`), which a reference would outlive.
+property_row row(const scorecard& card, std::string_view id) {
     for (const property_row& r : card.rows) {
         if (r.property->id == id) return r;
     }
@@ -388,7 +389,7 @@ TEST(scorecard, a_failures_only_check_reports_only_its_failures) {
     for (const auto outcome : {record::verdict_outcome::pass, record::verdict_outcome::insufficient_evidence}) {
         runs[0].verdicts = {verdict_of("jittered", outcome)};
         runs[0].verdicts[0].failures_only = true;
-        const property_row& left_off = row(make_scorecard(probes, runs, {}, false), "jittered");
+        const property_row left_off = row(make_scorecard(probes, runs, {}, false), "jittered");
         EXPECT_EQ(left_off.outcome, property_outcome::not_applicable);
         EXPECT_TRUE(left_off.findings.empty());
     }
