@@ -57,7 +57,14 @@ TEST(score_command, curl_with_retry_resends_a_post_on_a_dead_kept_alive_connecti
     // its fixed 1 s first delay sends the herd back as one wave.
     EXPECT_THAT(row(r.out, "only retryable statuses"), HasSubstr("PASS"));
     EXPECT_THAT(row(r.out, "Retry-After honoured"), HasSubstr("PASS"));
-    EXPECT_THAT(row(r.out, "retries jittered"), HasSubstr("FAIL"));
+    // Its fixed delay fails the jitter row on a quiet run; where the control measured more noise than
+    // the floor (a sanitizer build's slower control, its tests running two at a time) the row may be
+    // insufficient evidence instead — never a pass.
+    const std::string jitter_row = row(r.out, "retries jittered");
+    EXPECT_THAT(jitter_row, ContainsRegex("^  (FAIL|INSUFFICIENT) +retries jittered"));
+    if (jitter_row.find("INSUFFICIENT") != std::string::npos) {
+        EXPECT_THAT(jitter_row, HasSubstr("could not tell the client from the noise its control measured"));
+    }
     // ~1 s each: the median gap is curl's fixed delay, give or take the scheduling noise of a loaded
     // 2-core CI machine or a sanitizer build (seen there: 1010.6 ms), judged in a window of 3 % of it.
     // A probe repeated because the noise hid the client names the round it was judged in first, and
