@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -439,16 +440,18 @@ record::run_record run_scenario(const scenario& s, const run_options& options) {
 std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
                                       const std::function<void(std::size_t, const record::run_record&)>& on_finished,
-                                      std::size_t lane) {
-    lane = std::min(lane, scenarios.size());
+                                      std::size_t lane, std::size_t after_lane) {
+    const std::size_t total = scenarios.size();
+    lane = std::min(lane, total);
+    after_lane = std::min(after_lane, total - lane);
+    const std::size_t rest_begin = lane + after_lane;
     // The lane counts as one scenario: the rest are shared by all workers.
-    const std::size_t parallel = scenarios.size() - lane + (lane > 0 ? 1 : 0);
+    const std::size_t parallel = total - lane + (lane > 0 ? 1 : 0);
     const std::size_t threads = std::clamp<std::size_t>(jobs, 1, std::max<std::size_t>(1, parallel));
     // The scenarios running at once share the threads for checks, so -jN does not multiply them.
     run_options shared = options;
     shared.check_threads = std::max<std::size_t>(1, options.check_threads / threads);
-    std::vector<record::run_record> records(scenarios.size());
-    std::atomic<std::size_t> next{lane};
+    std::vector<record::run_record> records(total);
     std::mutex report_mutex;
     const auto run_one = [&](std::size_t i) {
         if (options.interrupt != nullptr && options.interrupt->requested()) {
@@ -462,13 +465,34 @@ std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scena
             on_finished(i, records[i]);
         }
     };
+    // The next scenario for a worker: those after the lane first, once it has ended, else the rest; a
+    // worker with nothing left but the after-lane ones waits for the lane to end.
+    std::mutex take_mutex;
+    std::condition_variable lane_ended;
+    bool released = lane == 0;
+    std::size_t next_after = lane;
+    std::size_t next_rest = rest_begin;
+    const auto take = [&]() -> std::optional<std::size_t> {
+        std::unique_lock lock(take_mutex);
+        for (;;) {
+            if (released && next_after < rest_begin) return next_after++;
+            if (next_rest < total) return next_rest++;
+            if (released || next_after == rest_begin) return std::nullopt;
+            lane_ended.wait(lock, [&] { return released; });
+        }
+    };
     auto worker = [&] {
-        for (std::size_t i = next++; i < scenarios.size(); i = next++) run_one(i);
+        while (const std::optional<std::size_t> i = take()) run_one(*i);
     };
     std::vector<std::thread> pool;
     pool.reserve(threads - 1);
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
     for (std::size_t i = 0; i < lane; ++i) run_one(i);
+    {
+        const std::lock_guard lock(take_mutex);
+        released = true;
+    }
+    lane_ended.notify_all();
     worker();
     for (std::thread& t : pool) t.join();
     return records;

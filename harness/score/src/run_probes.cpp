@@ -1,13 +1,13 @@
 #include "faultline/score/run_probes.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <numeric>
 #include <stdexcept>
 
 #include <toml++/toml.h>
 
 #include "faultline/checks/run_verdicts.hpp"
+#include "faultline/config/duration.hpp"
 #include "faultline/checks/timing_control.hpp"
 #include "faultline/drivers/command_driver.hpp"
 #include "faultline/score/attribution.hpp"
@@ -120,32 +120,44 @@ void judge_command_run(record::run_record& run, const probe& p, const runner::sc
 
 // The timing probes (those with a control) run one at a time in a lane of their own, beside the
 // others: two herds of 48 processes at once on a small machine would be each other's noise. The
-// probes that run the client alone run after every herd has ended, so no herd queues the pace they
-// measure (beside a herd, a no-delay client's lone retries took up to 380 ms), all at once: a handful
-// of single processes that mostly sleep, where one after another in the herds' lane they were the
-// scorecard's critical path (curl's 1 + 2 + 4 s backoff four times: 28 of its 38.6 s). The others go
-// longest first (by their time limit), so no long probe starts last and runs alone.
+// probes that run the client alone start once the last herd has ended, so no herd queues the pace
+// they measure (beside a herd, a no-delay client's lone retries took up to 380 ms), on whichever
+// workers come first: single processes that mostly sleep, where one after another in the herds' lane
+// they were the scorecard's critical path (curl's 1 + 2 + 4 s backoff four times: 28 of its 38.6 s).
+// The others go longest first, so no long probe starts last and runs alone: by the longest wait their
+// faults ask of the server or of the client (a Retry-After), up to the probe's time limit, since one
+// that asks 20 s of a client with a 12 s limit runs to its limit (the time limits alone are ceilings,
+// most never reached).
+std::chrono::nanoseconds longest_wait(const runner::scenario& s) {
+    std::chrono::nanoseconds longest{0};
+    for (const faults::rule& r : s.faults) {
+        if (const auto bound = r.fault->longest_wait()) longest = std::max(longest, bound->longest);
+        if (const auto* asked = r.source.if_contains("retry_after"); asked != nullptr && asked->is_string()) {
+            if (const auto wait = config::parse_duration(std::string_view{asked->get_string()})) {
+                longest = std::max(longest, *wait.value);
+            }
+        }
+    }
+    return std::min(longest, std::chrono::duration_cast<std::chrono::nanoseconds>(s.time_limit));
+}
+
 std::vector<record::run_record> run_in_lanes(std::span<const probe> probes, const std::vector<runner::scenario>& scenarios,
                                               const runner::run_options& options, std::size_t jobs) {
-    // 0: timing, 1: the rest, 2: alone (after the others).
-    const auto place = [&](std::size_t i) { return probes[i].control > 0 ? 0 : probes[i].alone() ? 2 : 1; };
+    // 0: timing, 1: alone, 2: the rest.
+    const auto place = [&](std::size_t i) { return probes[i].control > 0 ? 0 : probes[i].alone() ? 1 : 2; };
     std::vector<std::size_t> order(probes.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         if (place(a) != place(b)) return place(a) < place(b);
-        return place(a) == 1 && scenarios[a].time_limit > scenarios[b].time_limit;
+        return place(a) == 2 && longest_wait(scenarios[a]) > longest_wait(scenarios[b]);
     });
     const auto count_of = [&](int lane) {
         return static_cast<std::size_t>(std::count_if(order.begin(), order.end(), [&](std::size_t i) { return place(i) == lane; }));
     };
-    const std::size_t herds = count_of(0);
-    const std::size_t alone = count_of(2);
-    std::vector<runner::scenario> first;
-    std::vector<runner::scenario> after;
-    for (std::size_t j = 0; j < order.size(); ++j) (j < order.size() - alone ? first : after).push_back(scenarios[order[j]]);
-    std::vector<record::run_record> ran = runner::run_scenarios(first, options, jobs, {}, herds);
-    std::vector<record::run_record> ran_after = runner::run_scenarios(after, options, jobs);
-    std::move(ran_after.begin(), ran_after.end(), std::back_inserter(ran));
+    std::vector<runner::scenario> ordered;
+    ordered.reserve(order.size());
+    for (const std::size_t i : order) ordered.push_back(scenarios[i]);
+    std::vector<record::run_record> ran = runner::run_scenarios(ordered, options, jobs, {}, count_of(0), count_of(1));
     std::vector<record::run_record> runs(probes.size());
     for (std::size_t j = 0; j < order.size(); ++j) runs[order[j]] = std::move(ran[j]);
     return runs;
