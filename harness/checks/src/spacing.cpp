@@ -35,6 +35,7 @@ struct spaced_gap {
     double ns;
     const record::journal_record* prev;
     const record::journal_record* next;
+    bool explained = false;  // short by no more than the server's own lateness around `prev`
 };
 
 // The previous attempt went out on a reused kept-alive connection and got no reply: a stack that
@@ -88,10 +89,13 @@ private:
                     ++overlapping;
                     continue;
                 }
-                const spaced_gap g{static_cast<double>(next.request_ns - prev.finished_ns), &prev, &next};
-                if (g.ns < min_gap_ && excused.excuse(prev.request_ns, prev.finished_ns, min_gap_ - g.ns)) continue;
-                gaps.push_back(g);
+                spaced_gap g{static_cast<double>(next.request_ns - prev.finished_ns), &prev, &next};
+                g.explained = g.ns < min_gap_ && excused.excuse(prev.request_ns, prev.finished_ns, min_gap_ - g.ns);
+                // An explained gap's length is unknown: it counts neither as short nor as a wait. Its
+                // index keeps it, so that leaving it out does not lift the median.
                 by_index[k].push_back(g);
+                if (g.explained) continue;
+                gaps.push_back(g);
                 ++judged;
             }
             const auto short_gaps = static_cast<std::size_t>(
@@ -114,6 +118,7 @@ private:
         const double control_noise = control != nullptr && control->measured() ? static_cast<double>(control->noise_ns()) : 0;
         std::string medians;
         std::vector<std::pair<std::size_t, double>> judged_medians;
+        std::size_t explained_indexes = 0;
         std::vector<record::evidence_item> short_index_items;
         for (auto& [k, gaps] : by_index) {
             if (gaps.size() < min_samples_) continue;
@@ -121,8 +126,16 @@ private:
             for (const spaced_gap& g : gaps) values.push_back(g.ns);
             std::sort(values.begin(), values.end());
             const double median = quantile(values, 0.5);
-            judged_medians.emplace_back(k, median);
             medians += (medians.empty() ? "" : ", ") + std::string("retry ") + std::to_string(k) + " " + ms(median);
+            const auto short_unexplained = static_cast<std::size_t>(std::count_if(
+                gaps.begin(), gaps.end(), [&](const spaced_gap& g) { return g.ns < min_gap_ && !g.explained; }));
+            if (median < min_gap_ && 2 * short_unexplained <= gaps.size()) {
+                // The short majority needs gaps the server's lateness explains: neither this median nor
+                // its growth can be judged.
+                ++explained_indexes;
+                continue;
+            }
+            judged_medians.emplace_back(k, median);
             if (median >= min_gap_) continue;
             std::vector<std::uint64_t> seqs;
             for (std::size_t i = 0; i < gaps.size() && seqs.size() < 8; ++i) seqs.push_back(gaps[i].next->seq);
@@ -151,6 +164,11 @@ private:
                               std::to_string(short_indexes) + " retry indexes with a median under it" +
                               (short_indexes == 1 ? " (one alone is no finding)" : "");
         summary += excused.clause("they came under min_gap", "around the previous attempt");
+        if (explained_indexes > 0) {
+            summary += "; " + std::to_string(explained_indexes) +
+                       " retry indexes with a median under min_gap not judged: most of their short gaps are ones "
+                       "the server's lateness explains";
+        }
         if (!medians.empty()) summary += "; medians: " + medians;
         bool cannot_tell = false;
         summary += "; " + judge_growth(v, run, judged_medians, control_noise, cannot_tell);
@@ -169,6 +187,7 @@ private:
             v.summary = "no gap before a retry to judge: " + summary;
             return v;
         }
+        cannot_tell = cannot_tell || explained_indexes > 0;
         v.insufficient_evidence = v.evidence_total == 0 && cannot_tell;
         v.passed = v.evidence_total == 0 && !cannot_tell;
         return v;

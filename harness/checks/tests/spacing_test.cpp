@@ -77,6 +77,23 @@ TEST(spacing, a_short_gap_the_servers_own_lateness_explains_is_not_judged) {
     EXPECT_THAT(caught.summary, HasSubstr("1 operations retried back to back"));
 }
 
+// A herd of 8 that retries at once, the server late around half of the previous attempts: the gaps
+// it explains count neither as short nor as waits, so the medians stay under min_gap, and with the
+// short majority resting on explained gaps the indexes cannot be judged — never a pass (leaving the
+// explained gaps out would lift the medians past min_gap). Unexplained, the same herd fails.
+TEST(spacing, a_herd_whose_short_medians_rest_on_explained_gaps_is_not_a_pass) {
+    const record::run_record plain = retries(8, 3, [](int, int) { return 2.0; });
+    EXPECT_EQ(test::run_check(R"(check = "spacing")", plain).outcome(), record::verdict_outcome::fail);
+    record::run_record late = plain;
+    for (const record::journal_record& r : plain.journal) {
+        if (r.status == 503 && r.seq % 2 == 0) test::add_server_late(late, r.request_ns, 40'000'000);
+    }
+    const record::verdict v = test::run_check(R"(check = "spacing")", late);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::insufficient_evidence) << v.summary;
+    EXPECT_THAT(v.summary, HasSubstr("retry indexes with a median under min_gap not judged: most of their short gaps "
+                                     "are ones the server's lateness explains"));
+}
+
 // Full jitter draws a near-zero delay now and then: one short gap is no finding.
 // A naive loop whose first retry is slow (Node's, 81 ms) and the rest back to back is not caught in
 // one process: full jitter at a 50 ms base draws such runs too (docs/checks.md, spacing).
