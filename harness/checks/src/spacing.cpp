@@ -70,10 +70,12 @@ private:
         std::size_t resends = 0;
         std::size_t overlapping = 0;
         std::size_t short_ops = 0;
+        std::size_t unjudged_ops = 0;  // back to back for all the server's lateness lets us see
         // Added after the per-index findings, which say more in fewer lines (evidence is capped).
         std::vector<record::evidence_item> back_to_back_operations;
         for (const auto& op : operations) {
             std::vector<spaced_gap> gaps;
+            bool some_explained = false;
             for (std::size_t k = 1; k < op.attempts.size(); ++k) {
                 const record::journal_record& prev = *op.attempts[k - 1];
                 const record::journal_record& next = *op.attempts[k];
@@ -94,12 +96,17 @@ private:
                 // An explained gap's length is unknown: it counts neither as short nor as a wait. Its
                 // index keeps it, so that leaving it out does not lift the median.
                 by_index[k].push_back(g);
-                if (g.explained) continue;
+                if (g.explained) {
+                    some_explained = true;
+                    continue;
+                }
                 gaps.push_back(g);
                 ++judged;
             }
             const auto short_gaps = static_cast<std::size_t>(
                 std::count_if(gaps.begin(), gaps.end(), [&](const spaced_gap& g) { return g.ns < min_gap_; }));
+            // Every gap it could judge was short and the others are unknown: it may be back to back.
+            if (some_explained && short_gaps == gaps.size() && short_gaps < 2) ++unjudged_ops;
             // Every one of two or more: full jitter at a 50 ms base draws two of three gaps under 20 ms
             // in one operation of eight (the builtin client did), so "most" would be a false alarm.
             if (short_gaps < 2 || short_gaps < gaps.size()) continue;
@@ -158,12 +165,17 @@ private:
             for (record::evidence_item& item : back_to_back_operations) add_evidence(v, std::move(item));
         } else {
             short_ops = 0;
+            unjudged_ops = 0;
         }
         std::string summary = std::to_string(judged) + " gaps judged: " + std::to_string(short_ops) +
                               " operations retried back to back (every gap, two or more, under " + ms(min_gap_) + "), " +
                               std::to_string(short_indexes) + " retry indexes with a median under it" +
                               (short_indexes == 1 ? " (one alone is no finding)" : "");
         summary += excused.clause("they came under min_gap", "around the previous attempt");
+        if (unjudged_ops > 0) {
+            summary += "; " + std::to_string(unjudged_ops) +
+                       " operations not judged: every gap the server's lateness does not explain was under min_gap";
+        }
         if (explained_indexes > 0) {
             summary += "; " + std::to_string(explained_indexes) +
                        " retry indexes with a median under min_gap not judged: most of their short gaps are ones "
@@ -187,7 +199,7 @@ private:
             v.summary = "no gap before a retry to judge: " + summary;
             return v;
         }
-        cannot_tell = cannot_tell || explained_indexes > 0;
+        cannot_tell = cannot_tell || explained_indexes > 0 || unjudged_ops > 0;
         v.insufficient_evidence = v.evidence_total == 0 && cannot_tell;
         v.passed = v.evidence_total == 0 && !cannot_tell;
         return v;

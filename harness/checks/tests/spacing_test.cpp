@@ -70,6 +70,14 @@ TEST(spacing, a_short_gap_the_servers_own_lateness_explains_is_not_judged) {
     EXPECT_EQ(excused.outcome(), record::verdict_outcome::insufficient_evidence) << excused.summary;
     EXPECT_THAT(excused.summary, HasSubstr("2 not judged: they came under min_gap by no more than the server itself "
                                            "ran late around the previous attempt (up to 40.0ms, server_late)"));
+    // The second gap explained (a spell of 18.5 ms from the second attempt: 2 ms short of 20 needs 18),
+    // the first not (1 ms short of it needs 19): the one gap left is short, so no pass either.
+    record::run_record half = j.run();
+    test::add_server_late(half, half.journal[1].request_ns, 18'500'000);
+    const record::verdict one_left = test::run_check(R"(check = "spacing")", half);
+    EXPECT_EQ(one_left.outcome(), record::verdict_outcome::insufficient_evidence) << one_left.summary;
+    EXPECT_THAT(one_left.summary, HasSubstr("1 operations not judged: every gap the server's lateness does not "
+                                            "explain was under min_gap"));
 
     for (record::server_event& e : run.server_events) e.late_ns = 10'000'000;
     const record::verdict caught = test::run_check(R"(check = "spacing")", run);
