@@ -105,8 +105,12 @@ private:
             }
             const auto short_gaps = static_cast<std::size_t>(
                 std::count_if(gaps.begin(), gaps.end(), [&](const spaced_gap& g) { return g.ns < min_gap_; }));
-            // Every gap it could judge was short and the others are unknown: it may be back to back.
-            if (some_explained && short_gaps == gaps.size() && short_gaps < 2) ++unjudged_ops;
+            // Every gap it could judge was short and the others are unknown: each unknown one may have
+            // been a wait, so neither back to back nor spaced.
+            if (some_explained && short_gaps == gaps.size()) {
+                ++unjudged_ops;
+                continue;
+            }
             // Every one of two or more: full jitter at a 50 ms base draws two of three gaps under 20 ms
             // in one operation of eight (the builtin client did), so "most" would be a false alarm.
             if (short_gaps < 2 || short_gaps < gaps.size()) continue;

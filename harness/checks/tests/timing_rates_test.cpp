@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -202,6 +203,68 @@ TEST(timing_rates, deadline_catches_attempts_past_it_and_tolerates_its_tolerance
     EXPECT_EQ(deadline_failures(deadline_flaw::none, 10), 0);
     EXPECT_EQ(deadline_failures(deadline_flaw::none, 30), 40);
     EXPECT_EQ(deadline_failures(deadline_flaw::none, 30, "30ms"), 0);
+}
+
+// --- spacing under the server's own lateness --------------------------------------------------------
+
+// `ops` operations retrying 3 times after 503s, full jitter over 200 ms ×2 (the careful loop), or not
+// waiting at all; noise U(0, 5 ms). With probability `late_share` the server runs late for U(0, 80 ms)
+// around an attempt's end and journals that spell (server_late); the end is stamped that late, but no
+// later than the next request: the gap it measures is that much short of the client's.
+record::run_record spaced_run(bool waits, int ops, double late_share, std::uint64_t seed) {
+    seeded_random random(seed);
+    test::journal_builder j;
+    std::vector<std::pair<std::int64_t, std::int64_t>> spells;  // (true end, how late) in ns
+    for (int i = 0; i < ops; ++i) {
+        j.op("op" + std::to_string(i)).at(uniform(random, 0, 50));
+        for (int k = 1; k <= 3; ++k) {
+            const double delay = (waits ? uniform(random, 0, 200 * std::pow(2, k - 1)) : 0) + uniform(random, 0, 5);
+            const double spell = uniform_unit(random) < late_share ? uniform(random, 0, 80) : 0;
+            const double late = std::min(delay, spell);  // a stamp is never later than the next request
+            j.attempt(503, 1 + late);
+            if (spell > 0) spells.emplace_back(j.last().finished_ns - test::ms(late), test::ms(spell));
+            j.wait(delay - late);
+        }
+        j.attempt(200);
+    }
+    record::run_record run = j.run();
+    for (const auto& [at, late] : spells) test::add_server_late(run, at, late);
+    return run;
+}
+
+struct outcome_counts {
+    int pass = 0;
+    int fail = 0;
+    int insufficient = 0;
+};
+
+outcome_counts spacing_outcomes(bool waits, int ops, double late_share) {
+    const expectation check = test::parse_ok(R"(check = "spacing")");
+    outcome_counts counts;
+    for (int seed = 1; seed <= seeds; ++seed) {
+        const record::verdict v = evaluate(check, spaced_run(waits, ops, late_share, static_cast<std::uint64_t>(seed)));
+        (v.outcome() == record::verdict_outcome::pass ? counts.pass
+         : v.outcome() == record::verdict_outcome::fail ? counts.fail
+                                                        : counts.insufficient)++;
+    }
+    std::printf("spacing, %s client, %d operations, %.0f%% of ends stamped late: %d pass, %d fail, %d insufficient\n",
+                waits ? "full-jitter" : "no-wait", ops, late_share * 100, counts.pass, counts.fail, counts.insufficient);
+    return counts;
+}
+
+// The server's lateness never makes a client that waits fail, nor one that does not wait pass: it can
+// only leave a verdict insufficient evidence. Alone (1 operation) and in a herd (24). The one failure
+// is the client's own draw, not the lateness: seed 101 drew delays of 9.8, 13.4 and 13.7 ms (full
+// jitter puts all three under 20 ms about once in 8,000 operations), which the check flags however
+// its stamps came out.
+TEST(timing_rates, spacing_under_the_servers_lateness_never_fails_a_waiting_client_nor_passes_one_that_does_not) {
+    for (const int ops : {1, 24}) {
+        for (const double late_share : {0.0, 0.3, 1.0}) {
+            const int own_draw = ops == 1 && late_share == 1.0 ? 1 : 0;
+            EXPECT_EQ(spacing_outcomes(true, ops, late_share).fail, own_draw) << ops << " " << late_share;
+            EXPECT_EQ(spacing_outcomes(false, ops, late_share).pass, 0) << ops << " " << late_share;
+        }
+    }
 }
 
 }  // namespace
