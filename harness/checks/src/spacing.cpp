@@ -187,7 +187,7 @@ private:
         }
         if (!medians.empty()) summary += "; medians: " + medians;
         bool cannot_tell = false;
-        summary += "; " + judge_growth(v, run, judged_medians, control_noise, cannot_tell);
+        summary += "; " + judge_growth(v, run, judged_medians, control_noise, control, cannot_tell);
         if (resends > 0) {
             summary += "; " + std::to_string(resends) +
                        " resends after a reused kept-alive connection died without a reply left out";
@@ -211,7 +211,7 @@ private:
 
     // The growth part, on the medians of the indexes with enough gaps; returns its summary.
     std::string judge_growth(record::verdict& v, const record::run_record& run, const std::vector<std::pair<std::size_t, double>>& medians,
-                             double control_noise, bool& cannot_tell) const {
+                             double control_noise, const timing_control* control, bool& cannot_tell) const {
         if (!grow_) return "growth not judged (grow = false)";
         if (run.declared.backoff && run.declared.backoff->multiplier <= 1.0) {
             return "growth not judged: the client declared a constant backoff";
@@ -235,10 +235,39 @@ private:
             cannot_tell = true;
             return line + ": within the noise the control measured, growth cannot be told from a constant delay";
         }
+        if (const std::string alone = grew_alone(control, medians.front().first, medians.back().first); !alone.empty()) {
+            cannot_tell = true;
+            return line + ": " + alone;
+        }
         add_evidence(v, record::evidence_item{"", {},
                                       "the backoff does not grow: " + line +
                                           "; declare --backoff with a constant curve if that is the design"});
         return line;
+    }
+
+    // Where the client ran alone (no herd queueing it) its gaps grew from index `first` to `last` by
+    // more than growth worth the name: the herd's queueing for the CPU (a Node.js herd under load
+    // lifted a full-jitter client's medians from about 100/200/400 ms to 302/293/326) hides its curve,
+    // so the herd cannot show it does not grow. "" when the lone gaps do not say so.
+    std::string grew_alone(const timing_control* control, std::size_t first, std::size_t last) const {
+        if (control == nullptr) return "";
+        const auto from = control->alone_gaps_ns.find(first);
+        const auto to = control->alone_gaps_ns.find(last);
+        if (from == control->alone_gaps_ns.end() || to == control->alone_gaps_ns.end() ||
+            from->second.size() < timing_control::min_alone_gaps || to->second.size() < timing_control::min_alone_gaps) {
+            return "";
+        }
+        const auto median_of = [](const std::vector<std::int64_t>& gaps) {
+            std::vector<double> values(gaps.begin(), gaps.end());
+            std::sort(values.begin(), values.end());
+            return quantile(values, 0.5);
+        };
+        const double alone_first = median_of(from->second);
+        const double alone_last = median_of(to->second);
+        if (alone_last - alone_first <= std::max(noise_floor_, relative_growth_ * alone_first)) return "";
+        return "alone, the client's median gap grew from " + ms(alone_first) + " at retry " + std::to_string(first) +
+               " to " + ms(alone_last) + " at retry " + std::to_string(last) +
+               ": the herd's queueing hides its curve, growth cannot be told";
     }
 
     double min_gap_;  // ns

@@ -158,6 +158,30 @@ TEST(spacing, growth_within_the_controls_noise_cannot_be_told) {
     EXPECT_THAT(noisy.summary, HasSubstr("the control (24 processes, fixed 500.0ms delay): 24 gaps"));
 }
 
+// The careful loop in a Node.js herd under two hogs: its full jitter (200 ms ×2) showed herd medians
+// of 302, 293 and 326 ms, no growth, while the control (a light C++ process) saw 9.9 ms. Alone, its
+// gaps grew from about 100 to 400 ms: the herd hides the curve, so its "does not grow" cannot stand.
+// A client whose lone gaps stay flat still fails.
+TEST(spacing, growth_the_lone_probes_show_is_not_failed_in_a_herd_that_hides_it) {
+    const record::run_record herd = retries(8, 3, [](int i, int k) { return (k == 3 ? 326.0 : k == 2 ? 293.0 : 302.0) + i; });
+    timing_control quiet = control_with_noise(9.9);
+    const record::verdict alone_unknown = with_control(R"(check = "spacing")", herd, quiet);
+    EXPECT_EQ(alone_unknown.outcome(), record::verdict_outcome::fail) << alone_unknown.summary;
+
+    timing_control grew = quiet;
+    grew.alone_gaps_ns = {{1, {test::ms(60), test::ms(110), test::ms(150), test::ms(90)}},
+                          {3, {test::ms(250), test::ms(420), test::ms(700), test::ms(380)}}};
+    const record::verdict hidden = with_control(R"(check = "spacing")", herd, grew);
+    EXPECT_EQ(hidden.outcome(), record::verdict_outcome::insufficient_evidence) << hidden.summary;
+    EXPECT_THAT(hidden.summary, HasSubstr("alone, the client's median gap grew from 100.0ms at retry 1 to 400.0ms at "
+                                          "retry 3: the herd's queueing hides its curve, growth cannot be told"));
+
+    timing_control flat = quiet;
+    flat.alone_gaps_ns = {{1, {test::ms(1000), test::ms(1002), test::ms(1001)}},
+                          {3, {test::ms(1001), test::ms(1003), test::ms(1000)}}};
+    EXPECT_EQ(with_control(R"(check = "spacing")", herd, flat).outcome(), record::verdict_outcome::fail);
+}
+
 TEST(spacing, resends_after_a_dead_kept_alive_connection_and_retry_after_are_left_out) {
     test::journal_builder j;
     j.op("a").attempt(503).retry_after(1000).wait(1).attempt(200);
