@@ -13,6 +13,8 @@
 //      measured in the run (timing_control.hpp). A growth within a noise wider than the floor cannot
 //      be told from a constant delay: insufficient evidence, never a pass. A client that declared a
 //      constant curve (multiplier 1) is not held to growth; with `grow = false` neither is any.
+//      Nor is a herd whose queueing hides the curve: no growth in the herd while the client's lone
+//      gaps (timing_control::alone_gaps_ns) grew is insufficient evidence (grew_alone).
 // A gap under `min_gap` by no more than the server itself ran late around the previous attempt (a
 // server_late spell: its end may be stamped that late) is not judged. Gaps after a response with
 // Retry-After are left out (the server chose them), and so are resends
