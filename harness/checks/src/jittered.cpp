@@ -19,7 +19,9 @@
 // Retry-After are left out: the server chose them, and equal ones are right. An index whose spread
 // would pass is insufficient evidence when every gap the client showed alone at that index was a
 // fraction of the index's median (timing_control::queueing_explains): a herd of processes that retry
-// at once with no delay is spread by their queueing for the CPU.
+// at once with no delay is spread by their queueing for the CPU; and an index judged jittered, or one
+// that cannot tell, is outweighed when the client alone waited the same at every retry index
+// (timing_control::pace_is_fixed): its delay is fixed, whatever its herd's queueing spread.
 #include <algorithm>
 #include <map>
 
@@ -186,6 +188,14 @@ private:
             judged += (judged.empty() ? "" : "; ") + judge_index(v, k, gaps, n, outcomes, cannot_tell);
         }
         if (outcomes.empty()) judged = judge_pooled(v, by_index, n, outcomes, cannot_tell);
+        const auto any = [&](judged_as a) { return std::find(outcomes.begin(), outcomes.end(), a) != outcomes.end(); };
+        if (control != nullptr && !outcomes.empty() && !any(judged_as::not_jittered)) {
+            if (const std::string fixed = control->pace_is_fixed(std::llround(noise_floor_)); !fixed.empty()) {
+                outcomes.push_back(judged_as::not_jittered);
+                judged += "; " + fixed;
+                add_evidence(v, record::evidence_item{"", {}, fixed + " (the probes where it ran alone)"});
+            }
+        }
         std::string summary = judged;
         if (!unjudged.empty() && !outcomes.empty()) {
             summary += "; retry indexes with fewer than " + std::to_string(min_samples_) + " gaps, not judged alone: " +
@@ -199,7 +209,6 @@ private:
             summary += "; " + std::to_string(after_retry_after) + " gaps after Retry-After left out";
         }
         summary += "; " + n.source;
-        const auto any = [&](judged_as a) { return std::find(outcomes.begin(), outcomes.end(), a) != outcomes.end(); };
         if (outcomes.empty()) {
             v.insufficient_evidence = true;
         } else if (!any(judged_as::not_jittered) && any(judged_as::cannot_tell)) {

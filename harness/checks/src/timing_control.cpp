@@ -37,6 +37,23 @@ std::string timing_control::queueing_explains(std::size_t k, std::int64_t herd_m
            ": the herd's spread is its processes queueing for the CPU, not a delay the client chose";
 }
 
+std::string timing_control::pace_is_fixed(std::int64_t window_ns) const {
+    std::string indexes;
+    std::size_t judged = 0;
+    for (const auto& [k, gaps] : alone_gaps_ns) {
+        if (gaps.size() < min_alone_gaps) continue;
+        const auto [shortest, longest] = std::minmax_element(gaps.begin(), gaps.end());
+        if (*longest - *shortest > window_ns) return "";
+        ++judged;
+        indexes += (indexes.empty() ? "" : "; ") + ("retry " + std::to_string(k) + ": ") + std::to_string(gaps.size()) + " gaps in " +
+                   checks::format_ms(*shortest) + "–" + checks::format_ms(*longest);
+    }
+    if (judged < min_fixed_indexes) return "";
+    return "alone, the client waited the same at every retry index (" + indexes + "), each within the noise floor " +
+           checks::format_ms(window_ns) +
+           ": its delay is fixed, not jittered, and the herd's wider spread is its processes queueing for the CPU";
+}
+
 namespace {
 
 // Each retry's gap (previous attempt's t_end → its t_request) with its index and seq, over the

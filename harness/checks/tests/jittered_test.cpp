@@ -123,6 +123,51 @@ TEST(jittered, a_spread_the_herds_queueing_explains_is_insufficient_evidence) {
     EXPECT_EQ(judged(retries(24, 1, [](int, int) { return 300.0; })).outcome(), record::verdict_outcome::fail);
 }
 
+// fetch-retry's fixed 1 s under two CPU hogs: its herd of 24 Node.js processes reached the server
+// 1006-1171 ms after the resets, the densest 15 ms holding 11, while the light control saw 14.9 ms —
+// a pass. Alone (four lone probes) it waited 1001-1008 ms at every index: its delay is fixed, and the
+// herd's spread is queueing. A pace that varies at one index, or is known at one index only, says
+// nothing.
+TEST(jittered, a_client_that_alone_waits_the_same_at_every_index_is_not_jittered) {
+    timing_control control;
+    control.delay = std::chrono::seconds{1};
+    control.processes = 24;
+    for (int i = 0; i < 24; ++i) control.gaps_ns.push_back(test::ms(1000 + 14.9 * i / 23.0));
+    constexpr std::string_view herd = "check = \"jittered\"\nnoise_floor = \"15ms\"\nmin_gap = \"20ms\"\n";
+    const record::run_record queued = retries(24, 3, [](int i, int) { return i < 11 ? 1006.0 + i : 1020.0 + 150.0 * i / 23.0; });
+    const auto judged = [&](const record::run_record& run) {
+        return evaluate(test::parse_ok(herd), run, record::group_operations(run.journal), &control);
+    };
+    EXPECT_EQ(judged(queued).outcome(), record::verdict_outcome::pass);
+
+    const auto four = [](double from) {
+        return std::vector<std::int64_t>{test::ms(from), test::ms(from + 7), test::ms(from + 2), test::ms(from + 4)};
+    };
+    control.alone_gaps_ns = {{1, four(1001)}, {2, four(1000)}, {3, four(1002)}};
+    const record::verdict v = judged(queued);
+    EXPECT_EQ(v.outcome(), record::verdict_outcome::fail) << v.summary;
+    ASSERT_EQ(v.evidence.size(), 1u);
+    EXPECT_THAT(v.evidence[0].detail,
+                HasSubstr("alone, the client waited the same at every retry index (retry 1: 4 gaps in 1001.0ms–1008.0ms; "
+                          "retry 2: 4 gaps in 1000.0ms–1007.0ms; retry 3: 4 gaps in 1002.0ms–1009.0ms), each within "
+                          "the noise floor 15.0ms: its delay is fixed, not jittered"));
+
+    // One index alone spread wider than the floor (got's +U(0, 100 ms)): the pace is not fixed.
+    control.alone_gaps_ns = {{1, four(1001)}, {2, {test::ms(2010), test::ms(2090), test::ms(2040)}}, {3, four(1002)}};
+    EXPECT_EQ(judged(queued).outcome(), record::verdict_outcome::pass);
+    // One index with enough gaps is too little to call the delay fixed; indexes with two gaps do not count.
+    control.alone_gaps_ns = {{1, four(1001)}, {2, {test::ms(1000), test::ms(1001)}}};
+    EXPECT_EQ(judged(queued).outcome(), record::verdict_outcome::pass);
+    // Under load the herd cannot tell; the fixed pace still decides.
+    timing_control loaded = control;
+    loaded.gaps_ns.clear();
+    for (int i = 0; i < 24; ++i) loaded.gaps_ns.push_back(test::ms(1000 + 200.0 * i / 23.0));
+    loaded.alone_gaps_ns = {{1, four(1001)}, {2, four(1000)}};
+    const record::verdict under_load =
+        evaluate(test::parse_ok(herd), queued, record::group_operations(queued.journal), &loaded);
+    EXPECT_EQ(under_load.outcome(), record::verdict_outcome::fail) << under_load.summary;
+}
+
 // One operation alone, retrying with every gap under min_gap: it never waits, so it has no delay to
 // jitter, though one operation says nothing about spread.
 TEST(jittered, an_operation_that_never_waits_fails_however_few_operations_ran) {

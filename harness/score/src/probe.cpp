@@ -97,6 +97,10 @@ bool probe::alone() const {
            });
 }
 
+std::string_view probe::failure_kind() const {
+    return scenario.faults.empty() ? std::string_view{} : std::string_view{scenario.faults.front().kind};
+}
+
 catalogue parse_probe(std::string_view toml_text, const std::string& file) {
     catalogue out;
     runner::scenario_result loaded = runner::parse_scenario(toml_text, file);

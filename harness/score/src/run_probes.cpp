@@ -94,7 +94,8 @@ runner::scenario scenario_for(const probe& p, std::span<const std::string> clien
 // A command client's run, judged again on the client's own attempts: without the control's, each
 // process's attempts as its operation when they ran one after another, the timing checks against the
 // control. The run's own verdicts come after the [[expect]] ones, as the runner orders them.
-// `alone_gaps`: the client's own pace, from the probes where it ran alone (timing_control.hpp).
+// `alone_gaps`: the client's own pace, from the probes where it ran alone under the same kind of failure
+// (timing_control.hpp).
 void judge_command_run(record::run_record& run, const probe& p, const runner::scenario& s,
                        const std::map<std::size_t, std::vector<std::int64_t>>& alone_gaps, control_runtime runtime) {
     if (!run.harness_error.empty()) return;
@@ -195,16 +196,22 @@ std::vector<record::run_record> run_probes(std::span<const probe> probes, std::s
     for (const probe& p : probes) scenarios.push_back(scenario_for(p, client_template, declared, probe_options));
     std::vector<record::run_record> runs = run_in_lanes(probes, scenarios, options, jobs);
     if (builtin) return runs;
-    // The probes without a control first: those where the client ran alone give its pace, against
-    // which the timing probes tell its own delay from the herd's queueing.
-    std::map<std::size_t, std::vector<std::int64_t>> alone_gaps;
+    // The probes without a control first: those where the client ran alone give its pace under their
+    // kind of failure, against which the timing probes tell its own delay from the herd's queueing.
+    std::map<std::string, std::map<std::size_t, std::vector<std::int64_t>>, std::less<>> paces;
     for (std::size_t i = 0; i < runs.size(); ++i) {
         if (probes[i].control > 0) continue;
         judge_command_run(runs[i], probes[i], scenarios[i], {}, probe_options.control.runtime);
-        if (probes[i].alone() && runs[i].harness_error.empty()) checks::add_gaps_alone(runs[i].journal, alone_gaps);
+        if (probes[i].alone() && runs[i].harness_error.empty()) {
+            checks::add_gaps_alone(runs[i].journal, paces[std::string{probes[i].failure_kind()}]);
+        }
     }
+    const auto pace_for = [&](const probe& p) {
+        const auto at = paces.find(p.failure_kind());
+        return at == paces.end() ? std::map<std::size_t, std::vector<std::int64_t>>{} : at->second;
+    };
     for (std::size_t i = 0; i < runs.size(); ++i) {
-        if (probes[i].control > 0) judge_command_run(runs[i], probes[i], scenarios[i], alone_gaps, probe_options.control.runtime);
+        if (probes[i].control > 0) judge_command_run(runs[i], probes[i], scenarios[i], pace_for(probes[i]), probe_options.control.runtime);
     }
 
     // Timing probes that could not tell the client from noise run again, all of them at once.
@@ -225,7 +232,8 @@ std::vector<record::run_record> run_probes(std::span<const probe> probes, std::s
         for (std::size_t j = 0; j < again.size(); ++j) {
             record::run_record& next = rerun[j];
             if (next.not_run) continue;
-            judge_command_run(next, probes[again[j]], scenarios[again[j]], alone_gaps, probe_options.control.runtime);
+            judge_command_run(next, probes[again[j]], scenarios[again[j]], pace_for(probes[again[j]]),
+                              probe_options.control.runtime);
             const std::string note = "round " + std::to_string(round) + " of at most " +
                                      std::to_string(probe_options.timing_rounds) +
                                      " (the earlier could not tell the client from timing noise): ";

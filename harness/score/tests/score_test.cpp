@@ -605,7 +605,8 @@ TEST(probe_file, the_probes_that_run_the_client_alone_give_its_pace) {
     for (const probe& p : c.probes) {
         if (p.alone()) alone.push_back(p.scenario.name);
     }
-    EXPECT_EQ(alone, words({"persistent-5xx", "persistent-5xx-delete", "persistent-5xx-get", "persistent-5xx-head"}));
+    EXPECT_EQ(alone, words({"persistent-5xx", "persistent-5xx-delete", "persistent-5xx-get", "persistent-5xx-head",
+                            "persistent-reset", "persistent-reset-delete", "persistent-reset-get", "persistent-reset-head"}));
 }
 
 TEST(attribution, attempts_during_one_process_are_its_operation) {

@@ -10,7 +10,9 @@
 // retry at once with no delay reach the server spread over hundreds of milliseconds. So the control
 // also holds the client's own pace, its gaps when it ran alone: when the herd's median gap at a retry
 // index is several times every gap the client showed alone at that index, the herd's spread there is
-// its queueing, not a delay the client chose, and the timing checks cannot judge it.
+// its queueing, not a delay the client chose, and the timing checks cannot judge it. And when the
+// client alone waited the same at every retry index it showed (within the noise floor), its delay is
+// fixed: a herd's wider spread is queueing too, however it looks.
 #pragma once
 
 #include <chrono>
@@ -48,6 +50,13 @@ struct timing_control {
     // "" when not.
     std::string queueing_explains(std::size_t k, std::int64_t herd_median_ns) const;
 
+    // Why the client's delay is fixed, from its pace alone: at `min_fixed_indexes` or more retry
+    // indexes with `min_alone_gaps` gaps each, every such index's gaps lie within `window_ns` of each
+    // other. Every index, since a client may jitter only some retries (a capped one may not jitter at
+    // its cap, and got's +U(0, 100 ms) puts four gaps of one index within 15 ms once in 80, of three
+    // indexes once in 500,000). "" when not.
+    std::string pace_is_fixed(std::int64_t window_ns) const;
+
     static constexpr std::size_t min_gaps = 8;
     // Four lone probes (persistent-5xx, -get, -head, -delete) give four gaps an index; full jitter puts
     // all four under a quarter of its herd's median once in 4,096.
@@ -55,6 +64,7 @@ struct timing_control {
     // A client with a real delay d waits d alone and at least d in a herd (ratio about 1); the naive
     // Node.js loop's second retries took 6-20 ms alone and a median of 194 ms in its herd under two hogs.
     static constexpr std::int64_t queueing_ratio = 4;
+    static constexpr std::size_t min_fixed_indexes = 2;
 };
 
 // The control of a run from the control processes' own attempts: their operations' gaps (a retry

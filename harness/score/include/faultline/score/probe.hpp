@@ -52,6 +52,9 @@ struct probe {
     // The client runs alone here, so its gaps are its own pace (timing_control::alone_gaps_ns): one
     // operation, no control, and `jittered` judged only by its failure (failures_only).
     bool alone() const;
+    // The kind of its first fault ("status", "reset"): a herd is judged against the pace the client
+    // showed alone under the same kind, since a client may wait differently after a 503 and a reset.
+    std::string_view failure_kind() const;
 };
 
 struct catalogue {
