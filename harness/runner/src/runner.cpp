@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -445,8 +444,9 @@ std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scena
     lane = std::min(lane, total);
     after_lane = std::min(after_lane, total - lane);
     const std::size_t rest_begin = lane + after_lane;
-    // The lane counts as one scenario: the rest are shared by all workers.
-    const std::size_t parallel = total - lane + (lane > 0 ? 1 : 0);
+    // The lane counts as one scenario: the rest are shared by all workers (the after-lane ones have
+    // threads of their own).
+    const std::size_t parallel = total - rest_begin + (lane > 0 ? 1 : 0);
     const std::size_t threads = std::clamp<std::size_t>(jobs, 1, std::max<std::size_t>(1, parallel));
     // The scenarios running at once share the threads for checks, so -jN does not multiply them.
     run_options shared = options;
@@ -465,34 +465,22 @@ std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scena
             on_finished(i, records[i]);
         }
     };
-    // The next scenario for a worker: those after the lane first, once it has ended, else the rest; a
-    // worker with nothing left but the after-lane ones waits for the lane to end.
+    // The rest go to whichever worker comes first; the lane's worker joins them once the lane is done.
     std::mutex take_mutex;
-    std::condition_variable lane_ended;
-    bool released = lane == 0;
-    std::size_t next_after = lane;
     std::size_t next_rest = rest_begin;
     const auto take = [&]() -> std::optional<std::size_t> {
-        std::unique_lock lock(take_mutex);
-        for (;;) {
-            if (released && next_after < rest_begin) return next_after++;
-            if (next_rest < total) return next_rest++;
-            if (released || next_after == rest_begin) return std::nullopt;
-            lane_ended.wait(lock, [&] { return released; });
-        }
+        const std::lock_guard lock(take_mutex);
+        if (next_rest < total) return next_rest++;
+        return std::nullopt;
     };
     auto worker = [&] {
         while (const std::optional<std::size_t> i = take()) run_one(*i);
     };
     std::vector<std::thread> pool;
-    pool.reserve(threads - 1);
+    pool.reserve(threads - 1 + after_lane);
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
     for (std::size_t i = 0; i < lane; ++i) run_one(i);
-    {
-        const std::lock_guard lock(take_mutex);
-        released = true;
-    }
-    lane_ended.notify_all();
+    for (std::size_t i = lane; i < rest_begin; ++i) pool.emplace_back(run_one, i);
     worker();
     for (std::thread& t : pool) t.join();
     return records;

@@ -498,7 +498,7 @@ TEST(runner, a_lanes_scenarios_run_one_after_another) {
 
 // The scenarios after the lane (score's lone probes) start only once its last has ended, the rest
 // beside the lane from the start; every one runs.
-TEST(runner, the_scenarios_after_a_lane_start_once_it_has_ended) {
+TEST(runner, the_scenarios_after_a_lane_start_together_once_it_has_ended) {
     std::vector<scenario> scenarios;
     for (int i = 0; i < 6; ++i) scenarios.push_back(load(tiny));
     const std::vector<record::run_record> runs = run_scenarios(scenarios, {}, 2, {}, 2, 2);
@@ -507,11 +507,31 @@ TEST(runner, the_scenarios_after_a_lane_start_once_it_has_ended) {
     const auto lane_end = runs[1].started_at + runs[1].duration;
     EXPECT_GE(runs[1].started_at, runs[0].started_at + runs[0].duration);
     for (std::size_t i = 2; i < 4; ++i) EXPECT_GE(runs[i].started_at, lane_end) << i;
-    // With one job, the lane, then the scenarios after it, then the rest: in order.
-    const std::vector<record::run_record> serial = run_scenarios(scenarios, {}, 1, {}, 2, 2);
-    for (std::size_t i = 1; i < serial.size(); ++i) {
-        EXPECT_GE(serial[i].started_at, serial[i - 1].started_at + serial[i - 1].duration) << i;
-    }
+
+    // With one job, the two after the lane still run at once, beside the rest: each holds its one
+    // attempt 300 ms, so one after the other would not overlap.
+    const scenario held = load(R"(name = "held"
+seed = 7
+time_limit = "10s"
+
+[[fault]]
+kind = "delay"
+wait = "300ms"
+
+[client]
+clients = 1
+operations = 1
+
+[[expect]]
+check = "success_rate"
+min = 1.0
+)");
+    const std::vector<record::run_record> one_job = run_scenarios({held, held, held, held}, {}, 1, {}, 1, 2);
+    ASSERT_THAT(one_job, SizeIs(4));
+    EXPECT_GE(one_job[1].started_at, one_job[0].started_at + one_job[0].duration);
+    EXPECT_GE(one_job[2].started_at, one_job[0].started_at + one_job[0].duration);
+    EXPECT_LT(one_job[2].started_at, one_job[1].started_at + one_job[1].duration);
+    EXPECT_LT(one_job[1].started_at, one_job[2].started_at + one_job[2].duration);
 }
 
 // Records the progress events as text, and the live count each open journal reached by the time

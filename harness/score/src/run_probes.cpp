@@ -122,9 +122,10 @@ void judge_command_run(record::run_record& run, const probe& p, const runner::sc
 // The timing probes (those with a control) run one at a time in a lane of their own, beside the
 // others: two herds of 48 processes at once on a small machine would be each other's noise. The
 // probes that run the client alone start once the last herd has ended, so no herd queues the pace
-// they measure (beside a herd, a no-delay client's lone retries took up to 380 ms), on whichever
-// workers come first: single processes that mostly sleep, where one after another in the herds' lane
-// they were the scorecard's critical path (curl's 1 + 2 + 4 s backoff four times: 28 of its 38.6 s).
+// they measure (beside a herd, a no-delay client's lone retries took up to 380 ms), all at once:
+// single processes that mostly sleep, where one after another in the herds' lane they were the
+// scorecard's critical path (curl's 1 + 2 + 4 s backoff four times: 28 of its 38.6 s), and eight of them in two waves on
+// four workers made got's scorecard 40 s.
 // The others go longest first, so no long probe starts last and runs alone: by the longest wait their
 // faults ask of the server or of the client (a Retry-After), up to the probe's time limit, since one
 // that asks 20 s of a client with a 12 s limit runs to its limit (the time limits alone are ceilings,

@@ -102,9 +102,10 @@ std::vector<record::rule_firing> rule_firings(const std::vector<faults::rule>& r
 // scenario starts: the record of each that did not is `not_run` (and `on_finished` is not called
 // for it). The first `lane` scenarios run one after another on one of the workers, which then joins
 // the others: scenarios that must not overlap each other (`faultline score`'s herds, each the other's
-// noise) without a worker left idle once they are done. The next `after_lane` scenarios start only
-// once the lane has ended, then before the rest still waiting, on whichever workers come first
-// (`score`'s lone probes, which no herd may run beside).
+// noise) without a worker left idle once they are done. The next `after_lane` scenarios start
+// together once the lane has ended, each on a thread of its own beside the `jobs` (`score`'s lone
+// probes: no herd may run beside them, and as single processes that mostly sleep none need wait for
+// another).
 std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
                                       const std::function<void(std::size_t, const record::run_record&)>& on_finished = {},
