@@ -152,18 +152,6 @@ public:
         if (wire) wire_ = reinterpret_cast<record::wire_detail*>(records_ + capacity);
     }
 
-    // Touches every page so that appends never fault (left undone, pages fault in one by one as
-    // records land on them). Gives up, returning false, once `stop` is set: a starved idle-class
-    // thread must not hold up the journal's destruction.
-    bool fault_in(const std::atomic<bool>& stop) {
-        auto* const pages = reinterpret_cast<volatile char*>(records_);
-        for (std::size_t offset = 0; offset < bytes; offset += small_page) {
-            if (offset % (64 * small_page) == 0 && stop.load(std::memory_order_relaxed)) return false;
-            pages[offset] = 0;
-        }
-        return true;
-    }
-
     chunk(const chunk&) = delete;
     chunk& operator=(const chunk&) = delete;
 
@@ -295,7 +283,6 @@ journal::journal(journal_options options)
         spill_fd_ = open_spill_file(options_.spill_directory);
         if (spill_fd_ >= 0) spiller_ = std::thread{[this] { spiller_loop(); }};
     }
-    preparer_ = std::thread{[this] { preparer_loop(); }};
 }
 
 journal::~journal() {
@@ -303,9 +290,6 @@ journal::~journal() {
         std::lock_guard lock{mutex_};
         stopping_ = true;
     }
-    preparer_stop_ = true;
-    wake_preparer_.notify_one();
-    preparer_.join();
     if (spiller_.joinable()) {
         wake_spiller_.notify_one();
         spiller_.join();
@@ -315,30 +299,6 @@ journal::~journal() {
     wake_writer_.notify_one();
     writer_.join();
     std::fclose(file_);
-}
-
-void journal::preparer_loop() {
-    // An idle-class thread runs only on an otherwise idle core: faulting in a chunk at normal priority
-    // took the core from the server's threads for milliseconds at a time (wrk -c1's p99 rose from
-    // 150 us to 900 us). Should the switch fail, it runs at normal priority.
-    const sched_param idle{};
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
-    std::unique_lock lock{mutex_};
-    for (;;) {
-        wake_preparer_.wait(lock, [&] { return (spare_wanted_ && !spare_) || stopping_; });
-        if (stopping_) return;
-        spare_wanted_ = false;
-        lock.unlock();
-        std::unique_ptr<chunk> fresh;
-        try {
-            fresh = std::make_unique<chunk>(capacity_, options_.wire_details);
-            if (!fresh->fault_in(preparer_stop_)) return;
-        } catch (const std::bad_alloc&) {
-            // store() then maps its own chunk, and reports the failure where it can be handled.
-        }
-        lock.lock();
-        spare_ = std::move(fresh);
-    }
 }
 
 void journal::spiller_loop() {
@@ -381,24 +341,18 @@ std::uint64_t journal::next_seq() { return next_seq_.fetch_add(1, std::memory_or
 journal::chunk& journal::chunk_at(std::uint64_t pos) const { return *chunks_[pos / capacity_ - first_chunk_]; }
 
 void journal::store(const record::journal_record& record, const record::wire_detail& wire) {
+    // A chunk is one transparent huge page: mapped here, it faults in (zeroed by the kernel) on its
+    // first record, about 0.1 ms once in some 18,000 appends. A thread that prepared chunks at idle
+    // priority took that off this path, but whatever it held when preempted (this journal's lock, or
+    // the kernel's memory locks during a fault) stalled the workers until an idle core let it run
+    // again: up to 19.8 s beside two CPU hogs, every server of `faultline score` at once.
     if (end_ / capacity_ - first_chunk_ == chunks_.size()) {
-        std::unique_ptr<chunk> next = std::move(spare_);
-        // A busy machine may leave the idle-class preparer behind: pages then fault in as records land.
-        if (!next) next = std::make_unique<chunk>(capacity_, options_.wire_details);
-        chunks_.push_back(std::move(next));
+        chunks_.push_back(std::make_unique<chunk>(capacity_, options_.wire_details));
     }
     chunk_at(end_).push(record, wire);
     ++end_;
-    const std::uint64_t filled = end_ % capacity_;  // entries in the chunk just written to, 0 when full
-    if (filled == 0 && spill_fd_ >= 0) wake_spiller_.notify_one();
-    // Halfway through a chunk, have the next one prepared if anything will land in it: most runs
-    // never fill their first chunk, and a memory-only journal stops at its bound.
-    if (filled != capacity_ / 2 || spare_) return;
-    const std::uint64_t next_chunk_begin = (end_ / capacity_ + 1) * capacity_;
-    if (file_ != nullptr || next_chunk_begin < memory_limit_) {
-        spare_wanted_ = true;
-        wake_preparer_.notify_one();
-    }
+    // A chunk just filled: the spiller writes it out.
+    if (end_ % capacity_ == 0 && spill_fd_ >= 0) wake_spiller_.notify_one();
 }
 
 std::uint64_t journal::append(record::journal_record record, record::wire_detail wire) {
@@ -597,12 +551,6 @@ journal_attempts journal::take() {
         copy_out(memory_begin_, pos_end, &out.records, &out.wire);
         memory_begin_ = pos_end;
         unreadable = take_unreadable_chunks();
-    }
-    // Nor is the prepared next chunk kept for appends that may never come (one that does maps its own).
-    std::unique_ptr<chunk> spare;
-    {
-        std::lock_guard lock{mutex_};
-        spare = std::move(spare_);
     }
     return out;
 }

@@ -89,8 +89,8 @@ struct journal_attempts {
     std::vector<record::wire_detail> wire;
 };
 
-// Owns its records, its file and its two threads (writer, chunk preparer). Thread-safe: every member may be called from any
-// thread.
+// Owns its records, its file and its threads (the file's writer, the spill file's spiller).
+// Thread-safe: every member may be called from any thread.
 class journal {
 public:
     // Throws std::system_error if the file cannot be opened.
@@ -119,8 +119,7 @@ public:
     std::vector<record::wire_detail> wire_snapshot() const;
     // Hands over the records held in memory (and their wire details), in append order, moving them
     // out instead of copying (snapshot() stays for the control API) and unmapping each chunk once it
-    // is emptied, so the records are held once, not twice; the prepared spare chunk is unmapped too
-    // (a later append maps its own). With a file it first flushes, and hands over only records
+    // is emptied, so the records are held once, not twice. With a file it first flushes, and hands over only records
     // already written (every record appended before the call). The taken records leave the memory
     // window as with reset(), but the bound does not move and an overflow stays: memory_complete(),
     // lost() and failed() still describe the whole journal. Appends may continue meanwhile; it
@@ -163,8 +162,6 @@ private:
     class chunk;  // a fixed run of attempts, allocated once, never moved
 
     void writer_loop();
-    // Keeps one spare chunk mapped and faulted in, off the appending threads.
-    void preparer_loop();
     // Moves full chunks to the spill file, oldest first.
     void spiller_loop();
     // Appends positions [from, to) of the memory window, from memory or the spill file, to `records`
@@ -199,7 +196,6 @@ private:
     mutable std::mutex mutex_;  // guards everything below but the atomics; never held during I/O
     std::condition_variable wake_writer_;
     std::condition_variable written_cv_;
-    std::condition_variable wake_preparer_;
     std::condition_variable wake_spiller_;  // a chunk filled, or stopping
     std::condition_variable spilled_cv_;    // the spiller caught up (for flush)
     // Records are numbered by position: the n-th record stored is at position n, for the journal's
@@ -207,13 +203,11 @@ private:
     // chunk leaves a null behind until it reaches the front.
     std::deque<std::unique_ptr<chunk>> chunks_;
     std::uint64_t first_chunk_ = 0;
-    std::unique_ptr<chunk> spare_;     // the next chunk, ready to fill
     int spill_fd_ = -1;                // the unlinked spill file; -1 when not spilling
     std::uint64_t spill_key_ = 0;      // keys the spilled blocks' digests; never leaves the process
     std::uint64_t next_spill_ = 0;     // the chunk number the spiller looks at next
     const chunk* spilling_ = nullptr;  // the chunk being written out unlocked: nobody frees it meanwhile
     bool spill_stopped_ = false;       // a spill write failed: later chunks stay in memory
-    bool spare_wanted_ = true;         // the first chunk at once, later ones when one is half full
     std::uint64_t end_ = 0;            // positions stored so far
     std::uint64_t memory_begin_ = 0;   // the memory window starts here (moved by reset)
     std::uint64_t memory_limit_;       // ... and ends at most here (memory_begin_ + max_records)
@@ -233,9 +227,7 @@ private:
     mutable std::atomic<std::uint64_t> next_seq_{0};  // mutable: see events_
     std::atomic<std::uint64_t> appended_{0};
     std::thread writer_;
-    std::thread preparer_;
     std::thread spiller_;
-    std::atomic<bool> preparer_stop_{false};  // set by the destructor; read while faulting pages in
 };
 
 }  // namespace faultline::server
