@@ -253,6 +253,32 @@ TEST(timing_control_rates, a_fixed_delay_the_herd_spreads_fails_once_its_pace_al
     }
 }
 
+// `spacing` with the pace alone known (the lone-growth rule, af2fec6): a heavy runtime's own
+// queueing can flatten a herd's growth (the careful loop's full jitter under two hogs: medians 302,
+// 293, 326 ms), and a herd whose medians do not grow is not failed when the client's lone gaps grew.
+// No jittered (growing) shape fails it, with or without 300 ms of its own queueing; a constant delay
+// never passes it.
+TEST(timing_control_rates, spacing_with_the_pace_alone_fails_no_growing_client_and_passes_no_flat_one) {
+    for (const shape s : jittered_shapes) {
+        for (const double load : {idle, 30.0, 100.0}) {
+            for (const double own : {0.0, 300.0}) {
+                EXPECT_EQ(measure(s, load, true, 1, runtime{own, true, 10}).spacing.failed, 0)
+                    << name_of(s) << " at " << load << " + " << own;
+            }
+        }
+    }
+    for (const double load : {idle, 30.0, 100.0}) {
+        for (const double own : {0.0, 300.0}) {
+            EXPECT_EQ(measure(shape::constant, load, true, 1, runtime{own, true, 10}).spacing.passed, 0)
+                << load << " + " << own;
+        }
+        // No delay at all: its herd's own 300 ms of queueing passes the herd's spacing in 20 and 11 of
+        // 200 runs (idle, 30 ms), but the row does not pass — alone, every gap under min_gap fails
+        // the lone probes' own spacing (spacing_test.cpp).
+        EXPECT_EQ(measure(shape::no_delay, load, true, 1, runtime{0, true, 10}).spacing.passed, 0) << load;
+    }
+}
+
 // Repeating a run that could not tell (bounded: 3 rounds) turns no miss into a pass.
 TEST(timing_control_rates, rounds_add_no_misses) {
     for (const shape s : unjittered_shapes) {
