@@ -439,7 +439,8 @@ record::run_record run_scenario(const scenario& s, const run_options& options) {
 std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
                                       const std::function<void(std::size_t, const record::run_record&)>& on_finished,
-                                      std::size_t lane, std::size_t after_lane) {
+                                      std::size_t lane, std::size_t after_lane,
+                                      std::chrono::milliseconds after_lane_stagger) {
     const std::size_t total = scenarios.size();
     lane = std::min(lane, total);
     after_lane = std::min(after_lane, total - lane);
@@ -480,7 +481,12 @@ std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scena
     pool.reserve(threads - 1 + after_lane);
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
     for (std::size_t i = 0; i < lane; ++i) run_one(i);
-    for (std::size_t i = lane; i < rest_begin; ++i) pool.emplace_back(run_one, i);
+    for (std::size_t i = lane; i < rest_begin; ++i) {
+        pool.emplace_back([&, i] {
+            std::this_thread::sleep_for((i - lane) * after_lane_stagger);
+            run_one(i);
+        });
+    }
     worker();
     for (std::thread& t : pool) t.join();
     return records;

@@ -532,6 +532,13 @@ min = 1.0
     EXPECT_GE(one_job[2].started_at, one_job[0].started_at + one_job[0].duration);
     EXPECT_LT(one_job[2].started_at, one_job[1].started_at + one_job[1].duration);
     EXPECT_LT(one_job[1].started_at, one_job[2].started_at + one_job[2].duration);
+
+    // Staggered, the second starts that much after the lane's end, still while the first runs.
+    const std::vector<record::run_record> staggered =
+        run_scenarios({held, held, held, held}, {}, 1, {}, 1, 2, std::chrono::milliseconds{100});
+    ASSERT_THAT(staggered, SizeIs(4));
+    EXPECT_GE(staggered[2].started_at, staggered[0].started_at + staggered[0].duration + std::chrono::milliseconds{100});
+    EXPECT_LT(staggered[2].started_at, staggered[1].started_at + staggered[1].duration);
 }
 
 // Records the progress events as text, and the live count each open journal reached by the time

@@ -15,6 +15,7 @@
 // Also here: the process exit codes every `faultline` command shares, and how run results map to them.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -103,12 +104,13 @@ std::vector<record::rule_firing> rule_firings(const std::vector<faults::rule>& r
 // for it). The first `lane` scenarios run one after another on one of the workers, which then joins
 // the others: scenarios that must not overlap each other (`faultline score`'s herds, each the other's
 // noise) without a worker left idle once they are done. The next `after_lane` scenarios start
-// together once the lane has ended, each on a thread of its own beside the `jobs` (`score`'s lone
-// probes: no herd may run beside them, and as single processes that mostly sleep none need wait for
-// another).
+// once the lane has ended, each on a thread of its own beside the `jobs`, the k-th of them
+// k × `after_lane_stagger` later (`score`'s lone probes: no herd may run beside them, none need wait
+// for another, and staggered they do not form a small herd of their own).
 std::vector<record::run_record> run_scenarios(const std::vector<scenario>& scenarios, const run_options& options,
                                       std::size_t jobs,
                                       const std::function<void(std::size_t, const record::run_record&)>& on_finished = {},
-                                      std::size_t lane = 0, std::size_t after_lane = 0);
+                                      std::size_t lane = 0, std::size_t after_lane = 0,
+                                      std::chrono::milliseconds after_lane_stagger = {});
 
 }  // namespace faultline::runner
