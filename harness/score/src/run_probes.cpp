@@ -119,17 +119,17 @@ void judge_command_run(record::run_record& run, const probe& p, const runner::sc
     for (record::verdict& v : checks::firing_verdicts(run)) run.verdicts.push_back(std::move(v));
 }
 
-// The timing probes (those with a control) run one at a time in a lane of their own, beside the
-// others: two herds of 48 processes at once on a small machine would be each other's noise. The
-// probes that run the client alone start once the last herd has ended, so no herd queues the pace
-// they measure (beside a herd, a no-delay client's lone retries took up to 380 ms), all at once:
-// single processes that mostly sleep, where one after another in the herds' lane they were the
-// scorecard's critical path (curl's 1 + 2 + 4 s backoff four times: 28 of its 38.6 s), and eight of them in two waves on
-// four workers made got's scorecard 40 s.
-// The others go longest first, so no long probe starts last and runs alone: by the longest wait their
-// faults ask of the server or of the client (a Retry-After), up to the probe's time limit, since one
-// that asks 20 s of a client with a 12 s limit runs to its limit (the time limits alone are ceilings,
-// most never reached).
+// The probes that run the client alone go first, by themselves, so that nothing queues the pace they
+// measure (beside a herd a no-delay client's lone retries took up to 380 ms; beside the other probes'
+// processes the naive Node.js loop's first retry took 80-95 ms against 28-35 ms), all at once:
+// single processes that mostly sleep, where one after another they were the scorecard's critical
+// path (curl's 1 + 2 + 4 s backoff four times: 28 of its 38.6 s), and eight of them in two waves on
+// four workers made got's scorecard 40 s. Then the timing probes (those with a control) run one at a
+// time in a lane of their own, beside the others: two herds of 48 processes at once on a small machine
+// would be each other's noise. The others go longest first, so no long probe starts last and runs
+// alone: by the longest wait their faults ask of the server or of the client (a Retry-After), up to
+// the probe's time limit, since one that asks 20 s of a client with a 12 s limit runs to its limit
+// (the time limits alone are ceilings, most never reached).
 std::chrono::nanoseconds longest_wait(const runner::scenario& s) {
     std::chrono::nanoseconds longest{0};
     for (const faults::rule& r : s.faults) {
@@ -143,16 +143,15 @@ std::chrono::nanoseconds longest_wait(const runner::scenario& s) {
     return std::min(longest, std::chrono::duration_cast<std::chrono::nanoseconds>(s.time_limit));
 }
 
-// Eight lone probes started at once are a small herd: their processes boot and retry together, and
-// eight Node.js processes queueing for two cores took 77-127 ms for a first retry the naive loop
-// makes in 28-35 ms alone, which hid its missing delay. 130 ms apart, their retries after a common
-// delay (200 ms, 1 s, and their doublings) fall at eight different moments.
+// Eight lone probes started at once would be a small herd of their own: their processes boot and
+// retry together. 130 ms apart, their retries after a common delay (200 ms, 1 s, and their
+// doublings) fall at eight different moments.
 constexpr std::chrono::milliseconds lone_probe_stagger{130};
 
 std::vector<record::run_record> run_in_lanes(std::span<const probe> probes, const std::vector<runner::scenario>& scenarios,
                                               const runner::run_options& options, std::size_t jobs) {
-    // 0: timing, 1: alone, 2: the rest.
-    const auto place = [&](std::size_t i) { return probes[i].control > 0 ? 0 : probes[i].alone() ? 1 : 2; };
+    // 0: alone, 1: timing, 2: the rest.
+    const auto place = [&](std::size_t i) { return probes[i].alone() ? 0 : probes[i].control > 0 ? 1 : 2; };
     std::vector<std::size_t> order(probes.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -162,11 +161,13 @@ std::vector<record::run_record> run_in_lanes(std::span<const probe> probes, cons
     const auto count_of = [&](int lane) {
         return static_cast<std::size_t>(std::count_if(order.begin(), order.end(), [&](std::size_t i) { return place(i) == lane; }));
     };
-    std::vector<runner::scenario> ordered;
-    ordered.reserve(order.size());
-    for (const std::size_t i : order) ordered.push_back(scenarios[i]);
-    std::vector<record::run_record> ran =
-        runner::run_scenarios(ordered, options, jobs, {}, count_of(0), count_of(1), lone_probe_stagger);
+    const std::size_t alone = count_of(0);
+    std::vector<runner::scenario> first;
+    std::vector<runner::scenario> then;
+    for (std::size_t j = 0; j < order.size(); ++j) (j < alone ? first : then).push_back(scenarios[order[j]]);
+    std::vector<record::run_record> ran = runner::run_scenarios(first, options, 1, {}, 0, alone, lone_probe_stagger);
+    std::vector<record::run_record> rest = runner::run_scenarios(then, options, jobs, {}, count_of(1));
+    ran.insert(ran.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
     std::vector<record::run_record> runs(probes.size());
     for (std::size_t j = 0; j < order.size(); ++j) runs[order[j]] = std::move(ran[j]);
     return runs;
