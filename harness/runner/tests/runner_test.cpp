@@ -510,7 +510,8 @@ TEST(runner, the_scenarios_after_a_lane_start_together_once_it_has_ended) {
 
     // With one job, the two after the lane still run at once, beside the rest: each holds its one
     // attempt 300 ms, so one after the other would not overlap.
-    const scenario held = load(R"(name = "held"
+    // Each its own load: copies of one scenario share its driver, which runs one at a time.
+    const auto held = [] { return load(R"(name = "held"
 seed = 7
 time_limit = "10s"
 
@@ -525,8 +526,8 @@ operations = 1
 [[expect]]
 check = "success_rate"
 min = 1.0
-)");
-    const std::vector<record::run_record> one_job = run_scenarios({held, held, held, held}, {}, 1, {}, 1, 2);
+)"); };
+    const std::vector<record::run_record> one_job = run_scenarios({held(), held(), held(), held()}, {}, 1, {}, 1, 2);
     ASSERT_THAT(one_job, SizeIs(4));
     EXPECT_GE(one_job[1].started_at, one_job[0].started_at + one_job[0].duration);
     EXPECT_GE(one_job[2].started_at, one_job[0].started_at + one_job[0].duration);
@@ -535,7 +536,7 @@ min = 1.0
 
     // Staggered, the second starts that much after the lane's end, still while the first runs.
     const std::vector<record::run_record> staggered =
-        run_scenarios({held, held, held, held}, {}, 1, {}, 1, 2, std::chrono::milliseconds{100});
+        run_scenarios({held(), held(), held(), held()}, {}, 1, {}, 1, 2, std::chrono::milliseconds{100});
     ASSERT_THAT(staggered, SizeIs(4));
     EXPECT_GE(staggered[2].started_at, staggered[0].started_at + staggered[0].duration + std::chrono::milliseconds{100});
     EXPECT_LT(staggered[2].started_at, staggered[1].started_at + staggered[1].duration);
