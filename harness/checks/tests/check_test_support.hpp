@@ -2,6 +2,7 @@
 // ms since run start) and one-liners that parse an `[[expect]]` table from TOML text.
 #pragma once
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -11,12 +12,22 @@
 #include <toml++/toml.h>
 
 #include "faultline/checks/check.hpp"
+#include "faultline/checks/timing_control.hpp"
 #include "faultline/core/grpc_status.hpp"
 #include "faultline/record/run_record.hpp"
 
 namespace faultline::checks::test {
 
 inline std::int64_t ms(double value) { return static_cast<std::int64_t>(std::llround(value * 1e6)); }
+
+// A timing control of 24 processes with a fixed `delay_ms`, whose gaps spread evenly over `spread_ms`.
+inline timing_control evenly_spread_control(double delay_ms, double spread_ms) {
+    timing_control c;
+    c.delay = std::chrono::nanoseconds{ms(delay_ms)};
+    c.processes = 24;
+    for (int i = 0; i < 24; ++i) c.gaps_ns.push_back(ms(delay_ms + spread_ms * i / 23.0));
+    return c;
+}
 
 // Builds a journal attempt by attempt. `op(name)` selects (or starts) an operation; `attempt(...)`
 // appends one at that operation's cursor, lasting `took` (1 ms by default); `wait(ms)` moves the

@@ -23,15 +23,6 @@ record::run_record retries(int operations, int retries, Gap gap) {
     return j.run();
 }
 
-// A control of 24 processes with a fixed 1 s delay whose gaps spread evenly over `spread_ms`.
-timing_control control_spread_over(double spread_ms) {
-    timing_control control;
-    control.delay = std::chrono::seconds{1};
-    control.processes = 24;
-    for (int i = 0; i < 24; ++i) control.gaps_ns.push_back(test::ms(1000 + spread_ms * i / 23.0));
-    return control;
-}
-
 TEST(jittered, one_delay_for_every_operation_fails_with_the_spread) {
     const record::verdict v = test::run_check(R"(check = "jittered")", retries(10, 1, [](int, int) { return 100.0; }));
     EXPECT_EQ(v.outcome(), record::verdict_outcome::fail);
@@ -83,7 +74,7 @@ TEST(jittered, the_relative_threshold_applies_to_long_delays) {
 // With a control measured in the run its noise is the window, not a share of the delay: got's
 // +U(0, 100 ms) on a 4 s backoff (2.5 %) is jitter when the control's gaps spread over 17 ms.
 TEST(jittered, a_control_replaces_the_relative_threshold) {
-    timing_control control = control_spread_over(17.0);
+    timing_control control = test::evenly_spread_control(1000, 17.0);
     const record::run_record run = retries(24, 1, [](int i, int) { return 4000.0 + 100.0 * i / 23.0; });
     constexpr std::string_view herd = "check = \"jittered\"\nnoise_floor = \"15ms\"\nmin_relative_spread = 0.03\n";
     EXPECT_EQ(test::run_check(herd, run).outcome(), record::verdict_outcome::fail);
@@ -98,7 +89,7 @@ TEST(jittered, a_control_replaces_the_relative_threshold) {
 // pass. A client that alone once waited as long as in the herd (a real delay) passes, and a wave
 // still fails.
 TEST(jittered, a_spread_the_herds_queueing_explains_is_insufficient_evidence) {
-    timing_control control = control_spread_over(18.7);
+    timing_control control = test::evenly_spread_control(1000, 18.7);
     constexpr std::string_view herd = "check = \"jittered\"\nnoise_floor = \"20ms\"\nmin_gap = \"20ms\"\n";
     const record::run_record queued = retries(24, 1, [](int i, int) { return 232.0 + 139.0 * i / 23.0; });
     const auto judged = [&](const record::run_record& run) {
@@ -132,7 +123,7 @@ TEST(jittered, a_spread_the_herds_queueing_explains_is_insufficient_evidence) {
 // herd's spread is queueing. A pace that varies at one index, or is known at one index only, says
 // nothing.
 TEST(jittered, a_client_that_alone_waits_the_same_at_every_index_is_not_jittered) {
-    timing_control control = control_spread_over(14.9);
+    timing_control control = test::evenly_spread_control(1000, 14.9);
     constexpr std::string_view herd = "check = \"jittered\"\nnoise_floor = \"15ms\"\nmin_gap = \"20ms\"\n";
     const record::run_record queued = retries(24, 3, [](int i, int) { return i < 11 ? 1006.0 + i : 1020.0 + 150.0 * i / 23.0; });
     const auto judged = [&](const record::run_record& run) {
@@ -159,7 +150,7 @@ TEST(jittered, a_client_that_alone_waits_the_same_at_every_index_is_not_jittered
     control.alone_gaps_ns = {{1, four(1001)}, {2, {test::ms(1000), test::ms(1001)}}};
     EXPECT_EQ(judged(queued).outcome(), record::verdict_outcome::pass);
     // Under load the herd cannot tell; the fixed pace still decides.
-    timing_control loaded = control_spread_over(200.0);
+    timing_control loaded = test::evenly_spread_control(1000, 200.0);
     loaded.alone_gaps_ns = {{1, four(1001)}, {2, four(1000)}};
     const record::verdict under_load =
         evaluate(test::parse_ok(herd), queued, record::group_operations(queued.journal), &loaded);

@@ -22,15 +22,6 @@ record::run_record retries(int operations, int retries, Gap gap) {
     return j.run();
 }
 
-// A control whose gaps spread over `noise_ms` (evenly, 24 of them) around a fixed 500 ms.
-timing_control control_with_noise(double noise_ms) {
-    timing_control c;
-    c.delay = std::chrono::milliseconds{500};
-    c.processes = 24;
-    for (int i = 0; i < 24; ++i) c.gaps_ns.push_back(test::ms(500 + noise_ms * i / 23.0));
-    return c;
-}
-
 record::verdict with_control(std::string_view toml, const record::run_record& run, const timing_control& control) {
     const expectation e = test::parse_ok(toml);
     return evaluate(e, run, record::group_operations(run.journal), &control);
@@ -150,9 +141,9 @@ TEST(spacing, a_constant_delay_does_not_grow) {
 // Growth of 80 ms on 580 ms, within 150 ms of noise the control measured: not a pass, not a failure.
 TEST(spacing, growth_within_the_controls_noise_cannot_be_told) {
     const record::run_record run = retries(10, 2, [](int i, int k) { return 500.0 + 80.0 * k + i; });
-    const record::verdict quiet = with_control(R"(check = "spacing")", run, control_with_noise(2));
+    const record::verdict quiet = with_control(R"(check = "spacing")", run, test::evenly_spread_control(500, 2));
     EXPECT_EQ(quiet.outcome(), record::verdict_outcome::pass) << quiet.summary;
-    const record::verdict noisy = with_control(R"(check = "spacing")", run, control_with_noise(150));
+    const record::verdict noisy = with_control(R"(check = "spacing")", run, test::evenly_spread_control(500, 150));
     EXPECT_EQ(noisy.outcome(), record::verdict_outcome::insufficient_evidence);
     EXPECT_THAT(noisy.summary, HasSubstr("growth cannot be told from a constant delay"));
     EXPECT_THAT(noisy.summary, HasSubstr("the control (24 processes, fixed 500.0ms delay): 24 gaps"));
@@ -164,7 +155,7 @@ TEST(spacing, growth_within_the_controls_noise_cannot_be_told) {
 // A client whose lone gaps stay flat still fails.
 TEST(spacing, growth_the_lone_probes_show_is_not_failed_in_a_herd_that_hides_it) {
     const record::run_record herd = retries(8, 3, [](int i, int k) { return (k == 3 ? 326.0 : k == 2 ? 293.0 : 302.0) + i; });
-    timing_control quiet = control_with_noise(9.9);
+    timing_control quiet = test::evenly_spread_control(500, 9.9);
     const record::verdict alone_unknown = with_control(R"(check = "spacing")", herd, quiet);
     EXPECT_EQ(alone_unknown.outcome(), record::verdict_outcome::fail) << alone_unknown.summary;
 
